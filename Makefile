@@ -1,0 +1,65 @@
+# gbtree: PGXS build.  gbtree.so never links CUDA; the CUDA side is a
+# separate library (cuda/) built only when nvcc is found and CUDA != 0.
+
+EXTENSION = gbtree
+MODULE_big = gbtree
+OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+DATA = $(sort $(wildcard sql/gbtree--*.sql))
+PGFILEDESC = "gbtree - B-tree index access method with SIMD and GPU search"
+
+# pg_regress inputs: every sql/*.sql that is not an extension script.
+REGRESS = $(sort $(filter-out gbtree--%,$(basename $(notdir $(wildcard sql/*.sql)))))
+REGRESS_OPTS = --inputdir=.
+
+# No JIT bitcode: it needs clang and buys nothing for an index AM.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+override CFLAGS += -std=gnu99
+PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/cuda
+
+# ---- CUDA side (optional) ------------------------------------------------
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(strip $(NVCC)),)
+CUDA ?= 0
+else
+CUDA ?= 1
+endif
+CUDA_ARCH ?= sm_90
+CUDA_LIB = cuda/libgbtree_cuda.so
+
+ifeq ($(CUDA),1)
+all: $(CUDA_LIB)
+install: install-cuda
+endif
+
+$(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.h) src/gbtree_node.h
+	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -shared -Isrc -Icuda \
+		-o $@ $(filter %.cu,$^)
+
+install-cuda: $(CUDA_LIB)
+	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
+
+EXTRA_CLEAN = $(CUDA_LIB) test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
+
+# ---- tests, demo ---------------------------------------------------------
+# Unit tests of the pure-C layers (no server needed).
+UNIT_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu99 -Isrc
+test/unit/test_node: test/unit/test_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h src/gbtree_keys.h
+	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_node.c src/node.c src/simd.c
+test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h
+	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
+
+unit: test/unit/test_node test/unit/test_keys
+	test/unit/test_node && test/unit/test_keys
+
+test:
+	test/run-tests.sh
+
+demo:
+	test/demo.sh
+
+.PHONY: test demo unit install-cuda

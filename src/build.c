@@ -1,0 +1,446 @@
+/*-------------------------------------------------------------------------
+ *
+ * build.c
+ *	  CREATE INDEX for gbtree: heap scan, radix sort of fixed-width
+ *	  (key, TID) pairs, bottom-up page layout, sequential bulk writes.
+ *
+ * Pages are built in local memory, WAL-logged in batches with
+ * log_newpages() and written with smgrextend() in block order, as nbtree's
+ * build does; the two roots and the metapage sit in blocks 0-2 and are
+ * written last.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gbtree.h"
+
+#define GBT_WRITE_BATCH		32
+
+typedef struct GbtBuildState
+{
+	Relation	index;
+	GbtIndexInfo *info;
+	GbtEntry   *entries;		/* non-null (key, tid) */
+	Size		nentries;
+	Size		capacity;
+	GbtEntry   *nulls;			/* tids of NULL keys (key 0) */
+	Size		nnulls;
+	Size		nullcap;
+	double		heaptuples;
+} GbtBuildState;
+
+typedef struct GbtPageWriter
+{
+	Relation	index;
+	bool		use_wal;
+	BlockNumber nextblk;		/* next block to allocate */
+	BlockNumber extended;		/* blocks already in the file */
+	int			n;
+	BlockNumber blknos[GBT_WRITE_BATCH];
+	char	   *pages[GBT_WRITE_BATCH];
+	PGAlignedBlock zero;		/* palloc0'd with the writer */
+	int64		done;
+} GbtPageWriter;
+
+static void
+grow(GbtEntry **arr, Size *cap)
+{
+	Size		newcap = (*cap == 0) ? 65536 : *cap * 2;
+
+	if (newcap * sizeof(GbtEntry) > MaxAllocHugeSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many index entries for one gbtree build")));
+	if (*arr == NULL)
+		*arr = MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry));
+	else
+		*arr = repalloc_huge(*arr, newcap * sizeof(GbtEntry));
+	*cap = newcap;
+}
+
+static void
+gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
+				   bool *isnull, bool tupleIsAlive, void *state)
+{
+	GbtBuildState *bs = (GbtBuildState *) state;
+
+	if (isnull[0])
+	{
+		if (bs->nnulls == bs->nullcap)
+			grow(&bs->nulls, &bs->nullcap);
+		bs->nulls[bs->nnulls].key = 0;
+		bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
+		bs->nnulls++;
+	}
+	else
+	{
+		uint16		flags;
+		uint64		key = gbt_index_key(bs->info, values[0], &flags);
+
+		if (bs->nentries == bs->capacity)
+			grow(&bs->entries, &bs->capacity);
+		bs->entries[bs->nentries].key = key;
+		bs->entries[bs->nentries].tid = gbt_tid_from_itemptr(tid, flags);
+		bs->nentries++;
+	}
+	bs->heaptuples += 1;
+}
+
+/*
+ * LSD radix sort by (key, tid), one byte per pass, skipping passes where
+ * every entry has the same byte.  The TID's low 16 bits are flags and
+ * never distinguish two entries, so they are not sorted on.  If the input
+ * is already in TID order (a plain heap scan), the TID passes are skipped.
+ */
+void
+gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n)
+{
+	/* 14 passes: tid bytes 2..7, then key bytes 0..7 */
+	Size	   *hist;
+	GbtEntry   *src = entries,
+			   *dst = scratch;
+	bool		tid_sorted = true;
+	int			pass;
+
+	if (n < 2)
+		return;
+	hist = palloc0(sizeof(Size) * 14 * 256);
+	for (Size i = 0; i < n; i++)
+	{
+		uint64		t = entries[i].tid;
+		uint64		k = entries[i].key;
+
+		if (i > 0 && entries[i - 1].tid > t)
+			tid_sorted = false;
+		for (int b = 0; b < 6; b++)
+			hist[b * 256 + ((t >> (16 + 8 * b)) & 0xFF)]++;
+		for (int b = 0; b < 8; b++)
+			hist[(6 + b) * 256 + ((k >> (8 * b)) & 0xFF)]++;
+		if ((i & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	for (pass = tid_sorted ? 6 : 0; pass < 14; pass++)
+	{
+		Size	   *h = hist + pass * 256;
+		Size		offs[256];
+		Size		sum = 0;
+		int			shift = pass < 6 ? 16 + 8 * pass : 8 * (pass - 6);
+		bool		trivial = false;
+
+		for (int v = 0; v < 256; v++)
+		{
+			if (h[v] == n)
+				trivial = true;
+			offs[v] = sum;
+			sum += h[v];
+		}
+		if (trivial)
+			continue;
+		for (Size i = 0; i < n; i++)
+		{
+			uint64		word = pass < 6 ? src[i].tid : src[i].key;
+
+			dst[offs[(word >> shift) & 0xFF]++] = src[i];
+		}
+		{
+			GbtEntry   *tmp = src;
+
+			src = dst;
+			dst = tmp;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (src != entries)
+		memcpy(entries, src, sizeof(GbtEntry) * n);
+	pfree(hist);
+}
+
+static void
+writer_flush(GbtPageWriter *w)
+{
+	SMgrRelation smgr;
+
+	if (w->n == 0)
+		return;
+	if (w->use_wal)
+		log_newpages(&w->index->rd_node, MAIN_FORKNUM, w->n, w->blknos, w->pages, true);
+	smgr = RelationGetSmgr(w->index);
+	for (int i = 0; i < w->n; i++)
+	{
+		BlockNumber blk = w->blknos[i];
+
+		PageSetChecksumInplace((Page) w->pages[i], blk);
+		while (w->extended < blk)
+		{
+			smgrextend(smgr, MAIN_FORKNUM, w->extended, w->zero.data, true);
+			w->extended++;
+		}
+		if (blk == w->extended)
+		{
+			smgrextend(smgr, MAIN_FORKNUM, blk, w->pages[i], true);
+			w->extended++;
+		}
+		else
+			smgrwrite(smgr, MAIN_FORKNUM, blk, w->pages[i], true);
+	}
+	w->n = 0;
+}
+
+/* Returns the batch slot for block blkno; the caller fills the page. */
+static Page
+writer_page(GbtPageWriter *w, BlockNumber blkno)
+{
+	if (w->n == GBT_WRITE_BATCH)
+		writer_flush(w);
+	w->blknos[w->n] = blkno;
+	return (Page) w->pages[w->n++];
+}
+
+/*
+ * Build one tree bottom-up from sorted entries, top page at rootblk.
+ * Separators of inner pages are the first entry of each child.
+ */
+static void
+build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
+		   uint16 treeflag, int fillfactor)
+{
+	int			leafcap = Max(1, GBT_LEAF_SLOTS * fillfactor / 100);
+	int			innercap = Max(2, GBT_INNER_SLOTS * GBT_INNER_FILLFACTOR / 100);
+	Size		npages[32];
+	int			nlevels = 0;
+	Size		cnt;
+	GbtEntry   *seps = NULL;	/* separators of the level being built */
+	BlockNumber *sepblk = NULL;
+	Size		nseps = 0;
+	uint64	   *kbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	uint64	   *tbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	uint32	   *cbuf = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
+
+	/* number of pages per level */
+	cnt = n;
+	npages[0] = Max((Size) 1, (cnt + leafcap - 1) / leafcap);
+	nlevels = 1;
+	while (npages[nlevels - 1] > 1)
+	{
+		npages[nlevels] = (npages[nlevels - 1] + innercap - 1) / innercap;
+		nlevels++;
+	}
+
+	for (int level = 0; level < nlevels; level++)
+	{
+		Size		np = npages[level];
+		Size		nin = (level == 0) ? n : nseps;
+		bool		top = (level == nlevels - 1);
+		BlockNumber first = top ? rootblk : w->nextblk;
+		GbtEntry   *nseparr = NULL;
+		BlockNumber *nsepblk = NULL;
+
+		if (!top)
+		{
+			nseparr = palloc(sizeof(GbtEntry) * np);
+			nsepblk = palloc(sizeof(BlockNumber) * np);
+			w->nextblk += np;
+		}
+
+		for (Size p = 0; p < np; p++)
+		{
+			Size		from = (nin * p) / np;
+			Size		to = (nin * (p + 1)) / np;
+			BlockNumber blk = top ? rootblk : first + p;
+			Page		page = writer_page(w, blk);
+			GbtPageOpaque op;
+			GbtNode		node;
+			int			cntp = (int) (to - from);
+
+			CHECK_FOR_INTERRUPTS();
+			gbt_init_page(page, level == 0, (uint16) level,
+						  treeflag | (top ? GBT_F_ROOT : 0));
+			gbt_page_view(page, &node);
+			op = node.opaque;
+			for (int i = 0; i < cntp; i++)
+			{
+				if (level == 0)
+				{
+					kbuf[i] = entries[from + i].key;
+					tbuf[i] = entries[from + i].tid;
+				}
+				else
+				{
+					kbuf[i] = seps[from + i].key;
+					tbuf[i] = seps[from + i].tid;
+					cbuf[i] = sepblk[from + i];
+				}
+			}
+			gbt_node_load(&node, cntp, kbuf, tbuf, level == 0 ? NULL : cbuf);
+
+			op->leftlink = (p == 0) ? GBT_NO_BLOCK : blk - 1;
+			if (p + 1 < np)
+			{
+				Size		nf = (nin * (p + 1)) / np;
+
+				op->rightlink = blk + 1;
+				op->hikey = level == 0 ? entries[nf].key : seps[nf].key;
+				op->hitid = level == 0 ? entries[nf].tid : seps[nf].tid;
+			}
+			else
+				op->flags |= GBT_F_RIGHTMOST;
+
+			if (!top)
+			{
+				nseparr[p].key = cntp > 0 ? kbuf[0] : 0;
+				nseparr[p].tid = cntp > 0 ? tbuf[0] : 0;
+				nsepblk[p] = blk;
+			}
+			if (level == 0)
+			{
+				w->done += cntp;
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, w->done);
+			}
+		}
+		if (seps)
+		{
+			pfree(seps);
+			pfree(sepblk);
+		}
+		seps = nseparr;
+		sepblk = nsepblk;
+		nseps = np;
+	}
+	pfree(kbuf);
+	pfree(tbuf);
+	pfree(cbuf);
+}
+
+static void
+write_index(Relation index, GbtEntry *entries, Size n, GbtEntry *nulls, Size nnulls,
+			bool use_wal)
+{
+	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
+	int			ff = gbt_get_fillfactor(index);
+	Page		meta;
+
+	w->index = index;
+	w->use_wal = use_wal;
+	w->nextblk = GBT_FIRST_FREE_BLKNO;
+	w->extended = 0;
+	for (int i = 0; i < GBT_WRITE_BATCH; i++)
+		w->pages[i] = palloc(BLCKSZ);
+
+	build_tree(w, entries, n, GBT_ROOT_BLKNO, 0, ff);
+	build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
+	meta = writer_page(w, GBT_META_BLKNO);
+	gbt_init_metapage(meta, index, n + nnulls);
+	writer_flush(w);
+
+	/* as nbtree: the pages bypassed shared buffers, so sync them now */
+	if (use_wal)
+		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+}
+
+IndexBuildResult *
+gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+	GbtBuildState bs;
+	MemoryContext buildcxt,
+				oldcxt;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data",
+			 RelationGetRelationName(index));
+	if (indexInfo->ii_NumIndexKeyAttrs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree indexes support only one key column")));
+
+	memset(&bs, 0, sizeof(bs));
+	bs.index = index;
+	bs.info = gbt_index_info(index);
+
+	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree build",
+									 ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(buildcxt);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
+	table_index_build_scan(heap, index, indexInfo, true, true,
+						   gbt_build_callback, (void *) &bs, NULL);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
+								 (int64) (bs.nentries + bs.nnulls));
+	if (bs.nentries > 1 || bs.nnulls > 1)
+	{
+		Size		maxn = Max(bs.nentries, bs.nnulls);
+		GbtEntry   *scratch = MemoryContextAllocHuge(buildcxt, maxn * sizeof(GbtEntry));
+
+		gbt_radix_sort(bs.entries, scratch, bs.nentries);
+		gbt_radix_sort(bs.nulls, scratch, bs.nnulls);
+		pfree(scratch);
+	}
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
+	write_index(index, bs.entries, bs.nentries, bs.nulls, bs.nnulls,
+				RelationNeedsWAL(index));
+
+	MemoryContextSwitchTo(oldcxt);
+	result = palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = bs.heaptuples;
+	result->index_tuples = (double) (bs.nentries + bs.nnulls);
+	MemoryContextDelete(buildcxt);
+	return result;
+}
+
+/* Init fork of an unlogged index: metapage and two empty root leaves. */
+void
+gbtbuildempty(Relation index)
+{
+	Page		page = (Page) palloc(BLCKSZ);
+	SMgrRelation smgr;
+
+	for (BlockNumber blk = 0; blk <= GBT_NULLROOT_BLKNO; blk++)
+	{
+		if (blk == GBT_META_BLKNO)
+			gbt_init_metapage(page, index, 0);
+		else
+			gbt_init_page(page, true, 0,
+						  GBT_F_ROOT | GBT_F_RIGHTMOST |
+						  (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0));
+		smgr = RelationGetSmgr(index);
+		log_newpage(&smgr->smgr_rnode.node, INIT_FORKNUM, blk, page, true);
+		PageSetChecksumInplace(page, blk);
+		smgrextend(smgr, INIT_FORKNUM, blk, (char *) page, true);
+	}
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	pfree(page);
+}
+
+char *
+gbtbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case GBT_PHASE_TABLESCAN:
+			return "building index: scanning table";
+		case GBT_PHASE_SORT:
+			return "building index: sorting keys";
+		case GBT_PHASE_LOAD:
+			return "building index: writing pages";
+		default:
+			return NULL;
+	}
+}

@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree.c
+ *	  Access method handler, reloptions and GUCs of gbtree.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/reloptions.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "gbtree.h"
+#include "gbtree_simd.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(gbtree_handler);
+
+static relopt_kind gbt_relopt_kind;
+
+/* gbtree.simd: -1 = auto, else a GbtSimdLevel */
+int			gbt_simd_guc = -1;
+
+static const struct config_enum_entry gbt_simd_options[] = {
+	{"auto", -1, false},
+	{"avx512", GBT_SIMD_AVX512, false},
+	{"avx2", GBT_SIMD_AVX2, false},
+	{"scalar", GBT_SIMD_SCALAR, false},
+	{NULL, 0, false}
+};
+
+static bool
+gbt_simd_check(int *newval, void **extra, GucSource source)
+{
+	if (*newval >= 0 && *newval > (int) gbt_simd_best())
+	{
+		GUC_check_errdetail("This CPU does not support %s; the best available is %s.",
+							gbt_simd_name((GbtSimdLevel) *newval),
+							gbt_simd_name(gbt_simd_best()));
+		return false;
+	}
+	return true;
+}
+
+static void
+gbt_simd_assign(int newval, void *extra)
+{
+	(void) gbt_simd_set(newval < 0 ? gbt_simd_best() : (GbtSimdLevel) newval);
+}
+
+void
+_PG_init(void)
+{
+	gbt_simd_set(gbt_simd_best());
+
+	gbt_relopt_kind = add_reloption_kind();
+	add_int_reloption(gbt_relopt_kind, "fillfactor",
+					  "Packs gbtree leaf pages only to this percentage",
+					  GBT_DEFAULT_FILLFACTOR, GBT_MIN_FILLFACTOR, 100,
+					  AccessExclusiveLock);
+
+	DefineCustomEnumVariable("gbtree.simd",
+							 "Selects the in-page search implementation.",
+							 "auto picks the best one the CPU supports.",
+							 &gbt_simd_guc,
+							 -1,
+							 gbt_simd_options,
+							 PGC_USERSET,
+							 0,
+							 gbt_simd_check,
+							 gbt_simd_assign,
+							 NULL);
+
+	MarkGUCPrefixReserved("gbtree");
+}
+
+bytea *
+gbtoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(GbtOptions, fillfactor)},
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, gbt_relopt_kind,
+									  sizeof(GbtOptions), tab, lengthof(tab));
+}
+
+int
+gbt_get_fillfactor(Relation index)
+{
+	GbtOptions *opts = (GbtOptions *) index->rd_options;
+
+	return opts ? opts->fillfactor : GBT_DEFAULT_FILLFACTOR;
+}
+
+Datum
+gbtree_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = GBT_NSTRATEGIES;
+	amroutine->amsupport = GBT_NPROCS;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = true;
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = true;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = false;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = true;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_COND_CLEANUP;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = gbtbuild;
+	amroutine->ambuildempty = gbtbuildempty;
+	amroutine->aminsert = gbtinsert;
+	amroutine->ambulkdelete = gbtbulkdelete;
+	amroutine->amvacuumcleanup = gbtvacuumcleanup;
+	amroutine->amcanreturn = gbtcanreturn;
+	amroutine->amcostestimate = gbtcostestimate;
+	amroutine->amoptions = gbtoptions;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = gbtbuildphasename;
+	amroutine->amvalidate = gbtvalidate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = gbtbeginscan;
+	amroutine->amrescan = gbtrescan;
+	amroutine->amgettuple = gbtgettuple;
+	amroutine->amgetbitmap = gbtgetbitmap;
+	amroutine->amendscan = gbtendscan;
+	amroutine->ammarkpos = gbtmarkpos;
+	amroutine->amrestrpos = gbtrestrpos;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

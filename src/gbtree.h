@@ -1,0 +1,184 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree.h
+ *	  Internal declarations of the gbtree index access method.
+ *
+ * See src/README for the design and the on-disk format.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_H
+#define GBTREE_H
+
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+#include "gbtree_node.h"
+
+#define GBT_MAGIC			0x67627472	/* "gbtr" */
+#define GBT_FORMAT_VERSION	1
+
+/* fixed blocks: the roots never move (root splits happen in place) */
+#define GBT_META_BLKNO		0
+#define GBT_ROOT_BLKNO		1
+#define GBT_NULLROOT_BLKNO	2
+#define GBT_FIRST_FREE_BLKNO 3
+
+#define GBT_DEFAULT_FILLFACTOR	90
+#define GBT_MIN_FILLFACTOR		10
+#define GBT_INNER_FILLFACTOR	70
+
+/* strategy numbers: the btree ones */
+#define GBT_NSTRATEGIES		5
+#define GBT_NPROCS			1
+
+/* build progress subphases (pg_stat_progress_create_index.phase) */
+#define GBT_PHASE_TABLESCAN		2
+#define GBT_PHASE_SORT			3
+#define GBT_PHASE_LOAD			4
+
+/* How a column type maps to normalized keys */
+typedef enum GbtKeyKind
+{
+	GBT_KIND_INT,				/* int2/int4/int8/date/time/timestamp(tz)/money */
+	GBT_KIND_UINT,				/* oid, bool */
+	GBT_KIND_FLOAT				/* float4/float8 */
+} GbtKeyKind;
+
+/* Contents of the metapage body (block 0) */
+typedef struct GbtMetaPageData
+{
+	uint32		magic;
+	uint32		version;
+	BlockNumber root;
+	BlockNumber nullroot;
+	Oid			keytype;		/* column type at build time */
+	uint16		indoption;		/* INDOPTION_DESC / NULLS_FIRST at build */
+	uint16		fillfactor;
+	uint64		build_entries;	/* entries at last build (stats) */
+} GbtMetaPageData;
+
+typedef GbtMetaPageData *GbtMetaPage;
+
+#define GbtPageGetMeta(page)	((GbtMetaPage) PageGetContents(page))
+
+/* reloptions */
+typedef struct GbtOptions
+{
+	int32		vl_len_;
+	int			fillfactor;
+} GbtOptions;
+
+/* per-index cached info (rd_amcache) */
+typedef struct GbtIndexInfo
+{
+	Oid			keytype;
+	bool		desc;			/* index column is DESC: keys stored inverted */
+	bool		nulls_first;
+} GbtIndexInfo;
+
+/* One entry as the scans and the build see it */
+typedef struct GbtEntry
+{
+	uint64		key;
+	uint64		tid;
+} GbtEntry;
+
+/* An inclusive range of keys [lo, hi], in index key space */
+typedef struct GbtRange
+{
+	uint64		lo;
+	uint64		hi;
+} GbtRange;
+
+/* gbtree.c */
+extern int	gbt_simd_guc;
+extern Datum gbtree_handler(PG_FUNCTION_ARGS);
+extern void _PG_init(void);
+extern bytea *gbtoptions(Datum reloptions, bool validate);
+extern int	gbt_get_fillfactor(Relation index);
+
+/* keys.c */
+extern GbtIndexInfo *gbt_index_info(Relation index);
+extern bool gbt_type_supported(Oid typid);
+extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
+extern Datum gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid);
+extern uint64 gbt_index_key(GbtIndexInfo *info, Datum value, uint16 *tidflags);
+extern Datum gbt_index_datum(GbtIndexInfo *info, uint64 ikey, uint64 tid);
+
+/* pages.c */
+extern void gbt_init_page(Page page, bool leaf, uint16 level, uint16 flags);
+extern void gbt_init_metapage(Page page, Relation index, uint64 entries);
+extern Buffer gbt_new_buffer(Relation index);
+extern void gbt_check_page(Relation index, Buffer buf);
+extern void gbt_check_meta(Relation index);
+extern bool gbt_hikey_le(GbtPageOpaque op, uint64 key, uint64 tid);
+extern bool gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid);
+extern Buffer gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
+						  bool backward, int leaflock);
+
+/* build.c */
+extern IndexBuildResult *gbtbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);
+extern void gbtbuildempty(Relation index);
+extern char *gbtbuildphasename(int64 phasenum);
+extern void gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n);
+
+/* insert.c */
+extern bool gbtinsert(Relation index, Datum *values, bool *isnull,
+					  ItemPointer ht_ctid, Relation heapRel,
+					  IndexUniqueCheck checkUnique, bool indexUnchanged,
+					  struct IndexInfo *indexInfo);
+
+/* scan.c */
+extern IndexScanDesc gbtbeginscan(Relation index, int nkeys, int norderbys);
+extern void gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+					  ScanKey orderbys, int norderbys);
+extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void gbtendscan(IndexScanDesc scan);
+extern void gbtmarkpos(IndexScanDesc scan);
+extern void gbtrestrpos(IndexScanDesc scan);
+extern bool gbtcanreturn(Relation index, int attno);
+
+/* vacuum.c */
+extern IndexBulkDeleteResult *gbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback, void *callback_state);
+extern IndexBulkDeleteResult *gbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+
+/* cost.c */
+extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							Cost *indexStartupCost, Cost *indexTotalCost,
+							Selectivity *indexSelectivity, double *indexCorrelation,
+							double *indexPages);
+
+/* validate.c */
+extern bool gbtvalidate(Oid opclassoid);
+
+/* helpers */
+static inline uint64
+gbt_tid_from_itemptr(ItemPointer tid, uint16 flags)
+{
+	return gbt_tid_pack(ItemPointerGetBlockNumberNoCheck(tid),
+						ItemPointerGetOffsetNumberNoCheck(tid), flags);
+}
+
+static inline void
+gbt_tid_to_itemptr(uint64 packed, ItemPointer tid)
+{
+	ItemPointerSet(tid, gbt_tid_block(packed), gbt_tid_offset(packed));
+}
+
+static inline void
+gbt_page_view(Page page, GbtNode *node)
+{
+	gbt_node_view((char *) page, node);
+}
+
+#endif							/* GBTREE_H */

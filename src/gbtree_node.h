@@ -1,0 +1,209 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_node.h
+ *	  Layout of a gbtree page body and the in-page operations on it.
+ *
+ * This header is plain C (no PostgreSQL headers) so that the same layout
+ * and routines serve the access method, the C unit tests and, later, the
+ * CUDA kernels.  See src/README for the format.
+ *
+ * A page is an 8 KB PostgreSQL page: the standard 24-byte page header, our
+ * node body at GBT_BODY_OFFSET, and a GbtPageOpaqueData in the special
+ * space at the end.  The body holds "slots": parallel arrays of normalized
+ * keys and packed heap TIDs (plus child block numbers on inner pages),
+ * grouped in blocks of 16 slots.  Slots are either used or gaps; a gap
+ * holds a copy of the next used slot's key and TID (trailing gaps hold
+ * GBT_SENTINEL), so both arrays stay non-decreasing and a branchless count
+ * of "slots below x" is a valid lower bound even with gaps.  dir[b] is the
+ * key of the last slot of block b (unused directory entries hold
+ * GBT_SENTINEL), which makes the in-page search two steps.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_NODE_H
+#define GBTREE_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GBT_PAGE_SIZE		8192
+#define GBT_BLOCK_SLOTS		16
+#define GBT_DIR_SIZE		32	/* directory entries, padded */
+
+#define GBT_LEAF_BLOCKS		30
+#define GBT_INNER_BLOCKS	24
+#define GBT_LEAF_SLOTS		(GBT_LEAF_BLOCKS * GBT_BLOCK_SLOTS)		/* 480 */
+#define GBT_INNER_SLOTS		(GBT_INNER_BLOCKS * GBT_BLOCK_SLOTS)	/* 384 */
+#define GBT_MAX_SLOTS		GBT_LEAF_SLOTS
+#define GBT_BITMAP_WORDS	(GBT_MAX_SLOTS / 64)	/* 8 */
+
+/* body starts after the page header, cache-line aligned within the page */
+#define GBT_BODY_OFFSET		64
+
+/* value of trailing gaps and unused directory entries */
+#define GBT_SENTINEL		UINT64_MAX
+
+/*
+ * Packed heap TID: block (32 bits) | offset (16 bits) | flags (16 bits).
+ * Ordering packed TIDs orders by (block, offset).  A real TID never packs
+ * to GBT_SENTINEL, because block 0xFFFFFFFF is InvalidBlockNumber.
+ */
+#define GBT_TID_FLAG_NEGZERO	0x0001	/* float key was -0.0 */
+#define GBT_TID_FLAGS_MASK		UINT64_C(0xFFFF)
+
+static inline uint64_t
+gbt_tid_pack(uint32_t block, uint16_t offset, uint16_t flags)
+{
+	return ((uint64_t) block << 32) | ((uint64_t) offset << 16) | flags;
+}
+
+static inline uint32_t
+gbt_tid_block(uint64_t tid)
+{
+	return (uint32_t) (tid >> 32);
+}
+
+static inline uint16_t
+gbt_tid_offset(uint64_t tid)
+{
+	return (uint16_t) ((tid >> 16) & 0xFFFF);
+}
+
+static inline uint16_t
+gbt_tid_flags(uint64_t tid)
+{
+	return (uint16_t) (tid & GBT_TID_FLAGS_MASK);
+}
+
+/* Special space of every gbtree page (MAXALIGNed size: 48 bytes). */
+typedef struct GbtPageOpaqueData
+{
+	uint64_t	hikey;			/* high key (entries are < (hikey, hitid)) */
+	uint64_t	hitid;			/* ... not valid on the rightmost page */
+	uint32_t	rightlink;		/* right sibling, 0xFFFFFFFF if none */
+	uint32_t	leftlink;		/* left sibling (leaves), 0xFFFFFFFF if none */
+	uint16_t	level;			/* 0 for leaves */
+	uint16_t	flags;			/* GBT_F_* */
+	uint16_t	nused;			/* used slots */
+	uint16_t	nslots;			/* slot capacity of this page */
+	uint64_t	xact;			/* deleted pages: next full xid at deletion */
+	uint32_t	pad;
+	uint16_t	reserved;
+	uint16_t	page_id;		/* GBT_PAGE_ID, for tools and checks */
+} GbtPageOpaqueData;
+
+typedef GbtPageOpaqueData *GbtPageOpaque;
+
+#define GBT_OPAQUE_SIZE		48
+#define GBT_OPAQUE_OFFSET	(GBT_PAGE_SIZE - GBT_OPAQUE_SIZE)
+
+#define GBT_F_LEAF			0x0001
+#define GBT_F_ROOT			0x0002
+#define GBT_F_META			0x0004
+#define GBT_F_NULLTREE		0x0008	/* page of the tree of NULL entries */
+#define GBT_F_RIGHTMOST		0x0010	/* no right sibling: hikey is +inf */
+#define GBT_F_DELETED		0x0020	/* unlinked; reusable when safe */
+
+#define GBT_PAGE_ID			0xFB7E
+
+#define GBT_NO_BLOCK		UINT32_C(0xFFFFFFFF)
+
+/*
+ * A view of a page body.  The arrays point into the page itself.
+ */
+typedef struct GbtNode
+{
+	uint64_t   *keys;			/* [nslots] */
+	uint64_t   *tids;			/* [nslots] */
+	uint32_t   *child;			/* [nslots], inner pages only, else NULL */
+	uint64_t   *dir;			/* [GBT_DIR_SIZE] */
+	uint64_t   *used;			/* bitmap [GBT_BITMAP_WORDS] */
+	GbtPageOpaque opaque;
+	int			nslots;
+	int			nblocks;
+} GbtNode;
+
+/* byte offsets inside the page, for leaf and inner layout */
+#define GBT_LEAF_KEYS_OFF	GBT_BODY_OFFSET
+#define GBT_LEAF_TIDS_OFF	(GBT_LEAF_KEYS_OFF + GBT_LEAF_SLOTS * 8)
+#define GBT_LEAF_DIR_OFF	(GBT_LEAF_TIDS_OFF + GBT_LEAF_SLOTS * 8)
+#define GBT_LEAF_USED_OFF	(GBT_LEAF_DIR_OFF + GBT_DIR_SIZE * 8)
+#define GBT_LEAF_END		(GBT_LEAF_USED_OFF + GBT_BITMAP_WORDS * 8)
+
+#define GBT_INNER_KEYS_OFF	GBT_BODY_OFFSET
+#define GBT_INNER_TIDS_OFF	(GBT_INNER_KEYS_OFF + GBT_INNER_SLOTS * 8)
+#define GBT_INNER_CHILD_OFF (GBT_INNER_TIDS_OFF + GBT_INNER_SLOTS * 8)
+#define GBT_INNER_DIR_OFF	(GBT_INNER_CHILD_OFF + GBT_INNER_SLOTS * 4)
+#define GBT_INNER_USED_OFF	(GBT_INNER_DIR_OFF + GBT_DIR_SIZE * 8)
+#define GBT_INNER_END		(GBT_INNER_USED_OFF + GBT_BITMAP_WORDS * 8)
+
+/* Both layouts end before the special space. */
+typedef char gbt_static_assert_leaf[(GBT_LEAF_END <= GBT_OPAQUE_OFFSET) ? 1 : -1];
+typedef char gbt_static_assert_inner[(GBT_INNER_END <= GBT_OPAQUE_OFFSET) ? 1 : -1];
+typedef char gbt_static_assert_opaque[(sizeof(GbtPageOpaqueData) == GBT_OPAQUE_SIZE) ? 1 : -1];
+
+static inline GbtPageOpaque
+gbt_page_opaque(char *page)
+{
+	return (GbtPageOpaque) (page + GBT_OPAQUE_OFFSET);
+}
+
+/* Build a view of an already formatted page. */
+static inline void
+gbt_node_view(char *page, GbtNode *node)
+{
+	GbtPageOpaque op = gbt_page_opaque(page);
+
+	node->opaque = op;
+	if (op->flags & GBT_F_LEAF)
+	{
+		node->keys = (uint64_t *) (page + GBT_LEAF_KEYS_OFF);
+		node->tids = (uint64_t *) (page + GBT_LEAF_TIDS_OFF);
+		node->child = NULL;
+		node->dir = (uint64_t *) (page + GBT_LEAF_DIR_OFF);
+		node->used = (uint64_t *) (page + GBT_LEAF_USED_OFF);
+		node->nslots = GBT_LEAF_SLOTS;
+	}
+	else
+	{
+		node->keys = (uint64_t *) (page + GBT_INNER_KEYS_OFF);
+		node->tids = (uint64_t *) (page + GBT_INNER_TIDS_OFF);
+		node->child = (uint32_t *) (page + GBT_INNER_CHILD_OFF);
+		node->dir = (uint64_t *) (page + GBT_INNER_DIR_OFF);
+		node->used = (uint64_t *) (page + GBT_INNER_USED_OFF);
+		node->nslots = GBT_INNER_SLOTS;
+	}
+	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
+}
+
+static inline bool
+gbt_slot_used(const GbtNode *node, int slot)
+{
+	return (node->used[slot >> 6] >> (slot & 63)) & 1;
+}
+
+/* (k1, t1) < (k2, t2) */
+static inline bool
+gbt_entry_lt(uint64_t k1, uint64_t t1, uint64_t k2, uint64_t t2)
+{
+	return k1 < k2 || (k1 == k2 && t1 < t2);
+}
+
+/* node.c */
+extern void gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags);
+extern int	gbt_node_lower_bound(const GbtNode *node, uint64_t key);
+extern int	gbt_node_upper_bound(const GbtNode *node, uint64_t key);
+extern int	gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid);
+extern int	gbt_node_next_used(const GbtNode *node, int slot);
+extern int	gbt_node_prev_used(const GbtNode *node, int slot);
+extern int	gbt_node_first_used(const GbtNode *node);
+extern int	gbt_node_last_used(const GbtNode *node);
+extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
+extern void gbt_node_delete_slot(GbtNode *node, int slot);
+extern int	gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child);
+extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+						  const uint32_t *child);
+extern const char *gbt_node_check(const GbtNode *node);
+
+#endif							/* GBTREE_NODE_H */

@@ -1,0 +1,190 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.c
+ *	  Datum <-> normalized key conversion for the supported types.
+ *
+ * The arithmetic lives in gbtree_keys.h (plain C, unit tested); this file
+ * maps PostgreSQL types onto it and applies the index column's DESC
+ * option (a DESC column stores the bitwise complement of the key, so the
+ * page order is the index order and scans need no special case).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_index.h"
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/cash.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "gbtree.h"
+#include "gbtree_keys.h"
+
+bool
+gbt_type_supported(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case CASHOID:
+		case BOOLOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+GbtIndexInfo *
+gbt_index_info(Relation index)
+{
+	GbtIndexInfo *info = (GbtIndexInfo *) index->rd_amcache;
+
+	if (info == NULL)
+	{
+		int16		opt;
+
+		if (RelationGetDescr(index)->natts != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree indexes support only one key column")));
+		info = MemoryContextAllocZero(index->rd_indexcxt, sizeof(GbtIndexInfo));
+		info->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+		opt = index->rd_indoption[0];
+		info->desc = (opt & INDOPTION_DESC) != 0;
+		info->nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+		if (!gbt_type_supported(info->keytype))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree does not support indexes on type %s",
+							format_type_be(info->keytype))));
+		index->rd_amcache = info;
+	}
+	return info;
+}
+
+/*
+ * Normalize a non-null value of type typid.  *tidflags receives the bits to
+ * keep beside the TID so that decoding is exact (-0.0).
+ */
+uint64
+gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags)
+{
+	int			negzero = 0;
+	uint64		key;
+
+	switch (typid)
+	{
+		case INT2OID:
+			key = gbt_key_from_int64(DatumGetInt16(value));
+			break;
+		case INT4OID:
+			key = gbt_key_from_int64(DatumGetInt32(value));
+			break;
+		case DATEOID:
+			key = gbt_key_from_int64(DatumGetDateADT(value));
+			break;
+		case INT8OID:
+			key = gbt_key_from_int64(DatumGetInt64(value));
+			break;
+		case TIMEOID:
+			key = gbt_key_from_int64(DatumGetTimeADT(value));
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			key = gbt_key_from_int64(DatumGetTimestamp(value));
+			break;
+		case CASHOID:
+			key = gbt_key_from_int64(DatumGetCash(value));
+			break;
+		case OIDOID:
+			key = gbt_key_from_uint32(DatumGetObjectId(value));
+			break;
+		case BOOLOID:
+			key = DatumGetBool(value) ? 1 : 0;
+			break;
+		case FLOAT4OID:
+			key = gbt_key_from_double((double) DatumGetFloat4(value), &negzero);
+			break;
+		case FLOAT8OID:
+			key = gbt_key_from_double(DatumGetFloat8(value), &negzero);
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree cannot compare values of type %s",
+							format_type_be(typid))));
+			key = 0;			/* keep compiler quiet */
+	}
+	if (tidflags)
+		*tidflags = negzero ? GBT_TID_FLAG_NEGZERO : 0;
+	return key;
+}
+
+Datum
+gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid)
+{
+	int			negzero = (tidflags & GBT_TID_FLAG_NEGZERO) != 0;
+
+	switch (typid)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) gbt_key_to_int64(key));
+		case INT4OID:
+			return Int32GetDatum((int32) gbt_key_to_int64(key));
+		case DATEOID:
+			return DateADTGetDatum((DateADT) gbt_key_to_int64(key));
+		case INT8OID:
+			return Int64GetDatum(gbt_key_to_int64(key));
+		case TIMEOID:
+			return TimeADTGetDatum(gbt_key_to_int64(key));
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return TimestampGetDatum(gbt_key_to_int64(key));
+		case CASHOID:
+			return CashGetDatum(gbt_key_to_int64(key));
+		case OIDOID:
+			return ObjectIdGetDatum((Oid) key);
+		case BOOLOID:
+			return BoolGetDatum(key != 0);
+		case FLOAT4OID:
+			if (key == GBT_NAN_KEY)
+				return Float4GetDatum(get_float4_nan());
+			return Float4GetDatum((float4) gbt_key_to_double(key, negzero));
+		case FLOAT8OID:
+			if (key == GBT_NAN_KEY)
+				return Float8GetDatum(get_float8_nan());
+			return Float8GetDatum(gbt_key_to_double(key, negzero));
+		default:
+			elog(ERROR, "gbtree: unsupported type %u", typid);
+	}
+	return (Datum) 0;
+}
+
+/* key as stored in this index (complemented for a DESC column) */
+uint64
+gbt_index_key(GbtIndexInfo *info, Datum value, uint16 *tidflags)
+{
+	uint64		key = gbt_datum_to_key(value, info->keytype, tidflags);
+
+	return info->desc ? ~key : key;
+}
+
+Datum
+gbt_index_datum(GbtIndexInfo *info, uint64 ikey, uint64 tid)
+{
+	return gbt_key_to_datum(info->desc ? ~ikey : ikey, gbt_tid_flags(tid),
+							info->keytype);
+}

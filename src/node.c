@@ -1,0 +1,443 @@
+/*-------------------------------------------------------------------------
+ *
+ * node.c
+ *	  In-page search and update on gapped 16-slot blocks.
+ *
+ * Plain C, shared by the access method and the unit tests.  The search
+ * is two branchless counts (directory, then one block); updates write into
+ * a gap or shift only up to the nearest gap, then re-copy the run of gaps
+ * just before the change and the directory entries of the touched blocks.
+ * See gbtree_node.h for the invariants.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "gbtree_node.h"
+#include "gbtree_simd.h"
+
+void
+gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
+{
+	GbtPageOpaque op = gbt_page_opaque(page);
+	GbtNode		node;
+
+	memset(op, 0, sizeof(GbtPageOpaqueData));
+	op->flags = flags | (leaf ? GBT_F_LEAF : 0);
+	op->level = level;
+	op->rightlink = GBT_NO_BLOCK;
+	op->leftlink = GBT_NO_BLOCK;
+	op->hikey = GBT_SENTINEL;
+	op->hitid = GBT_SENTINEL;
+	op->page_id = GBT_PAGE_ID;
+	gbt_node_view(page, &node);
+	op->nslots = (uint16_t) node.nslots;
+	op->nused = 0;
+
+	for (int i = 0; i < node.nslots; i++)
+	{
+		node.keys[i] = GBT_SENTINEL;
+		node.tids[i] = GBT_SENTINEL;
+	}
+	if (node.child)
+		memset(node.child, 0, sizeof(uint32_t) * node.nslots);
+	for (int i = 0; i < GBT_DIR_SIZE; i++)
+		node.dir[i] = GBT_SENTINEL;
+	memset(node.used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
+}
+
+/* first slot whose key is >= key (nslots if none) */
+int
+gbt_node_lower_bound(const GbtNode *node, uint64_t key)
+{
+	int			b;
+
+	b = gbt_count_lt16(node->dir, key) + gbt_count_lt16(node->dir + 16, key);
+	if (b >= node->nblocks)
+		return node->nslots;
+	return b * GBT_BLOCK_SLOTS + gbt_count_lt16(node->keys + b * GBT_BLOCK_SLOTS, key);
+}
+
+/* first slot whose key is > key (nslots if none) */
+int
+gbt_node_upper_bound(const GbtNode *node, uint64_t key)
+{
+	int			b;
+
+	b = gbt_count_le16(node->dir, key) + gbt_count_le16(node->dir + 16, key);
+	if (b >= node->nblocks)
+		return node->nslots;
+	return b * GBT_BLOCK_SLOTS + gbt_count_le16(node->keys + b * GBT_BLOCK_SLOTS, key);
+}
+
+/* first slot whose (key, tid) is >= (key, tid) */
+int
+gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid)
+{
+	int			lo = gbt_node_lower_bound(node, key);
+	int			hi;
+
+	if (lo >= node->nslots || node->keys[lo] != key)
+		return lo;
+	hi = gbt_node_upper_bound(node, key);
+	/* tids are non-decreasing within the run of equal keys */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (node->tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* first used slot >= slot, or nslots */
+int
+gbt_node_next_used(const GbtNode *node, int slot)
+{
+	int			w;
+
+	if (slot < 0)
+		slot = 0;
+	if (slot >= node->nslots)
+		return node->nslots;
+	w = slot >> 6;
+	{
+		uint64_t	bits = node->used[w] & (~UINT64_C(0) << (slot & 63));
+
+		while (bits == 0)
+		{
+			if (++w >= (node->nslots + 63) / 64)
+				return node->nslots;
+			bits = node->used[w];
+		}
+		return (w << 6) + __builtin_ctzll(bits);
+	}
+}
+
+/* last used slot < slot, or -1 */
+int
+gbt_node_prev_used(const GbtNode *node, int slot)
+{
+	int			w;
+	uint64_t	bits;
+
+	if (slot <= 0)
+		return -1;
+	if (slot > node->nslots)
+		slot = node->nslots;
+	slot--;						/* last candidate */
+	w = slot >> 6;
+	bits = node->used[w] & (~UINT64_C(0) >> (63 - (slot & 63)));
+	while (bits == 0)
+	{
+		if (--w < 0)
+			return -1;
+		bits = node->used[w];
+	}
+	return (w << 6) + 63 - __builtin_clzll(bits);
+}
+
+int
+gbt_node_first_used(const GbtNode *node)
+{
+	return gbt_node_next_used(node, 0);
+}
+
+int
+gbt_node_last_used(const GbtNode *node)
+{
+	return gbt_node_prev_used(node, node->nslots);
+}
+
+/* first unused slot >= slot, or nslots */
+static int
+next_unused(const GbtNode *node, int slot)
+{
+	for (int w = slot >> 6; w < (node->nslots + 63) / 64; w++)
+	{
+		uint64_t	bits = ~node->used[w];
+
+		if (w == (slot >> 6))
+			bits &= ~UINT64_C(0) << (slot & 63);
+		if (bits)
+		{
+			int			s = (w << 6) + __builtin_ctzll(bits);
+
+			return s < node->nslots ? s : node->nslots;
+		}
+	}
+	return node->nslots;
+}
+
+/* last unused slot < slot, or -1 */
+static int
+prev_unused(const GbtNode *node, int slot)
+{
+	if (slot <= 0)
+		return -1;
+	slot--;
+	for (int w = slot >> 6; w >= 0; w--)
+	{
+		uint64_t	bits = ~node->used[w];
+
+		if (w == (slot >> 6))
+			bits &= ~UINT64_C(0) >> (63 - (slot & 63));
+		if (bits)
+			return (w << 6) + 63 - __builtin_clzll(bits);
+	}
+	return -1;
+}
+
+static inline void
+set_used(GbtNode *node, int slot)
+{
+	node->used[slot >> 6] |= UINT64_C(1) << (slot & 63);
+}
+
+static inline void
+clear_used(GbtNode *node, int slot)
+{
+	node->used[slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
+}
+
+/*
+ * Re-establish the gap copies just before 'from' (the gaps there copy the
+ * value that now sits at 'from'), then the directory entries of the blocks
+ * from the first re-copied slot up to 'to'.
+ */
+static void
+refresh(GbtNode *node, int from, int to)
+{
+	int			g = from - 1;
+	int			b;
+
+	while (g >= 0 && !gbt_slot_used(node, g))
+	{
+		if (g + 1 < node->nslots)
+		{
+			node->keys[g] = node->keys[g + 1];
+			node->tids[g] = node->tids[g + 1];
+			if (node->child)
+				node->child[g] = node->child[g + 1];
+		}
+		else
+		{
+			node->keys[g] = GBT_SENTINEL;
+			node->tids[g] = GBT_SENTINEL;
+			if (node->child)
+				node->child[g] = 0;
+		}
+		g--;
+	}
+	g++;
+	if (to >= node->nslots)
+		to = node->nslots - 1;
+	for (b = g / GBT_BLOCK_SLOTS; b <= to / GBT_BLOCK_SLOTS; b++)
+		node->dir[b] = node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1];
+}
+
+static inline void
+put(GbtNode *node, int slot, uint64_t key, uint64_t tid, uint32_t child)
+{
+	node->keys[slot] = key;
+	node->tids[slot] = tid;
+	if (node->child)
+		node->child[slot] = child;
+}
+
+static void
+move_slots(GbtNode *node, int dst, int src, int n)
+{
+	if (n <= 0)
+		return;
+	memmove(node->keys + dst, node->keys + src, sizeof(uint64_t) * n);
+	memmove(node->tids + dst, node->tids + src, sizeof(uint64_t) * n);
+	if (node->child)
+		memmove(node->child + dst, node->child + src, sizeof(uint32_t) * n);
+}
+
+/*
+ * Insert (key, tid[, child]) at its place in (key, tid) order.  Returns the
+ * slot it went to, or -1 if the page is full.
+ */
+int
+gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
+{
+	int			p;
+	int			slot;
+	int			lo,
+				hi;
+
+	if (node->opaque->nused >= node->nslots)
+		return -1;
+
+	p = gbt_node_lower_bound_entry(node, key, tid);
+	if (p < node->nslots && !gbt_slot_used(node, p))
+	{
+		/* a gap at the position: it copies an entry > ours, take it */
+		slot = p;
+		set_used(node, slot);
+		put(node, slot, key, tid, child);
+		lo = hi = slot;
+	}
+	else
+	{
+		int			r = next_unused(node, p);
+		int			l = prev_unused(node, p);
+
+		if (r < node->nslots && (l < 0 || r - p <= p - 1 - l))
+		{
+			/* shift p..r-1 one to the right into the gap at r */
+			move_slots(node, p + 1, p, r - p);
+			set_used(node, r);
+			slot = p;
+			put(node, slot, key, tid, child);
+			lo = p;
+			hi = r;
+		}
+		else
+		{
+			/* shift l+1..p-1 one to the left into the gap at l */
+			move_slots(node, l, l + 1, p - 1 - l);
+			set_used(node, l);
+			slot = p - 1;
+			put(node, slot, key, tid, child);
+			lo = l;
+			hi = slot;
+		}
+	}
+	node->opaque->nused++;
+	refresh(node, lo, hi);
+	return slot;
+}
+
+/* Turn a used slot into a gap. */
+void
+gbt_node_delete_slot(GbtNode *node, int slot)
+{
+	clear_used(node, slot);
+	if (slot + 1 < node->nslots)
+	{
+		node->keys[slot] = node->keys[slot + 1];
+		node->tids[slot] = node->tids[slot + 1];
+		if (node->child)
+			node->child[slot] = node->child[slot + 1];
+	}
+	else
+		put(node, slot, GBT_SENTINEL, GBT_SENTINEL, 0);
+	node->opaque->nused--;
+	refresh(node, slot, slot);
+}
+
+/* Copy out the used entries in order; returns their number. */
+int
+gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child)
+{
+	int			n = 0;
+
+	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
+		 s = gbt_node_next_used(node, s + 1))
+	{
+		keys[n] = node->keys[s];
+		tids[n] = node->tids[s];
+		if (child)
+			child[n] = node->child ? node->child[s] : 0;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Lay out n sorted entries on an empty (formatted) node with the gaps
+ * spread evenly, as the BS-tree bulk load does.
+ */
+void
+gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+			  const uint32_t *child)
+{
+	int			ns = node->nslots;
+
+	memset(node->used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
+	for (int i = 0; i < n; i++)
+	{
+		int			s = (int) (((int64_t) i * ns) / n);
+
+		put(node, s, keys[i], tids[i], child ? child[i] : 0);
+		set_used(node, s);
+	}
+	node->opaque->nused = (uint16_t) n;
+	/* gaps copy the next used slot; trailing gaps hold the sentinel */
+	for (int s = ns - 1; s >= 0; s--)
+	{
+		if (gbt_slot_used(node, s))
+			continue;
+		if (s + 1 < ns)
+			put(node, s, node->keys[s + 1], node->tids[s + 1],
+				node->child ? node->child[s + 1] : 0);
+		else
+			put(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+	}
+	for (int b = 0; b < GBT_DIR_SIZE; b++)
+		node->dir[b] = b < node->nblocks ?
+			node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1] : GBT_SENTINEL;
+}
+
+/*
+ * Verify the in-page invariants.  Returns NULL if all hold, else a short
+ * description of the first violation.
+ */
+const char *
+gbt_node_check(const GbtNode *node)
+{
+	int			count = 0;
+	bool		have_prev = false;
+	uint64_t	pk = 0,
+				pt = 0;
+
+	if (node->opaque->nslots != node->nslots)
+		return "slot capacity does not match page kind";
+	for (int s = 0; s < node->nslots; s++)
+	{
+		if (gbt_slot_used(node, s))
+		{
+			if (node->tids[s] == GBT_SENTINEL)
+				return "used slot holds the sentinel TID";
+			if (have_prev && !gbt_entry_lt(pk, pt, node->keys[s], node->tids[s]))
+				return "entries out of (key, TID) order";
+			pk = node->keys[s];
+			pt = node->tids[s];
+			have_prev = true;
+			count++;
+		}
+		else
+		{
+			uint64_t	ek = GBT_SENTINEL,
+						et = GBT_SENTINEL;
+
+			if (s + 1 < node->nslots)
+			{
+				ek = node->keys[s + 1];
+				et = node->tids[s + 1];
+			}
+			if (node->keys[s] != ek || node->tids[s] != et)
+				return "gap does not copy the next entry";
+		}
+	}
+	for (int s = node->nslots; s < GBT_MAX_SLOTS; s++)
+		if ((node->used[s >> 6] >> (s & 63)) & 1)
+			return "used bit beyond page capacity";
+	if (count != node->opaque->nused)
+		return "used-slot count does not match bitmap";
+	for (int b = 0; b < GBT_DIR_SIZE; b++)
+	{
+		uint64_t	expect = b < node->nblocks ?
+			node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1] : GBT_SENTINEL;
+
+		if (node->dir[b] != expect)
+			return "directory entry does not match its block";
+	}
+	return NULL;
+}

@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * pages.c
+ *	  Page initialization, sanity checks, allocation and tree descent.
+ *
+ * Descent follows Lehman and Yao: one buffer lock at a time, moving right
+ * through high keys when a concurrent split moved the target range.  The
+ * roots sit at fixed blocks (1 for values, 2 for NULLs) because a root
+ * split rewrites the root in place, so readers never consult the metapage.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "gbtree.h"
+
+/* Format an empty gbtree page (standard header + node + special space). */
+void
+gbt_init_page(Page page, bool leaf, uint16 level, uint16 flags)
+{
+	PageInit(page, BLCKSZ, GBT_OPAQUE_SIZE);
+	gbt_node_format((char *) page, leaf, level, flags);
+	((PageHeader) page)->pd_lower = leaf ? GBT_LEAF_END : GBT_INNER_END;
+}
+
+void
+gbt_init_metapage(Page page, Relation index, uint64 entries)
+{
+	GbtMetaPage meta;
+	GbtPageOpaque op;
+
+	PageInit(page, BLCKSZ, GBT_OPAQUE_SIZE);
+	op = gbt_page_opaque((char *) page);
+	memset(op, 0, sizeof(GbtPageOpaqueData));
+	op->flags = GBT_F_META;
+	op->rightlink = GBT_NO_BLOCK;
+	op->leftlink = GBT_NO_BLOCK;
+	op->page_id = GBT_PAGE_ID;
+
+	meta = GbtPageGetMeta(page);
+	memset(meta, 0, sizeof(GbtMetaPageData));
+	meta->magic = GBT_MAGIC;
+	meta->version = GBT_FORMAT_VERSION;
+	meta->root = GBT_ROOT_BLKNO;
+	meta->nullroot = GBT_NULLROOT_BLKNO;
+	meta->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+	meta->indoption = (uint16) index->rd_indoption[0];
+	meta->fillfactor = (uint16) gbt_get_fillfactor(index);
+	meta->build_entries = entries;
+	((PageHeader) page)->pd_lower =
+		((char *) meta + sizeof(GbtMetaPageData)) - (char *) page;
+}
+
+/*
+ * Cheap structural check of a page we are about to trust.  Anything odd is
+ * reported as index corruption rather than followed.
+ */
+void
+gbt_check_page(Relation index, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	GbtPageOpaque op;
+
+	if (PageIsNew(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected zero page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+	if (PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errdetail("Special space size is %u, expected %u.",
+						   (unsigned) PageGetSpecialSize(page), GBT_OPAQUE_SIZE),
+				 errhint("Please REINDEX it.")));
+	op = gbt_page_opaque((char *) page);
+	if (op->page_id != GBT_PAGE_ID ||
+		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
+		(!(op->flags & GBT_F_META) &&
+		 (op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS) ||
+		  op->nused > op->nslots ||
+		  ((op->flags & GBT_F_LEAF) != 0) != (op->level == 0))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+}
+
+/* Verify the metapage; used where a full check is cheap enough. */
+void
+gbt_check_meta(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, GBT_META_BLKNO);
+	GbtMetaPage meta;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(index, buf);
+	meta = GbtPageGetMeta(BufferGetPage(buf));
+	if (meta->magic != GBT_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a gbtree index",
+						RelationGetRelationName(index))));
+	if (meta->version != GBT_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has format version %u, this gbtree supports %u",
+						RelationGetRelationName(index), meta->version,
+						GBT_FORMAT_VERSION),
+				 errhint("REINDEX it.")));
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Get a new, exclusively locked buffer: a recycled page from the FSM if
+ * there is one, else by extending the relation.  The caller initializes it
+ * inside its generic WAL record (GENERIC_XLOG_FULL_IMAGE).
+ */
+Buffer
+gbt_new_buffer(Relation index)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(index);
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+		Page		page;
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			page = BufferGetPage(buf);
+			if (PageIsNew(page) ||
+				(PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
+				 (gbt_page_opaque((char *) page)->flags & GBT_F_DELETED) &&
+				 !(gbt_page_opaque((char *) page)->flags & GBT_F_META)))
+				return buf;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}
+
+/* (hikey, hitid) <= (key, tid): everything on the page is below (key, tid) */
+bool
+gbt_hikey_le(GbtPageOpaque op, uint64 key, uint64 tid)
+{
+	return !gbt_entry_lt(key, tid, op->hikey, op->hitid);
+}
+
+/* (hikey, hitid) < (key, tid) */
+bool
+gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid)
+{
+	return gbt_entry_lt(op->hikey, op->hitid, key, tid);
+}
+
+/*
+ * Descend from root to the leaf that holds the first entry >= (key, tid)
+ * (forward) or the last entry < (key, tid) (backward).  Returns the leaf
+ * pinned and locked in leaflock mode.
+ */
+Buffer
+gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
+			bool backward, int leaflock)
+{
+	Buffer		buf;
+	int			mode = BUFFER_LOCK_SHARE;
+	int			expect_level = -1;
+	int			hops = 0;
+
+	buf = ReadBuffer(index, root);
+	LockBuffer(buf, mode);
+	for (;;)
+	{
+		Page		page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		int			s;
+		BlockNumber child;
+
+		CHECK_FOR_INTERRUPTS();
+		gbt_check_page(index, buf);
+		page = BufferGetPage(buf);
+		op = gbt_page_opaque((char *) page);
+
+		if ((op->flags & GBT_F_META) ||
+			(expect_level >= 0 && op->level != expect_level) ||
+			(op->flags & GBT_F_DELETED) ||
+			++hops > 1000000)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has an inconsistent tree at block %u",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+					 errhint("Please REINDEX it.")));
+
+		if (!(op->flags & GBT_F_RIGHTMOST) &&
+			(backward ? gbt_hikey_lt(op, key, tid) : gbt_hikey_le(op, key, tid)))
+		{
+			BlockNumber next = op->rightlink;
+
+			if (next == GBT_NO_BLOCK || next == BufferGetBlockNumber(buf))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has a broken right-link at block %u",
+								RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+			expect_level = op->level;
+			UnlockReleaseBuffer(buf);
+			buf = ReadBuffer(index, next);
+			LockBuffer(buf, mode);
+			continue;
+		}
+
+		if (op->flags & GBT_F_LEAF)
+		{
+			if (mode != leaflock)
+			{
+				/* root was a leaf: relock and look again, it may have split */
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(buf, leaflock);
+				mode = leaflock;
+				continue;
+			}
+			return buf;
+		}
+		if (mode != BUFFER_LOCK_SHARE)
+		{
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			mode = BUFFER_LOCK_SHARE;
+			continue;
+		}
+
+		gbt_page_view(page, &node);
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has an empty inner page at block %u",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+		child = node.child[s];
+		if (child == GBT_NO_BLOCK || child <= GBT_NULLROOT_BLKNO)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has an invalid downlink at block %u",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+		expect_level = op->level - 1;
+		mode = (op->level == 1) ? leaflock : BUFFER_LOCK_SHARE;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, child);
+		LockBuffer(buf, mode);
+	}
+}

@@ -1,0 +1,841 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.c
+ *	  Index scans for gbtree: amgettuple (both directions, mark/restore),
+ *	  amgetbitmap, array keys, IS [NOT] NULL, index-only scans.
+ *
+ * Scan keys are reduced to a list of "segments" in index order: the tree
+ * of values with a sorted list of disjoint key ranges (one range for plain
+ * quals, one point range per distinct array element), and the tree of
+ * NULLs.  A scan reads one leaf at a time under a share lock, copies every
+ * entry of that leaf that falls in any range (all array keys that land on
+ * the leaf are served from that one visit), then drops the lock and keeps
+ * the pin while it returns them.  The right-link and left-link saved with
+ * the copy lead to the neighbour pages (Lehman and Yao); a next range that
+ * starts beyond the leaf's high key is found by a fresh descent.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gbtree.h"
+
+typedef struct GbtSegment
+{
+	BlockNumber root;
+	GbtRange   *ranges;			/* sorted, disjoint */
+	int			nranges;
+} GbtSegment;
+
+/* The entries copied from one leaf, and where that leaf sits. */
+typedef struct GbtScanPos
+{
+	int			seg;			/* segment of this leaf; -1 if no leaf */
+	BlockNumber blk;
+	BlockNumber next;			/* right-link when read */
+	BlockNumber prev;			/* left-link when read */
+	bool		rightmost;
+	uint64		hikey;
+	bool		hasentries;		/* leaf had any entry at all */
+	uint64		lowkey;			/* its first entry's key, if so */
+	int			nitems;
+	int			itemIndex;
+	GbtEntry	items[GBT_MAX_SLOTS];
+} GbtScanPos;
+
+typedef struct GbtScanOpaqueData
+{
+	GbtIndexInfo *info;
+	MemoryContext keycxt;		/* ranges; reset at each rescan */
+	MemoryContext tupcxt;		/* index-only result tuple */
+	bool		impossible;
+	int			nsegs;
+	GbtSegment	segs[2];
+	bool		started;
+	Buffer		buf;			/* pin on pos.blk while items are returned */
+	GbtScanPos	pos;
+	GbtScanPos *mark;			/* saved by ammarkpos */
+	bool		markValid;
+} GbtScanOpaqueData;
+
+typedef GbtScanOpaqueData *GbtScanOpaque;
+
+IndexScanDesc
+gbtbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	GbtScanOpaque so = palloc0(sizeof(GbtScanOpaqueData));
+
+	so->info = gbt_index_info(index);
+	so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan keys",
+									   ALLOCSET_SMALL_SIZES);
+	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan tuple",
+									   ALLOCSET_SMALL_SIZES);
+	so->buf = InvalidBuffer;
+	so->pos.seg = -1;
+	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(index);
+	return scan;
+}
+
+static void
+drop_pin(GbtScanOpaque so)
+{
+	if (BufferIsValid(so->buf))
+	{
+		ReleaseBuffer(so->buf);
+		so->buf = InvalidBuffer;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Scan key preprocessing
+ * ------------------------------------------------------------------------
+ */
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* in-place sort + dedup, returns new length */
+static int
+sort_unique(uint64 *v, int n)
+{
+	int			m = 0;
+
+	if (n <= 1)
+		return n;
+	qsort(v, n, sizeof(uint64), cmp_u64);
+	for (int i = 0; i < n; i++)
+		if (m == 0 || v[m - 1] != v[i])
+			v[m++] = v[i];
+	return m;
+}
+
+/* Apply "key <strategy> x" (index key space) to [lo, hi]. */
+static void
+apply_bound(int strategy, uint64 x, uint64 *lo, uint64 *hi, bool *impossible)
+{
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			if (x == 0)
+				*impossible = true;
+			else
+				*hi = Min(*hi, x - 1);
+			break;
+		case BTLessEqualStrategyNumber:
+			*hi = Min(*hi, x);
+			break;
+		case BTEqualStrategyNumber:
+			*lo = Max(*lo, x);
+			*hi = Min(*hi, x);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*lo = Max(*lo, x);
+			break;
+		case BTGreaterStrategyNumber:
+			if (x == UINT64_MAX)
+				*impossible = true;
+			else
+				*lo = Max(*lo, x + 1);
+			break;
+		default:
+			elog(ERROR, "gbtree: unexpected strategy number %d", strategy);
+	}
+}
+
+/* A DESC column stores complemented keys: mirror the comparison. */
+static int
+mirror_strategy(int strategy)
+{
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+			return BTGreaterStrategyNumber;
+		case BTLessEqualStrategyNumber:
+			return BTGreaterEqualStrategyNumber;
+		case BTGreaterEqualStrategyNumber:
+			return BTLessEqualStrategyNumber;
+		case BTGreaterStrategyNumber:
+			return BTLessStrategyNumber;
+		default:
+			return strategy;
+	}
+}
+
+/* Intersection of two sorted unique arrays, into a; returns length. */
+static int
+intersect_sorted(uint64 *a, int na, const uint64 *b, int nb)
+{
+	int			i = 0,
+				j = 0,
+				m = 0;
+
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			i++;
+		else if (a[i] > b[j])
+			j++;
+		else
+		{
+			a[m++] = a[i];
+			i++;
+			j++;
+		}
+	}
+	return m;
+}
+
+static void
+preprocess_keys(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtIndexInfo *info = so->info;
+	uint64		lo = 0,
+				hi = UINT64_MAX;
+	bool		impossible = false;
+	bool		isnull_qual = false;
+	bool		notnull_qual = false;
+	bool		value_qual = false;
+	uint64	   *arr = NULL;
+	int			narr = -1;		/* -1: no array key */
+	MemoryContext old;
+
+	MemoryContextReset(so->keycxt);
+	old = MemoryContextSwitchTo(so->keycxt);
+
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		Oid			argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype : info->keytype;
+		int			strategy = sk->sk_strategy;
+
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				isnull_qual = true;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				notnull_qual = true;
+			else
+				impossible = true;	/* comparison with NULL */
+			continue;
+		}
+		if (sk->sk_attno != 1)
+			elog(ERROR, "gbtree: unexpected scan key attribute %d", sk->sk_attno);
+		if (strategy < 1 || strategy > GBT_NSTRATEGIES)
+			elog(ERROR, "gbtree: unexpected strategy number %d", strategy);
+		value_qual = true;
+		if (info->desc)
+			strategy = mirror_strategy(strategy);
+
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *a = DatumGetArrayTypeP(sk->sk_argument);
+			int16		elmlen;
+			bool		elmbyval;
+			char		elmalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			nelems;
+			uint64	   *vals;
+			int			nv = 0;
+
+			get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
+			deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign,
+							  &elems, &nulls, &nelems);
+			vals = palloc(sizeof(uint64) * Max(nelems, 1));
+			for (int j = 0; j < nelems; j++)
+			{
+				uint64		k;
+
+				if (nulls[j])
+					continue;
+				k = gbt_datum_to_key(elems[j], argtype, NULL);
+				vals[nv++] = info->desc ? ~k : k;
+			}
+			pfree(elems);
+			pfree(nulls);
+			if (nv == 0)
+			{
+				impossible = true;
+				continue;
+			}
+			nv = sort_unique(vals, nv);
+			if (strategy == BTEqualStrategyNumber)
+			{
+				if (narr < 0)
+				{
+					arr = vals;
+					narr = nv;
+				}
+				else
+					narr = intersect_sorted(arr, narr, vals, nv);
+			}
+			else if (strategy == BTLessStrategyNumber ||
+					 strategy == BTLessEqualStrategyNumber)
+				apply_bound(strategy, vals[nv - 1], &lo, &hi, &impossible);
+			else
+				apply_bound(strategy, vals[0], &lo, &hi, &impossible);
+		}
+		else
+		{
+			uint64		k = gbt_datum_to_key(sk->sk_argument, argtype, NULL);
+
+			apply_bound(strategy, info->desc ? ~k : k, &lo, &hi, &impossible);
+		}
+	}
+
+	so->nsegs = 0;
+	if (isnull_qual && (value_qual || notnull_qual))
+		impossible = true;
+	if (lo > hi)
+		impossible = true;
+	if (!impossible && narr >= 0)
+	{
+		int			m = 0;
+
+		for (int j = 0; j < narr; j++)
+			if (arr[j] >= lo && arr[j] <= hi)
+				arr[m++] = arr[j];
+		narr = m;
+		if (narr == 0)
+			impossible = true;
+	}
+	so->impossible = impossible;
+
+	if (!impossible)
+	{
+		GbtSegment	valseg,
+					nullseg;
+
+		valseg.root = GBT_ROOT_BLKNO;
+		if (narr >= 0)
+		{
+			valseg.nranges = narr;
+			valseg.ranges = palloc(sizeof(GbtRange) * narr);
+			for (int j = 0; j < narr; j++)
+				valseg.ranges[j].lo = valseg.ranges[j].hi = arr[j];
+		}
+		else
+		{
+			valseg.nranges = 1;
+			valseg.ranges = palloc(sizeof(GbtRange));
+			valseg.ranges[0].lo = lo;
+			valseg.ranges[0].hi = hi;
+		}
+		nullseg.root = GBT_NULLROOT_BLKNO;
+		nullseg.nranges = 1;
+		nullseg.ranges = palloc(sizeof(GbtRange));
+		nullseg.ranges[0].lo = 0;
+		nullseg.ranges[0].hi = UINT64_MAX;
+
+		if (isnull_qual)
+			so->segs[so->nsegs++] = nullseg;
+		else if (value_qual || notnull_qual)
+			so->segs[so->nsegs++] = valseg;
+		else if (info->nulls_first)
+		{
+			so->segs[so->nsegs++] = nullseg;
+			so->segs[so->nsegs++] = valseg;
+		}
+		else
+		{
+			so->segs[so->nsegs++] = valseg;
+			so->segs[so->nsegs++] = nullseg;
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* ------------------------------------------------------------------------
+ * Reading leaves
+ * ------------------------------------------------------------------------
+ */
+
+/* first range whose hi >= key, or nranges */
+static int
+first_range_hi_ge(GbtSegment *seg, uint64 key)
+{
+	int			lo = 0,
+				hi = seg->nranges;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (seg->ranges[mid].hi < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* last range whose lo <= key, or -1 */
+static int
+last_range_lo_le(GbtSegment *seg, uint64 key)
+{
+	int			lo = 0,
+				hi = seg->nranges;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (seg->ranges[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/*
+ * Copy the entries of the locked leaf in buf that fall in segment seg's
+ * ranges into so->pos; then unlock, keeping the pin as so->buf.
+ */
+static void
+read_leaf(IndexScanDesc scan, Buffer buf, int segno)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtSegment *seg = &so->segs[segno];
+	GbtScanPos *pos = &so->pos;
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	GbtPageOpaque op;
+	int			first,
+				last,
+				n = 0;
+
+	gbt_page_view(page, &node);
+	op = node.opaque;
+	if (!(op->flags & GBT_F_LEAF))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a non-leaf page where a leaf was expected at block %u",
+						RelationGetRelationName(scan->indexRelation),
+						BufferGetBlockNumber(buf))));
+
+	pos->seg = segno;
+	pos->blk = BufferGetBlockNumber(buf);
+	pos->next = op->rightlink;
+	pos->prev = op->leftlink;
+	pos->rightmost = (op->flags & GBT_F_RIGHTMOST) != 0;
+	pos->hikey = op->hikey;
+
+	first = gbt_node_first_used(&node);
+	last = gbt_node_last_used(&node);
+	pos->hasentries = first < node.nslots;
+	if (pos->hasentries)
+	{
+		uint64		fk = node.keys[first];
+		uint64		lk = node.keys[last];
+		int			r = first_range_hi_ge(seg, fk);
+
+		pos->lowkey = fk;
+		for (; r < seg->nranges && seg->ranges[r].lo <= lk; r++)
+		{
+			uint64		rhi = seg->ranges[r].hi;
+			int			s = gbt_node_next_used(&node,
+											   gbt_node_lower_bound(&node, seg->ranges[r].lo));
+
+			while (s < node.nslots && node.keys[s] <= rhi)
+			{
+				pos->items[n].key = node.keys[s];
+				pos->items[n].tid = node.tids[s];
+				n++;
+				s = gbt_node_next_used(&node, s + 1);
+			}
+		}
+	}
+	pos->nitems = n;
+
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (so->buf != buf)
+	{
+		drop_pin(so);
+		so->buf = buf;
+	}
+}
+
+/* Read block blkno (share lock) as a leaf of segment segno. */
+static void
+read_block(IndexScanDesc scan, BlockNumber blkno, int segno)
+{
+	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(scan->indexRelation, buf);
+	read_leaf(scan, buf, segno);
+}
+
+/*
+ * Position on the first entry >= (key, tid) (forward) or the last entry
+ * < (key, tid) (backward) of segment segno.  Returns false if the leaf we
+ * land on has no such item; pos then describes that leaf.
+ */
+static bool
+seek(IndexScanDesc scan, int segno, uint64 key, uint64 tid, bool backward)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+	Buffer		buf;
+	int			lo = 0,
+				hi;
+
+	buf = gbt_descend(scan->indexRelation, so->segs[segno].root, key, tid,
+					  backward, BUFFER_LOCK_SHARE);
+	read_leaf(scan, buf, segno);
+
+	/* first item >= (key, tid) */
+	hi = pos->nitems;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (gbt_entry_lt(pos->items[mid].key, pos->items[mid].tid, key, tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos->itemIndex = backward ? lo - 1 : lo;
+	return pos->itemIndex >= 0 && pos->itemIndex < pos->nitems;
+}
+
+static bool
+seek_segment_start(IndexScanDesc scan, int segno, bool backward)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtSegment *seg = &so->segs[segno];
+
+	if (!backward)
+		return seek(scan, segno, seg->ranges[0].lo, 0, false);
+	else
+	{
+		uint64		h = seg->ranges[seg->nranges - 1].hi;
+
+		if (h == UINT64_MAX)
+			return seek(scan, segno, UINT64_MAX, UINT64_MAX, true);
+		return seek(scan, segno, h + 1, 0, true);
+	}
+}
+
+/*
+ * Find the left neighbour of pos's leaf: the page at the saved left-link,
+ * or, if that page split since, the page to its right whose right-link is
+ * our leaf.
+ */
+static Buffer
+walk_left(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	BlockNumber target = so->pos.blk;
+	BlockNumber blk = so->pos.prev;
+	int			hops = 0;
+
+	for (;;)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		GbtPageOpaque op;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		gbt_check_page(index, buf);
+		op = gbt_page_opaque((char *) BufferGetPage(buf));
+		if ((op->flags & GBT_F_LEAF) && op->rightlink == target)
+			return buf;
+		if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_RIGHTMOST) ||
+			op->rightlink == GBT_NO_BLOCK || ++hops > 100000)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\": left-link of block %u does not lead back to it",
+							RelationGetRelationName(index), target)));
+		blk = op->rightlink;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * The current leaf is used up in direction dir: move to the next leaf
+ * (or range, or segment) that has a matching entry.  Returns false at the
+ * end, with pos left on the last leaf visited (itemIndex just past it), so
+ * that a scroll in the other direction resumes correctly.
+ */
+static bool
+step(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+
+	for (;;)
+	{
+		GbtSegment *seg = &so->segs[pos->seg];
+
+		CHECK_FOR_INTERRUPTS();
+		if (ScanDirectionIsForward(dir))
+		{
+			int			r;
+
+			if (!pos->rightmost)
+				r = first_range_hi_ge(seg, pos->hikey);
+			if (pos->rightmost || r >= seg->nranges)
+			{
+				/* this segment is done */
+				if (pos->seg + 1 >= so->nsegs)
+				{
+					pos->itemIndex = pos->nitems;
+					return false;
+				}
+				if (seek_segment_start(scan, pos->seg + 1, false))
+					return true;
+				continue;
+			}
+			if (seg->ranges[r].lo <= pos->hikey)
+			{
+				read_block(scan, pos->next, pos->seg);
+				pos->itemIndex = 0;
+				if (pos->nitems > 0)
+					return true;
+				continue;
+			}
+			if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
+				return true;
+		}
+		else
+		{
+			int			r = seg->nranges - 1;
+			bool		left = pos->prev != GBT_NO_BLOCK;
+
+			if (left && pos->hasentries)
+			{
+				r = last_range_lo_le(seg, pos->lowkey);
+				if (r < 0)
+					left = false;
+			}
+			if (!left)
+			{
+				if (pos->seg == 0)
+				{
+					pos->itemIndex = -1;
+					return false;
+				}
+				if (seek_segment_start(scan, pos->seg - 1, true))
+					return true;
+				continue;
+			}
+			if (!pos->hasentries || seg->ranges[r].hi >= pos->lowkey)
+			{
+				Buffer		buf = walk_left(scan);
+
+				read_leaf(scan, buf, pos->seg);
+				pos->itemIndex = pos->nitems - 1;
+				if (pos->nitems > 0)
+					return true;
+				continue;
+			}
+			if (seek(scan, pos->seg, seg->ranges[r].hi + 1, 0, true))
+				return true;
+		}
+	}
+}
+
+static bool
+first(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	bool		backward = ScanDirectionIsBackward(dir);
+
+	preprocess_keys(scan);
+	so->started = true;
+	pgstat_count_index_scan(scan->indexRelation);
+	if (so->impossible || so->nsegs == 0)
+	{
+		so->pos.seg = -1;
+		return false;
+	}
+	if (seek_segment_start(scan, backward ? so->nsegs - 1 : 0, backward))
+		return true;
+	return step(scan, dir);
+}
+
+static void
+return_item(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtEntry   *e = &so->pos.items[so->pos.itemIndex];
+
+	gbt_tid_to_itemptr(e->tid, &scan->xs_heaptid);
+	scan->xs_recheck = false;
+	if (scan->xs_want_itup)
+	{
+		Datum		value;
+		bool		isnull = so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO;
+		MemoryContext old;
+
+		value = isnull ? (Datum) 0 : gbt_index_datum(so->info, e->key, e->tid);
+		MemoryContextReset(so->tupcxt);
+		old = MemoryContextSwitchTo(so->tupcxt);
+		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
+										 &value, &isnull);
+		MemoryContextSwitchTo(old);
+	}
+}
+
+bool
+gbtgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+
+	if (!so->started)
+	{
+		if (!first(scan, dir))
+			return false;
+	}
+	else
+	{
+		if (pos->seg < 0)
+			return false;
+		if (ScanDirectionIsForward(dir))
+		{
+			if (++pos->itemIndex >= pos->nitems)
+			{
+				pos->itemIndex = pos->nitems;
+				if (!step(scan, dir))
+					return false;
+			}
+		}
+		else
+		{
+			if (--pos->itemIndex < 0)
+			{
+				pos->itemIndex = -1;
+				if (!step(scan, dir))
+					return false;
+			}
+		}
+	}
+	return_item(scan);
+	return true;
+}
+
+int64
+gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+	ItemPointerData tids[GBT_MAX_SLOTS];
+	int64		ntids = 0;
+
+	if (!first(scan, ForwardScanDirection))
+	{
+		drop_pin(so);
+		return 0;
+	}
+	for (;;)
+	{
+		int			n = 0;
+
+		for (int i = pos->itemIndex; i < pos->nitems; i++)
+			gbt_tid_to_itemptr(pos->items[i].tid, &tids[n++]);
+		if (n > 0)
+			tbm_add_tuples(tbm, tids, n, false);
+		ntids += n;
+		pos->itemIndex = pos->nitems;
+		if (!step(scan, ForwardScanDirection))
+			break;
+	}
+	drop_pin(so);
+	return ntids;
+}
+
+void
+gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+		  ScanKey orderbys, int norderbys)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	drop_pin(so);
+	so->started = false;
+	so->markValid = false;
+	so->pos.seg = -1;
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+}
+
+void
+gbtendscan(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	drop_pin(so);
+	MemoryContextDelete(so->keycxt);
+	MemoryContextDelete(so->tupcxt);
+	if (so->mark)
+		pfree(so->mark);
+	pfree(so);
+}
+
+/*
+ * Mark and restore copy the position (the copied items of the current
+ * leaf and where the leaf sits); the items stay valid for this scan's
+ * snapshot even if the leaf changed since.
+ */
+void
+gbtmarkpos(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+
+	if (!so->started || pos->seg < 0)
+	{
+		so->markValid = false;
+		return;
+	}
+	if (so->mark == NULL)
+		so->mark = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(GbtScanPos));
+	memcpy(so->mark, pos, offsetof(GbtScanPos, items) + sizeof(GbtEntry) * pos->nitems);
+	so->markValid = true;
+}
+
+void
+gbtrestrpos(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	if (!so->markValid)
+		return;
+	if (so->pos.blk != so->mark->blk || so->pos.seg != so->mark->seg ||
+		!BufferIsValid(so->buf))
+	{
+		drop_pin(so);
+		so->buf = ReadBuffer(scan->indexRelation, so->mark->blk);
+	}
+	memcpy(&so->pos, so->mark,
+		   offsetof(GbtScanPos, items) + sizeof(GbtEntry) * so->mark->nitems);
+}
+
+bool
+gbtcanreturn(Relation index, int attno)
+{
+	return true;
+}

@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * simd.c
+ *	  Run-time dispatched block counts: AVX-512, AVX2 and scalar.
+ *
+ * Plain C (no PostgreSQL headers): also linked into the unit tests.  The
+ * vector versions are compiled with function-level target attributes so
+ * the library itself needs no -m flags and runs on any x86-64.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "gbtree_simd.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define GBT_HAVE_X86 1
+#include <immintrin.h>
+#endif
+
+int
+gbt_count_lt16_scalar(const uint64_t *p, uint64_t x)
+{
+	int			n = 0;
+
+	for (int i = 0; i < 16; i++)
+		n += (p[i] < x);
+	return n;
+}
+
+int
+gbt_count_le16_scalar(const uint64_t *p, uint64_t x)
+{
+	int			n = 0;
+
+	for (int i = 0; i < 16; i++)
+		n += (p[i] <= x);
+	return n;
+}
+
+#ifdef GBT_HAVE_X86
+
+/*
+ * AVX2 has only signed 64-bit compares: flip the sign bit of both sides,
+ * which maps unsigned order onto signed order.
+ */
+__attribute__((target("avx2,popcnt")))
+static inline int
+count_gt16_avx2(const uint64_t *p, uint64_t x)
+{
+	const __m256i bias = _mm256_set1_epi64x((long long) UINT64_C(0x8000000000000000));
+	__m256i		vx = _mm256_xor_si256(_mm256_set1_epi64x((long long) x), bias);
+	int			mask = 0;
+
+	for (int i = 0; i < 4; i++)
+	{
+		__m256i		v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (p + 4 * i)), bias);
+		__m256i		gt = _mm256_cmpgt_epi64(v, vx);
+
+		mask |= _mm256_movemask_pd(_mm256_castsi256_pd(gt)) << (4 * i);
+	}
+	return __builtin_popcount((unsigned) mask);
+}
+
+__attribute__((target("avx2,popcnt")))
+int
+gbt_count_le16_avx2(const uint64_t *p, uint64_t x)
+{
+	return 16 - count_gt16_avx2(p, x);
+}
+
+__attribute__((target("avx2,popcnt")))
+int
+gbt_count_lt16_avx2(const uint64_t *p, uint64_t x)
+{
+	/* slots < x  ==  16 - slots >= x  ==  16 - slots > (x - 1) */
+	if (x == 0)
+		return 0;
+	return 16 - count_gt16_avx2(p, x - 1);
+}
+
+__attribute__((target("avx512f,popcnt")))
+int
+gbt_count_lt16_avx512(const uint64_t *p, uint64_t x)
+{
+	__m512i		vx = _mm512_set1_epi64((long long) x);
+	__mmask8	m0 = _mm512_cmplt_epu64_mask(_mm512_loadu_si512((const void *) p), vx);
+	__mmask8	m1 = _mm512_cmplt_epu64_mask(_mm512_loadu_si512((const void *) (p + 8)), vx);
+
+	return __builtin_popcount((unsigned) m0 | ((unsigned) m1 << 8));
+}
+
+__attribute__((target("avx512f,popcnt")))
+int
+gbt_count_le16_avx512(const uint64_t *p, uint64_t x)
+{
+	__m512i		vx = _mm512_set1_epi64((long long) x);
+	__mmask8	m0 = _mm512_cmple_epu64_mask(_mm512_loadu_si512((const void *) p), vx);
+	__mmask8	m1 = _mm512_cmple_epu64_mask(_mm512_loadu_si512((const void *) (p + 8)), vx);
+
+	return __builtin_popcount((unsigned) m0 | ((unsigned) m1 << 8));
+}
+
+#else							/* !GBT_HAVE_X86 */
+
+int
+gbt_count_lt16_avx2(const uint64_t *p, uint64_t x)
+{
+	return gbt_count_lt16_scalar(p, x);
+}
+int
+gbt_count_le16_avx2(const uint64_t *p, uint64_t x)
+{
+	return gbt_count_le16_scalar(p, x);
+}
+int
+gbt_count_lt16_avx512(const uint64_t *p, uint64_t x)
+{
+	return gbt_count_lt16_scalar(p, x);
+}
+int
+gbt_count_le16_avx512(const uint64_t *p, uint64_t x)
+{
+	return gbt_count_le16_scalar(p, x);
+}
+
+#endif
+
+gbt_count16_fn gbt_count_lt16 = gbt_count_lt16_scalar;
+gbt_count16_fn gbt_count_le16 = gbt_count_le16_scalar;
+static GbtSimdLevel active_level = GBT_SIMD_SCALAR;
+
+GbtSimdLevel
+gbt_simd_best(void)
+{
+#ifdef GBT_HAVE_X86
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt"))
+		return GBT_SIMD_AVX512;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+		return GBT_SIMD_AVX2;
+#endif
+	return GBT_SIMD_SCALAR;
+}
+
+GbtSimdLevel
+gbt_simd_active(void)
+{
+	return active_level;
+}
+
+const char *
+gbt_simd_name(GbtSimdLevel level)
+{
+	switch (level)
+	{
+		case GBT_SIMD_AVX512:
+			return "avx512";
+		case GBT_SIMD_AVX2:
+			return "avx2";
+		default:
+			return "scalar";
+	}
+}
+
+int
+gbt_simd_set(GbtSimdLevel level)
+{
+	if (level > gbt_simd_best())
+		return -1;
+	switch (level)
+	{
+		case GBT_SIMD_AVX512:
+			gbt_count_lt16 = gbt_count_lt16_avx512;
+			gbt_count_le16 = gbt_count_le16_avx512;
+			break;
+		case GBT_SIMD_AVX2:
+			gbt_count_lt16 = gbt_count_lt16_avx2;
+			gbt_count_le16 = gbt_count_le16_avx2;
+			break;
+		default:
+			gbt_count_lt16 = gbt_count_lt16_scalar;
+			gbt_count_le16 = gbt_count_le16_scalar;
+			break;
+	}
+	active_level = level;
+	return 0;
+}
