@@ -19,6 +19,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 override CFLAGS += -std=gnu99
+
+# PGXS does not track headers
+$(OBJS): $(wildcard src/*.h)
 PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/cuda
 
 # ---- CUDA side (optional) ------------------------------------------------

@@ -173,14 +173,37 @@ BEGIN
 END
 $f$;
 
+-- min() and max() through the index on both twins, and whether they agree
+CREATE FUNCTION minmax(base text, OUT min_g text, OUT max_g text,
+					   OUT same boolean, OUT plan text)
+LANGUAGE plpgsql AS $f$
+DECLARE
+	q text := 'SELECT min(k)::text, max(k)::text FROM %I';
+	mb text;
+	xb text;
+BEGIN
+	PERFORM force_scan('ionly');
+	EXECUTE format(q, base || '_g') INTO min_g, max_g;
+	EXECUTE format(q, base || '_b') INTO mb, xb;
+	same := (min_g, max_g) IS NOT DISTINCT FROM (mb, xb);
+	plan := shape_of(plan_of(format(q, base || '_g')));
+	IF plan_of(format(q, base || '_g')) <> replace(plan_of(format(q, base || '_b')), base || '_b', base || '_g') THEN
+		plan := 'PLAN DIFFERS: ' || plan;
+	END IF;
+END
+$f$;
+
 --
 -- mk(base, typ, gen, nasty): twin tables of 3000 generated rows plus the
 -- nasty values.  gen is an expression of v = (g * 7919) % 701 - 350
 -- (about 4 rows per value); every 50th row is NULL.  The first half is
 -- loaded before CREATE INDEX (index build), the rest after it (inserts),
 -- nasty values (a text array literal, NULL allowed) nrep times each.
+-- idx is the parenthesized index column (e.g. '(k DESC)'), suffix what
+-- follows it (WITH (...), WHERE ...); both twins get the same.
 --
-CREATE FUNCTION mk(base text, typ text, gen text, nasty text, nrep int DEFAULT 3)
+CREATE FUNCTION mk(base text, typ text, gen text, nasty text, nrep int DEFAULT 3,
+				   idx text DEFAULT '(k)', suffix text DEFAULT '')
 RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE
 	g text := base || '_g';
@@ -192,14 +215,23 @@ BEGIN
 	EXECUTE format('CREATE TABLE %I (id int, k %s)', b, typ);
 	EXECUTE format('INSERT INTO %I ' || rows, g, gen, typ, 1, 1500);
 	EXECUTE format('INSERT INTO %I SELECT * FROM %I', b, g);
-	EXECUTE format('CREATE INDEX %I ON %I USING gbtree (k)', g || '_idx', g);
-	EXECUTE format('CREATE INDEX %I ON %I USING btree (k)', b || '_idx', b);
+	EXECUTE format('CREATE INDEX %I ON %I USING gbtree %s %s', g || '_idx', g, idx, suffix);
+	EXECUTE format('CREATE INDEX %I ON %I USING btree %s %s', b || '_idx', b, idx, suffix);
 	EXECUTE format('INSERT INTO %I ' || rows, g, gen, typ, 1501, 3000);
 	EXECUTE format('INSERT INTO %I SELECT 100000 + r * 100 + n, v::%s'
 				   ' FROM generate_series(1, %s) r, unnest(%L::text[]) WITH ORDINALITY u(v, n)',
 				   g, typ, nrep, nasty);
 	EXECUTE format('INSERT INTO %I SELECT * FROM %I WHERE id > 1500', b, g);
 END
+$f$;
+
+-- chk() over a list of predicates, each shown with a label
+CREATE FUNCTION chk_list(base text, preds text[], labels text[] DEFAULT NULL)
+RETURNS TABLE (pred text, nrows bigint, seq text, iscan text, bitmap text, ionly text)
+LANGUAGE sql AS $f$
+	SELECT coalesce(labels[u.n], u.pred), c.*
+	FROM unnest(preds) WITH ORDINALITY AS u(pred, n), LATERAL chk(base, u.pred) c
+	ORDER BY u.n
 $f$;
 
 SELECT mk('i2', 'int2', 'v * 93', '{-32768,32767,-32767,32766,0,NULL}');
@@ -210,18 +242,10 @@ SELECT mk('f8', 'float8', 'v / 10.0', '{NaN,-0,0,Infinity,-Infinity,1e300,-1e300
 VACUUM ANALYZE i2_g, i2_b, i4_g, i4_b, i8_g, i8_b, f4_g, f4_b, f8_g, f8_b;
 SELECT b.base, a.* FROM unnest(ARRAY['i2', 'i4', 'i8', 'f4', 'f8']) b(base), am_of(b.base) a;
 
-CREATE FUNCTION run_preds(base text, p text[])
-RETURNS TABLE (pred text, nrows bigint, seq text, iscan text, bitmap text, ionly text)
-LANGUAGE sql AS $f$
-	SELECT u.pred, c.*
-	FROM unnest(p) WITH ORDINALITY AS u(pred, n), LATERAL chk(base, u.pred) c
-	ORDER BY u.n
-$f$;
-
 --
 -- int2 column
 --
-SELECT * FROM run_preds('i2', ARRAY[
+SELECT * FROM chk_list('i2', ARRAY[
 	'k = 100000', 'k = -100000', 'k = 100000::int8', 'k = 32768', 'k = -32769::int8',
 	'k = 32767', 'k = 32767::int8', 'k = -32768::int4', 'k = 93::int8', 'k = 93',
 	'k < 100000', 'k <= 100000::int8', 'k > -100000', 'k >= -100000::int8',
@@ -255,7 +279,7 @@ RESET enable_bitmapscan;
 --
 -- int4 column
 --
-SELECT * FROM run_preds('i4', ARRAY[
+SELECT * FROM chk_list('i4', ARRAY[
 	'k = 2147483648', 'k = -2147483649', 'k = 2147483647::int8', 'k = -2147483648::int8',
 	'k = 6135037::int8', 'k = 32767::int2', 'k = ''-32768''::int2', 'k = 32768',
 	'k < 2147483648', 'k <= 2147483647::int8', 'k > -2147483649', 'k >= -2147483648::int8',
@@ -271,7 +295,7 @@ SELECT * FROM run_preds('i4', ARRAY[
 --
 -- int8 column
 --
-SELECT * FROM run_preds('i8', ARRAY[
+SELECT * FROM chk_list('i8', ARRAY[
 	'k = 32767::int2', 'k = ''-32768''::int2', 'k = 2147483647', 'k = ''-2147483648''::int4',
 	'k = 26351234391', 'k = 0::int2', 'k < 5::int2', 'k > 32767::int2', 'k >= ''-32768''::int2',
 	'k > 2147483647', 'k >= 2147483648', 'k < ''-2147483648''::int4', 'k <= -2147483649',
@@ -285,7 +309,7 @@ SELECT * FROM run_preds('i8', ARRAY[
 -- float4 column against float8 constants (and vice versa below).  0.1 is
 -- not a float4: the float4 0.1 widened is 0.10000000149011612 > 0.1.
 --
-SELECT * FROM run_preds('f4', ARRAY[
+SELECT * FROM chk_list('f4', ARRAY[
 	'k = 0.1::float8', 'k = 0.1::float4', 'k = 0.1::float4::float8', 'k < 0.1::float8',
 	'k <= 0.1::float8', 'k > 0.1::float8', 'k >= 0.1::float4', 'k = 0.5::float8',
 	'k = 1e300::float8', 'k = -1e300::float8', 'k < 1e300::float8', 'k > -1e300::float8',
@@ -305,7 +329,7 @@ SELECT * FROM run_preds('f4', ARRAY[
 --
 -- float8 column against float4 constants
 --
-SELECT * FROM run_preds('f8', ARRAY[
+SELECT * FROM chk_list('f8', ARRAY[
 	'k = 0.1::float4', 'k = 0.1::float8', 'k = 0.1::float4::float8', 'k < 0.1::float4',
 	'k > 0.1::float4', 'k >= 0.1::float4', 'k = ''NaN''::float4', 'k > ''Infinity''::float4',
 	'k = ''Infinity''::float4', 'k > 3.4028235e38::float4', 'k >= 3.4028235e38::float4',

@@ -284,6 +284,18 @@ build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
 					cbuf[i] = sepblk[from + i];
 				}
 			}
+			/*
+			 * The leftmost inner page of a level covers everything below
+			 * its second separator: its first separator is minus infinity,
+			 * (0, 0), which no real entry equals.  Keeping a real key there
+			 * would misplace the downlink of a later split of the leftmost
+			 * child whose entries went below that key.
+			 */
+			if (level > 0 && p == 0 && cntp > 0)
+			{
+				kbuf[0] = 0;
+				tbuf[0] = 0;
+			}
 			gbt_node_load(&node, cntp, kbuf, tbuf, level == 0 ? NULL : cbuf);
 
 			op->leftlink = (p == 0) ? GBT_NO_BLOCK : blk - 1;

@@ -36,7 +36,7 @@
 #define GBT_LEAF_SLOTS		(GBT_LEAF_BLOCKS * GBT_BLOCK_SLOTS)		/* 480 */
 #define GBT_INNER_SLOTS		(GBT_INNER_BLOCKS * GBT_BLOCK_SLOTS)	/* 384 */
 #define GBT_MAX_SLOTS		GBT_LEAF_SLOTS
-#define GBT_BITMAP_WORDS	(GBT_MAX_SLOTS / 64)	/* 8 */
+#define GBT_BITMAP_WORDS	((GBT_MAX_SLOTS + 63) / 64)	/* 8 */
 
 /* body starts after the page header, cache-line aligned within the page */
 #define GBT_BODY_OFFSET		64

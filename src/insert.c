@@ -236,8 +236,9 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid)
 
 	gbt_init_page(root, false, old.level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST);
 	gbt_page_view(root, &node);
-	k2[0] = sb->keys[0];
-	t2[0] = sb->tids[0];
+	/* the root's first separator is minus infinity (see build.c) */
+	k2[0] = 0;
+	t2[0] = 0;
 	c2[0] = ablk;
 	k2[1] = sb->keys[cut];
 	t2[1] = sb->tids[cut];

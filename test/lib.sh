@@ -14,6 +14,7 @@ GB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # runuser and useradd live in sbin, which a CI runner's PATH may lack.
 case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
 GB_PG_MAJOR=15
+PG_BINDIR=${PG_BINDIR:-} PG_PKGLIBDIR=${PG_PKGLIBDIR:-} PG_SHAREDIR=${PG_SHAREDIR:-}
 GB_IS_ROOT=0
 [ "$(id -u)" -eq 0 ] && GB_IS_ROOT=1
 if [ "$GB_IS_ROOT" = 1 ]; then

@@ -107,8 +107,8 @@ gb_die() { gb_say "ERROR: $*"; record setup error FAILED "$*"; exit 1; }
 run_limited() {
     local secs=$1 left; shift
     left=$((TOTAL_TIMEOUT - SECONDS - 90))
+    [ "$left" -lt 30 ] && left=30
     [ "$left" -lt "$secs" ] && secs=$left
-    [ "$secs" -lt 30 ] && secs=30
     gb_run_as timeout --kill-after=20 "$secs" "$@"
     local rc=$?
     [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && gb_say "*** timed out after ${secs}s: $*"

@@ -1,0 +1,274 @@
+/*
+ * test_node.c
+ *	  Unit tests of the in-page layer (src/node.c) and of the block counts
+ *	  (src/simd.c): every implementation against a sorted-array model, on
+ *	  random and adversarial pages.  Exits non-zero on the first failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gbtree_node.h"
+#include "gbtree_simd.h"
+
+static int	failures = 0;
+static long checks = 0;
+
+#define CHECK(cond, ...) \
+	do { checks++; if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); if (failures > 20) exit(1); } } while (0)
+
+static uint64_t rng = 88172645463325252ULL;
+
+static uint64_t
+xrand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* keys drawn from a small or a full domain, with the extremes often */
+static uint64_t
+rand_key(int mode)
+{
+	switch (mode)
+	{
+		case 0:
+			return xrand() % 8;	/* heavy duplicates */
+		case 1:
+			{
+				uint64_t	r = xrand() % 10;
+
+				if (r == 0)
+					return 0;
+				if (r == 1)
+					return UINT64_MAX;
+				return xrand();
+			}
+		default:
+			return xrand() % 100000;
+	}
+}
+
+typedef struct Model
+{
+	uint64_t	k[GBT_MAX_SLOTS + 1];
+	uint64_t	t[GBT_MAX_SLOTS + 1];
+	int			n;
+} Model;
+
+static int
+model_find(Model *m, uint64_t k, uint64_t t)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->k[i] == k && m->t[i] == t)
+			return i;
+	return -1;
+}
+
+static void
+model_insert(Model *m, uint64_t k, uint64_t t)
+{
+	int			i = 0;
+
+	while (i < m->n && gbt_entry_lt(m->k[i], m->t[i], k, t))
+		i++;
+	memmove(m->k + i + 1, m->k + i, sizeof(uint64_t) * (m->n - i));
+	memmove(m->t + i + 1, m->t + i, sizeof(uint64_t) * (m->n - i));
+	m->k[i] = k;
+	m->t[i] = t;
+	m->n++;
+}
+
+static void
+model_delete(Model *m, int i)
+{
+	memmove(m->k + i, m->k + i + 1, sizeof(uint64_t) * (m->n - i - 1));
+	memmove(m->t + i, m->t + i + 1, sizeof(uint64_t) * (m->n - i - 1));
+	m->n--;
+}
+
+/* compare node contents and searches with the model */
+static void
+compare(GbtNode *node, Model *m, int mode)
+{
+	uint64_t	k[GBT_MAX_SLOTS],
+				t[GBT_MAX_SLOTS];
+	int			n = gbt_node_extract(node, k, t, NULL);
+	const char *err = gbt_node_check(node);
+
+	CHECK(err == NULL, "node check: %s", err ? err : "");
+	CHECK(n == m->n, "count %d vs model %d", n, m->n);
+	for (int i = 0; i < n && i < m->n; i++)
+		CHECK(k[i] == m->k[i] && t[i] == m->t[i], "entry %d differs", i);
+
+	for (int q = 0; q < 20; q++)
+	{
+		uint64_t	x = (q < 3) ? (q == 0 ? 0 : q == 1 ? UINT64_MAX : UINT64_MAX - 1) :
+			(m->n > 0 && q % 2) ? m->k[xrand() % m->n] : rand_key(mode);
+		int			lb = 0,
+					ub = 0;
+		int			s;
+
+		while (lb < m->n && m->k[lb] < x)
+			lb++;
+		ub = lb;
+		while (ub < m->n && m->k[ub] <= x)
+			ub++;
+		/* lower bound, then the next used slot, must be the model's lb-th */
+		s = gbt_node_next_used(node, gbt_node_lower_bound(node, x));
+		if (lb < m->n)
+			CHECK(s < node->nslots && node->keys[s] == m->k[lb] && node->tids[s] == m->t[lb],
+				  "lower_bound(%llu) wrong", (unsigned long long) x);
+		else
+			CHECK(s == node->nslots, "lower_bound(%llu) should be past end", (unsigned long long) x);
+		s = gbt_node_next_used(node, gbt_node_upper_bound(node, x));
+		if (ub < m->n)
+			CHECK(s < node->nslots && node->keys[s] == m->k[ub] && node->tids[s] == m->t[ub],
+				  "upper_bound(%llu) wrong", (unsigned long long) x);
+		else
+			CHECK(s == node->nslots, "upper_bound(%llu) should be past end", (unsigned long long) x);
+		if (m->n > 0)
+		{
+			int			i = xrand() % m->n;
+
+			s = gbt_node_next_used(node, gbt_node_lower_bound_entry(node, m->k[i], m->t[i]));
+			CHECK(s < node->nslots && node->keys[s] == m->k[i] && node->tids[s] == m->t[i],
+				  "lower_bound_entry of existing entry %d wrong", i);
+		}
+	}
+}
+
+static void
+random_ops(bool leaf, int mode, int nops, int simd)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	GbtNode		node;
+	Model		m;
+	uint64_t	nexttid = 1;
+
+	gbt_simd_set((GbtSimdLevel) simd);
+	gbt_node_format(page, leaf, leaf ? 0 : 1, 0);
+	gbt_node_view(page, &node);
+	m.n = 0;
+	for (int op = 0; op < nops; op++)
+	{
+		uint64_t	r = xrand() % 100;
+
+		if (r < 60 && m.n < node.nslots)
+		{
+			uint64_t	k = rand_key(mode);
+			uint64_t	t = (xrand() % 3 == 0) ? (nexttid++ << 16) : ((xrand() % 1000000) << 16);
+			int			slot;
+
+			if (model_find(&m, k, t) >= 0)
+				continue;
+			slot = gbt_node_insert(&node, k, t, 7);
+			CHECK(slot >= 0, "insert failed with room");
+			model_insert(&m, k, t);
+		}
+		else if (r < 62 && m.n == node.nslots)
+		{
+			CHECK(gbt_node_insert(&node, 1, 1 << 16, 0) < 0, "insert into full page succeeded");
+		}
+		else if (r < 90 && m.n > 0)
+		{
+			int			i = xrand() % m.n;
+			int			s = gbt_node_next_used(&node,
+											   gbt_node_lower_bound_entry(&node, m.k[i], m.t[i]));
+
+			CHECK(s < node.nslots && gbt_slot_used(&node, s), "entry to delete not found");
+			if (s < node.nslots)
+				gbt_node_delete_slot(&node, s);
+			model_delete(&m, i);
+		}
+		else if (r < 92)
+		{
+			/* bulk reload of the current contents, as a split does */
+			uint64_t	k[GBT_MAX_SLOTS],
+						t[GBT_MAX_SLOTS];
+			uint32_t	c[GBT_MAX_SLOTS];
+			int			n = gbt_node_extract(&node, k, t, c);
+
+			gbt_node_format(page, leaf, leaf ? 0 : 1, 0);
+			gbt_node_view(page, &node);
+			gbt_node_load(&node, n, k, t, leaf ? NULL : c);
+		}
+		if (op % 7 == 0)
+			compare(&node, &m, mode);
+	}
+	/* fill to the brim, then empty it */
+	while (m.n < node.nslots)
+	{
+		uint64_t	k = rand_key(mode),
+					t = (nexttid++) << 16;
+
+		CHECK(gbt_node_insert(&node, k, t, 0) >= 0, "fill insert failed");
+		model_insert(&m, k, t);
+	}
+	compare(&node, &m, mode);
+	while (m.n > 0)
+	{
+		int			i = xrand() % m.n;
+		int			s = gbt_node_next_used(&node, gbt_node_lower_bound_entry(&node, m.k[i], m.t[i]));
+
+		gbt_node_delete_slot(&node, s);
+		model_delete(&m, i);
+		if (m.n % 50 == 0)
+			compare(&node, &m, mode);
+	}
+	compare(&node, &m, mode);
+}
+
+static void
+test_counts(int simd)
+{
+	uint64_t	block[16];
+
+	for (int iter = 0; iter < 200000; iter++)
+	{
+		uint64_t	x;
+		int			lt = 0,
+					le = 0;
+
+		for (int i = 0; i < 16; i++)
+			block[i] = rand_key(iter % 3);
+		x = (iter % 5 == 0) ? block[xrand() % 16] : rand_key(iter % 3);
+		for (int i = 0; i < 16; i++)
+		{
+			lt += block[i] < x;
+			le += block[i] <= x;
+		}
+		CHECK(gbt_count_lt16_scalar(block, x) == lt, "scalar lt");
+		CHECK(gbt_count_le16_scalar(block, x) == le, "scalar le");
+		if (simd >= GBT_SIMD_AVX2)
+		{
+			CHECK(gbt_count_lt16_avx2(block, x) == lt, "avx2 lt");
+			CHECK(gbt_count_le16_avx2(block, x) == le, "avx2 le");
+		}
+		if (simd >= GBT_SIMD_AVX512)
+		{
+			CHECK(gbt_count_lt16_avx512(block, x) == lt, "avx512 lt");
+			CHECK(gbt_count_le16_avx512(block, x) == le, "avx512 le");
+		}
+	}
+}
+
+int
+main(void)
+{
+	int			best = gbt_simd_best();
+
+	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
+	test_counts(best);
+	for (int simd = 0; simd <= best; simd++)
+		for (int mode = 0; mode < 3; mode++)
+		{
+			random_ops(true, mode, 20000, simd);
+			random_ops(false, mode, 20000, simd);
+		}
+	printf("test_node: %ld checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}
