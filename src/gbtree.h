@@ -116,7 +116,9 @@ extern Datum gbt_index_datum(GbtIndexInfo *info, uint64 ikey, uint64 tid);
 /* pages.c */
 extern void gbt_init_page(Page page, bool leaf, uint16 level, uint16 flags);
 extern void gbt_init_metapage(Page page, Relation index, uint64 entries);
-extern Buffer gbt_new_buffer(Relation index);
+extern Buffer gbt_new_buffer(Relation index, bool may_recycle);
+extern bool gbt_lock_recycling(Relation index);
+extern void gbt_unlock_recycling(Relation index);
 extern void gbt_check_page(Relation index, Buffer buf);
 extern void gbt_check_meta(Relation index);
 extern bool gbt_hikey_le(GbtPageOpaque op, uint64 key, uint64 tid);

@@ -112,10 +112,11 @@ insert_into_parent(Relation index, Page ppage, uint64 key, uint64 tid, BlockNumb
  * except the new right page and the old right sibling, taken here.
  */
 static void
-split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uint64 tid)
+split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uint64 tid,
+		   bool may_recycle)
 {
 	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	Buffer		rbuf = gbt_new_buffer(index);
+	Buffer		rbuf = gbt_new_buffer(index, may_recycle);
 	Buffer		sbuf = InvalidBuffer;
 	BlockNumber lblk = BufferGetBlockNumber(buf);
 	BlockNumber rblk = BufferGetBlockNumber(rbuf);
@@ -186,11 +187,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
  * move to two new pages and the root becomes an inner page one level up.
  */
 static void
-split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid)
+split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
+		   bool may_recycle)
 {
 	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	Buffer		abuf = gbt_new_buffer(index);
-	Buffer		bbuf = gbt_new_buffer(index);
+	Buffer		abuf = gbt_new_buffer(index, may_recycle);
+	Buffer		bbuf = gbt_new_buffer(index, may_recycle);
 	BlockNumber ablk = BufferGetBlockNumber(abuf);
 	BlockNumber bblk = BufferGetBlockNumber(bbuf);
 	GenericXLogState *state;
@@ -284,7 +286,10 @@ insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 static void
 insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 {
+	bool		may_recycle;
+
 	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	may_recycle = gbt_lock_recycling(index);
 	for (;;)
 	{
 		Buffer		pbuf = InvalidBuffer;
@@ -304,7 +309,8 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			gbt_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = gbt_page_opaque((char *) page);
-			if (!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, key, tid))
+			if ((op->flags & GBT_F_DELETED) ||
+				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, key, tid)))
 			{
 				BlockNumber next = op->rightlink;
 
@@ -319,9 +325,9 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 				if (op->nused < op->nslots)
 					insert_into_leaf(index, buf, key, tid);
 				else if (!BufferIsValid(pbuf))
-					split_root(index, buf, true, key, tid);
+					split_root(index, buf, true, key, tid, may_recycle);
 				else
-					split_page(index, pbuf, buf, true, key, tid);
+					split_page(index, pbuf, buf, true, key, tid, may_recycle);
 				done = true;
 				break;
 			}
@@ -330,9 +336,9 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			{
 				/* proactive split of a full inner page, then start over */
 				if (!BufferIsValid(pbuf))
-					split_root(index, buf, false, 0, 0);
+					split_root(index, buf, false, 0, 0, may_recycle);
 				else
-					split_page(index, pbuf, buf, false, 0, 0);
+					split_page(index, pbuf, buf, false, 0, 0, may_recycle);
 				break;
 			}
 
@@ -353,6 +359,8 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 		if (done)
 			break;
 	}
+	if (may_recycle)
+		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
 }
 

@@ -123,16 +123,17 @@ gbt_check_meta(Relation index)
 
 /*
  * Get a new, exclusively locked buffer: a recycled page from the FSM if
- * there is one, else by extending the relation.  The caller initializes it
+ * there is one and the caller may recycle (see gbt_lock_recycling), else
+ * by extending the relation.  The caller initializes it
  * inside its generic WAL record (GENERIC_XLOG_FULL_IMAGE).
  */
 Buffer
-gbt_new_buffer(Relation index)
+gbt_new_buffer(Relation index, bool may_recycle)
 {
 	Buffer		buf;
 	bool		needLock = !RELATION_IS_LOCAL(index);
 
-	for (;;)
+	for (; may_recycle;)
 	{
 		BlockNumber blkno = GetFreeIndexPage(index);
 		Page		page;
@@ -207,7 +208,6 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) ||
-			(op->flags & GBT_F_DELETED) ||
 			++hops > 1000000)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -215,8 +215,10 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
 					 errhint("Please REINDEX it.")));
 
-		if (!(op->flags & GBT_F_RIGHTMOST) &&
-			(backward ? gbt_hikey_lt(op, key, tid) : gbt_hikey_le(op, key, tid)))
+		/* a deleted leaf's key range went to its right sibling */
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) &&
+			 (backward ? gbt_hikey_lt(op, key, tid) : gbt_hikey_le(op, key, tid))))
 		{
 			BlockNumber next = op->rightlink;
 
@@ -273,4 +275,23 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 		buf = ReadBuffer(index, child);
 		LockBuffer(buf, mode);
 	}
+}
+
+/*
+ * Recycling a page at a low block number while VACUUM's physical-order
+ * pass is running could move entries behind the pass.  VACUUM holds a
+ * share lock on the value root's block number (a heavyweight page lock,
+ * unrelated to the buffer) for its pass; a split may take recycled pages
+ * only if it gets that lock exclusively without waiting.
+ */
+bool
+gbt_lock_recycling(Relation index)
+{
+	return ConditionalLockPage(index, GBT_ROOT_BLKNO, ExclusiveLock);
+}
+
+void
+gbt_unlock_recycling(Relation index)
+{
+	UnlockPage(index, GBT_ROOT_BLKNO, ExclusiveLock);
 }

@@ -9,23 +9,37 @@
  * hold a pin on that leaf while returning its TIDs (the same interlock as
  * nbtree: a TID is not recycled under a scan that is about to visit it).
  *
- * Pages a concurrent split creates are allocated at the end of the
- * relation (deleted pages are not recycled yet), so a split can only move
- * entries to a block the scan has yet to reach; the scan repeats until
- * the relation stops growing.  Gaps are reused by later inserts into the
- * same key range.
+ * During the pass VACUUM holds a share lock that keeps splits from
+ * recycling free pages (gbt_lock_recycling), so a page a concurrent split
+ * creates is at the end of the relation and a split can only move entries
+ * to a block the pass has yet to reach; the pass repeats until the
+ * relation stops growing.  Gaps are reused by later inserts into the same
+ * key range.
+ *
+ * After the pass, leaves left empty are unlinked: the empty leaf's key
+ * range goes to its right sibling (the parent's downlink for the leaf now
+ * leads to the right sibling and the sibling's own downlink goes away),
+ * so readers that still arrive at the deleted page simply move right, as
+ * Lehman and Yao expect.  One generic WAL record of four pages: parent,
+ * left sibling, the leaf, right sibling.  This runs under the
+ * structure-modification lock.  The last child of a parent is kept (its
+ * right sibling has another parent).  A deleted page is handed to the FSM
+ * once no snapshot can still lead a scan to it (the xid horizon, as
+ * nbtree does) and a later split reuses it.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/transam.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "gbtree.h"
 
@@ -68,6 +82,159 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 	stats->num_index_tuples += live;
 }
 
+/*
+ * Find the level-1 page holding the downlink to leaf 'leaf', whose high
+ * key is (hikey, hitid), in the tree rooted at root.  Returns it
+ * exclusively locked with *slot set, or InvalidBuffer.  Caller holds the
+ * structure-modification lock, so inner pages are stable.
+ */
+static Buffer
+find_parent(Relation index, BlockNumber root, BlockNumber leaf,
+			uint64 hikey, uint64 hitid, int *slot)
+{
+	BlockNumber blk = root;
+
+	for (;;)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		GbtPageOpaque op;
+		GbtNode		node;
+		int			s;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_check_page(index, buf);
+		gbt_page_view(BufferGetPage(buf), &node);
+		op = node.opaque;
+		if ((op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED))
+		{
+			UnlockReleaseBuffer(buf);
+			return InvalidBuffer;
+		}
+		if (!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_lt(op, hikey, hitid))
+		{
+			blk = op->rightlink;
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		/* the child holding the last entry < (hikey, hitid) */
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, hikey, hitid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots)
+		{
+			UnlockReleaseBuffer(buf);
+			return InvalidBuffer;
+		}
+		if (op->level == 1)
+		{
+			if (node.child[s] != leaf)
+			{
+				UnlockReleaseBuffer(buf);
+				return InvalidBuffer;
+			}
+			*slot = s;
+			return buf;
+		}
+		blk = node.child[s];
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/* Try to unlink empty leaf blkno; quietly gives up if anything changed. */
+static bool
+delete_empty_leaf(Relation index, BlockNumber blkno)
+{
+	Buffer		lbuf,
+				pbuf,
+				lsbuf = InvalidBuffer,
+				rsbuf;
+	GbtPageOpaque op;
+	GbtPageOpaqueData l;
+	GbtNode		pnode;
+	int			sl,
+				sr;
+	BlockNumber root;
+	GenericXLogState *state;
+	Page		ppage,
+				lpage,
+				rspage;
+	bool		ok = false;
+
+	lbuf = ReadBuffer(index, blkno);
+	LockBuffer(lbuf, BUFFER_LOCK_SHARE);
+	gbt_check_page(index, lbuf);
+	op = gbt_page_opaque((char *) BufferGetPage(lbuf));
+	l = *op;
+	UnlockReleaseBuffer(lbuf);
+	if (!(l.flags & GBT_F_LEAF) || (l.flags & (GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST)) ||
+		l.nused > 0)
+		return false;
+	root = (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO;
+
+	pbuf = find_parent(index, root, blkno, l.hikey, l.hitid, &sl);
+	if (!BufferIsValid(pbuf))
+		return false;
+	gbt_page_view(BufferGetPage(pbuf), &pnode);
+	sr = gbt_node_next_used(&pnode, sl + 1);
+	if (sr >= pnode.nslots || pnode.child[sr] != l.rightlink)
+	{
+		UnlockReleaseBuffer(pbuf);
+		return false;
+	}
+
+	/* lock order: parent, then leaves left to right */
+	if (l.leftlink != GBT_NO_BLOCK)
+	{
+		lsbuf = ReadBuffer(index, l.leftlink);
+		LockBuffer(lsbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_check_page(index, lsbuf);
+	}
+	lbuf = ReadBuffer(index, blkno);
+	LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+	rsbuf = ReadBuffer(index, l.rightlink);
+	LockBuffer(rsbuf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_check_page(index, rsbuf);
+
+	op = gbt_page_opaque((char *) BufferGetPage(lbuf));
+	if (op->nused == 0 && !(op->flags & GBT_F_DELETED) &&
+		op->rightlink == l.rightlink && op->leftlink == l.leftlink &&
+		gbt_page_opaque((char *) BufferGetPage(rsbuf))->leftlink == blkno &&
+		(!BufferIsValid(lsbuf) ||
+		 gbt_page_opaque((char *) BufferGetPage(lsbuf))->rightlink == blkno))
+	{
+		state = GenericXLogStart(index);
+		ppage = GenericXLogRegisterBuffer(state, pbuf, 0);
+		lpage = GenericXLogRegisterBuffer(state, lbuf, 0);
+		rspage = GenericXLogRegisterBuffer(state, rsbuf, 0);
+		if (BufferIsValid(lsbuf))
+		{
+			Page		lspage = GenericXLogRegisterBuffer(state, lsbuf, 0);
+
+			gbt_page_opaque((char *) lspage)->rightlink = l.rightlink;
+		}
+		gbt_page_opaque((char *) rspage)->leftlink = l.leftlink;
+
+		/* the leaf's separator now leads to the right sibling */
+		gbt_page_view(ppage, &pnode);
+		gbt_node_delete_slot(&pnode, sr);
+		pnode.child[sl] = l.rightlink;
+		for (int g = sl - 1; g >= 0 && !gbt_slot_used(&pnode, g); g--)
+			pnode.child[g] = l.rightlink;
+
+		op = gbt_page_opaque((char *) lpage);
+		op->flags |= GBT_F_DELETED;
+		op->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+		GenericXLogFinish(state);
+		ok = true;
+	}
+	UnlockReleaseBuffer(rsbuf);
+	UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(lsbuf))
+		UnlockReleaseBuffer(lsbuf);
+	UnlockReleaseBuffer(pbuf);
+	return ok;
+}
+
 static void
 scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		   IndexBulkDeleteCallback callback, void *callback_state)
@@ -76,8 +243,14 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	BlockNumber blkno = GBT_ROOT_BLKNO;
 	BlockNumber npages;
+	BlockNumber *empty = NULL;
+	int			nempty = 0,
+				maxempty = 0;
 
 	stats->num_index_tuples = 0;
+	stats->pages_deleted = 0;
+	stats->pages_free = 0;
+	LockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	for (;;)
 	{
 		if (needLock)
@@ -104,10 +277,45 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			}
 			gbt_check_page(index, buf);
 			op = gbt_page_opaque((char *) BufferGetPage(buf));
-			if ((op->flags & GBT_F_LEAF) && !(op->flags & GBT_F_DELETED))
+			if (op->flags & GBT_F_DELETED)
+			{
+				stats->pages_deleted++;
+				if (GlobalVisCheckRemovableFullXid(NULL, FullTransactionIdFromU64(op->xact)))
+				{
+					RecordFreeIndexPage(index, blkno);
+					stats->pages_free++;
+				}
+			}
+			else if (op->flags & GBT_F_LEAF)
+			{
 				vacuum_leaf(index, buf, stats, callback, callback_state);
+				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)))
+				{
+					if (nempty == maxempty)
+					{
+						maxempty = Max(64, maxempty * 2);
+						empty = empty ? repalloc(empty, sizeof(BlockNumber) * maxempty) :
+							palloc(sizeof(BlockNumber) * maxempty);
+					}
+					empty[nempty++] = blkno;
+				}
+			}
 			UnlockReleaseBuffer(buf);
 		}
+	}
+	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
+
+	if (nempty > 0)
+	{
+		LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+		for (int i = 0; i < nempty; i++)
+		{
+			vacuum_delay_point();
+			if (delete_empty_leaf(index, empty[i]))
+				stats->pages_newly_deleted++;
+		}
+		UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+		pfree(empty);
 	}
 	stats->num_pages = npages;
 	stats->estimated_count = false;
