@@ -24,6 +24,7 @@
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "access/tupmacs.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -67,6 +68,8 @@ typedef struct GbtScanOpaqueData
 	GbtScanPos	pos;
 	GbtScanPos *mark;			/* saved by ammarkpos */
 	bool		markValid;
+	IndexTuple	itup;			/* index-only result for non-null keys */
+	int16		attlen;
 } GbtScanOpaqueData;
 
 typedef GbtScanOpaqueData *GbtScanOpaque;
@@ -84,6 +87,14 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 									   ALLOCSET_SMALL_SIZES);
 	so->buf = InvalidBuffer;
 	so->pos.seg = -1;
+
+	/*
+	 * All supported types are fixed-width and passed by value: the index
+	 * tuple for a non-null key is built in place, no per-row allocation.
+	 */
+	so->attlen = TupleDescAttr(RelationGetDescr(index), 0)->attlen;
+	so->itup = palloc0(MAXALIGN(sizeof(IndexTupleData)) + sizeof(Datum));
+	so->itup->t_info = MAXALIGN(MAXALIGN(sizeof(IndexTupleData)) + so->attlen);
 	scan->opaque = so;
 	scan->xs_itupdesc = RelationGetDescr(index);
 	return scan;
@@ -691,12 +702,22 @@ return_item(IndexScanDesc scan)
 		bool		isnull = so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO;
 		MemoryContext old;
 
-		value = isnull ? (Datum) 0 : gbt_index_datum(so->info, e->key, e->tid);
-		MemoryContextReset(so->tupcxt);
-		old = MemoryContextSwitchTo(so->tupcxt);
-		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
-										 &value, &isnull);
-		MemoryContextSwitchTo(old);
+		if (!isnull)
+		{
+			value = gbt_index_datum(so->info, e->key, e->tid);
+			store_att_byval((char *) so->itup + MAXALIGN(sizeof(IndexTupleData)),
+							value, so->attlen);
+			scan->xs_itup = so->itup;
+		}
+		else
+		{
+			value = (Datum) 0;
+			MemoryContextReset(so->tupcxt);
+			old = MemoryContextSwitchTo(so->tupcxt);
+			scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
+											 &value, &isnull);
+			MemoryContextSwitchTo(old);
+		}
 	}
 }
 
@@ -792,6 +813,7 @@ gbtendscan(IndexScanDesc scan)
 	MemoryContextDelete(so->tupcxt);
 	if (so->mark)
 		pfree(so->mark);
+	pfree(so->itup);
 	pfree(so);
 }
 
