@@ -46,7 +46,7 @@ $(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.h) src/gbtree_node.h
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
 
-EXTRA_CLEAN = $(CUDA_LIB) test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
+EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
 
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
@@ -55,6 +55,12 @@ test/unit/test_node: test/unit/test_node.c src/node.c src/simd.c src/gbtree_node
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_node.c src/node.c src/simd.c
 test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
+
+test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
+	$(CC) -O2 -g -std=gnu99 -Isrc -o $@ test/bench/bench_node.c src/node.c src/simd.c
+
+bench-node: test/bench/bench_node
+	test/bench/bench_node
 
 unit: test/unit/test_node test/unit/test_keys
 	test/unit/test_node && test/unit/test_keys
@@ -65,4 +71,4 @@ test:
 demo:
 	test/demo.sh
 
-.PHONY: test demo unit install-cuda
+.PHONY: test demo unit install-cuda bench-node
