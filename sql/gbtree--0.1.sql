@@ -192,3 +192,11 @@ DEFAULT FOR TYPE bool USING gbtree FAMILY bool_ops AS
 	OPERATOR 4 >=,
 	OPERATOR 5 >,
 	FUNCTION 1 (bool, bool) btboolcmp(bool, bool);
+
+-- Structural verification in the spirit of amcheck's bt_index_check.
+CREATE FUNCTION gbtree_check(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+
+REVOKE ALL ON FUNCTION gbtree_check(regclass, boolean) FROM PUBLIC;

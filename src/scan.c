@@ -472,6 +472,15 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 			{
 				pos->items[n].key = node.keys[s];
 				pos->items[n].tid = node.tids[s];
+				/* cheap guard: a damaged page must not yield rows silently */
+				if (n > 0 && !gbt_entry_lt(pos->items[n - 1].key, pos->items[n - 1].tid,
+										   node.keys[s], node.tids[s]))
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("index \"%s\" block %u: entries out of order",
+									RelationGetRelationName(scan->indexRelation),
+									BufferGetBlockNumber(buf)),
+							 errhint("Please REINDEX it.")));
 				n++;
 				s = gbt_node_next_used(&node, s + 1);
 			}
