@@ -637,6 +637,16 @@ step(IndexScanDesc scan, ScanDirection dir)
 					return true;
 				continue;
 			}
+			/*
+			 * The next range starts beyond this leaf.  Sorted keys usually
+			 * land on the next leaf: try it before descending again.
+			 */
+			read_block(scan, pos->next, pos->seg);
+			pos->itemIndex = 0;
+			if (pos->nitems > 0)
+				return true;
+			if (pos->rightmost || seg->ranges[r].lo <= pos->hikey)
+				continue;
 			if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
 				return true;
 		}
