@@ -29,6 +29,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "gbtree.h"
 
@@ -420,6 +421,22 @@ last_range_lo_le(GbtSegment *seg, uint64 key)
 }
 
 /*
+ * Whether to keep the pin on a leaf while returning its TIDs.  The pin is
+ * what makes VACUUM's cleanup lock wait, so that a TID is not recycled
+ * under a scan about to visit it.  As nbtree does, an MVCC scan of a
+ * WAL-logged index that visits the heap needs no such interlock (a
+ * recycled TID's new tuple is invisible to its snapshot), so it drops the
+ * pin and never holds up VACUUM; index-only scans keep it.
+ */
+static bool
+keep_pin(IndexScanDesc scan)
+{
+	return !(IsMVCCSnapshot(scan->xs_snapshot) &&
+			 RelationNeedsWAL(scan->indexRelation) &&
+			 !scan->xs_want_itup);
+}
+
+/*
  * Copy the entries of the locked leaf in buf that fall in segment seg's
  * ranges into so->pos; then unlock, keeping the pin as so->buf.
  */
@@ -490,9 +507,13 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	if (so->buf != buf)
-	{
 		drop_pin(so);
+	if (keep_pin(scan))
 		so->buf = buf;
+	else
+	{
+		ReleaseBuffer(buf);
+		so->buf = InvalidBuffer;
 	}
 }
 
@@ -869,7 +890,8 @@ gbtrestrpos(IndexScanDesc scan)
 		!BufferIsValid(so->buf))
 	{
 		drop_pin(so);
-		so->buf = ReadBuffer(scan->indexRelation, so->mark->blk);
+		if (keep_pin(scan))
+			so->buf = ReadBuffer(scan->indexRelation, so->mark->blk);
 	}
 	memcpy(&so->pos, so->mark,
 		   offsetof(GbtScanPos, items) + sizeof(GbtEntry) * so->mark->nitems);
