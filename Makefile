@@ -71,4 +71,8 @@ test:
 demo:
 	test/demo.sh
 
-.PHONY: test demo unit install-cuda bench-node
+# Benchmarks against btree (test/bench/README.md); BENCH_ROWS, BENCH_ENGINES, BENCH_OUT
+bench:
+	test/bench/run-bench.sh
+
+.PHONY: test demo unit install-cuda bench-node bench
