@@ -69,14 +69,16 @@ gather(GbtNode *node, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
 }
 
 /*
- * Where to split n entries: in the middle, except when a rightmost leaf
- * grows at its end (ascending keys), where the left page keeps the
- * fillfactor so sequential loads pack pages as tightly as a build.
+ * Where to split n entries: in the middle, except when a leaf grows at its
+ * end: ascending keys at the rightmost leaf, or duplicates of one key
+ * arriving in heap order, which always land after their equals.  Then the
+ * left page keeps the fillfactor, so such loads pack pages as tightly as a
+ * build instead of leaving them half full.
  */
 static int
 split_point(Relation index, int n, bool leaf, bool rightmost, int newpos)
 {
-	if (leaf && rightmost && newpos == n - 1)
+	if (leaf && newpos == n - 1)
 	{
 		int			cap = GBT_LEAF_SLOTS * gbt_get_fillfactor(index) / 100;
 
