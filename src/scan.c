@@ -705,6 +705,31 @@ step(IndexScanDesc scan, ScanDirection dir)
 			}
 			if (seek(scan, pos->seg, seg->ranges[r].hi + 1, 0, true))
 				return true;
+
+			/*
+			 * The leaf the descent chose has nothing below the target
+			 * (its lower entries were deleted): the answer is to its left.
+			 * Seeking again would find the same leaf.
+			 */
+			if (pos->prev == GBT_NO_BLOCK)
+			{
+				if (pos->seg == 0)
+				{
+					pos->itemIndex = -1;
+					return false;
+				}
+				if (seek_segment_start(scan, pos->seg - 1, true))
+					return true;
+				continue;
+			}
+			{
+				Buffer		buf = walk_left(scan);
+
+				read_leaf(scan, buf, pos->seg);
+				pos->itemIndex = pos->nitems - 1;
+				if (pos->nitems > 0)
+					return true;
+			}
 		}
 	}
 }
