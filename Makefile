@@ -71,8 +71,13 @@ test:
 demo:
 	test/demo.sh
 
+# Differential fuzzer on a throwaway cluster (needs make install first)
+FUZZ_MINUTES ?= 5
+fuzz:
+	test/fuzz/run-fuzz.sh $$(( $(FUZZ_MINUTES) * 60 )) $(FUZZ_SEED)
+
 # Benchmarks against btree (test/bench/README.md); BENCH_ROWS, BENCH_ENGINES, BENCH_OUT
 bench:
 	test/bench/run-bench.sh
 
-.PHONY: test demo unit install-cuda bench-node bench
+.PHONY: test demo unit install-cuda bench-node bench fuzz

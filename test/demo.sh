@@ -191,10 +191,10 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (N
 
 # time_query FILE-PREFIX SQL -> prints "median_ms|scan node"
 time_query() {
-    local f=$1 q=$2 i
+    local f=$1 q=$2
     {
         echo "$SETTINGS"
-        for i in $(seq 0 "$DEMO_REPS"); do echo "EXPLAIN (ANALYZE, TIMING OFF) $q;"; done
+        for _ in $(seq 0 "$DEMO_REPS"); do echo "EXPLAIN (ANALYZE, TIMING OFF) $q;"; done
     } >"$f.explain.sql"
     sql -f "$f.explain.sql" >"$f.explain.out" 2>&1 || return 1
     local ms node
@@ -210,7 +210,7 @@ for entry in "${QUERIES[@]}"; do
     qi=$((qi + 1))
     name=${entry%%|*}; rest=${entry#*|}
     ordered=${rest%%|*}; qtext=${rest#*|}
-    declare -A MS=() NODE=() OUT=()
+    declare -A MS=() NODE=()
     fail=0
     for am in btree gbtree; do
         q=${qtext//TBL/demo_$am}
@@ -247,7 +247,7 @@ for entry in "${QUERIES[@]}"; do
         *) gb_say "    (note: the gbtree query did not scan demo_gbtree_k_idx)" ;;
     esac
     ROWS+=("$name|${MS[btree]:-}|${MS[gbtree]:-}|$dev")
-    unset MS NODE OUT
+    unset MS NODE
 done
 
 # ---- results ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ else
     GB_TEST_USER=$(id -un)
 fi
 # Packages the build, the tests and the demo need (Debian names).
-GB_PACKAGES="postgresql-$GB_PG_MAJOR postgresql-server-dev-$GB_PG_MAJOR
+GB_PACKAGES="python3 python3-psycopg2 postgresql-$GB_PG_MAJOR postgresql-server-dev-$GB_PG_MAJOR
 libipc-run-perl perl make gcc build-essential"
 
 gb_say()  { printf '%s\n' "$*"; }
@@ -140,6 +140,7 @@ gb_copy_tree() {
         --exclude=./results --exclude=./output_iso --exclude=./log \
         --exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude='*.a' \
         --exclude=./test/unit/test_node --exclude=./test/unit/test_keys \
+        --exclude=./test/bench/bench_node \
         --exclude=./regression.diffs --exclude=./regression.out -cf - . |
         tar -C "$dest" -xf - || return 1
     if [ "$GB_IS_ROOT" = 1 ]; then

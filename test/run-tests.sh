@@ -10,7 +10,8 @@
 # installs the extension directly or through `sudo -n`.
 #
 # Environment:
-#   TESTS_ONLY=unit,regress,isolation,tap   suites to run (default: all)
+#   TESTS_ONLY=unit,regress,isolation,tap,fuzz   suites to run (default: all)
+#   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   KEEP_TMP=1                              keep the scratch directory
 #   SUITE_TIMEOUT=seconds                   per runner call (default 1800)
 #   TOTAL_TIMEOUT=seconds                   whole run (default 5100 = 85 min,
@@ -34,7 +35,7 @@ unset LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LANG
 # shellcheck source=test/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap}
+TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap,fuzz}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-5100}
 KEEP_TMP=${KEEP_TMP:-0}
@@ -87,6 +88,7 @@ cleanup() {
 FINAL_PRINTED=0
 # On any exit: stop leftovers, clean up, and make sure the last line is the
 # totals line even when setup died.
+# shellcheck disable=SC2317  # invoked by the EXIT trap
 on_exit() {
     local rc=$?
     cleanup
@@ -150,11 +152,13 @@ count_pg_regress() {
 # the diffs (results/TEST.out can then be reviewed and copied).
 ensure_expected() {
     local suite=$1 dir=$2 t; shift 2
+    MISSING_EXPECTED=0
     for t in "$@"; do
         if [ ! -f "$dir/$t.out" ]; then
             gb_say "NOTE: $suite test $t has no ${dir#"$WORK"/}/$t.out; running it against an empty one (it will fail)"
             gb_run_as mkdir -p "$dir"
             gb_run_as touch "$dir/$t.out"
+            MISSING_EXPECTED=1
         fi
     done
 }
@@ -267,6 +271,10 @@ run_regress_suite() {
         gb_say "$(basename "$runner") exit status $rc"
         show_diffs "$out" "$inst"
     fi
+    if [ "$MISSING_EXPECTED" = 1 ]; then
+        gb_say "NOTE: some expected outputs are missing; the actual ones are written to" \
+               "$out/results/ (rerun with KEEP_TMP=1 to keep them, review, then copy)"
+    fi
 }
 
 # sorted_basenames EXT FILE...: basenames without EXT, sorted (C locale),
@@ -375,6 +383,30 @@ if want tap; then
             fi
         done
         suite_summary tap "$p0" "$f0"
+    fi
+fi
+
+# ============================================================================
+# A short run of the differential fuzzer (make fuzz runs it for longer).
+if want fuzz; then
+    gb_section "fuzz"
+    p0=$N_PASS f0=$N_FAIL
+    if [ "$BUILD_OK" != 1 ]; then
+        gb_say "extension not built/installed: skipping"
+        suite_summary fuzz "$p0" "$f0" "extension not built/installed"
+    else
+        FUZZ_LOG=$GB_SCRATCH/fuzz.log
+        GB_SCRATCH_SAVED=$GB_SCRATCH
+        timeout --kill-after=20 $((${FUZZ_SECONDS:-90} + 120)) \
+            "$WORK/test/fuzz/run-fuzz.sh" "${FUZZ_SECONDS:-90}" "${FUZZ_SEED:-}" 2>&1 | tee "$FUZZ_LOG"
+        rc=${PIPESTATUS[0]}
+        GB_SCRATCH=$GB_SCRATCH_SAVED
+        if [ "$rc" -eq 0 ]; then
+            record fuzz differential ok
+        else
+            record fuzz differential FAILED "exit status $rc"
+        fi
+        suite_summary fuzz "$p0" "$f0"
     fi
 fi
 
