@@ -299,6 +299,11 @@ build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
 			gbt_node_load(&node, cntp, kbuf, tbuf, level == 0 ? NULL : cbuf);
 
 			op->leftlink = (p == 0) ? GBT_NO_BLOCK : blk - 1;
+			if (p > 0)
+			{
+				op->lowkey = level == 0 ? entries[from].key : seps[from].key;
+				op->lowtid = level == 0 ? entries[from].tid : seps[from].tid;
+			}
 			if (p + 1 < np)
 			{
 				Size		nf = (nin * (p + 1)) / np;

@@ -76,11 +76,13 @@ gbt_tid_flags(uint64_t tid)
 	return (uint16_t) (tid & GBT_TID_FLAGS_MASK);
 }
 
-/* Special space of every gbtree page (MAXALIGNed size: 48 bytes). */
+/* Special space of every gbtree page (MAXALIGNed size: 64 bytes). */
 typedef struct GbtPageOpaqueData
 {
 	uint64_t	hikey;			/* high key (entries are < (hikey, hitid)) */
 	uint64_t	hitid;			/* ... not valid on the rightmost page */
+	uint64_t	lowkey;			/* low key: entries are >= (lowkey, lowtid), */
+	uint64_t	lowtid;			/* the left sibling's high key; (0, 0) = -inf */
 	uint32_t	rightlink;		/* right sibling, 0xFFFFFFFF if none */
 	uint32_t	leftlink;		/* left sibling (leaves), 0xFFFFFFFF if none */
 	uint16_t	level;			/* 0 for leaves */
@@ -95,7 +97,7 @@ typedef struct GbtPageOpaqueData
 
 typedef GbtPageOpaqueData *GbtPageOpaque;
 
-#define GBT_OPAQUE_SIZE		48
+#define GBT_OPAQUE_SIZE		64
 #define GBT_OPAQUE_OFFSET	(GBT_PAGE_SIZE - GBT_OPAQUE_SIZE)
 
 #define GBT_F_LEAF			0x0001

@@ -168,6 +168,10 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	rop->rightlink = old.rightlink;
 	rop->flags |= old.flags & GBT_F_RIGHTMOST;
 	rop->leftlink = leaf ? lblk : GBT_NO_BLOCK;
+	rop->lowkey = sb->keys[cut];
+	rop->lowtid = sb->tids[cut];
+	lop->lowkey = old.lowkey;
+	lop->lowtid = old.lowtid;
 	lop->hikey = sb->keys[cut];
 	lop->hitid = sb->tids[cut];
 	lop->rightlink = rblk;
@@ -237,6 +241,8 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	aop->hitid = sb->tids[cut];
 	bop->leftlink = leaf ? ablk : GBT_NO_BLOCK;
 	bop->flags |= GBT_F_RIGHTMOST;
+	bop->lowkey = sb->keys[cut];
+	bop->lowtid = sb->tids[cut];
 
 	gbt_init_page(root, false, old.level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST);
 	gbt_page_view(root, &node);

@@ -29,6 +29,8 @@ gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 	op->leftlink = GBT_NO_BLOCK;
 	op->hikey = GBT_SENTINEL;
 	op->hitid = GBT_SENTINEL;
+	op->lowkey = 0;
+	op->lowtid = 0;
 	op->page_id = GBT_PAGE_ID;
 	gbt_node_view(page, &node);
 	op->nslots = (uint16_t) node.nslots;

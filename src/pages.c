@@ -234,6 +234,18 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 			continue;
 		}
 
+		/*
+		 * Every page we reach (by downlink or right-link) starts at or below
+		 * the target; one that starts above it means a damaged link, and
+		 * following it could skip entries silently.
+		 */
+		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" block %u: reached by a search for a key below its low key",
+							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+					 errhint("Please REINDEX it.")));
+
 		if (op->flags & GBT_F_LEAF)
 		{
 			if (mode != leaflock)

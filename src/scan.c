@@ -48,7 +48,11 @@ typedef struct GbtScanPos
 	BlockNumber next;			/* right-link when read */
 	BlockNumber prev;			/* left-link when read */
 	bool		rightmost;
-	uint64		hikey;
+	bool		deleted;		/* leaf was unlinked (read via a stale link) */
+	uint64		hikey;			/* high key (for a deleted leaf: the low key */
+	uint64		hitid;			/* its right sibling must have) */
+	uint64		pagelowkey;		/* the leaf's low key */
+	uint64		pagelowtid;
 	bool		hasentries;		/* leaf had any entry at all */
 	uint64		lowkey;			/* its first entry's key, if so */
 	int			nitems;
@@ -441,7 +445,8 @@ keep_pin(IndexScanDesc scan)
  * ranges into so->pos; then unlock, keeping the pin as so->buf.
  */
 static void
-read_leaf(IndexScanDesc scan, Buffer buf, int segno)
+read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
+		  uint64 lowkey, uint64 lowtid)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtSegment *seg = &so->segs[segno];
@@ -462,12 +467,45 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 						RelationGetRelationName(scan->indexRelation),
 						BufferGetBlockNumber(buf))));
 
+	/*
+	 * Reached through a right-link: the page must start exactly where the
+	 * page we came from ended, whatever splits or deletions happened since
+	 * (a split keeps the right part's low key, a deletion hands the
+	 * deleted page's low key to its right sibling).  Otherwise the link is
+	 * damaged and entries would be skipped without a word.
+	 */
+	if (checklow && (op->lowkey != lowkey || op->lowtid != lowtid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u: low key does not match its left sibling's high key",
+						RelationGetRelationName(scan->indexRelation),
+						BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+
 	pos->seg = segno;
 	pos->blk = BufferGetBlockNumber(buf);
 	pos->next = op->rightlink;
 	pos->prev = op->leftlink;
 	pos->rightmost = (op->flags & GBT_F_RIGHTMOST) != 0;
+	pos->deleted = (op->flags & GBT_F_DELETED) != 0;
+	pos->pagelowkey = op->lowkey;
+	pos->pagelowtid = op->lowtid;
+	if (pos->deleted)
+	{
+		/* its key range went right: the next page starts where it did */
+		pos->hikey = op->lowkey;
+		pos->hitid = op->lowtid;
+		pos->nitems = 0;
+		pos->hasentries = false;
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (so->buf != buf)
+			drop_pin(so);
+		ReleaseBuffer(buf);
+		so->buf = InvalidBuffer;
+		return;
+	}
 	pos->hikey = op->hikey;
+	pos->hitid = op->hitid;
 
 	first = gbt_node_first_used(&node);
 	last = gbt_node_last_used(&node);
@@ -517,15 +555,16 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	}
 }
 
-/* Read block blkno (share lock) as a leaf of segment segno. */
+/* Read the right sibling of pos's leaf (share lock). */
 static void
-read_block(IndexScanDesc scan, BlockNumber blkno, int segno)
+read_right(IndexScanDesc scan)
 {
-	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	Buffer		buf = ReadBuffer(scan->indexRelation, so->pos.next);
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	gbt_check_page(scan->indexRelation, buf);
-	read_leaf(scan, buf, segno);
+	read_leaf(scan, buf, so->pos.seg, true, so->pos.hikey, so->pos.hitid);
 }
 
 /*
@@ -544,7 +583,7 @@ seek(IndexScanDesc scan, int segno, uint64 key, uint64 tid, bool backward)
 
 	buf = gbt_descend(scan->indexRelation, so->segs[segno].root, key, tid,
 					  backward, BUFFER_LOCK_SHARE);
-	read_leaf(scan, buf, segno);
+	read_leaf(scan, buf, segno, false, 0, 0);
 
 	/* first item >= (key, tid) */
 	hi = pos->nitems;
@@ -582,34 +621,58 @@ seek_segment_start(IndexScanDesc scan, int segno, bool backward)
 /*
  * Find the left neighbour of pos's leaf: the page at the saved left-link,
  * or, if that page split since, the page to its right whose right-link is
- * our leaf.
+ * our leaf.  Deleted pages on the way are stepped over to their left.  If
+ * our own leaf was deleted, its left neighbour now links to its right
+ * sibling, so that is the right-link to look for.
  */
 static Buffer
 walk_left(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	BlockNumber target = so->pos.blk;
+	BlockNumber target = so->pos.deleted ? so->pos.next : so->pos.blk;
 	BlockNumber blk = so->pos.prev;
 	int			hops = 0;
 
 	for (;;)
 	{
-		Buffer		buf = ReadBuffer(index, blk);
+		Buffer		buf;
 		GbtPageOpaque op;
 
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		gbt_check_page(index, buf);
-		op = gbt_page_opaque((char *) BufferGetPage(buf));
-		if ((op->flags & GBT_F_LEAF) && op->rightlink == target)
-			return buf;
-		if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_RIGHTMOST) ||
-			op->rightlink == GBT_NO_BLOCK || ++hops > 100000)
+		if (blk == GBT_NO_BLOCK || ++hops > 100000)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\": left-link of block %u does not lead back to it",
-							RelationGetRelationName(index), target)));
-		blk = op->rightlink;
+							RelationGetRelationName(index), so->pos.blk)));
+		buf = ReadBuffer(index, blk);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		gbt_check_page(index, buf);
+		op = gbt_page_opaque((char *) BufferGetPage(buf));
+		if (!(op->flags & GBT_F_LEAF))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\": left-link of block %u leads to a non-leaf page",
+							RelationGetRelationName(index), so->pos.blk)));
+		if (op->flags & GBT_F_DELETED)
+			blk = op->leftlink;
+		else if (op->rightlink == target)
+		{
+			/* it must end exactly where our leaf starts */
+			if (op->hikey != so->pos.pagelowkey || op->hitid != so->pos.pagelowtid)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" block %u: high key does not match its right sibling's low key",
+								RelationGetRelationName(index), blk),
+						 errhint("Please REINDEX it.")));
+			return buf;
+		}
+		else if ((op->flags & GBT_F_RIGHTMOST) || op->rightlink == GBT_NO_BLOCK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\": left-link of block %u does not lead back to it",
+							RelationGetRelationName(index), so->pos.blk)));
+		else
+			blk = op->rightlink;
 		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -652,7 +715,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			}
 			if (seg->ranges[r].lo <= pos->hikey)
 			{
-				read_block(scan, pos->next, pos->seg);
+				read_right(scan);
 				pos->itemIndex = 0;
 				if (pos->nitems > 0)
 					return true;
@@ -662,11 +725,11 @@ step(IndexScanDesc scan, ScanDirection dir)
 			 * The next range starts beyond this leaf.  Sorted keys usually
 			 * land on the next leaf: try it before descending again.
 			 */
-			read_block(scan, pos->next, pos->seg);
+			read_right(scan);
 			pos->itemIndex = 0;
 			if (pos->nitems > 0)
 				return true;
-			if (pos->rightmost || seg->ranges[r].lo <= pos->hikey)
+			if (pos->rightmost || pos->deleted || seg->ranges[r].lo <= pos->hikey)
 				continue;
 			if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
 				return true;
@@ -697,7 +760,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
-				read_leaf(scan, buf, pos->seg);
+				read_leaf(scan, buf, pos->seg, false, 0, 0);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
 					return true;
@@ -725,7 +788,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
-				read_leaf(scan, buf, pos->seg);
+				read_leaf(scan, buf, pos->seg, false, 0, 0);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
 					return true;

@@ -213,6 +213,8 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 			gbt_page_opaque((char *) lspage)->rightlink = l.rightlink;
 		}
 		gbt_page_opaque((char *) rspage)->leftlink = l.leftlink;
+		gbt_page_opaque((char *) rspage)->lowkey = l.lowkey;
+		gbt_page_opaque((char *) rspage)->lowtid = l.lowtid;
 
 		/* the leaf's separator now leads to the right sibling */
 		gbt_page_view(ppage, &pnode);

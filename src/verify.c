@@ -190,6 +190,10 @@ check_children(GbtCheckState *st, BlockNumber pblk, char *pcopy, bool leftmost)
 		if (cop->level + 1 != pop->level)
 			CORRUPT(st, pnode.child[s], "level %u under parent block %u of level %u",
 					cop->level, pblk, pop->level);
+		/* merges only lower a low key, so this holds under concurrency */
+		if (!(leftmost && first) &&
+			gbt_entry_lt(pnode.keys[s], pnode.tids[s], cop->lowkey, cop->lowtid))
+			CORRUPT(st, pnode.child[s], "low key is above its separator in parent block %u", pblk);
 		cf = gbt_node_first_used(&cnode);
 		cl = gbt_node_last_used(&cnode);
 		if (cf < cnode.nslots && !(leftmost && first) &&
@@ -228,6 +232,8 @@ check_tree(GbtCheckState *st, BlockNumber root, bool nulltree)
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		if ((op->flags & GBT_F_LEAF) && op->leftlink != GBT_NO_BLOCK)
 			CORRUPT(st, blk, "leftmost leaf has a left-link");
+		if (op->lowkey != 0 || op->lowtid != 0)
+			CORRUPT(st, blk, "leftmost page of level %d has a low key", level);
 		for (;;)
 		{
 			GbtNode		node;
@@ -287,6 +293,8 @@ check_tree(GbtCheckState *st, BlockNumber root, bool nulltree)
 			if ((rop->flags & GBT_F_LEAF) && rop->leftlink != blk)
 				CORRUPT(st, next, "left-link %u does not lead back to left sibling %u",
 						rop->leftlink, blk);
+			if (rop->lowkey != op->hikey || rop->lowtid != op->hitid)
+				CORRUPT(st, next, "low key differs from left sibling %u's high key", blk);
 			rf = gbt_node_first_used(&rnode);
 			if (rf < rnode.nslots &&
 				gbt_entry_lt(rnode.keys[rf], rnode.tids[rf], op->hikey, op->hitid))
