@@ -441,6 +441,27 @@ keep_pin(IndexScanDesc scan)
 }
 
 /*
+ * buf was just read (and pinned) as the scan's current leaf: keep exactly
+ * one pin on it if keep, none otherwise, and none on the previous leaf.
+ * Re-reading the leaf already pinned takes a second pin, dropped here.
+ */
+static void
+hold_pin(IndexScanDesc scan, Buffer buf, bool keep)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	if (so->buf == buf)
+		ReleaseBuffer(buf);
+	else
+	{
+		drop_pin(so);
+		so->buf = buf;
+	}
+	if (!keep)
+		drop_pin(so);
+}
+
+/*
  * Copy the entries of the locked leaf in buf that fall in segment seg's
  * ranges into so->pos; then unlock, keeping the pin as so->buf.
  */
@@ -498,10 +519,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
 		pos->nitems = 0;
 		pos->hasentries = false;
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		if (so->buf != buf)
-			drop_pin(so);
-		ReleaseBuffer(buf);
-		so->buf = InvalidBuffer;
+		hold_pin(scan, buf, false);
 		return;
 	}
 	pos->hikey = op->hikey;
@@ -544,15 +562,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
 	pos->nitems = n;
 
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	if (so->buf != buf)
-		drop_pin(so);
-	if (keep_pin(scan))
-		so->buf = buf;
-	else
-	{
-		ReleaseBuffer(buf);
-		so->buf = InvalidBuffer;
-	}
+	hold_pin(scan, buf, keep_pin(scan));
 }
 
 /* Read the right sibling of pos's leaf (share lock). */

@@ -30,18 +30,21 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(
-  run_checks compare_with_seq compare_nodes
+  run_checks compare_with_seq compare_nodes check_structure
   crash_all_processes crash_one_backend
   start_pgbench stop_pgbench
   psql_session session_do session_end
   node_log_ok
 );
 
-# Scan kinds: planner settings for each.
+# Scan kinds: planner settings for each.  In PostgreSQL 15
+# enable_indexscan = off penalizes index-only scans too, and the planner
+# makes an index-only path instead of a plain one whenever it can, so ios
+# mode keeps enable_indexscan on.
 my %MODE_GUCS = (
 	seq => { seqscan => 'on', indexscan => 'off', indexonlyscan => 'off', bitmapscan => 'off' },
 	idx => { seqscan => 'off', indexscan => 'on', indexonlyscan => 'off', bitmapscan => 'off' },
-	ios => { seqscan => 'off', indexscan => 'off', indexonlyscan => 'on', bitmapscan => 'off' },
+	ios => { seqscan => 'off', indexscan => 'on', indexonlyscan => 'on', bitmapscan => 'off' },
 	bitmap => { seqscan => 'off', indexscan => 'off', indexonlyscan => 'off', bitmapscan => 'on' },
 	btree => { seqscan => 'off', indexscan => 'on', indexonlyscan => 'off', bitmapscan => 'off' },
 );
@@ -53,6 +56,7 @@ my %MODE_GUCS = (
 #   modes   scan kinds besides seq it applies to (default: idx, ios, bitmap,
 #           btree); btree applies only if the btree twin exists
 #   seq_sql optional cheaper query computing the same answer for seq mode
+#   ios     if true, ios mode must produce an index-only scan
 #
 # run_checks($node, $mode, \@checks): run every check that applies to
 # $mode on $node, in one session, inside a transaction that is rolled back.
@@ -84,6 +88,7 @@ sub run_checks
 	my $script = "BEGIN;\n";
 	$script .= "SET LOCAL enable_$_ = $g->{$_};\n" for sort keys %$g;
 	$script .= "SET LOCAL max_parallel_workers_per_gather = 0;\n";
+	$script .= "SET LOCAL jit = off;\n";
 	$script .= "$drops\n";
 
 	my @run;
@@ -151,6 +156,17 @@ sub expected_index
 	return $ix;
 }
 
+# Does the plan use the index meant for this check and mode?  Checks
+# marked ios => 1 must be answered by an index-only scan in ios mode.
+sub plan_ok
+{
+	my ($c, $mode, $plan) = @_;
+	my $ix = expected_index($c, $mode);
+	return 0 unless defined $plan && $plan =~ /\b\Q$ix\E\b/;
+	return 0 if $mode eq 'ios' && $c->{ios} && $plan !~ /Index Only Scan (Backward )?using \Q$ix\E\b/;
+	return 1;
+}
+
 # compare_with_seq($node, $label, \@checks, @modes): the oracle is the
 # sequential scan; every other mode must give the same answers and use the
 # index it is meant to.  btree mode is skipped for tables without btree
@@ -175,7 +191,7 @@ sub compare_with_seq
 			my $ix = expected_index($c, $mode);
 			my $plan = $got->{$n}{plan} // '';
 			my $value = $got->{$n}{value};
-			my $plan_ok = $plan =~ /\b\Q$ix\E\b/;
+			my $plan_ok = plan_ok($c, $mode, $plan);
 			my $ok = $plan_ok && defined $value && $value eq $ref->{$n}{value};
 			ok($ok, "$label: $mode: $n") or diag(
 				"plan (must use $ix):\n$plan\n"
@@ -208,7 +224,7 @@ sub compare_nodes
 		my $n = $c->{name};
 		my $ix = expected_index($c, $mode);
 		my $plan_ok = $mode eq 'seq'
-		  || ($ra->{$n}{plan} =~ /\b\Q$ix\E\b/ && $rb->{$n}{plan} =~ /\b\Q$ix\E\b/);
+		  || (plan_ok($c, $mode, $ra->{$n}{plan}) && plan_ok($c, $mode, $rb->{$n}{plan}));
 		my $ok = $plan_ok
 		  && defined $ra->{$n}{value}
 		  && defined $rb->{$n}{value}
@@ -218,6 +234,29 @@ sub compare_nodes
 			  . "plan on " . $b->name . ":\n" . ($rb->{$n}{plan} // '') . "\n"
 			  . $a->name . ": " . ($ra->{$n}{value} // '(none)') . "\n"
 			  . $b->name . ": " . ($rb->{$n}{value} // '(none)'));
+	}
+	return;
+}
+
+# check_structure($node, $label): run gbtree's own verification function,
+# gbtree_check(index, heapallindexed => true), on every gbtree index of the
+# database; skipped where the function does not exist.
+sub check_structure
+{
+	my ($node, $label) = @_;
+	my $have = $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_proc WHERE proname = 'gbtree_check'");
+	return unless $have;
+	my @ixs = split /\n/, $node->safe_psql(
+		'postgres', q{
+		SELECT c.oid::regclass FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+		WHERE a.amname = 'gbtree' AND c.relkind = 'i' ORDER BY 1});
+	for my $ix (@ixs)
+	{
+		my ($rc, $out, $err) =
+		  $node->psql('postgres', "SELECT gbtree_check('$ix', true)");
+		ok($rc == 0, "$label: gbtree_check('$ix', true) on " . $node->name)
+		  or diag($err);
 	}
 	return;
 }
@@ -354,6 +393,7 @@ sub session_do
 	}
 	my $out = $h->{out};
 	$out =~ s/^\Q$tag\E\n?//m;
+	$out =~ s/\n$//;
 	$h->{out} = '';
 	return $out;
 }
@@ -366,15 +406,17 @@ sub session_end
 	return;
 }
 
-# start_pgbench($node, $name, \%scripts, $clients, $seconds): run pgbench in
-# the background with the given custom scripts ({ file => text }, a file
-# name may carry pgbench's @weight suffix).  Returns a handle for
+# start_pgbench($node, $name, \%scripts, $clients, $seconds, $rate): run
+# pgbench in the background with the given custom scripts ({ file => text },
+# a file name may carry pgbench's @weight suffix), at most $rate
+# transactions per second in all if given.  Returns a handle for
 # stop_pgbench.  Its sessions have application_name gbtree_pgbench.
 my $pgbench_seq = 0;
 sub start_pgbench
 {
-	my ($node, $name, $scripts, $clients, $seconds) = @_;
+	my ($node, $name, $scripts, $clients, $seconds, $rate) = @_;
 	my @opts;
+	push @opts, '-R', $rate if $rate;
 	$pgbench_seq++;
 	for my $f (sort keys %$scripts)
 	{

@@ -1,0 +1,1087 @@
+#!/usr/bin/env python3
+"""test/bench/bench.py: the driver behind test/bench/run-bench.sh.
+
+run-bench.sh builds and installs gbtree, starts a throwaway cluster and
+runs this with PGHOST/PGPORT/PGUSER pointing at it and the BENCH_*
+variables set.  Only the Python standard library is used; psql and
+pgbench do the talking to the server.  See test/bench/README.md for what
+each measure is.
+"""
+
+import csv
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+# ---- configuration ----------------------------------------------------------
+
+ENV = os.environ
+ROWS = int(ENV["BENCH_ROWS"])
+REPEAT = int(ENV.get("BENCH_REPEAT", "5"))
+OUT = ENV["BENCH_OUT"]
+SCRATCH = ENV["GB_SCRATCH"]
+BINDIR = ENV["PG_BINDIR"]
+GB_ROOT = ENV["GB_ROOT"]
+PGB_SECS = int(ENV.get("BENCH_PGBENCH_SECS", "3"))
+PGB_SCALE = int(ENV.get("BENCH_PGBENCH_SCALE", "10"))
+GPU_OPTIONS = ENV.get("BENCH_GPU_OPTIONS", "")
+DATASETS = [d.strip() for d in ENV.get("BENCH_DATASETS", "").split(",") if d.strip()]
+ENGINES_SET = ENV.get("BENCH_ENGINES_SET", "") == "1"
+ENGINE_NAMES = [e.strip() for e in ENV.get("BENCH_ENGINES", "btree,gbtree").split(",") if e.strip()]
+WRITE_README = ENV.get("BENCH_README", "1") == "1"
+DEFAULT_OUT = os.path.join(GB_ROOT, "test", "bench", "results")
+NCPU = os.cpu_count() or 2
+CLIENTS = [1, 8]
+DB = "postgres"
+PSQL = os.path.join(BINDIR, "psql")
+PGBENCH = os.path.join(BINDIR, "pgbench")
+
+# Planner settings for the measures that must go through the index.  They
+# are printed with every measure that uses them.
+FORCE_INDEX = "SET enable_seqscan = off; SET enable_bitmapscan = off;"
+FORCE_INDEX_OPTS = "-c enable_seqscan=off -c enable_bitmapscan=off"
+FORCE_NOTE = "enable_seqscan=off, enable_bitmapscan=off"
+
+# Key scrambling.  Keys are a function of a row number i that both SQL and
+# pgbench can compute in int8 arithmetic without overflow, so pgbench can
+# draw an existing key at random: i -> ((i*A) mod M) is a permutation of
+# 1..M-1 (M prime), spread to the whole int8 range, low bits from a
+# second permutation.
+A40, M40, H40 = 169883889234, 1099511627689, 549755813844
+B24, P24 = 10000019, 16777213
+A33, M33, H33 = 3281063049, 8589934583, 4294967291
+ZIPF_S = 1.1
+
+
+def scramble(x):
+    """int8 expression (SQL and pgbench alike) of an integer expression x"""
+    return f"(((({x}) * {A40}) % {M40}) - {H40}) * 16777216 + (({x}) * {B24}) % {P24}"
+
+
+def ts_us(x):
+    return f"1577836800000000 + ({x}) * 1000000 + (({x}) * 7919) % 59999993"
+
+
+def zipf_v(nvals):
+    """a Zipf(s) draw over 1..nvals (inverse CDF of the continuous power law)"""
+    e = 1.0 - ZIPF_S
+    return (f"least({nvals}, floor(power(1 + random() * (power({nvals} + 1, {e}) - 1), "
+            f"{1.0 / e})))::int8")
+
+
+def float_regular_count(n):
+    full, rem = divmod(n, 100)
+    return full * 97 + max(0, rem - 3)
+
+
+# Each data set: the key type, a description, the SQL that generates rows
+# (id, k) for ids lo..hi, and the pgbench lines that set :i (recorded by the
+# verification run) and the SQL expression of a random existing key.
+def dataset_defs(n):
+    nz = max(10, n // 50)
+    fj = float_regular_count(n)
+    return {
+        "uniform": dict(
+            type="int8",
+            desc=("uniform random int8: k = a pseudo-random permutation of the row "
+                  "number spread over the whole int8 range (distinct keys); rows in "
+                  "id order, so heap order and key order are unrelated"),
+            gen=lambda lo, hi: (f"SELECT g AS id, {scramble('g')} AS k "
+                                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=f"\\set i random(1, {n})\n\\set k {scramble(':i')}\n",
+            keyexpr=":k"),
+        "sequential": dict(
+            type="int8",
+            desc="sequential int8: k = id = 1..N, inserted in key order",
+            gen=lambda lo, hi: f"SELECT g AS id, g::int8 AS k FROM generate_series({lo}::int8, {hi}) g",
+            pgb=f"\\set i random(1, {n})\n\\set k :i\n",
+            keyexpr=":k"),
+        "zipf": dict(
+            type="int8",
+            desc=(f"Zipf-skewed int8 with heavy duplicates: {nz} distinct keys (N/50), "
+                  f"value rank v drawn with P(v) ~ 1/v^{ZIPF_S} (every rank occurs at "
+                  f"least once), k = scrambled v; rows in random order"),
+            gen=lambda lo, hi: (
+                f"SELECT row_number() OVER (ORDER BY r) AS id, {scramble('v')} AS k FROM "
+                f"(SELECT random() AS r, CASE WHEN g <= {nz} THEN g ELSE {zipf_v(nz)} END AS v "
+                f"FROM generate_series(1::int8, {hi}) g) z"
+                if lo == 1 else
+                f"SELECT g AS id, {scramble('v')} AS k FROM "
+                f"(SELECT g, {zipf_v(nz)} AS v FROM generate_series({lo}::int8, {hi}) g) z"),
+            pgb=f"\\set i random(1, {nz})\n\\set k {scramble(':i')}\n",
+            keyexpr=":k",
+            lookup_note="random distinct key (uniform over the distinct values)"),
+        "float8": dict(
+            type="float8",
+            desc=("float8 with NaN and +-Infinity sprinkled: 1% each of NaN, Infinity, "
+                  "-Infinity (id % 100 = 1, 2, 3), the rest distinct multiples of 0.25 "
+                  "in about +-1.07e9 in pseudo-random order"),
+            gen=lambda lo, hi: (
+                f"SELECT g AS id, CASE g % 100 WHEN 1 THEN 'NaN'::float8 "
+                f"WHEN 2 THEN 'Infinity'::float8 WHEN 3 THEN '-Infinity'::float8 "
+                f"ELSE (((g * {A33}) % {M33}) - {H33})::float8 / 4 END AS k "
+                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=(f"\\set j random(0, {fj - 1})\n\\set i (:j / 97) * 100 + :j % 97 + 4\n"
+                 f"\\set k ((:i * {A33}) % {M33} - {H33}) / 4.0\n"),
+            keyexpr=":k",
+            lookup_note="random regular key (not NaN/Infinity)"),
+        "timestamptz": dict(
+            type="timestamptz",
+            desc=("timestamptz event times: one per second from 2020-01-01 UTC plus "
+                  "0-60 s of jitter, so the insert order is nearly sorted"),
+            gen=lambda lo, hi: (
+                f"SELECT g AS id, timestamptz 'epoch' + ({ts_us('g')}) * interval '1 microsecond' AS k "
+                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=f"\\set i random(1, {n})\n\\set us {ts_us(':i')}\n",
+            keyexpr="timestamptz 'epoch' + :us * interval '1 microsecond'"),
+    }
+
+
+# ---- helpers --------------------------------------------------------------
+
+FAILURES = []        # verification failures (answers differ): loud, exit 1
+PLAN_WARNINGS = []   # a measure that did not use the index it should
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def loud(msg):
+    bar = "!" * 78
+    log(f"{bar}\n!!! {msg}\n{bar}")
+
+
+class SqlError(Exception):
+    pass
+
+
+def psql(sql, db=DB, options=None, timeout=3600):
+    env = dict(ENV)
+    if options:
+        env["PGOPTIONS"] = options
+    p = subprocess.run([PSQL, "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-f", "-"],
+                       input=sql, capture_output=True, text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise SqlError(f"psql failed ({p.returncode}): {p.stderr.strip()[:2000]}\n"
+                       f"--- SQL (first 1500 chars) ---\n{sql[:1500]}")
+    return p.stdout
+
+
+def q1(sql, db=DB):
+    return psql(sql, db).strip()
+
+
+TIME_RE = re.compile(r"^Time: ([0-9.]+) ms", re.M)
+
+
+def timed(setup, stmt, db=DB, options=None):
+    """client-side wall time (psql \\timing) of the first statement of
+    stmt after setup, in ms; if stmt \\echo-es "NAME value" lines, returns
+    (ms, {NAME: value})"""
+    out = psql(f"{setup}\n\\timing on\n{stmt}\n\\timing off\n", db, options)
+    t = TIME_RE.findall(out)
+    if not t:
+        raise SqlError(f"no timing in psql output: {out[-500:]}")
+    echoes = dict(line.split(" ", 1) for line in out.splitlines()
+                  if re.match(r"^[A-Z]+ \S+$", line))
+    return (float(t[0]), echoes) if echoes else float(t[0])
+
+
+def median(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def iqr(v):
+    """first and third quartile (for 5 runs: the 2nd and 4th value)"""
+    if len(v) < 3:
+        return min(v), max(v)
+    q = statistics.quantiles(v, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+def rotated(seq, r):
+    r %= len(seq)
+    return seq[r:] + seq[:r]
+
+
+def lit(text, typ):
+    return "'" + text.replace("'", "''") + "'::" + typ
+
+
+def plan_nodes(plan):
+    """scan nodes of an EXPLAIN JSON plan"""
+    out = []
+    if "Index Name" in plan or plan.get("Node Type", "").endswith("Scan"):
+        out.append(plan)
+    for c in plan.get("Plans", []):
+        out.extend(plan_nodes(c))
+    return out
+
+
+def describe_scan(nodes):
+    parts = []
+    for n in nodes:
+        s = n.get("Node Type", "?")
+        if "Heap Fetches" in n:
+            s += f" (heap fetches {n['Heap Fetches']})"
+        parts.append(s)
+    return " + ".join(parts) if parts else "?"
+
+
+class Engine:
+    def __init__(self, name, am, options=""):
+        self.name, self.am, self.options = name, am, options
+        self.tag = re.sub(r"[^a-z0-9_]", "_", name)
+
+    def opts(self, extra=""):
+        return " ".join(x for x in (extra, self.options) if x) or None
+
+
+class Measure:
+    def __init__(self, key, title, unit, better, how):
+        self.key, self.title, self.unit, self.better, self.how = key, title, unit, better, how
+        self.values = {}      # engine name -> list of values
+        self.notes = []
+
+    def add(self, eng, v):
+        self.values.setdefault(eng, []).append(v)
+
+    def med(self, eng):
+        return median(self.values.get(eng, []))
+
+    def ratio(self, eng):
+        b, g = self.med("btree"), self.med(eng)
+        if not b or b != b or g != g:
+            return float("nan")
+        return g / b
+
+    def verdict(self, eng):
+        r = self.ratio(eng)
+        if r != r:
+            return "?"
+        bv, gv = self.values.get("btree", []), self.values.get(eng, [])
+        if len(bv) > 1 and len(gv) > 1 and max(bv) != min(bv):
+            # overlapping interquartile ranges: within the noise
+            (b1, b3), (g1, g3) = iqr(bv), iqr(gv)
+            if g1 <= b3 and b1 <= g3:
+                return "~ (noise)"
+        elif abs(r - 1) < 0.01:
+            return "="
+        gb_better = (r < 1) if self.better == "lower" else (r > 1)
+        return eng if gb_better else "btree"
+
+
+def fmt_val(v, unit):
+    if v != v:
+        return "n/a"
+    if unit == "MB":
+        return f"{v:.2f}"
+    if unit in ("tps", "rows/s"):
+        return f"{v:,.0f}"
+    if v >= 100:
+        return f"{v:.1f}"
+    if v >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def fmt_spread(vals, unit):
+    if not vals:
+        return "n/a"
+    m = fmt_val(median(vals), unit)
+    if len(vals) == 1 or min(vals) == max(vals):
+        return m
+    return f"{m} ({fmt_val(min(vals), unit)}-{fmt_val(max(vals), unit)})"
+
+
+def fmt_ratio(r):
+    return "n/a" if r != r else f"{r:.2f}"
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+# ---- environment facts for the result files ----------------------------------
+
+def machine_info():
+    model = "?"
+    flags = ""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+            if line.startswith("Flags:"):
+                flags = line
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = f"{int(line.split()[1]) / 1048576:.1f} GiB"
+    except OSError:
+        pass
+    have = set(flags.split())
+    simd = ", ".join(x + (" yes" if x in have else " no") for x in ("avx2", "avx512f", "avx512bw"))
+    return f"{model}, {NCPU} CPUs, {mem} RAM (SIMD: {simd})"
+
+
+def pg_info():
+    version = q1("SELECT version()")
+    rows = q1("SELECT name || '=' || current_setting(name) FROM pg_settings "
+              "WHERE source NOT IN ('default', 'override', 'client', 'session') "
+              "AND name NOT IN ('port', 'unix_socket_directories', 'listen_addresses') "
+              "ORDER BY name").splitlines()
+    return version, rows
+
+
+# ---- data -------------------------------------------------------------------
+
+def create_dataset(name, d):
+    """src_<ds> (the rows in heap order), new_<ds> (rows for the churn
+    reinsert), twin tables t_<ds>_<engine>; returns the number deleted by
+    the churn (id % 10 < 3)"""
+    typ = d["type"]
+    ndel = q1(f"SELECT count(*) FROM generate_series(1, {ROWS}) g WHERE g % 10 < 3")
+    ndel = int(ndel)
+    psql(f"""
+SELECT setseed(0.4242);
+DROP TABLE IF EXISTS src_{name}, new_{name}, shuf_{name};
+CREATE UNLOGGED TABLE src_{name} AS {d['gen'](1, ROWS)};
+SELECT setseed(0.1717);
+CREATE UNLOGGED TABLE new_{name} AS {d['gen'](ROWS + 1, ROWS + ndel)};
+SELECT setseed(0.2323);
+CREATE UNLOGGED TABLE shuf_{name} AS SELECT k, row_number() OVER (ORDER BY random()) AS rn FROM src_{name};
+COPY (SELECT id, k FROM src_{name} ORDER BY id) TO '{SCRATCH}/data_{name}.copy';
+""")
+    for e in ENGINES:
+        psql(f"""
+DROP TABLE IF EXISTS t_{name}_{e.tag};
+CREATE TABLE t_{name}_{e.tag} (id int8 NOT NULL, k {typ});
+INSERT INTO t_{name}_{e.tag} SELECT id, k FROM src_{name} ORDER BY id;
+""")
+    stats = q1(f"SELECT format('%s rows, %s distinct keys, max %s rows per key, %s keys with duplicates', "
+               f"sum(c), count(*), max(c), count(*) FILTER (WHERE c > 1)) "
+               f"FROM (SELECT k, count(*) AS c FROM src_{name} GROUP BY k) s")
+    return ndel, stats
+
+
+def drop_dataset(name):
+    tabs = [f"src_{name}", f"new_{name}", f"shuf_{name}", f"arr_{name}"]
+    for e in ENGINES:
+        tabs += [f"t_{name}_{e.tag}", f"c_{name}_{e.tag}", f"v_{name}_{e.tag}"]
+    psql("DROP TABLE IF EXISTS " + ", ".join(tabs) + "; CHECKPOINT;")
+    try:
+        os.unlink(f"{SCRATCH}/data_{name}.copy")
+    except OSError:
+        pass
+
+
+def checksum_sql(table):
+    """index order scan of the whole table: count and md5 of the keys"""
+    return (f"{FORCE_INDEX} SELECT count(*) || ' ' || md5(coalesce(string_agg(k::text, ','), '')) "
+            f"FROM (SELECT k FROM {table} ORDER BY k) s;")
+
+
+def compare(what, answers):
+    """answers: engine name -> answer text; a difference is a loud failure"""
+    base = answers.get("btree")
+    ok = True
+    for eng, a in answers.items():
+        if eng != "btree" and a != base:
+            ok = False
+            FAILURES.append(f"{what}: {eng} differs from btree")
+            loud(f"MISMATCH: {what}: {eng} and btree answers differ")
+            bl, gl = (base or "").splitlines(), (a or "").splitlines()
+            log(f"    btree:  {len(bl)} lines, first {bl[:3]}")
+            log(f"    {eng}: {len(gl)} lines, first {gl[:3]}")
+    return ok
+
+
+def check_gbtree(index):
+    if not HAS_CHECK:
+        return
+    try:
+        psql(f"SELECT gbtree_check('{index}', true);")
+    except SqlError as ex:
+        FAILURES.append(f"gbtree_check({index}) failed")
+        loud(f"gbtree_check('{index}', true) FAILED: {ex}")
+
+
+# ---- measures ---------------------------------------------------------------
+
+def m_build(name, d, res):
+    typ = d["type"]
+    mb = Measure("build", "CREATE INDEX", "ms", "lower",
+                 "psql \\timing of CREATE INDEX after CHECKPOINT; maintenance_work_mem default (64MB)")
+    for r in range(REPEAT):
+        for e in rotated(ENGINES, r):
+            t = f"t_{name}_{e.tag}"
+            ms = timed(f"DROP INDEX IF EXISTS {t}_k_idx; CHECKPOINT;",
+                       f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts())
+            mb.add(e.name, ms)
+    ms_ = Measure("size", "index size after CREATE INDEX", "MB", "lower", "pg_relation_size")
+    for e in ENGINES:
+        t = f"t_{name}_{e.tag}"
+        ms_.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
+        psql(f"VACUUM ANALYZE {t};")
+        if e.am == "gbtree":
+            check_gbtree(f"{t}_k_idx")
+    res += [mb, ms_]
+    report(mb)
+    report(ms_)
+
+
+def prewarm(name):
+    for e in ENGINES:
+        t = f"t_{name}_{e.tag}"
+        psql(f"SELECT pg_prewarm('{t}'), pg_prewarm('{t}_k_idx');")
+
+
+def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note=""):
+    """EXPLAIN (ANALYZE, TIMING OFF) execution time, summed over the
+    statements of one run, per statement; answers compared first"""
+    answers = {}
+    for e in ENGINES:
+        stmts = verify_for(e) if verify_for else stmts_for(e)
+        sql = setup_for(e) + "\n" + "\n".join(s + ";" for s in stmts) + "\n"
+        answers[e.name] = psql(sql, options=e.opts())
+    ok = compare(f"{name}: {m.title}", answers)
+    scans = {}
+    rows = {}
+    for r in range(REPEAT):
+        for e in rotated(ENGINES, r):
+            stmts = stmts_for(e)
+            sql = setup_for(e) + "\n" + "\n".join(
+                f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {s};\n\\echo @@SEP@@" for s in stmts) + "\n"
+            out = psql(sql, options=e.opts())
+            total = 0.0
+            nrows = 0
+            for chunk in out.split("@@SEP@@"):
+                chunk = chunk.strip()
+                if not chunk:
+                    continue
+                j = json.loads(chunk)[0]
+                total += j["Execution Time"]
+                nodes = plan_nodes(j["Plan"])
+                nrows += sum(n.get("Actual Rows", 0) for n in nodes)
+                if r == 0:
+                    scans[e.name] = (describe_scan(nodes), [n.get("Index Name") for n in nodes])
+            rows[e.name] = nrows / max(1, len(stmts))
+            m.add(e.name, total / max(1, len(stmts)))
+    for e in ENGINES:
+        desc, idx = scans.get(e.name, ("?", []))
+        if not any(i and i.startswith(f"t_{name}_{e.tag}") for i in idx):
+            PLAN_WARNINGS.append(f"{name}: {m.title}: {e.name} did not use its index ({desc})")
+            loud(f"{name}: {m.title}: {e.name} plan did not use t_{name}_{e.tag}_k_idx: {desc}")
+    first = ENGINES[1] if len(ENGINES) > 1 else ENGINES[0]
+    m.how += (f"; plan: {scans.get(first.name, ('?',))[0]}; "
+              f"~{rows.get('btree', 0):,.0f} index rows per query"
+              + (f"; {options_note}" if options_note else ""))
+    if not ok:
+        m.notes.append("ANSWERS DIFFER")
+
+
+def m_queries(name, d, res):
+    typ = d["type"]
+    # = ANY(array): n existing keys (of n distinct random rows), capped by N
+    sizes = [(1000, "1k"), (100000, "100k"), (1000000, "1M")]
+    psql(f"DROP TABLE IF EXISTS arr_{name}; CREATE UNLOGGED TABLE arr_{name} (n int, a {typ}[]);")
+    for n, label in sizes:
+        psql(f"INSERT INTO arr_{name} SELECT {n}, array_agg(k ORDER BY rn) FROM shuf_{name} WHERE rn <= {n};")
+    for n, label in sizes:
+        na = min(n, ROWS)
+        capped = f", capped: {na:,} keys" if na < n else ""
+        m = Measure(f"any_{label}", f"count k = ANY({label} keys{capped})", "ms", "lower",
+                    "EXPLAIN ANALYZE execution time of a prepared generic-plan "
+                    "SELECT count(*) ... WHERE k = ANY($1), keys of random rows in random order")
+
+        def setup(e, n=n):
+            return (f"{FORCE_INDEX} SET plan_cache_mode = force_generic_plan;\n"
+                    f"SELECT a AS arr FROM arr_{name} WHERE n = {n} \\gset\n"
+                    f"PREPARE q({typ}[]) AS SELECT count(*) FROM t_{name}_{e.tag} WHERE k = ANY($1);")
+        explain_measure(m, name, setup, lambda e: ["EXECUTE q(:'arr')"],
+                        options_note=FORCE_NOTE + ", plan_cache_mode=force_generic_plan")
+        res.append(m)
+        report(m)
+
+    # ranges over 0.1%, 1%, 20% of the rows, several windows per run
+    for frac, label, nwin in [(0.001, "0.1%", 50), (0.01, "1%", 20), (0.20, "20%", 3)]:
+        w = max(1, round(frac * ROWS))
+        starts = [round(j * (ROWS - w) / (nwin - 1)) if nwin > 1 else (ROWS - w) // 2
+                  for j in range(nwin)]
+        ranks = sorted(set([s + 1 for s in starts] + [s + w for s in starts]))
+        kv = {}
+        for line in psql(f"SELECT rn, k::text FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn "
+                         f"FROM src_{name}) s WHERE rn = ANY('{{{','.join(map(str, ranks))}}}'::int8[])"
+                         ).splitlines():
+            rn, k = line.split("|", 1)
+            kv[int(rn)] = k
+        wins = [(kv[s + 1], kv[s + w]) for s in starts]
+        m = Measure(f"range_{label}", f"count k BETWEEN (range of {label} of rows)", "ms", "lower",
+                    f"EXPLAIN ANALYZE execution time per query, mean of {nwin} windows spread over the key range")
+        explain_measure(
+            m, name, lambda e: FORCE_INDEX,
+            lambda e: [f"SELECT count(*) FROM t_{name}_{e.tag} WHERE k BETWEEN {lit(a, typ)} AND {lit(b, typ)}"
+                       for a, b in wins],
+            options_note=FORCE_NOTE)
+        res.append(m)
+        report(m)
+
+    # ORDER BY k LIMIT 20000 OFFSET N/2
+    off = ROWS // 2
+    lim = min(20000, ROWS - off)
+    m = Measure("orderby", f"ORDER BY k LIMIT {lim} OFFSET {off}", "ms", "lower",
+                "EXPLAIN ANALYZE execution time of SELECT k ... ORDER BY k LIMIT .. OFFSET ..")
+    explain_measure(m, name, lambda e: FORCE_INDEX,
+                    lambda e: [f"SELECT k FROM t_{name}_{e.tag} ORDER BY k LIMIT {lim} OFFSET {off}"],
+                    options_note=FORCE_NOTE)
+    res.append(m)
+    report(m)
+
+
+def pgbench(script, clients, db, options, secs=None, transactions=None, extra=()):
+    env = dict(ENV)
+    if options:
+        env["PGOPTIONS"] = options
+    else:
+        env.pop("PGOPTIONS", None)
+    cmd = [PGBENCH, "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, NCPU))]
+    cmd += ["-T", str(secs)] if secs else ["-t", str(transactions)]
+    cmd += list(extra)
+    if script:
+        cmd += ["-f", script]
+    cmd.append(db)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    out = p.stdout + p.stderr
+    if p.returncode != 0:
+        raise SqlError(f"pgbench failed ({p.returncode}): {' '.join(cmd)}\n{out[-2000:]}")
+    fm = re.search(r"number of failed transactions: (\d+)", out)
+    if fm and int(fm.group(1)) != 0:
+        raise SqlError(f"pgbench: {fm.group(1)} failed transactions\n{out[-2000:]}")
+    tm = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", out)
+    if not tm:
+        raise SqlError(f"no tps in pgbench output:\n{out[-2000:]}")
+    return float(tm.group(1))
+
+
+def m_lookups(name, d, res):
+    pdir = os.path.join(SCRATCH, "pgbench")
+    os.makedirs(pdir, exist_ok=True)
+    # verification: the same 300 random keys on every engine
+    psql("DROP TABLE IF EXISTS bench_verify_pt; "
+         "CREATE TABLE bench_verify_pt (eng text, i int8, cnt int8, s numeric);")
+    scripts = {}
+    plans = {}
+    for e in ENGINES:
+        t = f"t_{name}_{e.tag}"
+        scripts[e.name] = os.path.join(pdir, f"{name}_{e.tag}.sql")
+        with open(scripts[e.name], "w") as f:
+            f.write(d["pgb"] + f"SELECT id FROM {t} WHERE k = {d['keyexpr']};\n")
+        vs = os.path.join(pdir, f"{name}_{e.tag}_verify.sql")
+        with open(vs, "w") as f:
+            f.write(d["pgb"] + f"INSERT INTO bench_verify_pt SELECT '{e.name}', :i, count(*), "
+                               f"coalesce(sum(id), 0) FROM {t} WHERE k = {d['keyexpr']};\n")
+        pgbench(vs, 1, DB, e.opts(FORCE_INDEX_OPTS), transactions=300, extra=["--random-seed=4242"])
+        ex = json.loads(psql(f"{FORCE_INDEX} EXPLAIN (FORMAT JSON) SELECT id FROM {t} "
+                             f"WHERE k = (SELECT k FROM src_{name} LIMIT 1 OFFSET 7)", options=e.opts()))
+        plans[e.name] = describe_scan([n for n in plan_nodes(ex[0]["Plan"]) if n.get("Index Name")])
+    bad = q1("SELECT count(*) FROM bench_verify_pt WHERE cnt = 0")
+    answers = {e.name: psql(f"SELECT i, cnt, s FROM bench_verify_pt WHERE eng = '{e.name}' ORDER BY i, cnt, s")
+               for e in ENGINES}
+    ok = compare(f"{name}: point lookups (300 random keys)", answers)
+    if bad != "0":
+        FAILURES.append(f"{name}: point lookup script drew {bad} keys that do not exist")
+        loud(f"{name}: the pgbench script drew {bad} keys that match no row (key formula broken?)")
+        ok = False
+    avg = q1("SELECT round(avg(cnt), 1) FROM bench_verify_pt WHERE eng = 'btree'")
+    for c in CLIENTS:
+        m = Measure(f"lookup_{c}c", f"point lookups, pgbench {c} client{'s' if c > 1 else ''}", "tps",
+                    "higher",
+                    f"pgbench -M prepared -c {c} -j {min(c, NCPU)} -T {PGB_SECS}: "
+                    f"SELECT id ... WHERE k = <{d.get('lookup_note', 'random existing key')}>, "
+                    f"{avg} rows per lookup on average; plan: {plans.get('gbtree', '?')}; {FORCE_NOTE}")
+        for r in range(REPEAT):
+            for e in rotated(ENGINES, r):
+                m.add(e.name, pgbench(scripts[e.name], c, DB, e.opts(FORCE_INDEX_OPTS), secs=PGB_SECS))
+        if not ok:
+            m.notes.append("ANSWERS DIFFER")
+        res.append(m)
+        report(m)
+
+
+def m_copy(name, d, res):
+    typ = d["type"]
+    m = Measure("copy", f"COPY {ROWS:,} rows into indexed empty table", "rows/s", "higher",
+                "psql \\timing of COPY FROM a server-side file (rows in the twin tables' order) "
+                "into a new table with only the index, after CHECKPOINT; includes commit")
+    ms = Measure("size_copy", "index size after COPY (built by inserts)", "MB", "lower", "pg_relation_size")
+    mw = Measure("wal_copy", "WAL written by that COPY (heap + index)", "MB", "lower",
+                 "pg_current_wal_insert_lsn() difference around the COPY")
+    answers = {}
+    for r in range(REPEAT):
+        for e in rotated(ENGINES, r):
+            t = f"c_{name}_{e.tag}"
+            ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
+                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k); CHECKPOINT;\n"
+                        f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
+                        f"COPY {t} FROM '{SCRATCH}/data_{name}.copy';\n"
+                        f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'lsn0') AS wal \\gset\n"
+                        f"\\echo WAL :wal", options=e.opts())
+            m.add(e.name, ROWS / (ms_[0] / 1000.0))
+            mw.add(e.name, float(ms_[1]["WAL"]) / 1048576)
+            if r == 0:
+                ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
+                answers[e.name] = psql(checksum_sql(t), options=e.opts())
+                if e.am == "gbtree":
+                    check_gbtree(f"{t}_k_idx")
+            psql(f"DROP TABLE {t};")
+    if not compare(f"{name}: full index scan after COPY", answers):
+        m.notes.append("ANSWERS DIFFER")
+    m.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})"
+    res += [m, mw, ms]
+    report(m)
+    report(mw)
+    report(ms)
+
+
+def m_vacuum(name, d, res, ndel):
+    typ = d["type"]
+    m = Measure("vacuum", "VACUUM after deleting 30% of rows", "ms", "lower",
+                "fresh table + CREATE INDEX + VACUUM ANALYZE, DELETE WHERE id % 10 < 3, CHECKPOINT, "
+                "then psql \\timing of VACUUM (heap and index)")
+    ms = Measure("size_churn", "index size after churn", "MB", "lower",
+                 f"after the VACUUM above: INSERT {ndel:,} new rows of the same distribution, VACUUM, "
+                 "pg_relation_size")
+    answers = {}
+    for r in range(REPEAT):
+        for e in rotated(ENGINES, r):
+            t = f"v_{name}_{e.tag}"
+            setup = (f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
+                     f"INSERT INTO {t} SELECT id, k FROM src_{name} ORDER BY id; "
+                     f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k); VACUUM ANALYZE {t}; "
+                     f"DELETE FROM {t} WHERE id % 10 < 3; CHECKPOINT;")
+            m.add(e.name, timed(setup, f"VACUUM {t};", options=e.opts()))
+            psql(f"INSERT INTO {t} SELECT id, k FROM new_{name} ORDER BY id; VACUUM {t};", options=e.opts())
+            ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
+            if r == 0:
+                answers[e.name] = psql(checksum_sql(t), options=e.opts())
+                if e.am == "gbtree":
+                    check_gbtree(f"{t}_k_idx")
+            psql(f"DROP TABLE {t};")
+    if not compare(f"{name}: full index scan after churn", answers):
+        m.notes.append("ANSWERS DIFFER")
+    ms.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})" + \
+        ("; gbtree_check(index, true)" if HAS_CHECK else "")
+    res += [m, ms]
+    report(m)
+    report(ms)
+
+
+def m_pgbench_s(res):
+    """standard pgbench -S, pgbench_accounts' pkey vs a gbtree index on aid"""
+    log(f"\n---- pgbench -S (scale {PGB_SCALE}) ----")
+    n = PGB_SCALE * 100000
+    dbs = {}
+    for e in ENGINES:
+        db = f"pgb_{e.tag}"
+        dbs[e.name] = db
+        psql(f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
+        p = subprocess.run([PGBENCH, "-i", "-q", "-s", str(PGB_SCALE), db], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SqlError(f"pgbench -i failed: {p.stderr[-2000:]}")
+        sql = "CREATE EXTENSION pg_prewarm;"
+        if e.am != "btree":
+            sql += (f"CREATE EXTENSION gbtree; ALTER TABLE pgbench_accounts DROP CONSTRAINT pgbench_accounts_pkey; "
+                    f"CREATE INDEX pgbench_accounts_aid_{e.tag} ON pgbench_accounts USING {e.am} (aid); ")
+        sql += "VACUUM ANALYZE pgbench_accounts; CHECKPOINT;"
+        psql(sql, db)
+    answers, plans = {}, {}
+    size = Measure("pgbs_size", "pgbench_accounts aid index size", "MB", "lower",
+                   "pg_relation_size of pgbench_accounts_pkey (btree) or the gbtree index on aid")
+    for e in ENGINES:
+        db = dbs[e.name]
+        idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.tag}"
+        ex = json.loads(psql("EXPLAIN (FORMAT JSON) SELECT abalance FROM pgbench_accounts WHERE aid = 4242", db,
+                             e.opts()))
+        nodes = plan_nodes(ex[0]["Plan"])
+        plans[e.name] = describe_scan(nodes)
+        if not any(x.get("Index Name") == idx for x in nodes):
+            PLAN_WARNINGS.append(f"pgbench -S: {e.name} did not use {idx}")
+            loud(f"pgbench -S: {e.name}'s lookup does not use {idx}: {plans[e.name]}")
+        answers[e.name] = psql(
+            f"{FORCE_INDEX} SELECT count(*), sum(aid), sum(abalance) FROM pgbench_accounts "
+            f"WHERE aid BETWEEN {n // 7} AND {n // 2};"
+            f"SELECT aid, bid, abalance FROM pgbench_accounts WHERE aid = ANY('{{1,2,{n // 3},{n - 1},{n}}}') "
+            f"ORDER BY aid;", db, e.opts())
+        size.add(e.name, int(q1(f"SELECT pg_relation_size('{idx}')", db)) / 1048576)
+    ok = compare(f"pgbench -S scale {PGB_SCALE}: accounts by aid", answers)
+    for c in CLIENTS:
+        m = Measure(f"pgbs_{c}c", f"pgbench -S, {c} client{'s' if c > 1 else ''}", "tps", "higher",
+                    f"pgbench -n -S -M prepared -c {c} -j {min(c, NCPU)} -T {PGB_SECS} on scale {PGB_SCALE} "
+                    f"({n:,} accounts), after pg_prewarm; plan: {plans.get('gbtree', '?')}; default planner settings")
+        for r in range(REPEAT):
+            for e in rotated(ENGINES, r):
+                db = dbs[e.name]
+                idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.tag}"
+                psql(f"SELECT pg_prewarm('pgbench_accounts'), pg_prewarm('{idx}')", db)
+                m.add(e.name, pgbench(None, c, db, e.opts(), secs=PGB_SECS, extra=["-S"]))
+        if not ok:
+            m.notes.append("ANSWERS DIFFER")
+        res.append(m)
+        report(m)
+    res.append(size)
+    report(size)
+    for db in dbs.values():
+        psql(f"DROP DATABASE {db};")
+
+
+# ---- reporting ----------------------------------------------------------------
+
+def report(m):
+    parts = []
+    for e in ENGINES:
+        parts.append(f"{e.name} {fmt_spread(m.values.get(e.name, []), m.unit)}")
+    rat = "  ".join(f"{e.name}/btree {fmt_ratio(m.ratio(e.name))}" for e in ENGINES if e.name != "btree")
+    log(f"  {m.title:<52} [{m.unit}] " + " | ".join(parts) + f"  -> {rat}"
+        + ("  !! " + ", ".join(m.notes) if m.notes else ""))
+
+
+def header_lines(title, extra=(), load=None):
+    lines = [f"# {title}", ""]
+    lines += list(extra)
+    lines += ([f"- load average: {load}"] if load else []) + [
+        f"- command: `{ENV.get('BENCH_INVOCATION', '?')}`; effective settings: BENCH_ROWS={ROWS} "
+        f"BENCH_ENGINES={','.join(e.name for e in ENGINES)} BENCH_REPEAT={REPEAT} "
+        f"BENCH_PGBENCH_SECS={PGB_SECS} BENCH_PGBENCH_SCALE={PGB_SCALE}",
+        f"- date: {START_DATE}",
+        f"- git revision: {ENV.get('GIT_REV', '?')}",
+        f"- machine: {MACHINE}",
+        f"- PostgreSQL: {PG_VERSION}",
+        f"- settings this benchmark changes: {', '.join(s.replace(' ', '') for s in ENV.get('BENCH_SETTINGS', '').splitlines())} "
+        f"(everything else is the default)",
+        f"- all settings whose source is not the default (initdb's included): {', '.join(PG_SETTINGS)}",
+        f"- gbtree device: {DEVICE}",
+        f"- repetitions: {REPEAT} per measure; values are median (min-max); the engines alternate "
+        f"their order from one repetition to the next",
+    ]
+    if SKIPPED:
+        lines.append(f"- skipped engines: {'; '.join(SKIPPED)}")
+    return lines
+
+
+def table_lines(measures, with_how=True, dataset_col=None):
+    eng = [e.name for e in ENGINES]
+    others = [x for x in eng if x != "btree"]
+    head = (["data set"] if dataset_col else []) + ["measure", "unit"] + eng + \
+        [f"{x}/btree" for x in others] + ["better"] + (["how"] if with_how else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for ds, m in measures:
+        row = ([ds] if dataset_col else []) + [m.title + (" **" + ", ".join(m.notes) + "**" if m.notes else ""),
+                                                m.unit]
+        row += [fmt_spread(m.values.get(x, []), m.unit) for x in eng]
+        row += [fmt_ratio(m.ratio(x)) for x in others]
+        row += ["; ".join(m.verdict(x) for x in others)]
+        if with_how:
+            row.append(m.how.replace("|", "/"))
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+MEASURE_ORDER = ["build", "size", "any_1k", "any_100k", "any_1M", "range_0.1%", "range_1%", "range_20%",
+                 "orderby", "lookup_1c", "lookup_8c", "copy", "wal_copy", "size_copy", "vacuum", "size_churn",
+                 "pgbs_1c", "pgbs_8c", "pgbs_size"]
+
+
+def morder(key):
+    return MEASURE_ORDER.index(key) if key in MEASURE_ORDER else len(MEASURE_ORDER)
+
+
+CSV_FIELDS = ["rows", "measure", "title", "unit", "better", "engine", "median", "min", "max",
+              "ratio_vs_btree", "runs", "date", "git", "loadavg"]
+
+
+def write_csv(path, key_field, key_value, measures, load):
+    rows = []
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r.get(key_field) != str(key_value)]
+    for m in measures:
+        for e in ENGINES:
+            v = m.values.get(e.name, [])
+            if not v:
+                continue
+            rows.append({key_field: key_value, "measure": m.key, "title": m.title, "unit": m.unit,
+                         "better": m.better, "engine": e.name, "median": f"{median(v):.6g}",
+                         "min": f"{min(v):.6g}", "max": f"{max(v):.6g}",
+                         "ratio_vs_btree": "" if e.name == "btree" else f"{m.ratio(e.name):.4f}",
+                         "runs": len(v), "date": START_DATE, "git": ENV.get("GIT_REV", "?"),
+                         "loadavg": load})
+    rows.sort(key=lambda r: (int(r[key_field]), morder(r["measure"]), r["engine"]))
+    fields = [key_field] + CSV_FIELDS[1:]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in fields})
+
+
+def plot(name, csv_path, png_path):
+    if not shutil.which("gnuplot"):
+        return
+    with open(csv_path, newline="") as f:
+        data = [r for r in csv.DictReader(f) if r["ratio_vs_btree"]]
+    # one series per measure key (titles may mention the row count)
+    series = {}
+    titles = {}
+    for r in data:
+        k = (r["better"], r["measure"], r["engine"])
+        series.setdefault(k, []).append((int(r["rows"]), float(r["ratio_vs_btree"])))
+        titles[k] = re.sub(r"[0-9,]{4,}", "N", r["title"]).replace("_", " ")
+    script = [
+        "set terminal pngcairo size 1400,1000 font ',10'",
+        f"set output '{png_path}'",
+        "set multiplot layout 2,1 title "
+        f"'gbtree/btree ratio by table size: {name} data set (rows on a log scale)'",
+        "set logscale x", "set grid", "set key outside right",
+        "set xlabel 'rows'", "set lmargin at screen 0.07", "set rmargin at screen 0.66",
+    ]
+    allx = sorted({x for v in series.values() for x, _ in v}) or [ROWS]
+    xr = (f"set xrange [{allx[0] / 1.5}:{allx[-1] * 1.5}]\n"
+          "set xtics (" + ", ".join(f"'{x:,}' {x}" for x in allx) + ")")
+    for better, ylabel in (("lower", "ratio of times and sizes (below 1: gbtree faster / smaller)"),
+                           ("higher", "ratio of throughputs (above 1: gbtree faster)")):
+        keys = sorted((k for k in series if k[0] == better), key=lambda k: (morder(k[1]), k[2]))
+        script += [xr, f"set ylabel '{ylabel}'", "set yrange [0:*]"]
+        blocks, plots = [], []
+        for i, k in enumerate(keys):
+            pts = sorted(series[k])
+            blocks.append(f"$D{better}{i} << EOD\n" + "\n".join(f"{x} {y}" for x, y in pts) + "\nEOD")
+            t = titles[k] + (f" [{k[2]}]" if k[2] != "gbtree" else "")
+            plots.append(f"$D{better}{i} using 1:2 with linespoints lw 1.5 lc {i % 8 + 1} pt {(i // 8) * 2 + 5 + (i % 2)} "
+                         f"ps 1.3 title '{t.replace(chr(39), '')}'")
+        plots.append("1 with lines lc rgb 'black' dt 2 notitle")
+        script += blocks
+        script.append("plot " + ", ".join(plots))
+    script.append("unset multiplot")
+    p = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", capture_output=True, text=True)
+    if p.returncode != 0:
+        log(f"WARNING: gnuplot failed for {name}: {p.stderr.strip()[:500]}")
+
+
+def write_dataset_files(name, d, measures, stats, load_before, load_after):
+    os.makedirs(OUT, exist_ok=True)
+    md = os.path.join(OUT, f"{name}-{ROWS}.md")
+    lines = header_lines(
+        f"gbtree vs btree: {name} data set, {ROWS:,} rows",
+        [f"Data set: {d['desc']}. {stats}. Each engine has its own twin table "
+         f"(id int8, k {d['type']}) with the same rows in the same order and only that engine's "
+         f"index on k, then VACUUM ANALYZE.", ""],
+        load=(f"{ENV.get('BENCH_START_LOAD', '?')} at the start of the run, "
+              f"{load_before} before this data set, {load_after} after it"))
+    lines += ["", "Ratios are gbtree median / btree median: for ms and MB below 1 means gbtree is "
+                  "better, for tps and rows/s above 1 means gbtree is better. \"~ (noise)\": the "
+                  "interquartile ranges overlap.", ""]
+    lines += table_lines([(name, m) for m in measures])
+    fails = [f for f in FAILURES if f.startswith(name + ":")]
+    lines += ["", "Verification: " + ("FAILED: " + "; ".join(fails) if fails else
+                                       "every query gave identical answers on all engines"
+                                       + (", and gbtree_check(index, true) passed" if HAS_CHECK else "")
+                                       + "."), ""]
+    with open(md, "w") as f:
+        f.write("\n".join(lines))
+    csvp = os.path.join(OUT, f"{name}.csv")
+    write_csv(csvp, "rows", ROWS, measures, load_after)
+    plot(name, csvp, os.path.join(OUT, f"{name}.png"))
+    return md
+
+
+# ---- main -------------------------------------------------------------------
+
+def main():
+    global ENGINES, HAS_CHECK, MACHINE, PG_VERSION, PG_SETTINGS, DEVICE, START_DATE, SKIPPED
+    START_DATE = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    psql("CREATE EXTENSION gbtree; CREATE EXTENSION pg_prewarm;")
+    HAS_CHECK = q1("SELECT to_regprocedure('gbtree_check(regclass,boolean)') IS NOT NULL") == "t"
+    has_dev = q1("SELECT to_regprocedure('gbtree_device_info()') IS NOT NULL") == "t"
+    DEVICE = "cpu (no gbtree_device_info())"
+    if has_dev:
+        try:
+            DEVICE = q1("SELECT string_agg(d::text, '; ') FROM gbtree_device_info() AS d") or "?"
+        except SqlError as ex:
+            DEVICE = f"gbtree_device_info() failed: {ex}"
+    SKIPPED = []
+    names = list(ENGINE_NAMES)
+    if not ENGINES_SET and has_dev and "gbtree-gpu" not in names:
+        names.append("gbtree-gpu")
+    ENGINES = []
+    for n in names:
+        if n == "btree":
+            ENGINES.append(Engine("btree", "btree"))
+        elif n == "gbtree":
+            ENGINES.append(Engine("gbtree", "gbtree"))
+        elif n == "gbtree-gpu":
+            if has_dev:
+                ENGINES.append(Engine("gbtree-gpu", "gbtree", GPU_OPTIONS))
+            else:
+                SKIPPED.append("gbtree-gpu (gbtree_device_info() does not exist: no GPU path)")
+                log("Skipping engine gbtree-gpu: gbtree_device_info() does not exist")
+        else:
+            raise SystemExit(f"unknown engine {n!r} (btree, gbtree, gbtree-gpu)")
+    MACHINE = machine_info()
+    PG_VERSION, PG_SETTINGS = pg_info()
+    defs = dataset_defs(ROWS)
+    for ds in DATASETS:
+        if ds not in defs:
+            raise SystemExit(f"unknown data set {ds!r} ({', '.join(defs)})")
+    log(f"Engines: {', '.join(e.name for e in ENGINES)}; data sets: {', '.join(DATASETS)}; "
+        f"{ROWS:,} rows; {REPEAT} repetitions; pgbench runs of {PGB_SECS} s")
+    log(f"Machine: {MACHINE}")
+    log(f"Forced index paths are marked in each measure's notes ({FORCE_NOTE}).")
+
+    t0 = time.time()
+    allm = []   # (dataset, measure)
+    files = []
+    for name in DATASETS:
+        d = defs[name]
+        load_before = loadavg()
+        ts = time.time()
+        log(f"\n---- data set {name}: {ROWS:,} rows (load average {load_before}) ----")
+        ndel, stats = create_dataset(name, d)
+        log(f"  {stats}")
+        res = []
+        m_build(name, d, res)
+        prewarm(name)
+        m_queries(name, d, res)
+        prewarm(name)
+        m_lookups(name, d, res)
+        m_copy(name, d, res)
+        m_vacuum(name, d, res, ndel)
+        drop_dataset(name)
+        load_after = loadavg()
+        files.append(write_dataset_files(name, d, res, stats, load_before, load_after))
+        allm += [(name, m) for m in res]
+        log(f"  ({time.time() - ts:.0f} s)")
+
+    pgbs = []
+    if PGB_SCALE > 0:
+        load_before = loadavg()
+        m_pgbench_s(pgbs)
+        label = f"pgbench -S (scale {PGB_SCALE})"
+        allm += [(label, m) for m in pgbs]
+        csvp = os.path.join(OUT, "pgbench-S.csv")
+        write_csv(csvp, "scale", PGB_SCALE, pgbs, loadavg())
+
+    end_load = loadavg()
+    elapsed = time.time() - t0
+    summary = os.path.join(OUT, f"summary-{ROWS}.md")
+    lines = header_lines(f"gbtree vs btree: summary, {ROWS:,} rows per data set")
+    lines.append(f"- load average: {ENV.get('BENCH_START_LOAD', '?')} at the start, {end_load} at the end "
+                 f"(other processes on the machine show up here)")
+    lines.append(f"- duration: {elapsed / 60:.1f} min")
+    lines += ["", "Ratios are gbtree median / btree median: for ms and MB below 1 means gbtree is better, "
+                  "for tps and rows/s above 1 means gbtree is better. Spreads, methods and plans: "
+                  "the per-data-set files " + ", ".join(f"`{os.path.basename(f)}`" for f in files) + ".", ""]
+    lines += table_lines(allm, with_how=False, dataset_col=True)
+    lines += ["", "Verification: " + ("FAILED: " + "; ".join(FAILURES) if FAILURES else
+                                       "every query gave identical answers on all engines.")]
+    if PLAN_WARNINGS:
+        lines.append("Plan warnings: " + "; ".join(PLAN_WARNINGS))
+    lines.append("")
+    with open(summary, "w") as f:
+        f.write("\n".join(lines))
+
+    # terminal table
+    eng = [e.name for e in ENGINES]
+    others = [x for x in eng if x != "btree"]
+    log(f"\n==================== results: {ROWS:,} rows, median of {REPEAT} "
+        f"(load average {ENV.get('BENCH_START_LOAD', '?')} -> {end_load}) ====================")
+    log("ratio = gbtree / btree: below 1 is better for ms and MB, above 1 is better for tps and rows/s")
+    cols = ["data set", "measure", "unit"] + eng + [f"{x}/btree" for x in others] + ["better"]
+    table = []
+    for ds, m in allm:
+        table.append([ds, m.title + (" !! " + ",".join(m.notes) if m.notes else ""), m.unit]
+                     + [fmt_val(m.med(x), m.unit) for x in eng]
+                     + [fmt_ratio(m.ratio(x)) for x in others]
+                     + ["; ".join(m.verdict(x) for x in others)])
+    widths = [max(len(str(r[i])) for r in table + [cols]) for i in range(len(cols))]
+    right = set(range(3, 3 + len(eng) + len(others)))
+
+    def fmt_row(r):
+        return " | ".join(str(c).rjust(widths[i]) if i in right else str(c).ljust(widths[i])
+                          for i, c in enumerate(r))
+    log(fmt_row(cols))
+    log("-+-".join("-" * w for w in widths))
+    prev = None
+    for r in table:
+        if prev is not None and r[0] != prev:
+            log("-+-".join("-" * w for w in widths))
+        prev = r[0]
+        log(fmt_row(r))
+    log("")
+    log(f"Result files in {OUT}: summary-{ROWS}.md, " + ", ".join(
+        f"{n}-{ROWS}.md {n}.csv {n}.png" for n in DATASETS) + (", pgbench-S.csv" if pgbs else ""))
+    if WRITE_README and os.path.realpath(OUT) == os.path.realpath(DEFAULT_OUT):
+        update_readme()
+    log(f"Total benchmark time {elapsed / 60:.1f} min.")
+    if PLAN_WARNINGS:
+        log(f"{len(PLAN_WARNINGS)} plan warning(s): " + "; ".join(PLAN_WARNINGS))
+    if FAILURES:
+        loud(f"{len(FAILURES)} VERIFICATION FAILURE(S): " + "; ".join(FAILURES))
+        return 1
+    log("Verification: every query gave identical answers on all engines.")
+    return 0
+
+
+def update_readme():
+    """replace the results section of test/bench/README.md with the summary
+    files present in the default result directory"""
+    readme = os.path.join(GB_ROOT, "test", "bench", "README.md")
+    begin, end = "<!-- BEGIN RESULTS (written by run-bench.sh) -->", "<!-- END RESULTS -->"
+    try:
+        with open(readme) as f:
+            text = f.read()
+    except OSError:
+        return
+    if begin not in text or end not in text:
+        return
+    sums = []
+    for fn in os.listdir(DEFAULT_OUT):
+        mm = re.match(r"summary-(\d+)\.md$", fn)
+        if mm:
+            sums.append((int(mm.group(1)), fn))
+    parts = [begin, ""]
+    for n, fn in sorted(sums):
+        with open(os.path.join(DEFAULT_OUT, fn)) as f:
+            body = f.read().strip().splitlines()
+        body = [("##" + l[1:]) if l.startswith("# ") else l for l in body]
+        parts += [f"<!-- from results/{fn} -->"] + body + [""]
+    parts.append(end)
+    pre = text.split(begin)[0]
+    post = text.split(end, 1)[1]
+    with open(readme, "w") as f:
+        f.write(pre + "\n".join(parts) + post)
+    log(f"Updated the results section of {readme}")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SqlError as ex:
+        loud(f"benchmark aborted: {ex}")
+        sys.exit(2)
