@@ -565,16 +565,61 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
 	hold_pin(scan, buf, keep_pin(scan));
 }
 
-/* Read the right sibling of pos's leaf (share lock). */
+/* Is block blkno now a deleted page?  (No other lock held by caller.) */
+static bool
+page_is_deleted(IndexScanDesc scan, BlockNumber blkno)
+{
+	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+	bool		deleted;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(scan->indexRelation, buf);
+	deleted = (gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_DELETED) != 0;
+	UnlockReleaseBuffer(buf);
+	return deleted;
+}
+
+/*
+ * Read the right sibling of pos's leaf (share lock).
+ *
+ * It must start exactly where our leaf ended: its low key is our saved high
+ * key, whatever splits happened since.  One thing lowers it legitimately:
+ * VACUUM deleted our (by then empty) leaf and handed its low key to this
+ * sibling.  A low key above ours means skipped pages, and one below ours
+ * with our leaf still in place means a link to the wrong page: both are
+ * damage, and following them would lose or repeat entries silently.
+ */
 static void
 read_right(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	Buffer		buf = ReadBuffer(scan->indexRelation, so->pos.next);
+	GbtScanPos *pos = &so->pos;
+	Relation	index = scan->indexRelation;
+	BlockNumber from = pos->blk;
+	BlockNumber next = pos->next;
+	Buffer		buf;
+	GbtPageOpaque op;
 
+	buf = ReadBuffer(index, next);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_check_page(scan->indexRelation, buf);
-	read_leaf(scan, buf, so->pos.seg, true, so->pos.hikey, so->pos.hitid);
+	gbt_check_page(index, buf);
+	op = gbt_page_opaque((char *) BufferGetPage(buf));
+	if (op->lowkey != pos->hikey || op->lowtid != pos->hitid)
+	{
+		bool		below = gbt_entry_lt(op->lowkey, op->lowtid, pos->hikey, pos->hitid);
+
+		/* look at our own leaf with no lock held on the sibling */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (!below || !page_is_deleted(scan, from))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" block %u: low key does not match its left sibling's high key",
+							RelationGetRelationName(index), next),
+					 errhint("Please REINDEX it.")));
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		gbt_check_page(index, buf);
+	}
+	read_leaf(scan, buf, pos->seg, false, 0, 0);
 }
 
 /*
@@ -643,6 +688,7 @@ walk_left(IndexScanDesc scan)
 	BlockNumber target = so->pos.deleted ? so->pos.next : so->pos.blk;
 	BlockNumber blk = so->pos.prev;
 	int			hops = 0;
+	bool		retried = false;
 
 	for (;;)
 	{
@@ -667,20 +713,52 @@ walk_left(IndexScanDesc scan)
 			blk = op->leftlink;
 		else if (op->rightlink == target)
 		{
-			/* it must end exactly where our leaf starts */
-			if (op->hikey != so->pos.pagelowkey || op->hitid != so->pos.pagelowtid)
+			/*
+			 * It ends where our leaf starts.  Our leaf's low key can only
+			 * have dropped since we read it (it absorbed a deleted left
+			 * neighbour), never risen.
+			 */
+			if (gbt_entry_lt(so->pos.pagelowkey, so->pos.pagelowtid, op->hikey, op->hitid))
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" block %u: high key does not match its right sibling's low key",
+						 errmsg("index \"%s\" block %u: high key is above its right sibling's low key",
 								RelationGetRelationName(index), blk),
 						 errhint("Please REINDEX it.")));
 			return buf;
 		}
-		else if ((op->flags & GBT_F_RIGHTMOST) || op->rightlink == GBT_NO_BLOCK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": left-link of block %u does not lead back to it",
-							RelationGetRelationName(index), so->pos.blk)));
+		else if ((op->flags & GBT_F_RIGHTMOST) || op->rightlink == GBT_NO_BLOCK ||
+				 gbt_entry_lt(so->pos.pagelowkey, so->pos.pagelowtid, op->lowkey, op->lowtid))
+		{
+			/*
+			 * Walked past where our leaf was.  VACUUM may have deleted it
+			 * since we read it: then its left neighbour now links to its
+			 * right sibling, the right-link to look for.
+			 */
+			BlockNumber self = so->pos.deleted ? GBT_NO_BLOCK : so->pos.blk;
+			Buffer		sbuf;
+			GbtPageOpaque sop;
+
+			UnlockReleaseBuffer(buf);
+			if (self == GBT_NO_BLOCK || retried)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\": left-link of block %u does not lead back to it",
+								RelationGetRelationName(index), so->pos.blk)));
+			sbuf = ReadBuffer(index, self);
+			LockBuffer(sbuf, BUFFER_LOCK_SHARE);
+			gbt_check_page(index, sbuf);
+			sop = gbt_page_opaque((char *) BufferGetPage(sbuf));
+			if (!(sop->flags & GBT_F_DELETED))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\": left-link of block %u does not lead back to it",
+								RelationGetRelationName(index), so->pos.blk)));
+			target = sop->rightlink;
+			blk = sop->leftlink;
+			UnlockReleaseBuffer(sbuf);
+			retried = true;
+			continue;
+		}
 		else
 			blk = op->rightlink;
 		UnlockReleaseBuffer(buf);

@@ -180,8 +180,8 @@ show_diffs() {  # OUTPUTDIR TEMP_INSTANCE
 # ============================================================================
 gb_section "setup"
 for s in ${TESTS_ONLY//,/ }; do
-    case $s in unit|regress|isolation|tap) ;;
-        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap)" ;;
+    case $s in unit|regress|isolation|tap|fuzz) ;;
+        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz)" ;;
     esac
 done
 gb_ensure_packages
