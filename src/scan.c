@@ -466,8 +466,7 @@ hold_pin(IndexScanDesc scan, Buffer buf, bool keep)
  * ranges into so->pos; then unlock, keeping the pin as so->buf.
  */
 static void
-read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
-		  uint64 lowkey, uint64 lowtid)
+read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtSegment *seg = &so->segs[segno];
@@ -487,21 +486,6 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno, bool checklow,
 				 errmsg("index \"%s\" has a non-leaf page where a leaf was expected at block %u",
 						RelationGetRelationName(scan->indexRelation),
 						BufferGetBlockNumber(buf))));
-
-	/*
-	 * Reached through a right-link: the page must start exactly where the
-	 * page we came from ended, whatever splits or deletions happened since
-	 * (a split keeps the right part's low key, a deletion hands the
-	 * deleted page's low key to its right sibling).  Otherwise the link is
-	 * damaged and entries would be skipped without a word.
-	 */
-	if (checklow && (op->lowkey != lowkey || op->lowtid != lowtid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" block %u: low key does not match its left sibling's high key",
-						RelationGetRelationName(scan->indexRelation),
-						BufferGetBlockNumber(buf)),
-				 errhint("Please REINDEX it.")));
 
 	pos->seg = segno;
 	pos->blk = BufferGetBlockNumber(buf);
@@ -619,7 +603,7 @@ read_right(IndexScanDesc scan)
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		gbt_check_page(index, buf);
 	}
-	read_leaf(scan, buf, pos->seg, false, 0, 0);
+	read_leaf(scan, buf, pos->seg);
 }
 
 /*
@@ -638,7 +622,7 @@ seek(IndexScanDesc scan, int segno, uint64 key, uint64 tid, bool backward)
 
 	buf = gbt_descend(scan->indexRelation, so->segs[segno].root, key, tid,
 					  backward, BUFFER_LOCK_SHARE);
-	read_leaf(scan, buf, segno, false, 0, 0);
+	read_leaf(scan, buf, segno);
 
 	/* first item >= (key, tid) */
 	hi = pos->nitems;
@@ -848,7 +832,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
-				read_leaf(scan, buf, pos->seg, false, 0, 0);
+				read_leaf(scan, buf, pos->seg);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
 					return true;
@@ -876,7 +860,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
-				read_leaf(scan, buf, pos->seg, false, 0, 0);
+				read_leaf(scan, buf, pos->seg);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
 					return true;
