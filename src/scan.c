@@ -549,15 +549,34 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	hold_pin(scan, buf, keep_pin(scan));
 }
 
+/* Pin and share-lock block blkno of the index, after the basic page check. */
+static Buffer
+lock_shared(Relation index, BlockNumber blkno)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(index, buf);
+	return buf;
+}
+
+static pg_attribute_noreturn() void
+left_link_broken(Relation index, BlockNumber blkno)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\": left-link of block %u does not lead back to it",
+					RelationGetRelationName(index), blkno),
+			 errhint("Please REINDEX it.")));
+}
+
 /* Is block blkno now a deleted page?  (No other lock held by caller.) */
 static bool
 page_is_deleted(IndexScanDesc scan, BlockNumber blkno)
 {
-	Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+	Buffer		buf = lock_shared(scan->indexRelation, blkno);
 	bool		deleted;
 
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_check_page(scan->indexRelation, buf);
 	deleted = (gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_DELETED) != 0;
 	UnlockReleaseBuffer(buf);
 	return deleted;
@@ -584,9 +603,7 @@ read_right(IndexScanDesc scan)
 	Buffer		buf;
 	GbtPageOpaque op;
 
-	buf = ReadBuffer(index, next);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_check_page(index, buf);
+	buf = lock_shared(index, next);
 	op = gbt_page_opaque((char *) BufferGetPage(buf));
 	if (op->lowkey != pos->hikey || op->lowtid != pos->hitid)
 	{
@@ -680,13 +697,8 @@ walk_left(IndexScanDesc scan)
 		GbtPageOpaque op;
 
 		if (blk == GBT_NO_BLOCK || ++hops > 100000)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": left-link of block %u does not lead back to it",
-							RelationGetRelationName(index), so->pos.blk)));
-		buf = ReadBuffer(index, blk);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		gbt_check_page(index, buf);
+			left_link_broken(index, so->pos.blk);
+		buf = lock_shared(index, blk);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		if (!(op->flags & GBT_F_LEAF))
 			ereport(ERROR,
@@ -724,19 +736,11 @@ walk_left(IndexScanDesc scan)
 
 			UnlockReleaseBuffer(buf);
 			if (self == GBT_NO_BLOCK || retried)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\": left-link of block %u does not lead back to it",
-								RelationGetRelationName(index), so->pos.blk)));
-			sbuf = ReadBuffer(index, self);
-			LockBuffer(sbuf, BUFFER_LOCK_SHARE);
-			gbt_check_page(index, sbuf);
+				left_link_broken(index, so->pos.blk);
+			sbuf = lock_shared(index, self);
 			sop = gbt_page_opaque((char *) BufferGetPage(sbuf));
 			if (!(sop->flags & GBT_F_DELETED))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\": left-link of block %u does not lead back to it",
-								RelationGetRelationName(index), so->pos.blk)));
+				left_link_broken(index, so->pos.blk);
 			target = sop->rightlink;
 			blk = sop->leftlink;
 			UnlockReleaseBuffer(sbuf);
