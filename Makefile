@@ -76,8 +76,13 @@ FUZZ_MINUTES ?= 5
 fuzz:
 	test/fuzz/run-fuzz.sh $$(( $(FUZZ_MINUTES) * 60 )) $(FUZZ_SEED)
 
+# Concurrency soak on a throwaway cluster (needs make install first)
+SOAK_MINUTES ?= 5
+soak:
+	test/soak/run-soak.sh $$(( $(SOAK_MINUTES) * 60 ))
+
 # Benchmarks against btree (test/bench/README.md); BENCH_ROWS, BENCH_ENGINES, BENCH_OUT
 bench:
 	test/bench/run-bench.sh
 
-.PHONY: test demo unit install-cuda bench-node bench fuzz
+.PHONY: test demo unit install-cuda bench-node bench fuzz soak

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test/soak/run-soak.sh: concurrency soak.  pgbench drives CLIENTS (default
+# 8) sessions of mixed inserts, index scans (ranges both ways, = ANY,
+# float keys), deletes, updates and VACUUM against a table with two
+# gbtree indexes for SECONDS, on a throwaway cluster; then every index
+# must pass gbtree_check(idx, true) and answer like a sequential scan,
+# key by key.
+#
+#   test/soak/run-soak.sh [SECONDS]           (make soak SOAK_MINUTES=N)
+#
+# The extension must be installed.  Exit status 0 only if all is well.
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=test/lib.sh
+. "$HERE/../lib.sh"
+
+SECS=${1:-60}
+CLIENTS=${SOAK_CLIENTS:-8}
+gb_resolve_pg_config
+BINDIR=$("$PG_CONFIG" --bindir)
+gb_ensure_test_user
+gb_make_scratch gbtree-soak
+PORT=$((20000 + RANDOM % 20000))
+DATA=$GB_SCRATCH/data
+cp "$HERE"/*.sql "$GB_SCRATCH/"
+[ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$GB_SCRATCH"/*.sql
+
+stop() {
+    gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1
+    rm -rf "$GB_SCRATCH"
+}
+trap stop EXIT
+
+gb_run_as "$BINDIR/initdb" -D "$DATA" --no-locale -A trust >/dev/null || gb_die "initdb failed"
+gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
+    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=40 -c autovacuum_naptime=2s" \
+    start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
+PSQL=("$BINDIR/psql" -X -v ON_ERROR_STOP=1 -h "$GB_SCRATCH" -p "$PORT" -d postgres -qAt)
+
+gb_run_as "${PSQL[@]}" -c "
+    CREATE EXTENSION gbtree;
+    CREATE TABLE soak (id bigserial, k int8, f float8);
+    INSERT INTO soak (k, f) SELECT CASE WHEN g % 97 = 0 THEN NULL ELSE g % 50000 END, (g % 1000) / 3.0
+      FROM generate_series(1, 100000) g;
+    CREATE INDEX soak_k ON soak USING gbtree (k);
+    CREATE INDEX soak_f ON soak USING gbtree (f DESC);
+    VACUUM ANALYZE soak;" || gb_die "setup failed"
+
+gb_say "soak: $CLIENTS clients for ${SECS}s"
+gb_run_as "$BINDIR/pgbench" -n -h "$GB_SCRATCH" -p "$PORT" -c "$CLIENTS" -j 2 -T "$SECS" \
+    -f "$GB_SCRATCH/insert.sql@10" -f "$GB_SCRATCH/select.sql@10" -f "$GB_SCRATCH/delete.sql@3" \
+    -f "$GB_SCRATCH/update.sql@3" -f "$GB_SCRATCH/vacuum.sql@1" postgres 2>&1 |
+    grep -E "transactions|failed|tps|ERROR|error" | head -20
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || { gb_say "pgbench failed ($rc)"; grep -E "ERROR|PANIC|TRAP" "$GB_SCRATCH/server.log" | head; exit 1; }
+
+gb_say "soak: verifying"
+out=$(gb_run_as "${PSQL[@]}" -c "
+    SELECT gbtree_check('soak_k', true);
+    SELECT gbtree_check('soak_f', true);
+    CREATE TEMP TABLE seq_k AS SELECT k, count(*) AS n FROM soak GROUP BY k;
+    CREATE TEMP TABLE seq_f AS SELECT f::text AS f, count(*) AS n FROM soak GROUP BY f::text;
+    SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashagg = off;
+    CREATE TEMP TABLE idx_k AS SELECT k, count(*) AS n FROM soak WHERE k IS NOT NULL OR k IS NULL GROUP BY k;
+    CREATE TEMP TABLE idx_f AS SELECT f::text AS f, count(*) AS n FROM soak WHERE f IS NOT NULL OR f IS NULL GROUP BY f::text;
+    SELECT 'k differences: ' || count(*) FROM ((TABLE seq_k EXCEPT TABLE idx_k) UNION ALL (TABLE idx_k EXCEPT TABLE seq_k)) d;
+    SELECT 'f differences: ' || count(*) FROM ((TABLE seq_f EXCEPT TABLE idx_f) UNION ALL (TABLE idx_f EXCEPT TABLE seq_f)) d;
+    SELECT 'rows: ' || count(*) FROM soak;
+    EXPLAIN (COSTS OFF) SELECT k, count(*) FROM soak WHERE k IS NOT NULL OR k IS NULL GROUP BY k;" 2>&1)
+rc=$?
+echo "$out"
+if [ "$rc" -ne 0 ] || ! grep -q "k differences: 0" <<<"$out" || ! grep -q "f differences: 0" <<<"$out" ||
+   ! grep -q "soak_k" <<<"$out"; then
+    gb_say "soak: FAILED"
+    exit 1
+fi
+if grep -qE "PANIC|TRAP|terminated by signal" "$GB_SCRATCH/server.log"; then
+    grep -E -A5 "PANIC|TRAP|terminated by signal" "$GB_SCRATCH/server.log" | head -30
+    exit 1
+fi
+gb_say "soak: ok"
