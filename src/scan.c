@@ -679,7 +679,8 @@ seek_segment_start(IndexScanDesc scan, int segno, bool backward)
  * or, if that page split since, the page to its right whose right-link is
  * our leaf.  Deleted pages on the way are stepped over to their left.  If
  * our own leaf was deleted, its left neighbour now links to its right
- * sibling, so that is the right-link to look for.
+ * sibling, so that is the right-link to look for.  Returns InvalidBuffer
+ * if the leaves left of us have all been deleted meanwhile.
  */
 static Buffer
 walk_left(IndexScanDesc scan)
@@ -689,14 +690,19 @@ walk_left(IndexScanDesc scan)
 	BlockNumber target = so->pos.deleted ? so->pos.next : so->pos.blk;
 	BlockNumber blk = so->pos.prev;
 	int			hops = 0;
-	bool		retried = false;
 
 	for (;;)
 	{
 		Buffer		buf;
 		GbtPageOpaque op;
 
-		if (blk == GBT_NO_BLOCK || ++hops > 100000)
+		/*
+		 * Reached through the left-link of a deleted page: VACUUM removed
+		 * everything left of us (the leftmost leaves), nothing is there.
+		 */
+		if (blk == GBT_NO_BLOCK)
+			return InvalidBuffer;
+		if (++hops > 100000)
 			left_link_broken(index, so->pos.blk);
 		buf = lock_shared(index, blk);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
@@ -727,24 +733,36 @@ walk_left(IndexScanDesc scan)
 		{
 			/*
 			 * Walked past where our leaf was.  VACUUM may have deleted it
-			 * since we read it: then its left neighbour now links to its
-			 * right sibling, the right-link to look for.
+			 * since we read it (and maybe its right sibling too): then its
+			 * left neighbour now links to the first live page to its
+			 * right, the right-link to look for, and the walk starts again
+			 * from the deleted page's left-link.
 			 */
-			BlockNumber self = so->pos.deleted ? GBT_NO_BLOCK : so->pos.blk;
-			Buffer		sbuf;
-			GbtPageOpaque sop;
+			BlockNumber t = target;
+			bool		moved = false;
 
 			UnlockReleaseBuffer(buf);
-			if (self == GBT_NO_BLOCK || retried)
+			for (;;)
+			{
+				Buffer		tbuf = lock_shared(index, t);
+				GbtPageOpaque top = gbt_page_opaque((char *) BufferGetPage(tbuf));
+				bool		deleted = (top->flags & GBT_F_DELETED) != 0;
+
+				if (deleted)
+				{
+					blk = top->leftlink;
+					t = top->rightlink;
+					moved = true;
+				}
+				UnlockReleaseBuffer(tbuf);
+				if (!deleted)
+					break;
+				if (++hops > 100000)
+					left_link_broken(index, so->pos.blk);
+			}
+			if (!moved)
 				left_link_broken(index, so->pos.blk);
-			sbuf = lock_shared(index, self);
-			sop = gbt_page_opaque((char *) BufferGetPage(sbuf));
-			if (!(sop->flags & GBT_F_DELETED))
-				left_link_broken(index, so->pos.blk);
-			target = sop->rightlink;
-			blk = sop->leftlink;
-			UnlockReleaseBuffer(sbuf);
-			retried = true;
+			target = t;
 			continue;
 		}
 		else
@@ -836,6 +854,11 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
+				if (!BufferIsValid(buf))
+				{
+					pos->prev = GBT_NO_BLOCK;
+					continue;
+				}
 				read_leaf(scan, buf, pos->seg);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
@@ -864,6 +887,11 @@ step(IndexScanDesc scan, ScanDirection dir)
 			{
 				Buffer		buf = walk_left(scan);
 
+				if (!BufferIsValid(buf))
+				{
+					pos->prev = GBT_NO_BLOCK;
+					continue;
+				}
 				read_leaf(scan, buf, pos->seg);
 				pos->itemIndex = pos->nitems - 1;
 				if (pos->nitems > 0)
