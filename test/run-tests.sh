@@ -10,7 +10,8 @@
 # installs the extension directly or through `sudo -n`.
 #
 # Environment:
-#   TESTS_ONLY=unit,regress,isolation,tap,fuzz   suites to run (default: all)
+#   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak   suites to run (default: all)
+#   SOAK_SECONDS=60                         the short concurrency soak
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   KEEP_TMP=1                              keep the scratch directory
 #   SUITE_TIMEOUT=seconds                   per runner call (default 1800)
@@ -35,7 +36,7 @@ unset LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LANG
 # shellcheck source=test/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap,fuzz}
+TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap,fuzz,soak}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-5100}
 KEEP_TMP=${KEEP_TMP:-0}
@@ -180,8 +181,8 @@ show_diffs() {  # OUTPUTDIR TEMP_INSTANCE
 # ============================================================================
 gb_section "setup"
 for s in ${TESTS_ONLY//,/ }; do
-    case $s in unit|regress|isolation|tap|fuzz) ;;
-        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz)" ;;
+    case $s in unit|regress|isolation|tap|fuzz|soak) ;;
+        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz,soak)" ;;
     esac
 done
 gb_ensure_packages
@@ -407,6 +408,27 @@ if want fuzz; then
             record fuzz differential FAILED "exit status $rc"
         fi
         suite_summary fuzz "$p0" "$f0"
+    fi
+fi
+
+# ============================================================================
+# A short concurrency soak (make soak runs it for longer).
+if want soak; then
+    gb_section "soak"
+    p0=$N_PASS f0=$N_FAIL
+    if [ "$BUILD_OK" != 1 ]; then
+        gb_say "extension not built/installed: skipping"
+        suite_summary soak "$p0" "$f0" "extension not built/installed"
+    else
+        timeout --kill-after=20 $((${SOAK_SECONDS:-60} + 180)) \
+            "$WORK/test/soak/run-soak.sh" "${SOAK_SECONDS:-60}"
+        rc=$?
+        if [ "$rc" -eq 0 ]; then
+            record soak pgbench-mixed ok
+        else
+            record soak pgbench-mixed FAILED "exit status $rc"
+        fi
+        suite_summary soak "$p0" "$f0"
     fi
 fi
 

@@ -43,8 +43,7 @@ gb_run_as "${PSQL[@]}" -c "
     INSERT INTO soak (k, f) SELECT CASE WHEN g % 97 = 0 THEN NULL ELSE g % 50000 END, (g % 1000) / 3.0
       FROM generate_series(1, 100000) g;
     CREATE INDEX soak_k ON soak USING gbtree (k);
-    CREATE INDEX soak_f ON soak USING gbtree (f DESC);
-    VACUUM ANALYZE soak;" || gb_die "setup failed"
+    CREATE INDEX soak_f ON soak USING gbtree (f DESC);" -c "VACUUM ANALYZE soak" || gb_die "setup failed"
 
 gb_say "soak: $CLIENTS clients for ${SECS}s"
 gb_run_as "$BINDIR/pgbench" -n -h "$GB_SCRATCH" -p "$PORT" -c "$CLIENTS" -j 2 -T "$SECS" \
