@@ -393,9 +393,17 @@ gbtree_check(PG_FUNCTION_ARGS)
 
 	heapoid = IndexGetRelation(indexoid, true);
 	if (!OidIsValid(heapoid))
+	{
+		char	   *name = get_rel_name(indexoid);
+
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", indexoid)));
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+				 errmsg("\"%s\" is not an index", name)));
+	}
 	/* table first, then index, as every other locker does */
 	heap = table_open(heapoid, AccessShareLock);
 	index = index_open(indexoid, AccessShareLock);
