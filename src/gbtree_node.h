@@ -206,6 +206,8 @@ extern void gbt_node_delete_slot(GbtNode *node, int slot);
 extern int	gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child);
 extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
 						  const uint32_t *child);
+extern void gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys,
+								 const uint64_t *tids, const uint32_t *child, bool spread);
 extern const char *gbt_node_check(const GbtNode *node);
 
 #endif							/* GBTREE_NODE_H */

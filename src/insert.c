@@ -88,13 +88,13 @@ split_point(Relation index, int n, bool leaf, bool rightmost, int newpos)
 }
 
 static void
-load_half(Page page, GbtSplitBuf *sb, int from, int to, bool leaf)
+load_half(Page page, GbtSplitBuf *sb, int from, int to, bool leaf, bool spread)
 {
 	GbtNode		node;
 
 	gbt_page_view(page, &node);
-	gbt_node_load(&node, to - from, sb->keys + from, sb->tids + from,
-				  leaf ? NULL : sb->child + from);
+	gbt_node_load_spread(&node, to - from, sb->keys + from, sb->tids + from,
+						 leaf ? NULL : sb->child + from, spread);
 }
 
 static void
@@ -132,6 +132,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	GbtPageOpaqueData old;
 	GbtNode		lnode;
 	bool		leaf;
+	bool		appending;
 	int			pos,
 				cut;
 
@@ -156,10 +157,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	cut = split_point(index, sb->n, leaf, (old.flags & GBT_F_RIGHTMOST) != 0,
 					  addnew ? pos : -1);
 
+	/* an append split: the right page will grow at its end, pack it */
+	appending = leaf && addnew && pos == sb->n - 1;
 	gbt_init_page(lpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
 	gbt_init_page(rpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
-	load_half(lpage, sb, 0, cut, leaf);
-	load_half(rpage, sb, cut, sb->n, leaf);
+	load_half(lpage, sb, 0, cut, leaf, true);
+	load_half(rpage, sb, cut, sb->n, leaf, !appending);
 
 	lop = gbt_page_opaque((char *) lpage);
 	rop = gbt_page_opaque((char *) rpage);
@@ -210,6 +213,7 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 				bop;
 	GbtNode		node;
 	bool		leaf;
+	bool		appending;
 	int			pos,
 				cut;
 	uint64		k2[2],
@@ -230,10 +234,11 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	pos = gather(&node, sb, addnew, key, tid);
 	cut = split_point(index, sb->n, leaf, true, addnew ? pos : -1);
 
+	appending = leaf && addnew && pos == sb->n - 1;
 	gbt_init_page(apage, leaf, old.level, tree);
 	gbt_init_page(bpage, leaf, old.level, tree);
-	load_half(apage, sb, 0, cut, leaf);
-	load_half(bpage, sb, cut, sb->n, leaf);
+	load_half(apage, sb, 0, cut, leaf, true);
+	load_half(bpage, sb, cut, sb->n, leaf, !appending);
 	aop = gbt_page_opaque((char *) apage);
 	bop = gbt_page_opaque((char *) bpage);
 	aop->rightlink = bblk;

@@ -360,12 +360,25 @@ void
 gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
 			  const uint32_t *child)
 {
+	gbt_node_load_spread(node, n, keys, tids, child, true);
+}
+
+/*
+ * Lay out n sorted entries on an empty node: gaps spread evenly (spread),
+ * or all free slots at the end, for a page that will grow at its end
+ * (ascending inserts), where each append then takes a trailing gap and
+ * shifts nothing.
+ */
+void
+gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+					 const uint32_t *child, bool spread)
+{
 	int			ns = node->nslots;
 
 	memset(node->used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
 	for (int i = 0; i < n; i++)
 	{
-		int			s = (int) (((int64_t) i * ns) / n);
+		int			s = spread ? (int) (((int64_t) i * ns) / n) : i;
 
 		put(node, s, keys[i], tids[i], child ? child[i] : 0);
 		set_used(node, s);

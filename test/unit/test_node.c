@@ -194,7 +194,7 @@ random_ops(bool leaf, int mode, int nops, int simd)
 
 			gbt_node_format(page, leaf, leaf ? 0 : 1, 0);
 			gbt_node_view(page, &node);
-			gbt_node_load(&node, n, k, t, leaf ? NULL : c);
+			gbt_node_load_spread(&node, n, k, t, leaf ? NULL : c, (xrand() % 2) == 0);
 		}
 		if (op % 7 == 0)
 			compare(&node, &m, mode);
