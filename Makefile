@@ -68,6 +68,12 @@ unit: test/unit/test_node test/unit/test_keys
 test:
 	test/run-tests.sh
 
+# regress, isolation and TAP suites on a PostgreSQL 15 built with
+# --enable-cassert --enable-debug, cached (test/cassert/README.md)
+test-cassert:
+	test/cassert/run-cassert.sh
+.PHONY: test-cassert
+
 demo:
 	test/demo.sh
 
