@@ -147,6 +147,7 @@ def dataset_defs(n):
 # ---- helpers --------------------------------------------------------------
 
 FAILURES = []        # verification failures (answers differ): loud, exit 1
+OTHER_CPU = []       # per data set: CPU share other processes used meanwhile
 PLAN_WARNINGS = []   # a measure that did not use the index it should
 
 
@@ -249,13 +250,25 @@ class Measure:
     def __init__(self, key, title, unit, better, how):
         self.key, self.title, self.unit, self.better, self.how = key, title, unit, better, how
         self.values = {}      # engine name -> list of values
+        self.fixed = {}       # engine name -> statistics read back from a CSV
         self.notes = []
 
     def add(self, eng, v):
         self.values.setdefault(eng, []).append(v)
 
+    def st(self, eng):
+        """median, min, max, q1, q3, n of an engine's runs (or None)"""
+        if eng in self.fixed:
+            return self.fixed[eng]
+        v = self.values.get(eng, [])
+        if not v:
+            return None
+        q = iqr(v)
+        return dict(median=median(v), min=min(v), max=max(v), q1=q[0], q3=q[1], n=len(v))
+
     def med(self, eng):
-        return median(self.values.get(eng, []))
+        x = self.st(eng)
+        return x["median"] if x else float("nan")
 
     def ratio(self, eng):
         b, g = self.med("btree"), self.med(eng)
@@ -267,11 +280,10 @@ class Measure:
         r = self.ratio(eng)
         if r != r:
             return "?"
-        bv, gv = self.values.get("btree", []), self.values.get(eng, [])
-        if len(bv) > 1 and len(gv) > 1 and max(bv) != min(bv):
+        b, g = self.st("btree"), self.st(eng)
+        if b["n"] > 1 and g["n"] > 1 and b["max"] != b["min"]:
             # overlapping interquartile ranges: within the noise
-            (b1, b3), (g1, g3) = iqr(bv), iqr(gv)
-            if g1 <= b3 and b1 <= g3:
+            if g["q1"] <= b["q3"] and b["q1"] <= g["q3"]:
                 return "~ (noise)"
         elif abs(r - 1) < 0.01:
             return "="
@@ -293,17 +305,66 @@ def fmt_val(v, unit):
     return f"{v:.3f}"
 
 
-def fmt_spread(vals, unit):
-    if not vals:
+def fmt_spread(st, unit):
+    if not st:
         return "n/a"
-    m = fmt_val(median(vals), unit)
-    if len(vals) == 1 or min(vals) == max(vals):
+    m = fmt_val(st["median"], unit)
+    if st["n"] == 1 or st["min"] == st["max"]:
         return m
-    return f"{m} ({fmt_val(min(vals), unit)}-{fmt_val(max(vals), unit)})"
+    return f"{m} ({fmt_val(st['min'], unit)}-{fmt_val(st['max'], unit)})"
 
 
 def fmt_ratio(r):
     return "n/a" if r != r else f"{r:.2f}"
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_times(pid):
+    """utime + stime + cutime + cstime of a process, in seconds"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / CLK_TCK, int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0, -1
+
+
+def cpu_snapshot():
+    """(wall time, CPU seconds busy on the machine, CPU seconds of this
+    benchmark: this driver, its psql/pgbench children, the cluster's
+    postmaster and its backends)"""
+    busy = 0.0
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        busy = (v[0] + v[1] + v[2] + v[5] + v[6]) / CLK_TCK   # user nice system irq softirq
+    except (OSError, ValueError, IndexError):
+        return None
+    t = os.times()
+    ours = t.user + t.system + t.children_user + t.children_system
+    try:
+        with open(os.path.join(SCRATCH, "data", "postmaster.pid")) as f:
+            pm = int(f.readline())
+    except (OSError, ValueError):
+        pm = None
+    if pm:
+        ours += _proc_times(pm)[0]
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                secs, ppid = _proc_times(d)
+                if ppid == pm:
+                    ours += secs
+    return time.time(), busy, ours
+
+
+def others_cpu(a, b):
+    """share of all CPUs that other processes used between two snapshots"""
+    if not a or not b or b[0] <= a[0]:
+        return "?"
+    other = max(0.0, (b[1] - a[1]) - (b[2] - a[2]))
+    return f"{100.0 * other / ((b[0] - a[0]) * NCPU):.0f}% of {NCPU} CPUs"
 
 
 def loadavg():
@@ -756,7 +817,7 @@ def m_pgbench_s(res):
 def report(m):
     parts = []
     for e in ENGINES:
-        parts.append(f"{e.name} {fmt_spread(m.values.get(e.name, []), m.unit)}")
+        parts.append(f"{e.name} {fmt_spread(m.st(e.name), m.unit)}")
     rat = "  ".join(f"{e.name}/btree {fmt_ratio(m.ratio(e.name))}" for e in ENGINES if e.name != "btree")
     log(f"  {m.title:<52} [{m.unit}] " + " | ".join(parts) + f"  -> {rat}"
         + ("  !! " + ", ".join(m.notes) if m.notes else ""))
@@ -785,8 +846,8 @@ def header_lines(title, extra=(), load=None):
     return lines
 
 
-def table_lines(measures, with_how=True, dataset_col=None):
-    eng = [e.name for e in ENGINES]
+def table_lines(measures, with_how=True, dataset_col=None, engines=None):
+    eng = engines or [e.name for e in ENGINES]
     others = [x for x in eng if x != "btree"]
     head = (["data set"] if dataset_col else []) + ["measure", "unit"] + eng + \
         [f"{x}/btree" for x in others] + ["better"] + (["how"] if with_how else [])
@@ -794,7 +855,7 @@ def table_lines(measures, with_how=True, dataset_col=None):
     for ds, m in measures:
         row = ([ds] if dataset_col else []) + [m.title + (" **" + ", ".join(m.notes) + "**" if m.notes else ""),
                                                 m.unit]
-        row += [fmt_spread(m.values.get(x, []), m.unit) for x in eng]
+        row += [fmt_spread(m.st(x), m.unit) for x in eng]
         row += [fmt_ratio(m.ratio(x)) for x in others]
         row += ["; ".join(m.verdict(x) for x in others)]
         if with_how:
@@ -812,26 +873,27 @@ def morder(key):
     return MEASURE_ORDER.index(key) if key in MEASURE_ORDER else len(MEASURE_ORDER)
 
 
-CSV_FIELDS = ["rows", "measure", "title", "unit", "better", "engine", "median", "min", "max",
-              "ratio_vs_btree", "runs", "date", "git", "loadavg"]
+CSV_FIELDS = ["rows", "measure", "title", "unit", "better", "engine", "median", "min", "max", "q1", "q3",
+              "ratio_vs_btree", "runs", "date", "git", "loadavg", "other_cpu"]
 
 
-def write_csv(path, key_field, key_value, measures, load):
+def write_csv(path, key_field, key_value, measures, load, other=""):
     rows = []
     if os.path.exists(path):
         with open(path, newline="") as f:
             rows = [r for r in csv.DictReader(f) if r.get(key_field) != str(key_value)]
     for m in measures:
         for e in ENGINES:
-            v = m.values.get(e.name, [])
-            if not v:
+            st = m.st(e.name)
+            if not st:
                 continue
             rows.append({key_field: key_value, "measure": m.key, "title": m.title, "unit": m.unit,
-                         "better": m.better, "engine": e.name, "median": f"{median(v):.6g}",
-                         "min": f"{min(v):.6g}", "max": f"{max(v):.6g}",
+                         "better": m.better, "engine": e.name, "median": f"{st['median']:.6g}",
+                         "min": f"{st['min']:.6g}", "max": f"{st['max']:.6g}",
+                         "q1": f"{st['q1']:.6g}", "q3": f"{st['q3']:.6g}",
                          "ratio_vs_btree": "" if e.name == "btree" else f"{m.ratio(e.name):.4f}",
-                         "runs": len(v), "date": START_DATE, "git": ENV.get("GIT_REV", "?"),
-                         "loadavg": load})
+                         "runs": st["n"], "date": START_DATE, "git": ENV.get("GIT_REV", "?"),
+                         "loadavg": load, "other_cpu": other})
     rows.sort(key=lambda r: (int(r[key_field]), morder(r["measure"]), r["engine"]))
     fields = [key_field] + CSV_FIELDS[1:]
     with open(path, "w", newline="") as f:
@@ -839,6 +901,35 @@ def write_csv(path, key_field, key_value, measures, load):
         w.writeheader()
         for r in rows:
             w.writerow({k: r.get(k, "") for k in fields})
+
+
+def read_csv_measures(path, key_field, key_value=None):
+    """measures of one size (or, with key_value None, of the newest run) from
+    a result CSV: ([Measure], [engine names], {date, git, loadavg, other_cpu})"""
+    if not os.path.exists(path):
+        return [], [], {}
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if key_value is None and rows:
+        key_value = max(rows, key=lambda r: r.get("date", ""))[key_field]
+    rows = [r for r in rows if r.get(key_field) == str(key_value)]
+    ms, engines, meta = {}, [], {}
+    for r in rows:
+        m = ms.get(r["measure"])
+        if not m:
+            m = ms[r["measure"]] = Measure(r["measure"], r["title"], r["unit"], r["better"], "")
+        f = {k: float(r[k]) if r.get(k) else None for k in ("median", "min", "max", "q1", "q3")}
+        f["q1"] = f["q1"] if f["q1"] is not None else f["min"]
+        f["q3"] = f["q3"] if f["q3"] is not None else f["max"]
+        f["n"] = int(r.get("runs") or 1)
+        m.fixed[r["engine"]] = f
+        if r["engine"] not in engines:
+            engines.append(r["engine"])
+        meta = {k: r.get(k, "") for k in ("date", "git", "loadavg", "other_cpu")}
+        meta[key_field] = key_value
+    if "btree" in engines:
+        engines = ["btree"] + [e for e in engines if e != "btree"]
+    return sorted(ms.values(), key=lambda m: morder(m.key)), engines, meta
 
 
 def plot(name, csv_path, png_path):
@@ -857,7 +948,7 @@ def plot(name, csv_path, png_path):
         "set terminal pngcairo size 1400,1000 font ',10'",
         f"set output '{png_path}'",
         "set multiplot layout 2,1 title "
-        f"'gbtree/btree ratio by table size: {name} data set (rows on a log scale)'",
+        f"'gbtree/btree ratio by table size: {name} data set (log scales)'",
         "set logscale x", "set grid", "set key outside right",
         "set xlabel 'rows'", "set lmargin at screen 0.07", "set rmargin at screen 0.66",
     ]
@@ -867,7 +958,12 @@ def plot(name, csv_path, png_path):
     for better, ylabel in (("lower", "ratio of times and sizes (below 1: gbtree faster / smaller)"),
                            ("higher", "ratio of throughputs (above 1: gbtree faster)")):
         keys = sorted((k for k in series if k[0] == better), key=lambda k: (morder(k[1]), k[2]))
-        script += [xr, f"set ylabel '{ylabel}'", "set yrange [0:*]"]
+        ys = [y for k in series if k[0] == better for _, y in series[k] if y > 0] or [1.0]
+        lo, hi = min(min(ys), 0.9) / 1.25, max(max(ys), 1.1) * 1.25
+        ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20, 50, 100)
+                 if lo <= t <= hi]
+        script += [xr, f"set ylabel '{ylabel}'", "set logscale y", f"set yrange [{lo}:{hi}]",
+                   "set ytics (" + ", ".join(f"'{t:g}' {t}" for t in ticks) + ")"]
         blocks, plots = [], []
         for i, k in enumerate(keys):
             pts = sorted(series[k])
@@ -884,7 +980,7 @@ def plot(name, csv_path, png_path):
         log(f"WARNING: gnuplot failed for {name}: {p.stderr.strip()[:500]}")
 
 
-def write_dataset_files(name, d, measures, stats, load_before, load_after):
+def write_dataset_files(name, d, measures, stats, load_before, load_after, other):
     os.makedirs(OUT, exist_ok=True)
     md = os.path.join(OUT, f"{name}-{ROWS}.md")
     lines = header_lines(
@@ -893,7 +989,8 @@ def write_dataset_files(name, d, measures, stats, load_before, load_after):
          f"(id int8, k {d['type']}) with the same rows in the same order and only that engine's "
          f"index on k, then VACUUM ANALYZE.", ""],
         load=(f"{ENV.get('BENCH_START_LOAD', '?')} at the start of the run, "
-              f"{load_before} before this data set, {load_after} after it"))
+              f"{load_before} before this data set, {load_after} after it (the benchmark's own "
+              f"processes count too); CPU used by other processes while this data set ran: {other}"))
     lines += ["", "Ratios are gbtree median / btree median: for ms and MB below 1 means gbtree is "
                   "better, for tps and rows/s above 1 means gbtree is better. \"~ (noise)\": the "
                   "interquartile ranges overlap.", ""]
@@ -906,7 +1003,7 @@ def write_dataset_files(name, d, measures, stats, load_before, load_after):
     with open(md, "w") as f:
         f.write("\n".join(lines))
     csvp = os.path.join(OUT, f"{name}.csv")
-    write_csv(csvp, "rows", ROWS, measures, load_after)
+    write_csv(csvp, "rows", ROWS, measures, load_after, other)
     plot(name, csvp, os.path.join(OUT, f"{name}.png"))
     return md
 
@@ -915,7 +1012,7 @@ def write_dataset_files(name, d, measures, stats, load_before, load_after):
 
 def main():
     global ENGINES, HAS_CHECK, MACHINE, PG_VERSION, PG_SETTINGS, DEVICE, START_DATE, SKIPPED
-    START_DATE = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    START_DATE = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     psql("CREATE EXTENSION gbtree; CREATE EXTENSION pg_prewarm;")
     HAS_CHECK = q1("SELECT to_regprocedure('gbtree_check(regclass,boolean)') IS NOT NULL") == "t"
     has_dev = q1("SELECT to_regprocedure('gbtree_device_info()') IS NOT NULL") == "t"
@@ -961,6 +1058,7 @@ def main():
         d = defs[name]
         load_before = loadavg()
         ts = time.time()
+        snap = cpu_snapshot()
         log(f"\n---- data set {name}: {ROWS:,} rows (load average {load_before}) ----")
         ndel, stats = create_dataset(name, d)
         log(f"  {stats}")
@@ -974,32 +1072,57 @@ def main():
         m_vacuum(name, d, res, ndel)
         drop_dataset(name)
         load_after = loadavg()
-        files.append(write_dataset_files(name, d, res, stats, load_before, load_after))
+        other = others_cpu(snap, cpu_snapshot())
+        OTHER_CPU.append(f"{name} {other}")
+        files.append(write_dataset_files(name, d, res, stats, load_before, load_after, other))
         allm += [(name, m) for m in res]
-        log(f"  ({time.time() - ts:.0f} s)")
+        log(f"  ({time.time() - ts:.0f} s; other processes used {other} meanwhile)")
 
     pgbs = []
     if PGB_SCALE > 0:
-        load_before = loadavg()
+        snap = cpu_snapshot()
         m_pgbench_s(pgbs)
+        other = others_cpu(snap, cpu_snapshot())
+        OTHER_CPU.append(f"pgbench -S {other}")
+        log(f"  (other processes used {other} meanwhile)")
         label = f"pgbench -S (scale {PGB_SCALE})"
         allm += [(label, m) for m in pgbs]
         csvp = os.path.join(OUT, "pgbench-S.csv")
-        write_csv(csvp, "scale", PGB_SCALE, pgbs, loadavg())
+        write_csv(csvp, "scale", PGB_SCALE, pgbs, loadavg(), other)
 
     end_load = loadavg()
     elapsed = time.time() - t0
     summary = os.path.join(OUT, f"summary-{ROWS}.md")
+    # The summary holds every data set measured at this size, this run's
+    # and earlier ones' (BENCH_DATASETS=... reruns one part), read back from
+    # the CSVs, and the newest pgbench -S.
+    sm, parts, seng = [], [], []
+    for ds in defs:
+        ms_, engs, meta = read_csv_measures(os.path.join(OUT, f"{ds}.csv"), "rows", ROWS)
+        if ms_:
+            sm += [(ds, m) for m in ms_]
+            parts.append((ds, meta))
+            seng += [e for e in engs if e not in seng]
+    ms_, engs, meta = read_csv_measures(os.path.join(OUT, "pgbench-S.csv"), "scale",
+                                        PGB_SCALE if pgbs else None)
+    if ms_:
+        sm += [(f"pgbench -S (scale {meta['scale']})", m) for m in ms_]
+        parts.append((f"pgbench -S (scale {meta['scale']})", meta))
+        seng += [e for e in engs if e not in seng]
     lines = header_lines(f"gbtree vs btree: summary, {ROWS:,} rows per data set")
     lines.append(f"- load average: {ENV.get('BENCH_START_LOAD', '?')} at the start, {end_load} at the end "
-                 f"(other processes on the machine show up here)")
-    lines.append(f"- duration: {elapsed / 60:.1f} min")
+                 f"(the benchmark's own processes count too); duration {elapsed / 60:.1f} min")
+    lines.append("- parts (date, git revision, CPU that other processes used while it ran): " + "; ".join(
+        f"{name}: {meta.get('date', '?')}, {meta.get('git', '?')}, {meta.get('other_cpu') or '?'}"
+        + ("" if meta.get("date") == START_DATE else " (earlier run)") for name, meta in parts))
     lines += ["", "Ratios are gbtree median / btree median: for ms and MB below 1 means gbtree is better, "
-                  "for tps and rows/s above 1 means gbtree is better. Spreads, methods and plans: "
-                  "the per-data-set files " + ", ".join(f"`{os.path.basename(f)}`" for f in files) + ".", ""]
-    lines += table_lines(allm, with_how=False, dataset_col=True)
-    lines += ["", "Verification: " + ("FAILED: " + "; ".join(FAILURES) if FAILURES else
-                                       "every query gave identical answers on all engines.")]
+                  "for tps and rows/s above 1 means gbtree is better. \"~ (noise)\": the interquartile "
+                  "ranges of the runs overlap. Spreads (min-max), methods, plans and verification: "
+                  "the per-data-set files " + ", ".join(f"`{n}-{ROWS}.md`" for n, _ in parts
+                                                        if not n.startswith("pgbench")) + ".", ""]
+    lines += table_lines(sm, with_how=False, dataset_col=True, engines=seng)
+    lines += ["", "Verification of this run: " + ("FAILED: " + "; ".join(FAILURES) if FAILURES else
+                                                   "every query gave identical answers on all engines.")]
     if PLAN_WARNINGS:
         lines.append("Plan warnings: " + "; ".join(PLAN_WARNINGS))
     lines.append("")
@@ -1011,6 +1134,7 @@ def main():
     others = [x for x in eng if x != "btree"]
     log(f"\n==================== results: {ROWS:,} rows, median of {REPEAT} "
         f"(load average {ENV.get('BENCH_START_LOAD', '?')} -> {end_load}) ====================")
+    log("CPU used by other processes meanwhile: " + ", ".join(OTHER_CPU))
     log("ratio = gbtree / btree: below 1 is better for ms and MB, above 1 is better for tps and rows/s")
     cols = ["data set", "measure", "unit"] + eng + [f"{x}/btree" for x in others] + ["better"]
     table = []

@@ -184,7 +184,7 @@ export PGHOST=$SOCKDIR PGPORT=$PORT PGUSER=$GB_TEST_USER PGDATABASE=postgres
 unset PGOPTIONS PGSERVICE PGPASSWORD
 
 gb_section "benchmark ($BENCH_ROWS rows)"
-"$PYTHON" "$BENCH_DIR/bench.py"
+"$PYTHON" -B "$BENCH_DIR/bench.py"
 rc=$?
 if [ "$rc" -ne 0 ]; then
     gb_say "---- tail of the server log ----"
