@@ -39,9 +39,12 @@ all: $(CUDA_LIB)
 install: install-cuda
 endif
 
-$(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.h) src/gbtree_node.h
+$(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.cuh) $(wildcard cuda/*.h) src/gbtree_node.h
 	$(NVCC) -O3 -arch=$(CUDA_ARCH) -Xcompiler -fPIC -shared -Isrc -Icuda \
 		-o $@ $(filter %.cu,$^)
+
+# CUDA unit tests and the kernel benchmark (GPU machine only)
+-include cuda/cuda.mk
 
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
