@@ -261,6 +261,89 @@ move_slots(GbtNode *node, int dst, int src, int n)
 		memmove(node->child + dst, node->child + src, sizeof(uint32_t) * n);
 }
 
+static inline int
+block_used(const GbtNode *node, int b)
+{
+	int			s = b * GBT_BLOCK_SLOTS;
+
+	return __builtin_popcountll((node->used[s >> 6] >> (s & 63)) & 0xFFFF);
+}
+
+/*
+ * Block split/redistribution inside the page.  Inserting where the nearest
+ * gap is more than a block away would shift entries across block
+ * boundaries, and keep doing so for every later insert nearby (ascending
+ * runs into a packed page, hot spots).  Instead, grow a window of whole
+ * blocks around block b until it holds at least one gap per block, and
+ * spread its entries evenly over it, so each block of the window ends with
+ * free slots of its own.  Returns false (nothing changed) when even the
+ * whole page has fewer gaps than blocks: then the page is nearly full and
+ * a plain shift is as cheap.
+ */
+static bool
+redistribute_blocks(GbtNode *node, int b)
+{
+	int			b0 = b,
+				b1 = b;
+	int			used = block_used(node, b);
+	int			s0,
+				s1,
+				width,
+				n = 0;
+	uint64_t	k[GBT_MAX_SLOTS],
+				t[GBT_MAX_SLOTS];
+	uint32_t	c[GBT_MAX_SLOTS];
+
+	while ((b1 - b0 + 1) * GBT_BLOCK_SLOTS - used < b1 - b0 + 1)
+	{
+		bool		left = b0 > 0 && (b1 == node->nblocks - 1 || (b - b0) <= (b1 - b));
+
+		if (b0 == 0 && b1 == node->nblocks - 1)
+			return false;
+		if (left)
+			used += block_used(node, --b0);
+		else
+			used += block_used(node, ++b1);
+	}
+
+	s0 = b0 * GBT_BLOCK_SLOTS;
+	s1 = (b1 + 1) * GBT_BLOCK_SLOTS;	/* exclusive */
+	width = s1 - s0;
+	for (int s = s0; s < s1; s++)
+	{
+		if (!gbt_slot_used(node, s))
+			continue;
+		k[n] = node->keys[s];
+		t[n] = node->tids[s];
+		c[n] = node->child ? node->child[s] : 0;
+		n++;
+		clear_used(node, s);
+	}
+
+	/* entry i goes to the start of its share of the window, gaps follow */
+	for (int i = 0; i < n; i++)
+	{
+		int			s = s0 + (int) (((int64_t) i * width) / n);
+
+		put(node, s, k[i], t[i], c[i]);
+		set_used(node, s);
+	}
+	/* gaps copy the next used slot: walk back from the window's end */
+	for (int s = s1 - 1; s >= s0; s--)
+	{
+		if (gbt_slot_used(node, s))
+			continue;
+		if (s + 1 < node->nslots)
+			put(node, s, node->keys[s + 1], node->tids[s + 1],
+				node->child ? node->child[s + 1] : 0);
+		else
+			put(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+	}
+	/* gaps before the window copy its (possibly new) first slot; directory */
+	refresh(node, s0, s1 - 1);
+	return true;
+}
+
 /*
  * Insert (key, tid[, child]) at its place in (key, tid) order.  Returns the
  * slot it went to, or -1 if the page is full.
@@ -277,6 +360,20 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 		return -1;
 
 	p = gbt_node_lower_bound_entry(node, key, tid);
+	if (p >= node->nslots || gbt_slot_used(node, p))
+	{
+		int			r = next_unused(node, p);
+		int			l = prev_unused(node, p);
+		int			dist = node->nslots;
+
+		if (r < node->nslots)
+			dist = r - p;
+		if (l >= 0 && p - 1 - l < dist)
+			dist = p - 1 - l;
+		if (dist > GBT_BLOCK_SLOTS &&
+			redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
+			p = gbt_node_lower_bound_entry(node, key, tid);
+	}
 	if (p < node->nslots && !gbt_slot_used(node, p))
 	{
 		/* a gap at the position: it copies an entry > ours, take it */

@@ -222,6 +222,86 @@ random_ops(bool leaf, int mode, int nops, int simd)
 	compare(&node, &m, mode);
 }
 
+static int
+block_gaps(const GbtNode *node, int b)
+{
+	int			g = 0;
+
+	for (int s = b * GBT_BLOCK_SLOTS; s < (b + 1) * GBT_BLOCK_SLOTS; s++)
+		g += !gbt_slot_used(node, s);
+	return g;
+}
+
+/*
+ * Block redistribution: inserts into the middle of a packed page (all gaps
+ * at the end, as after an append split) must spread gaps over a few
+ * blocks around the insert point, not shift half the page each time, and
+ * leave blocks far away untouched.
+ */
+static void
+test_redistribution(bool leaf, int simd)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	GbtNode		node;
+	Model		m;
+	uint64_t	k[GBT_MAX_SLOTS],
+				t[GBT_MAX_SLOTS];
+	uint32_t	c[GBT_MAX_SLOTS];
+	int			n;
+
+	gbt_simd_set((GbtSimdLevel) simd);
+	gbt_node_format(page, leaf, leaf ? 0 : 1, 0);
+	gbt_node_view(page, &node);
+	n = node.nslots / 2;
+	for (int i = 0; i < n; i++)
+	{
+		k[i] = (uint64_t) i * 1000;
+		t[i] = (uint64_t) (i + 1) << 16;
+		c[i] = 100 + i;
+	}
+	gbt_node_load_spread(&node, n, k, t, leaf ? NULL : c, false);
+	m.n = 0;
+	for (int i = 0; i < n; i++)
+		model_insert(&m, k[i], t[i]);
+	compare(&node, &m, 2);
+	CHECK(block_gaps(&node, 0) == 0 && block_gaps(&node, 2) == 0, "packed page has gaps in front");
+
+	/* one insert into block 2: a local window gets gaps, the far end does not move */
+	gbt_node_insert(&node, 2 * 16 * 1000 + 500, 1 << 16, 9);
+	model_insert(&m, 2 * 16 * 1000 + 500, 1 << 16);
+	compare(&node, &m, 2);
+	CHECK(block_gaps(&node, 2) > 0 || block_gaps(&node, 1) > 0 || block_gaps(&node, 3) > 0,
+		  "no gap near the insert after redistribution");
+	CHECK(block_gaps(&node, node.nblocks - 1) == GBT_BLOCK_SLOTS,
+		  "redistribution reached blocks it did not need");
+
+	/* many inserts at random places, then every block must have been spread */
+	for (int i = 0; i < n / 2; i++)
+	{
+		uint64_t	key = (xrand() % (uint64_t) n) * 1000 + 1 + xrand() % 998;
+		uint64_t	tid = (uint64_t) (n + i + 1) << 16;
+		uint32_t	child = 7;
+
+		CHECK(gbt_node_insert(&node, key, tid, child) >= 0, "insert failed with room");
+		model_insert(&m, key, tid);
+		if (i % 16 == 0)
+			compare(&node, &m, 2);
+	}
+	compare(&node, &m, 2);
+	/* fill completely: redistribution gives up, shifts still work */
+	for (uint64_t i = 0; m.n < node.nslots; i++)
+	{
+		uint64_t	key = (xrand() % (uint64_t) n) * 1000 + 999;
+		uint64_t	tid = (uint64_t) (3 * n + i + 1) << 16;
+
+		if (model_find(&m, key, tid) >= 0)
+			continue;
+		CHECK(gbt_node_insert(&node, key, tid, 7) >= 0, "insert failed with room");
+		model_insert(&m, key, tid);
+	}
+	compare(&node, &m, 2);
+}
+
 static void
 test_counts(int simd)
 {
@@ -269,6 +349,11 @@ main(void)
 			random_ops(true, mode, 20000, simd);
 			random_ops(false, mode, 20000, simd);
 		}
+	for (int simd = 0; simd <= best; simd++)
+	{
+		test_redistribution(true, simd);
+		test_redistribution(false, simd);
+	}
 	printf("test_node: %ld checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
