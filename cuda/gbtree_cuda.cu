@@ -1,14 +1,139 @@
-/*
+/*-------------------------------------------------------------------------
+ *
  * gbtree_cuda.cu
- *	  Device side of gbtree.  For now: device probe and the warp-wide
- *	  block count (one 16-slot block per query, one lane per slot, a
- *	  ballot), the building block of the batched descent to come.
+ *	  Device side of gbtree: device copies of an index (page images by
+ *	  block number) and batched lookups over them.
+ *
+ * Lookup = count, prefix sum, fill.
+ *
+ * count_kernel<G>: groups of G lanes (G = 8 or 16: 4 or 2 queries per
+ * warp in flight) each take a contiguous chunk of the batch and handle its
+ * queries one after the other.  A group visits one page per step: one
+ * coalesced load of the page's directory (32/G words per lane), high/low
+ * keys, links and used bitmap, a shuffle-reduction of "directory entries
+ * below the bound" that picks the block, then one coalesced load of that
+ * 16-slot block (keys, TIDs, and on inner pages the child window) and a
+ * second reduction that gives the lower bound.  All groups of a warp step
+ * in lock-step so that every shuffle runs converged.  Inner pages give the
+ * child of the last slot below the target (Lehman-Yao: move right first
+ * while the target is >= the high key, or the page is deleted); the leaf
+ * gives the count of used slots in [lb(lo), lb(hi)); if hi lies beyond
+ * the high key the group walks the right-links, counting whole leaves from
+ * their bitmaps.  A query whose low bound lies in the leaf the group has
+ * just left starts there without a descent (sorted batches: ~one block load
+ * per query).  The count pass also keeps the first match and the start
+ * (leaf, slot) of every query.
+ *
+ * fill_kernel: one query per lane; single-match queries copy the kept
+ * match, the others are walked again by the whole warp from their start.
+ *
+ * Every page reached is checked (page id, kind, capacity, level, low key
+ * against the target, links in range and away from blocks 0-2, the leaf
+ * chain's low keys equal to the previous high key, hop and level bounds),
+ * so a damaged or half-updated copy gives GBT_CUDA_ECORRUPT, never a
+ * fault, a hang or an out-of-bounds read.
+ *
+ *-------------------------------------------------------------------------
  */
 #include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gbtree_cuda.h"
+#include "gbtree_node.h"
+
+typedef unsigned long long u64;
+
+static_assert(GBT_LEAF_DIR_OFF == GBT_INNER_DIR_OFF, "directory at one offset for both kinds");
+static_assert(GBT_LEAF_USED_OFF == GBT_INNER_USED_OFF, "bitmap at one offset for both kinds");
+static_assert(sizeof(GbtCudaQuery) == 32, "query layout");
+
+#define FULL_MASK	0xFFFFFFFFu
+#define DIR_OFF		GBT_LEAF_DIR_OFF
+#define USED_OFF	GBT_LEAF_USED_OFF
+#define FIRST_DATA_BLKNO 3		/* 0 meta, 1 value root, 2 NULL root */
+#define MAX_LEVELS	32
+
+/* corruption codes kept in the device error word: code << 32 | blkno */
+enum
+{
+	E_NONE = 0,
+	E_PAGEID,
+	E_META,
+	E_KIND,
+	E_LEVELS,
+	E_LEVEL,
+	E_RIGHTLINK,
+	E_HOPS,
+	E_LOWKEY,
+	E_CHAIN,
+	E_HIKEY,
+	E_CHILD,
+	E_EMPTY,
+	E_SLOT,
+	E_FILL,
+	E_ROOT,
+	E_NCODES
+};
+
+static const char *const err_text[E_NCODES] = {
+	"no error",
+	"bad page id (zero or foreign page)",
+	"metapage reached",
+	"page kind or slot capacity mismatch",
+	"too many levels",
+	"level mismatch",
+	"bad right-link",
+	"too many hops (right-link loop)",
+	"page reached whose low key is above the target",
+	"leaf chain broken (low key differs from the left page's high key)",
+	"high key not above low key",
+	"bad downlink",
+	"empty inner page",
+	"search landed on an unused slot",
+	"fill pass disagrees with count pass",
+	"bad root block",
+};
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------
+ */
+static __thread char last_error[512];
+
+static void
+set_error(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+extern "C" const char *
+gbt_cuda_last_error(void)
+{
+	return last_error;
+}
+
+static int
+cuda_fail(cudaError_t e, const char *what)
+{
+	set_error("%s: %s", what, cudaGetErrorString(e));
+	if (e == cudaErrorMemoryAllocation)
+	{
+		cudaGetLastError();		/* not sticky: clear it */
+		return GBT_CUDA_ENOMEM;
+	}
+	return GBT_CUDA_EDEVICE;
+}
+
+#define CK(call, what) \
+	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(e_, what); } while (0)
 
 extern "C" int
 gbt_cuda_abi_version(void)
@@ -31,7 +156,1488 @@ gbt_cuda_probe(char *desc, int desclen, uint64_t *mem_total)
 	return 0;
 }
 
-/* 16 lanes per query: lane i compares slot i, a ballot counts them */
+extern "C" int
+gbt_cuda_init(int device, char *err, int errlen)
+{
+	cudaError_t e;
+	int			n = 0;
+
+	last_error[0] = '\0';
+	e = cudaGetDeviceCount(&n);
+	if (e == cudaSuccess && (device < 0 || device >= n))
+	{
+		set_error("device %d not present (%d devices)", device, n);
+		if (err && errlen > 0)
+			snprintf(err, errlen, "%s", last_error);
+		return GBT_CUDA_EINVAL;
+	}
+	if (e == cudaSuccess)
+		e = cudaSetDevice(device);
+	if (e == cudaSuccess)
+		e = cudaFree(0);		/* create the context now */
+	if (e != cudaSuccess)
+	{
+		int			rc = cuda_fail(e, "gbt_cuda_init");
+
+		if (err && errlen > 0)
+			snprintf(err, errlen, "%s", last_error);
+		return rc;
+	}
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_host_register(void *ptr, size_t bytes)
+{
+	CK(cudaHostRegister(ptr, bytes, cudaHostRegisterDefault), "cudaHostRegister");
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_host_unregister(void *ptr)
+{
+	CK(cudaHostUnregister(ptr), "cudaHostUnregister");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Device helpers
+ * ------------------------------------------------------------------------
+ */
+__device__ __forceinline__ bool
+elt(u64 k1, u64 t1, u64 k2, u64 t2)
+{
+	return k1 < k2 || (k1 == k2 && t1 < t2);
+}
+
+/* entry (k, t) < bound (bk, bt); t is only looked at when it matters */
+__device__ __forceinline__ bool
+elt_bound(u64 k, u64 t, u64 bk, u64 bt)
+{
+	return k < bk || (k == bk && t < bt);
+}
+
+/* a bound whose comparisons need TIDs (see need_tid in the count kernel) */
+__device__ __forceinline__ bool
+bound_needs_tid(u64 k, u64 t)
+{
+	return !(t == 0 || (t == ~0ULL && k != ~0ULL));
+}
+
+/* entry < bound, from the key alone (valid when !bound_needs_tid) */
+__device__ __forceinline__ bool
+klt_bound(u64 k, u64 bk, u64 bt)
+{
+	return bt == 0 ? k < bk : k <= bk;
+}
+
+__device__ __forceinline__ ulonglong2
+ld2(const void *p)
+{
+	return __ldg((const ulonglong2 *) p);
+}
+
+__device__ __forceinline__ u64
+ld1(const void *p)
+{
+	return __ldg((const u64 *) p);
+}
+
+__device__ __forceinline__ bool
+link_ok(uint32_t b, uint32_t cur, uint32_t nblocks)
+{
+	return b >= FIRST_DATA_BLKNO && b < nblocks && b != cur;
+}
+
+__device__ __forceinline__ void
+report(u64 *err, int code, uint32_t blk)
+{
+	atomicCAS(err, 0ULL, ((u64) code << 32) | blk);
+}
+
+template <int G>
+__device__ __forceinline__ unsigned
+group_sum(unsigned v)
+{
+#pragma unroll
+	for (int m = G / 2; m >= 1; m >>= 1)
+		v += __shfl_xor_sync(FULL_MASK, v, m);
+	return v;
+}
+
+/* popcount of the used bits of word w (lane w < 8) within slots [from, to) */
+__device__ __forceinline__ unsigned
+range_pop(u64 word, int w, int from, int to)
+{
+	int			lo = w * 64,
+				hi = lo + 64;
+
+	if (w >= 8)
+		return 0;
+	if (from > lo)
+		lo = from;
+	if (to < hi)
+		hi = to;
+	if (lo >= hi)
+		return 0;
+	{
+		int			n = hi - lo;
+		u64			m = (n == 64) ? ~0ULL : (((1ULL << n) - 1) << (lo - w * 64));
+
+		return __popcll(word & m);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Count kernel
+ * ------------------------------------------------------------------------
+ */
+struct KParams
+{
+	const char *pages;
+	uint32_t	nblocks;
+	uint32_t	root;
+	const GbtCudaQuery *queries;
+	uint64_t	n;
+	uint64_t   *counts;			/* [n + 1] */
+	ulonglong2 *first;			/* [n] first match (key, tid) */
+	uint64_t   *start;			/* [n] leaf << 32 | inline flag << 16 | slot */
+	u64		   *err;
+	uint32_t	maxhops;
+};
+
+/* blocks of 256 per SM the count kernel is compiled for (register cap) */
+#ifndef COUNT_MINB
+#define COUNT_MINB 3
+#endif
+
+enum
+{
+	ST_IDLE = 0, ST_DESC = 1, ST_WALK = 2
+};
+enum
+{
+	A_NONE = 0, A_INNER, A_LEAF_FIRST, A_LEAF_LAST, A_FULL
+};
+
+template <int G, int MINB>
+__global__ void __launch_bounds__(256, MINB)
+count_kernel(KParams p)
+{
+	constexpr int D = 32 / G;	/* directory words per lane */
+	constexpr int S = 16 / G;	/* block slots per lane */
+	static_assert(G == 8 || G == 16, "group of 8 or 16 lanes");
+
+	const int	lane = threadIdx.x & 31;
+	const int	gl = lane & (G - 1);
+	const int	gbase = lane & ~(G - 1);
+	const uint64_t gid = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) / G;
+	const uint64_t ngroups = ((uint64_t) gridDim.x * blockDim.x) / G;
+	const uint64_t chunk = (p.n + ngroups - 1) / ngroups;
+	uint64_t	q = gid * chunk;
+	const uint64_t qend = min(p.n, q + chunk);
+
+	int			st = ST_IDLE;
+	bool		need_hdr = true;
+	uint32_t	blk = 0;
+	int			exp_level = -1;
+	uint32_t	hops = 0;
+	u64			lk = 0, lt = 0, hk = 0, ht = 0;
+	u64			acc = 0, fk = 0, ft = 0, ek = 0, et = 0;
+	uint64_t	startw = 0;
+
+	/* header of page hblk, kept across queries */
+	uint32_t	hblk = GBT_NO_BLOCK;
+	u64			o_hik = 0, o_hit = 0, o_lowk = 0, o_lowt = 0, o_links = 0, o_w5 = 0, o_w7 = 0;
+	u64			dirv[D];
+	u64			usedw = 0;
+
+#pragma unroll
+	for (int j = 0; j < D; j++)
+		dirv[j] = 0;
+
+	for (;;)
+	{
+		/* ---- pick up the next query ------------------------------------ */
+		if (st == ST_IDLE)
+		{
+			while (q < qend)
+			{
+				ulonglong2	a,
+							b;
+
+				if ((q & 63) == 0 && *(volatile u64 *) p.err != 0)
+				{
+					q = qend;
+					break;
+				}
+				a = ld2(&p.queries[q].lo_key);
+				b = ld2(&p.queries[q].hi_key);
+				lk = a.x;
+				lt = a.y;
+				hk = b.x;
+				ht = b.y;
+				if (elt(lk, lt, hk, ht))
+					break;
+				if (gl == 0)
+				{
+					p.counts[q] = 0;
+					p.start[q] = 0;
+				}
+				q++;
+			}
+			if (q < qend)
+			{
+				uint32_t	fl = (uint32_t) (o_w5 >> 16) & 0xFFFF;
+
+				st = ST_DESC;
+				acc = 0;
+				hops = 0;
+				startw = 0;
+				fk = ft = 0;
+				if (hblk != GBT_NO_BLOCK && (fl & GBT_F_LEAF) && !(fl & GBT_F_DELETED) &&
+					!elt(lk, lt, o_lowk, o_lowt) &&
+					((fl & GBT_F_RIGHTMOST) || elt(lk, lt, o_hik, o_hit)))
+				{
+					/* the target lies in the leaf we are on: no descent */
+					blk = hblk;
+					exp_level = 0;
+					need_hdr = false;
+				}
+				else
+				{
+					blk = p.root;
+					exp_level = -1;
+					need_hdr = true;
+				}
+			}
+		}
+		if (!__any_sync(FULL_MASK, st != ST_IDLE))
+			break;
+
+		const bool	active = (st != ST_IDLE);
+		const char *pg = p.pages + (size_t) blk * GBT_PAGE_SIZE;
+
+		/* ---- header: opaque, directory, bitmap ------------------------- */
+		if (active && need_hdr)
+		{
+			const char *op = pg + GBT_OPAQUE_OFFSET;
+			ulonglong2	a = ld2(op),
+						b = ld2(op + 16),
+						c = ld2(op + 32),
+						d = ld2(op + 48);
+			const u64  *dp = (const u64 *) (pg + DIR_OFF) + gl * D;
+
+			o_hik = a.x;
+			o_hit = a.y;
+			o_lowk = b.x;
+			o_lowt = b.y;
+			o_links = c.x;
+			o_w5 = c.y;
+			o_w7 = d.y;
+			if (D == 1)
+				dirv[0] = ld1(dp);
+			else
+			{
+#pragma unroll
+				for (int j = 0; j < D; j += 2)
+				{
+					ulonglong2	v = ld2(dp + j);
+
+					dirv[j] = v.x;
+					dirv[(j + 1) % D] = v.y;
+				}
+			}
+			usedw = gl < 8 ? ld1((const u64 *) (pg + USED_OFF) + gl) : 0;
+			hblk = blk;
+			need_hdr = false;
+		}
+
+		/* ---- decide ----------------------------------------------------- */
+		const uint32_t level = (uint32_t) (o_w5 & 0xFFFF);
+		const uint32_t flags = (uint32_t) (o_w5 >> 16) & 0xFFFF;
+		const uint32_t nsl = (uint32_t) (o_w5 >> 48);
+		const bool	leaf = (flags & GBT_F_LEAF) != 0;
+		const bool	rightmost = (flags & GBT_F_RIGHTMOST) != 0;
+		const int	nb = leaf ? GBT_LEAF_BLOCKS : GBT_INNER_BLOCKS;
+		int			act = A_NONE;
+		int			bad = E_NONE;
+		bool		done = false;
+
+		if (active)
+		{
+			if ((o_w7 >> 48) != GBT_PAGE_ID)
+				bad = E_PAGEID;
+			else if (flags & GBT_F_META)
+				bad = E_META;
+			else if (leaf != (level == 0) || nsl != (leaf ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS))
+				bad = E_KIND;
+			else if (level >= MAX_LEVELS)
+				bad = E_LEVELS;
+			else if (exp_level >= 0 && (int) level != exp_level)
+				bad = E_LEVEL;
+			else if ((flags & GBT_F_DELETED) ||
+					 (st == ST_DESC && !rightmost && !elt(lk, lt, o_hik, o_hit)))
+			{
+				/* move right */
+				uint32_t	nx = (uint32_t) o_links;
+
+				if (!link_ok(nx, blk, p.nblocks))
+					bad = E_RIGHTLINK;
+				else if (++hops > p.maxhops)
+					bad = E_HOPS;
+				else
+				{
+					if ((hops & 1023) == 0 && *(volatile u64 *) p.err != 0)
+						bad = E_HOPS;
+					blk = nx;
+					exp_level = (int) level;
+					need_hdr = true;
+				}
+			}
+			else if (st == ST_DESC)
+			{
+				if (elt(lk, lt, o_lowk, o_lowt))
+					bad = E_LOWKEY;
+				else
+					act = leaf ? A_LEAF_FIRST : A_INNER;
+			}
+			else
+			{
+				/* walking right along the leaves */
+				if (o_lowk != ek || o_lowt != et)
+					bad = E_CHAIN;
+				else if (!rightmost && !elt(o_lowk, o_lowt, o_hik, o_hit))
+					bad = E_HIKEY;
+				else if (!rightmost && !elt(hk, ht, o_hik, o_hit))
+					act = A_FULL;	/* hikey <= hi: the whole leaf matches */
+				else
+					act = A_LEAF_LAST;
+			}
+		}
+
+		/* ---- directory counts (all lanes: shuffles) -------------------- */
+		/* hi <= the high key: the query ends in this leaf */
+		const bool	hi_in = rightmost || !elt(o_hik, o_hit, hk, ht);
+		const bool	srch_lo = (act == A_INNER || act == A_LEAF_FIRST);
+		const bool	srch_hi = (act == A_LEAF_FIRST && hi_in) || act == A_LEAF_LAST;
+		const bool	lo_tid = bound_needs_tid(lk, lt);
+		const bool	hi_tid = bound_needs_tid(hk, ht);
+		unsigned	packed = 0;
+
+#pragma unroll
+		for (int j = 0; j < D; j++)
+		{
+			int			idx = gl * D + j;
+			bool		v = idx < nb;
+
+			packed += (v && dirv[j] < lk) ? 1u : 0u;
+			packed += (v && dirv[j] == lk) ? (1u << 8) : 0u;
+			packed += (v && dirv[j] < hk) ? (1u << 16) : 0u;
+			packed += (v && dirv[j] == hk) ? (1u << 24) : 0u;
+		}
+		packed = group_sum<G>(packed);
+
+		int			lt_lo = packed & 0xFF,
+					eq_lo = (packed >> 8) & 0xFF,
+					lt_hi = (packed >> 16) & 0xFF,
+					eq_hi = (packed >> 24) & 0xFF;
+		int			b_lo = lt_lo + ((lt == 0) ? 0 : eq_lo);
+		int			b_hi = lt_hi + ((ht == 0) ? 0 : eq_hi);
+		const bool	eqt_lo = srch_lo && lo_tid && eq_lo > 0;
+		const bool	eqt_hi = srch_hi && hi_tid && eq_hi > 0;
+
+		/*
+		 * A run of equal keys crosses the block ends and the bound needs its
+		 * TID: count the blocks whose last entry is still below the bound.
+		 */
+		if (__any_sync(FULL_MASK, eqt_lo || eqt_hi))
+		{
+			const char *tids = pg + (leaf ? GBT_LEAF_TIDS_OFF : GBT_INNER_TIDS_OFF);
+			unsigned	c = 0;
+
+#pragma unroll
+			for (int j = 0; j < D; j++)
+			{
+				int			idx = gl * D + j;
+				bool		v = idx < nb;
+				bool		lo_eq = eqt_lo && v && dirv[j] == lk;
+				bool		hi_eq = eqt_hi && v && dirv[j] == hk;
+
+				if (lo_eq || hi_eq)
+				{
+					u64			t = ld1((const u64 *) tids + idx * 16 + 15);
+
+					c += (lo_eq && t < lt) ? 1u : 0u;
+					c += (hi_eq && t < ht) ? (1u << 16) : 0u;
+				}
+			}
+			c = group_sum<G>(c);
+			if (eqt_lo)
+				b_lo = lt_lo + (int) (c & 0xFFFF);
+			if (eqt_hi)
+				b_hi = lt_hi + (int) (c >> 16);
+		}
+
+		/* ---- block loads ------------------------------------------------ */
+		const char *keys = pg + GBT_LEAF_KEYS_OFF;
+		const char *tids = pg + (leaf ? GBT_LEAF_TIDS_OFF : GBT_INNER_TIDS_OFF);
+		const bool	ld_lo = srch_lo && b_lo < nb;
+		const bool	ld_hi = srch_hi && b_hi < nb && !(ld_lo && b_hi == b_lo);
+		const bool	ld_lo_tid = ld_lo && (leaf || lo_tid);
+		u64			klo[S],
+					tlo[S],
+					khi[S],
+					thi[S];
+		uint32_t	chv[S];
+
+#pragma unroll
+		for (int j = 0; j < S; j++)
+		{
+			klo[j] = tlo[j] = khi[j] = thi[j] = 0;
+			chv[j] = 0;
+		}
+		if (ld_lo)
+		{
+			const u64  *kp = (const u64 *) keys + b_lo * 16 + gl * S;
+
+			if (S == 1)
+				klo[0] = ld1(kp);
+			else
+			{
+				ulonglong2	v = ld2(kp);
+
+				klo[0] = v.x;
+				klo[S - 1] = v.y;
+			}
+			if (ld_lo_tid)
+			{
+				const u64  *tp = (const u64 *) tids + b_lo * 16 + gl * S;
+
+				if (S == 1)
+					tlo[0] = ld1(tp);
+				else
+				{
+					ulonglong2	v = ld2(tp);
+
+					tlo[0] = v.x;
+					tlo[S - 1] = v.y;
+				}
+			}
+			if (!leaf)
+			{
+				/* child window: slots b_lo * 16 - 1 .. b_lo * 16 + 14 */
+				const uint32_t *cp = (const uint32_t *) (pg + GBT_INNER_CHILD_OFF);
+
+#pragma unroll
+				for (int j = 0; j < S; j++)
+				{
+					int			s = b_lo * 16 - 1 + gl * S + j;
+
+					chv[j] = s >= 0 ? __ldg(cp + s) : 0;
+				}
+			}
+		}
+		if (ld_hi)
+		{
+			const u64  *kp = (const u64 *) keys + b_hi * 16 + gl * S;
+
+			if (S == 1)
+				khi[0] = ld1(kp);
+			else
+			{
+				ulonglong2	v = ld2(kp);
+
+				khi[0] = v.x;
+				khi[S - 1] = v.y;
+			}
+			if (hi_tid)
+			{
+				const u64  *tp = (const u64 *) tids + b_hi * 16 + gl * S;
+
+				if (S == 1)
+					thi[0] = ld1(tp);
+				else
+				{
+					ulonglong2	v = ld2(tp);
+
+					thi[0] = v.x;
+					thi[S - 1] = v.y;
+				}
+			}
+		}
+		else if (srch_hi && b_hi == b_lo)
+		{
+#pragma unroll
+			for (int j = 0; j < S; j++)
+			{
+				khi[j] = klo[j];
+				thi[j] = tlo[j];
+			}
+		}
+
+		/* ---- in-block counts -------------------------------------------- */
+		unsigned	cc = 0;
+
+#pragma unroll
+		for (int j = 0; j < S; j++)
+		{
+			bool		lo_lt = ld_lo_tid ? elt_bound(klo[j], tlo[j], lk, lt) : klt_bound(klo[j], lk, lt);
+			bool		hi_lt = hi_tid ? elt_bound(khi[j], thi[j], hk, ht) : klt_bound(khi[j], hk, ht);
+
+			cc += lo_lt ? 1u : 0u;
+			cc += hi_lt ? (1u << 8) : 0u;
+		}
+		cc = group_sum<G>(cc);
+
+		const int	c_lo = cc & 0xFF,
+					c_hi = (cc >> 8) & 0xFF;
+		int			lb_lo = (b_lo < nb) ? b_lo * 16 + c_lo : (int) nsl;
+		int			lb_hi = (b_hi < nb) ? b_hi * 16 + c_hi : (int) nsl;
+
+		if (act == A_LEAF_LAST)
+			lb_lo = 0;
+
+		/* ---- inner page: choose the child -------------------------------- */
+		int			cslot = lb_lo - 1;
+		bool		need_fetch = false;
+
+		{
+			/* first used slot (for lb_lo == 0) and the used bit of cslot */
+			unsigned	nzm = __ballot_sync(FULL_MASK, gl < 8 && usedw != 0);
+			unsigned	gm = (nzm >> gbase) & 0xFFu;
+			int			fw = gm ? __ffs(gm) - 1 : 0;
+			u64			fwv = __shfl_sync(FULL_MASK, usedw, gbase + fw);
+			int			first_used = gm ? fw * 64 + __ffsll(fwv) - 1 : (int) nsl;
+
+			if (act == A_INNER && lb_lo == 0)
+				cslot = first_used;
+			int			cw = (cslot >= 0 && cslot < (int) nsl) ? (cslot >> 6) : 0;
+			u64			cwv = __shfl_sync(FULL_MASK, usedw, gbase + cw);
+
+			if (act == A_INNER)
+			{
+				if (cslot >= (int) nsl || cslot < 0)
+					bad = E_EMPTY;
+				else if (!((cwv >> (cslot & 63)) & 1))
+					bad = E_SLOT;
+				else if (!(ld_lo && lb_lo > 0 && c_lo < 16))
+					need_fetch = true;
+			}
+		}
+		uint32_t	child = 0;
+
+		{
+			/* child from the window: index c_lo, in lane c_lo / S */
+			int			w = c_lo < 16 ? c_lo : 0;
+			uint32_t	mine = chv[0];
+
+			if (S == 2 && (w & 1))
+				mine = chv[S - 1];
+			child = __shfl_sync(FULL_MASK, mine, gbase + w / S);
+		}
+		if (__any_sync(FULL_MASK, need_fetch && bad == E_NONE))
+		{
+			if (need_fetch && bad == E_NONE)
+				child = __ldg((const uint32_t *) (pg + GBT_INNER_CHILD_OFF) + cslot);
+		}
+
+		/* ---- leaf: the first match (slot lb_lo, a gap copies its next) ---- */
+		u64			m_k,
+					m_t;
+
+		{
+			int			w = c_lo < 16 ? c_lo : 0;
+			u64			kk = klo[0],
+						tt = tlo[0];
+
+			if (S == 2 && (w & 1))
+			{
+				kk = klo[S - 1];
+				tt = tlo[S - 1];
+			}
+			m_k = __shfl_sync(FULL_MASK, kk, gbase + w / S);
+			m_t = __shfl_sync(FULL_MASK, tt, gbase + w / S);
+		}
+
+		/* ---- leaf: count used slots in range ------------------------------ */
+		int			from = 0,
+					to = 0;
+
+		if (act == A_LEAF_FIRST)
+		{
+			from = lb_lo;
+			to = hi_in ? lb_hi : (int) nsl;
+		}
+		else if (act == A_LEAF_LAST)
+		{
+			from = 0;
+			to = lb_hi;
+		}
+		else if (act == A_FULL)
+		{
+			from = 0;
+			to = (int) nsl;
+		}
+		unsigned	pc = group_sum<G>(range_pop(usedw, gl, from, to));
+
+		/* ---- advance the state -------------------------------------------- */
+		if (active && bad == E_NONE)
+		{
+			if (act == A_INNER)
+			{
+				if (!link_ok(child, blk, p.nblocks))
+					bad = E_CHILD;
+				else if (++hops > p.maxhops)
+					bad = E_HOPS;
+				else
+				{
+					blk = child;
+					exp_level = (int) level - 1;
+					need_hdr = true;
+				}
+			}
+			else if (act == A_LEAF_FIRST || act == A_LEAF_LAST || act == A_FULL)
+			{
+				bool		more;
+
+				acc += pc;
+				if (act == A_LEAF_FIRST)
+				{
+					bool		inl = pc > 0 && ld_lo && c_lo < 16;
+
+					fk = m_k;
+					ft = m_t;
+					startw = ((uint64_t) blk << 32) | (inl ? (1u << 16) : 0u) | (uint32_t) lb_lo;
+					more = !hi_in;
+				}
+				else if (act == A_FULL)
+					more = elt(o_hik, o_hit, hk, ht);
+				else
+					more = false;
+				if (more)
+				{
+					uint32_t	nx = (uint32_t) o_links;
+
+					if (!link_ok(nx, blk, p.nblocks))
+						bad = E_RIGHTLINK;
+					else if (++hops > p.maxhops)
+						bad = E_HOPS;
+					else
+					{
+						if ((hops & 1023) == 0 && *(volatile u64 *) p.err != 0)
+							bad = E_HOPS;
+						st = ST_WALK;
+						ek = o_hik;
+						et = o_hit;
+						blk = nx;
+						exp_level = 0;
+						need_hdr = true;
+					}
+				}
+				else
+					done = true;
+			}
+		}
+		if (active && bad != E_NONE)
+		{
+			if (gl == 0)
+				report(p.err, bad, blk);
+			acc = 0;
+			startw = 0;
+			done = true;
+			q = qend - 1;		/* give up this chunk */
+			hblk = GBT_NO_BLOCK;
+			need_hdr = true;
+		}
+		if (active && done)
+		{
+			if (gl == 0)
+			{
+				p.counts[q] = acc;
+				p.start[q] = startw;
+			}
+			else if (gl == 1)
+				p.first[q] = make_ulonglong2(fk, ft);
+			st = ST_IDLE;
+			q++;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Fill kernel
+ * ------------------------------------------------------------------------
+ */
+struct FParams
+{
+	const char *pages;
+	uint32_t	nblocks;
+	const GbtCudaQuery *queries;
+	uint64_t	n;
+	const uint64_t *offsets;
+	const ulonglong2 *first;
+	const uint64_t *start;
+	uint64_t   *out_keys;		/* may be NULL */
+	uint64_t   *out_tids;
+	uint64_t	cap;
+	u64		   *err;
+	uint32_t	maxhops;
+};
+
+/* the whole warp writes the matches of one query, from its start */
+__device__ static void
+fill_walk(const FParams &p, uint64_t qi, uint64_t off, uint64_t cnt, uint64_t startw)
+{
+	const int	lane = threadIdx.x & 31;
+	const unsigned below = (1u << lane) - 1;
+	uint32_t	blk = (uint32_t) (startw >> 32);
+	int			slot = (int) (startw & 0xFFFF);
+	ulonglong2	a = ld2(&p.queries[qi].lo_key),
+				b = ld2(&p.queries[qi].hi_key);
+	u64			lk = a.x,
+				lt = a.y,
+				hk = b.x,
+				ht = b.y;
+	uint64_t	pos = off,
+				end = off + cnt;
+	u64			ek = 0,
+				et = 0;
+	bool		first = true;
+	uint32_t	hops = 0;
+	int			bad = E_NONE;
+
+	for (;;)
+	{
+		if (blk < FIRST_DATA_BLKNO || blk >= p.nblocks)
+		{
+			bad = E_RIGHTLINK;
+			break;
+		}
+
+		const char *pg = p.pages + (size_t) blk * GBT_PAGE_SIZE;
+		const char *op = pg + GBT_OPAQUE_OFFSET;
+		ulonglong2	oa = ld2(op),
+					ob = ld2(op + 16),
+					oc = ld2(op + 32),
+					od = ld2(op + 48);
+		uint32_t	flags = (uint32_t) (oc.y >> 16) & 0xFFFF;
+		uint32_t	level = (uint32_t) (oc.y & 0xFFFF);
+		uint32_t	nsl = (uint32_t) (oc.y >> 48);
+
+		if ((od.y >> 48) != GBT_PAGE_ID || !(flags & GBT_F_LEAF) || level != 0 ||
+			nsl != GBT_LEAF_SLOTS || (flags & GBT_F_META))
+		{
+			bad = E_KIND;
+			break;
+		}
+		if (++hops > p.maxhops)
+		{
+			bad = E_HOPS;
+			break;
+		}
+		if (!first && (flags & GBT_F_DELETED))
+		{
+			uint32_t	nx = (uint32_t) oc.x;
+
+			if (!(nx >= FIRST_DATA_BLKNO && nx < p.nblocks && nx != blk))
+			{
+				bad = E_RIGHTLINK;
+				break;
+			}
+			blk = nx;
+			continue;
+		}
+		if (!first && (ob.x != ek || ob.y != et))
+		{
+			bad = E_CHAIN;
+			break;
+		}
+
+		const u64  *keys = (const u64 *) (pg + GBT_LEAF_KEYS_OFF);
+		const u64  *tids = (const u64 *) (pg + GBT_LEAF_TIDS_OFF);
+		const u64  *used = (const u64 *) (pg + USED_OFF);
+		bool		stop = false;
+
+		for (int base = slot; base < GBT_LEAF_SLOTS; base += 32)
+		{
+			int			s = base + lane;
+			bool		in = s < GBT_LEAF_SLOTS;
+			u64			k = 0,
+						t = 0;
+			bool		u = false;
+
+			if (in)
+			{
+				k = ld1(keys + s);
+				t = ld1(tids + s);
+				u = (ld1(used + (s >> 6)) >> (s & 63)) & 1;
+			}
+			bool		lt_hi = elt(k, t, hk, ht);
+			bool		m = in && u && lt_hi && !elt(k, t, lk, lt);
+			unsigned	bm = __ballot_sync(FULL_MASK, m);
+			unsigned	sm = __ballot_sync(FULL_MASK, in && u && !lt_hi);
+
+			if (m)
+			{
+				uint64_t	dst = pos + __popc(bm & below);
+
+				if (dst < end && dst < p.cap)
+				{
+					if (p.out_keys)
+						p.out_keys[dst] = k;
+					p.out_tids[dst] = t;
+				}
+			}
+			pos += __popc(bm);
+			if (sm)
+			{
+				stop = true;
+				break;
+			}
+		}
+		if (stop || (flags & GBT_F_RIGHTMOST) || !elt(oa.x, oa.y, hk, ht))
+			break;
+		{
+			uint32_t	nx = (uint32_t) oc.x;
+
+			if (!(nx >= FIRST_DATA_BLKNO && nx < p.nblocks && nx != blk))
+			{
+				bad = E_RIGHTLINK;
+				break;
+			}
+			ek = oa.x;
+			et = oa.y;
+			blk = nx;
+			slot = 0;
+			first = false;
+		}
+	}
+	if (bad == E_NONE && pos != end)
+		bad = E_FILL;
+	if (bad != E_NONE && lane == 0)
+		report(p.err, bad, blk);
+}
+
+__global__ void __launch_bounds__(256)
+fill_kernel(FParams p)
+{
+	const int	lane = threadIdx.x & 31;
+	const uint64_t warp = ((uint64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	const uint64_t nwarps = ((uint64_t) gridDim.x * blockDim.x) >> 5;
+
+	if (*(volatile u64 *) p.err != 0 || p.offsets[p.n] > p.cap)
+		return;					/* the host reports ECORRUPT or ESPACE */
+	for (uint64_t base = warp * 32; base < p.n; base += nwarps * 32)
+	{
+		uint64_t	q = base + lane;
+		bool		valid = q < p.n;
+		uint64_t	off = valid ? p.offsets[q] : 0;
+		uint64_t	cnt = valid ? p.offsets[q + 1] - off : 0;
+		uint64_t	sw = (valid && cnt > 0) ? p.start[q] : 0;
+		bool		inl = (sw >> 16) & 1;
+
+		if (cnt == 1 && inl && off < p.cap)
+		{
+			ulonglong2	f = __ldg(&p.first[q]);
+
+			if (p.out_keys)
+				p.out_keys[off] = f.x;
+			p.out_tids[off] = f.y;
+		}
+
+		unsigned	m = __ballot_sync(FULL_MASK, cnt > 1 || (cnt == 1 && !inl));
+
+		while (m)
+		{
+			int			src = __ffs(m) - 1;
+
+			m &= m - 1;
+			fill_walk(p, __shfl_sync(FULL_MASK, q, src), __shfl_sync(FULL_MASK, off, src),
+					  __shfl_sync(FULL_MASK, cnt, src), __shfl_sync(FULL_MASK, sw, src));
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Page scatter (put_pages)
+ * ------------------------------------------------------------------------
+ */
+__global__ void
+scatter_pages_kernel(char *pages, const char *stage, const uint32_t *blknos, uint32_t n)
+{
+	uint32_t	i = blockIdx.x;
+
+	if (i >= n)
+		return;
+
+	const uint4 *src = (const uint4 *) (stage + (size_t) i * GBT_PAGE_SIZE);
+	uint4	   *dst = (uint4 *) (pages + (size_t) blknos[i] * GBT_PAGE_SIZE);
+
+	for (int j = threadIdx.x; j < GBT_PAGE_SIZE / 16; j += blockDim.x)
+		dst[j] = src[j];
+}
+
+/* ------------------------------------------------------------------------
+ * Host side
+ * ------------------------------------------------------------------------
+ */
+struct GbtCudaCopy
+{
+	int			device;
+	cudaStream_t stream;
+	char	   *d_pages;
+	uint32_t	nblocks;
+
+	/* put_pages staging */
+	char	   *d_stage;
+	uint32_t   *d_blknos;
+	size_t		stage_cap;		/* pages */
+
+	/* lookup workspace */
+	size_t		q_cap;			/* queries */
+	GbtCudaQuery *d_queries;
+	uint64_t   *d_counts;		/* q_cap + 1 */
+	uint64_t   *d_offsets;		/* q_cap + 1 */
+	ulonglong2 *d_first;
+	uint64_t   *d_start;
+	void	   *d_cub;
+	size_t		cub_bytes;
+	size_t		out_cap;
+	uint64_t   *d_out_keys;
+	uint64_t   *d_out_tids;
+	u64		   *d_err;
+	u64		   *h_small;		/* pinned: [0] err, [1] total */
+
+	int			count_blocks_g8;	/* persistent grid sizes */
+	int			count_blocks_g16;
+	int			fill_blocks;
+};
+
+extern "C" int
+gbt_cuda_copy_create(GbtCudaCopy **copyp, uint32_t capacity_blocks)
+{
+	GbtCudaCopy *c;
+	cudaDeviceProp prop;
+	int			nb = 0;
+
+	if (!copyp)
+	{
+		set_error("gbt_cuda_copy_create: NULL argument");
+		return GBT_CUDA_EINVAL;
+	}
+	*copyp = NULL;
+	c = (GbtCudaCopy *) calloc(1, sizeof(GbtCudaCopy));
+	if (!c)
+	{
+		set_error("out of host memory");
+		return GBT_CUDA_ENOMEM;
+	}
+	if (capacity_blocks < FIRST_DATA_BLKNO)
+		capacity_blocks = FIRST_DATA_BLKNO;
+
+	cudaError_t e = cudaGetDevice(&c->device);
+
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&prop, c->device);
+	if (e == cudaSuccess)
+		e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+	if (e == cudaSuccess)
+		e = cudaMalloc(&c->d_pages, (size_t) capacity_blocks * GBT_PAGE_SIZE);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(c->d_pages, 0, (size_t) capacity_blocks * GBT_PAGE_SIZE, c->stream);
+	if (e == cudaSuccess)
+		e = cudaMalloc(&c->d_err, sizeof(u64));
+	if (e == cudaSuccess)
+		e = cudaMallocHost(&c->h_small, 4 * sizeof(u64));
+	if (e == cudaSuccess)
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<8, COUNT_MINB>, 256, 0);
+	if (e == cudaSuccess)
+	{
+		c->count_blocks_g8 = nb * prop.multiProcessorCount;
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<16, COUNT_MINB>, 256, 0);
+	}
+	if (e == cudaSuccess)
+	{
+		c->count_blocks_g16 = nb * prop.multiProcessorCount;
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fill_kernel, 256, 0);
+	}
+	if (e == cudaSuccess)
+	{
+		c->fill_blocks = nb * prop.multiProcessorCount;
+		e = cudaStreamSynchronize(c->stream);
+	}
+	if (e != cudaSuccess)
+	{
+		int			rc = cuda_fail(e, "gbt_cuda_copy_create");
+
+		gbt_cuda_copy_free(c);
+		return rc;
+	}
+	c->nblocks = capacity_blocks;
+	*copyp = c;
+	return 0;
+}
+
+extern "C" void
+gbt_cuda_copy_free(GbtCudaCopy *c)
+{
+	if (!c)
+		return;
+	if (c->stream)
+		cudaStreamSynchronize(c->stream);
+	cudaFree(c->d_pages);
+	cudaFree(c->d_stage);
+	cudaFree(c->d_blknos);
+	cudaFree(c->d_queries);
+	cudaFree(c->d_counts);
+	cudaFree(c->d_offsets);
+	cudaFree(c->d_first);
+	cudaFree(c->d_start);
+	cudaFree(c->d_cub);
+	cudaFree(c->d_out_keys);
+	cudaFree(c->d_out_tids);
+	cudaFree(c->d_err);
+	if (c->h_small)
+		cudaFreeHost(c->h_small);
+	if (c->stream)
+		cudaStreamDestroy(c->stream);
+	free(c);
+}
+
+extern "C" uint32_t
+gbt_cuda_copy_nblocks(const GbtCudaCopy *c)
+{
+	return c ? c->nblocks : 0;
+}
+
+extern "C" uint64_t
+gbt_cuda_copy_device_bytes(const GbtCudaCopy *c)
+{
+	if (!c)
+		return 0;
+	return (uint64_t) c->nblocks * GBT_PAGE_SIZE +
+		(uint64_t) c->stage_cap * (GBT_PAGE_SIZE + 4) +
+		(uint64_t) c->q_cap * (sizeof(GbtCudaQuery) + 8 + 8 + 16 + 8) + 16 + c->cub_bytes +
+		(uint64_t) c->out_cap * 16 + 8;
+}
+
+/* grow the page array to hold block need - 1, keeping the content */
+static int
+copy_grow(GbtCudaCopy *c, uint32_t need)
+{
+	uint64_t	ncap;
+	char	   *np = NULL;
+
+	if (need <= c->nblocks)
+		return 0;
+	ncap = (uint64_t) c->nblocks + c->nblocks / 4 + 64;
+	if (ncap < need)
+		ncap = need;
+	if (ncap > GBT_NO_BLOCK)
+		ncap = GBT_NO_BLOCK;
+	CK(cudaMalloc(&np, ncap * GBT_PAGE_SIZE), "growing the device copy");
+	cudaError_t e = cudaMemcpyAsync(np, c->d_pages, (size_t) c->nblocks * GBT_PAGE_SIZE,
+									cudaMemcpyDeviceToDevice, c->stream);
+
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(np + (size_t) c->nblocks * GBT_PAGE_SIZE, 0,
+							(size_t) (ncap - c->nblocks) * GBT_PAGE_SIZE, c->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(c->stream);
+	if (e != cudaSuccess)
+	{
+		cudaFree(np);
+		return cuda_fail(e, "growing the device copy");
+	}
+	cudaFree(c->d_pages);
+	c->d_pages = np;
+	c->nblocks = (uint32_t) ncap;
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_copy_put_range(GbtCudaCopy *c, uint32_t first, const void *images, uint32_t npages)
+{
+	int			rc;
+
+	if (!c || (!images && npages))
+	{
+		set_error("gbt_cuda_copy_put_range: NULL argument");
+		return GBT_CUDA_EINVAL;
+	}
+	if (npages == 0)
+		return 0;
+	if ((uint64_t) first + npages >= GBT_NO_BLOCK)
+	{
+		set_error("block number out of range");
+		return GBT_CUDA_EINVAL;
+	}
+	if ((rc = copy_grow(c, first + npages)) != 0)
+		return rc;
+	CK(cudaMemcpyAsync(c->d_pages + (size_t) first * GBT_PAGE_SIZE, images,
+					   (size_t) npages * GBT_PAGE_SIZE, cudaMemcpyHostToDevice, c->stream),
+	   "copying pages");
+	CK(cudaStreamSynchronize(c->stream), "copying pages");
+	return 0;
+}
+
+static int
+cmp_idx_by_blk(const void *a, const void *b, void *arg)
+{
+	const uint32_t *blk = (const uint32_t *) arg;
+	uint32_t	ia = *(const uint32_t *) a,
+				ib = *(const uint32_t *) b;
+
+	if (blk[ia] != blk[ib])
+		return blk[ia] < blk[ib] ? -1 : 1;
+	return ia < ib ? -1 : (ia > ib ? 1 : 0);
+}
+
+extern "C" int
+gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *images, uint32_t npages)
+{
+	uint32_t	maxblk = 0;
+	const uint32_t *use_blk = blknos;
+	uint32_t   *tmp = NULL;
+	uint32_t   *idx = NULL;
+	const char *img = (const char *) images;
+	char	   *packed = NULL;
+	uint32_t	nuse = npages;
+	int			rc;
+
+	if (!c || ((!blknos || !images) && npages))
+	{
+		set_error("gbt_cuda_copy_put_pages: NULL argument");
+		return GBT_CUDA_EINVAL;
+	}
+	if (npages == 0)
+		return 0;
+	for (uint32_t i = 0; i < npages; i++)
+	{
+		if (blknos[i] >= GBT_NO_BLOCK - 1)
+		{
+			set_error("block number %u out of range", blknos[i]);
+			return GBT_CUDA_EINVAL;
+		}
+		if (blknos[i] > maxblk)
+			maxblk = blknos[i];
+	}
+	/* duplicates: keep the last image of each block */
+	{
+		bool		sorted_unique = true;
+
+		for (uint32_t i = 1; i < npages; i++)
+			if (blknos[i] <= blknos[i - 1])
+				sorted_unique = false;
+		if (!sorted_unique)
+		{
+			idx = (uint32_t *) malloc(sizeof(uint32_t) * npages);
+			tmp = (uint32_t *) malloc(sizeof(uint32_t) * npages);
+			if (!idx || !tmp)
+			{
+				free(idx);
+				free(tmp);
+				set_error("out of host memory");
+				return GBT_CUDA_ENOMEM;
+			}
+			for (uint32_t i = 0; i < npages; i++)
+				idx[i] = i;
+			qsort_r(idx, npages, sizeof(uint32_t), cmp_idx_by_blk, (void *) blknos);
+			nuse = 0;
+			for (uint32_t i = 0; i < npages; i++)
+				if (i + 1 == npages || blknos[idx[i + 1]] != blknos[idx[i]])
+					idx[nuse++] = idx[i];
+			for (uint32_t i = 0; i < nuse; i++)
+				tmp[i] = blknos[idx[i]];
+			use_blk = tmp;
+			packed = (char *) malloc((size_t) nuse * GBT_PAGE_SIZE);
+			if (!packed)
+			{
+				free(idx);
+				free(tmp);
+				set_error("out of host memory");
+				return GBT_CUDA_ENOMEM;
+			}
+			for (uint32_t i = 0; i < nuse; i++)
+				memcpy(packed + (size_t) i * GBT_PAGE_SIZE, img + (size_t) idx[i] * GBT_PAGE_SIZE,
+					   GBT_PAGE_SIZE);
+			img = packed;
+		}
+	}
+	rc = copy_grow(c, maxblk + 1);
+	if (rc == 0 && c->stage_cap < nuse)
+	{
+		size_t		ncap = nuse < 256 ? 256 : nuse;
+
+		cudaFree(c->d_stage);
+		cudaFree(c->d_blknos);
+		c->d_stage = NULL;
+		c->d_blknos = NULL;
+		c->stage_cap = 0;
+		cudaError_t e = cudaMalloc(&c->d_stage, ncap * GBT_PAGE_SIZE);
+
+		if (e == cudaSuccess)
+			e = cudaMalloc(&c->d_blknos, ncap * sizeof(uint32_t));
+		if (e != cudaSuccess)
+			rc = cuda_fail(e, "page staging buffer");
+		else
+			c->stage_cap = ncap;
+	}
+	if (rc == 0)
+	{
+		cudaError_t e = cudaMemcpyAsync(c->d_stage, img, (size_t) nuse * GBT_PAGE_SIZE,
+										cudaMemcpyHostToDevice, c->stream);
+
+		if (e == cudaSuccess)
+			e = cudaMemcpyAsync(c->d_blknos, use_blk, nuse * sizeof(uint32_t),
+								cudaMemcpyHostToDevice, c->stream);
+		if (e == cudaSuccess)
+		{
+			scatter_pages_kernel<<<nuse, 256, 0, c->stream>>>(c->d_pages, c->d_stage, c->d_blknos, nuse);
+			e = cudaGetLastError();
+		}
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(c->stream);
+		if (e != cudaSuccess)
+			rc = cuda_fail(e, "copying pages");
+	}
+	free(idx);
+	free(tmp);
+	free(packed);
+	return rc;
+}
+
+static int
+ensure_workspace(GbtCudaCopy *c, size_t n)
+{
+	size_t		cub_need = 0;
+
+	if (n <= c->q_cap)
+		return 0;
+	{
+		size_t		ncap = n < 4096 ? 4096 : n;
+
+		cudaFree(c->d_queries);
+		cudaFree(c->d_counts);
+		cudaFree(c->d_offsets);
+		cudaFree(c->d_first);
+		cudaFree(c->d_start);
+		cudaFree(c->d_cub);
+		c->d_queries = NULL;
+		c->d_counts = c->d_offsets = c->d_start = NULL;
+		c->d_first = NULL;
+		c->d_cub = NULL;
+		c->q_cap = 0;
+		c->cub_bytes = 0;
+		CK(cub::DeviceScan::ExclusiveSum(NULL, cub_need, (uint64_t *) NULL, (uint64_t *) NULL,
+										 (int64_t) ncap + 1, c->stream), "scan size");
+		CK(cudaMalloc(&c->d_queries, ncap * sizeof(GbtCudaQuery)), "query buffer");
+		CK(cudaMalloc(&c->d_counts, (ncap + 1) * sizeof(uint64_t)), "count buffer");
+		CK(cudaMalloc(&c->d_offsets, (ncap + 1) * sizeof(uint64_t)), "offset buffer");
+		CK(cudaMalloc(&c->d_first, ncap * sizeof(ulonglong2)), "match buffer");
+		CK(cudaMalloc(&c->d_start, ncap * sizeof(uint64_t)), "start buffer");
+		CK(cudaMalloc(&c->d_cub, cub_need), "scan buffer");
+		c->cub_bytes = cub_need;
+		c->q_cap = ncap;
+	}
+	return 0;
+}
+
+static int
+ensure_out(GbtCudaCopy *c, size_t n)
+{
+	if (n <= c->out_cap)
+		return 0;
+	{
+		size_t		ncap = n + n / 4 + 1024;
+
+		cudaFree(c->d_out_keys);
+		cudaFree(c->d_out_tids);
+		c->d_out_keys = c->d_out_tids = NULL;
+		c->out_cap = 0;
+		CK(cudaMalloc(&c->d_out_keys, ncap * sizeof(uint64_t)), "result buffer");
+		CK(cudaMalloc(&c->d_out_tids, ncap * sizeof(uint64_t)), "result buffer");
+		c->out_cap = ncap;
+	}
+	return 0;
+}
+
+/*
+ * Device-side phases, on queries already on the device (c->d_queries).
+ * group: 8 or 16 lanes per query; grid_blocks 0 = persistent grid.
+ */
+static cudaError_t
+launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_blocks)
+{
+	KParams		p;
+	int			maxb = group == 16 ? c->count_blocks_g16 : c->count_blocks_g8;
+	uint64_t	want = (n * (uint64_t) group + 255) / 256;
+
+	p.pages = c->d_pages;
+	p.nblocks = c->nblocks;
+	p.root = root;
+	p.queries = c->d_queries;
+	p.n = n;
+	p.counts = c->d_counts;
+	p.first = c->d_first;
+	p.start = c->d_start;
+	p.err = c->d_err;
+	p.maxhops = c->nblocks + 64;
+	if (grid_blocks <= 0)
+		grid_blocks = maxb;
+	if ((uint64_t) grid_blocks > want)
+		grid_blocks = (int) (want ? want : 1);
+	switch (group)
+	{
+		case 16:
+			count_kernel<16, COUNT_MINB><<<grid_blocks, 256, 0, c->stream>>>(p);
+			break;
+		default:
+			count_kernel<8, COUNT_MINB><<<grid_blocks, 256, 0, c->stream>>>(p);
+			break;
+	}
+	return cudaGetLastError();
+}
+
+static cudaError_t
+launch_scan(GbtCudaCopy *c, uint64_t n)
+{
+	size_t		bytes = c->cub_bytes;
+	cudaError_t e = cudaMemsetAsync(c->d_counts + n, 0, sizeof(uint64_t), c->stream);
+
+	if (e != cudaSuccess)
+		return e;
+	return cub::DeviceScan::ExclusiveSum(c->d_cub, bytes, c->d_counts, c->d_offsets,
+										 (int64_t) n + 1, c->stream);
+}
+
+static cudaError_t
+launch_fill(GbtCudaCopy *c, uint64_t n, uint64_t cap, bool keys)
+{
+	FParams		p;
+	uint64_t	want = (n * 32 / 32 + 255) / 256;
+	int			grid = c->fill_blocks;
+
+	p.pages = c->d_pages;
+	p.nblocks = c->nblocks;
+	p.queries = c->d_queries;
+	p.n = n;
+	p.offsets = c->d_offsets;
+	p.first = c->d_first;
+	p.start = c->d_start;
+	p.out_keys = keys ? c->d_out_keys : NULL;
+	p.out_tids = c->d_out_tids;
+	p.cap = cap;
+	p.err = c->d_err;
+	p.maxhops = c->nblocks + 64;
+	if ((uint64_t) grid > want)
+		grid = (int) (want ? want : 1);
+	fill_kernel<<<grid, 256, 0, c->stream>>>(p);
+	return cudaGetLastError();
+}
+
+static int
+corrupt_error(u64 err)
+{
+	unsigned	code = (unsigned) (err >> 32);
+
+	set_error("inconsistent device copy at block %u: %s", (unsigned) err,
+			  code < E_NCODES ? err_text[code] : "?");
+	return GBT_CUDA_ECORRUPT;
+}
+
+static int	choose_group(int sorted);
+
+extern "C" int
+gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint32_t n,
+				int sorted, uint64_t *offsets, uint64_t *out_keys, uint64_t *out_tids,
+				uint64_t out_capacity, uint64_t *out_total)
+{
+	int			rc;
+	bool		filled;
+	uint64_t	total;
+
+	if (out_total)
+		*out_total = 0;
+	if (!c || !offsets || !out_total || (n && !queries) || (out_capacity && !out_tids))
+	{
+		set_error("gbt_cuda_lookup: NULL argument");
+		return GBT_CUDA_EINVAL;
+	}
+	if (root >= c->nblocks || root == 0)
+	{
+		set_error("root block %u out of range (copy has %u blocks)", root, c->nblocks);
+		return GBT_CUDA_ECORRUPT;
+	}
+	if (n == 0)
+	{
+		offsets[0] = 0;
+		return 0;
+	}
+	if ((rc = ensure_workspace(c, n)) != 0)
+		return rc;
+	/* room for a one-pass fill when the device buffer already covers it */
+	filled = out_capacity <= c->out_cap;
+
+	CK(cudaMemcpyAsync(c->d_queries, queries, (size_t) n * sizeof(GbtCudaQuery),
+					   cudaMemcpyHostToDevice, c->stream), "copying queries");
+	CK(cudaMemsetAsync(c->d_err, 0, sizeof(u64), c->stream), "lookup");
+	CK(launch_count(c, root, n, choose_group(sorted), 0), "count kernel");
+	CK(launch_scan(c, n), "prefix sum");
+	if (filled)
+		CK(launch_fill(c, n, out_capacity, out_keys != NULL), "fill kernel");
+	CK(cudaMemcpyAsync(&c->h_small[0], c->d_err, sizeof(u64), cudaMemcpyDeviceToHost, c->stream),
+	   "lookup");
+	CK(cudaMemcpyAsync(&c->h_small[1], c->d_offsets + n, sizeof(u64), cudaMemcpyDeviceToHost,
+					   c->stream), "lookup");
+	CK(cudaMemcpyAsync(offsets, c->d_offsets, ((size_t) n + 1) * sizeof(uint64_t),
+					   cudaMemcpyDeviceToHost, c->stream), "copying offsets");
+	CK(cudaStreamSynchronize(c->stream), "lookup");
+	if (c->h_small[0] != 0)
+		return corrupt_error(c->h_small[0]);
+	total = c->h_small[1];
+	*out_total = total;
+	if (total > out_capacity)
+		return GBT_CUDA_ESPACE;
+	if (total == 0)
+		return 0;
+	if (!filled)
+	{
+		if ((rc = ensure_out(c, total)) != 0)
+			return rc;
+		CK(launch_fill(c, n, total, out_keys != NULL), "fill kernel");
+		CK(cudaMemcpyAsync(&c->h_small[0], c->d_err, sizeof(u64), cudaMemcpyDeviceToHost,
+						   c->stream), "lookup");
+	}
+	if (out_keys)
+		CK(cudaMemcpyAsync(out_keys, c->d_out_keys, total * sizeof(uint64_t),
+						   cudaMemcpyDeviceToHost, c->stream), "copying results");
+	CK(cudaMemcpyAsync(out_tids, c->d_out_tids, total * sizeof(uint64_t),
+					   cudaMemcpyDeviceToHost, c->stream), "copying results");
+	CK(cudaStreamSynchronize(c->stream), "lookup");
+	if (c->h_small[0] != 0)
+	{
+		*out_total = 0;
+		return corrupt_error(c->h_small[0]);
+	}
+	return 0;
+}
+
+/* group width by batch kind (measured: cuda/test/RESULTS.md) */
+static int	group_sorted = 8;
+static int	group_unsorted = 8;
+
+static int
+choose_group(int sorted)
+{
+	return sorted ? group_sorted : group_unsorted;
+}
+
+/* ------------------------------------------------------------------------
+ * The 16-slot count (kept from ABI 1)
+ * ------------------------------------------------------------------------
+ */
 __global__ static void
 count_lt16_kernel(const uint64_t *blocks, const uint64_t *queries, int *counts, int n)
 {
