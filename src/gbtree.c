@@ -116,7 +116,7 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amstorage = false;
 	amroutine->amclusterable = false;
 	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
+	amroutine->amcanparallel = true;
 	amroutine->amcaninclude = false;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions =
@@ -142,9 +142,9 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amendscan = gbtendscan;
 	amroutine->ammarkpos = gbtmarkpos;
 	amroutine->amrestrpos = gbtrestrpos;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
+	amroutine->amestimateparallelscan = gbtestimateparallelscan;
+	amroutine->aminitparallelscan = gbtinitparallelscan;
+	amroutine->amparallelrescan = gbtparallelrescan;
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -148,6 +148,9 @@ extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);
 extern void gbtrestrpos(IndexScanDesc scan);
 extern bool gbtcanreturn(Relation index, int attno);
+extern Size gbtestimateparallelscan(void);
+extern void gbtinitparallelscan(void *target);
+extern void gbtparallelrescan(IndexScanDesc scan);
 
 /* vacuum.c */
 extern IndexBulkDeleteResult *gbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,

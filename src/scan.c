@@ -14,11 +14,20 @@
  * the copy lead to the neighbour pages (Lehman and Yao); a next range that
  * starts beyond the leaf's high key is found by a fresh descent.
  *
+ * Parallel scans (forward) share one position in dynamic shared memory:
+ * the next leaf to read, or the next (segment, key) to descend to.  A
+ * participant "seizes" it, reads that one leaf, publishes the leaf's
+ * successor and only then returns the leaf's entries, so the others read
+ * on meanwhile; each participant's own output stays in index order.
+ * A backward parallel scan is run whole by the first participant.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
@@ -63,7 +72,8 @@ typedef struct GbtScanPos
 typedef struct GbtScanOpaqueData
 {
 	GbtIndexInfo *info;
-	MemoryContext keycxt;		/* ranges; reset at each rescan */
+	MemoryContext keycxt;		/* array keys' ranges; made on first use */
+	GbtRange	fixed_ranges[2];	/* the ranges of scans without arrays */
 	MemoryContext tupcxt;		/* index-only result tuple */
 	bool		impossible;
 	int			nsegs;
@@ -72,6 +82,7 @@ typedef struct GbtScanOpaqueData
 	Buffer		buf;			/* pin on pos.blk while items are returned */
 	GbtScanPos	pos;
 	GbtScanPos *mark;			/* saved by ammarkpos */
+	bool		par_serial;		/* parallel scan run whole by this participant */
 	bool		markValid;
 	IndexTuple	itup;			/* index-only result for non-null keys */
 	int16		attlen;
@@ -79,17 +90,52 @@ typedef struct GbtScanOpaqueData
 
 typedef GbtScanOpaqueData *GbtScanOpaque;
 
+/* Shared state of a parallel scan */
+typedef enum GbtParState
+{
+	GBT_PAR_NOT_STARTED,
+	GBT_PAR_SERIAL,				/* one participant runs the whole scan */
+	GBT_PAR_ADVANCING,			/* a participant is reading the next leaf */
+	GBT_PAR_IDLE,				/* the next target below is free to take */
+	GBT_PAR_DONE
+} GbtParState;
+
+typedef struct GbtParallelScanData
+{
+	slock_t		mutex;
+	ConditionVariable cv;
+	GbtParState state;
+	/* the next target, valid while IDLE */
+	int			seg;
+	bool		seek;			/* descend to (key, tid) in seg ... */
+	uint64		key;			/* ... else read blk, whose low key must be */
+	uint64		tid;			/* (key, tid), reached from leaf 'from' */
+	BlockNumber blk;
+	BlockNumber from;
+} GbtParallelScanData;
+
+typedef GbtParallelScanData *GbtParallelScan;
+
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
-	GbtScanOpaque so = palloc0(sizeof(GbtScanOpaqueData));
+	GbtScanOpaque so;
 
+	/*
+	 * Not palloc0: the position holds a leaf's worth of items (8 KB) that
+	 * are written before they are read, and zeroing them is a measurable
+	 * part of a point lookup.
+	 */
+	so = palloc(sizeof(GbtScanOpaqueData));
+	memset(so, 0, offsetof(GbtScanOpaqueData, pos));
+	memset(&so->pos, 0, offsetof(GbtScanPos, items));
+	so->mark = NULL;
+	so->markValid = false;
+	so->par_serial = false;
 	so->info = gbt_index_info(index);
-	so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan keys",
-									   ALLOCSET_SMALL_SIZES);
-	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan tuple",
-									   ALLOCSET_SMALL_SIZES);
+	so->keycxt = NULL;
+	so->tupcxt = NULL;			/* made on first use (index-only NULLs) */
 	so->buf = InvalidBuffer;
 	so->pos.seg = -1;
 
@@ -129,6 +175,49 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * LSD radix sort, one byte per pass, passes where every key has the same
+ * byte skipped: large = ANY arrays sort in a few linear passes instead of
+ * n log n comparator calls.
+ */
+static void
+radix_sort_u64(uint64 *v, int n)
+{
+	uint32	   *hist = palloc0(sizeof(uint32) * 8 * 256);
+	uint64	   *tmp = palloc(sizeof(uint64) * n);
+	uint64	   *src = v,
+			   *dst = tmp;
+
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++)
+			hist[b * 256 + ((v[i] >> (b * 8)) & 0xFF)]++;
+	for (int b = 0; b < 8; b++)
+	{
+		uint32	   *h = hist + b * 256;
+		uint32		sum = 0;
+		uint64	   *t;
+
+		if (h[(src[0] >> (b * 8)) & 0xFF] == (uint32) n)
+			continue;			/* all keys share this byte */
+		for (int d = 0; d < 256; d++)
+		{
+			uint32		c = h[d];
+
+			h[d] = sum;
+			sum += c;
+		}
+		for (int i = 0; i < n; i++)
+			dst[h[(src[i] >> (b * 8)) & 0xFF]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, sizeof(uint64) * n);
+	pfree(tmp);
+	pfree(hist);
+}
+
 /* in-place sort + dedup, returns new length */
 static int
 sort_unique(uint64 *v, int n)
@@ -137,7 +226,10 @@ sort_unique(uint64 *v, int n)
 
 	if (n <= 1)
 		return n;
-	qsort(v, n, sizeof(uint64), cmp_u64);
+	if (n < 512)
+		qsort(v, n, sizeof(uint64), cmp_u64);
+	else
+		radix_sort_u64(v, n);
 	for (int i = 0; i < n; i++)
 		if (m == 0 || v[m - 1] != v[i])
 			v[m++] = v[i];
@@ -233,10 +325,26 @@ preprocess_keys(IndexScanDesc scan)
 	bool		value_qual = false;
 	uint64	   *arr = NULL;
 	int			narr = -1;		/* -1: no array key */
+	bool		has_array = false;
 	MemoryContext old;
 
-	MemoryContextReset(so->keycxt);
-	old = MemoryContextSwitchTo(so->keycxt);
+	/*
+	 * Array keys need memory that lives until the next rescan; plain quals
+	 * fit in fixed_ranges, which keeps a point lookup free of context setup.
+	 */
+	for (int i = 0; i < scan->numberOfKeys; i++)
+		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
+			has_array = true;
+	if (has_array)
+	{
+		if (so->keycxt == NULL)
+			so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan keys",
+											   ALLOCSET_DEFAULT_SIZES);
+		MemoryContextReset(so->keycxt);
+		old = MemoryContextSwitchTo(so->keycxt);
+	}
+	else
+		old = CurrentMemoryContext;
 
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
@@ -353,13 +461,13 @@ preprocess_keys(IndexScanDesc scan)
 		else
 		{
 			valseg.nranges = 1;
-			valseg.ranges = palloc(sizeof(GbtRange));
+			valseg.ranges = &so->fixed_ranges[0];
 			valseg.ranges[0].lo = lo;
 			valseg.ranges[0].hi = hi;
 		}
 		nullseg.root = GBT_NULLROOT_BLKNO;
 		nullseg.nranges = 1;
-		nullseg.ranges = palloc(sizeof(GbtRange));
+		nullseg.ranges = &so->fixed_ranges[1];
 		nullseg.ranges[0].lo = 0;
 		nullseg.ranges[0].hi = UINT64_MAX;
 
@@ -778,11 +886,23 @@ walk_left(IndexScanDesc scan)
  * end, with pos left on the last leaf visited (itemIndex just past it), so
  * that a scroll in the other direction resumes correctly.
  */
+static bool par_next(IndexScanDesc scan);
+static bool par_claim_serial(IndexScanDesc scan);
+
 static bool
 step(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
+
+	if (scan->parallel_scan && !so->par_serial)
+	{
+		if (!ScanDirectionIsForward(dir))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree parallel scans cannot change direction")));
+		return par_next(scan);
+	}
 
 	for (;;)
 	{
@@ -901,6 +1021,221 @@ step(IndexScanDesc scan, ScanDirection dir)
 	}
 }
 
+
+/* ------------------------------------------------------------------------
+ * Parallel scans
+ * ------------------------------------------------------------------------
+ */
+
+static inline GbtParallelScan
+par_shared(IndexScanDesc scan)
+{
+	return (GbtParallelScan) OffsetToPointer(scan->parallel_scan,
+											 scan->parallel_scan->ps_offset);
+}
+
+Size
+gbtestimateparallelscan(void)
+{
+	return sizeof(GbtParallelScanData);
+}
+
+void
+gbtinitparallelscan(void *target)
+{
+	GbtParallelScan ps = (GbtParallelScan) target;
+
+	SpinLockInit(&ps->mutex);
+	ConditionVariableInit(&ps->cv);
+	ps->state = GBT_PAR_NOT_STARTED;
+}
+
+void
+gbtparallelrescan(IndexScanDesc scan)
+{
+	GbtParallelScan ps = par_shared(scan);
+
+	SpinLockAcquire(&ps->mutex);
+	ps->state = GBT_PAR_NOT_STARTED;
+	SpinLockRelease(&ps->mutex);
+}
+
+/* Backward parallel scan: true for the one participant that runs it. */
+static bool
+par_claim_serial(IndexScanDesc scan)
+{
+	GbtParallelScan ps = par_shared(scan);
+	bool		mine = false;
+
+	SpinLockAcquire(&ps->mutex);
+	if (ps->state == GBT_PAR_NOT_STARTED)
+	{
+		ps->state = GBT_PAR_SERIAL;
+		mine = true;
+	}
+	SpinLockRelease(&ps->mutex);
+	return mine;
+}
+
+/*
+ * Take the shared position: returns false when the scan is over, else
+ * fills *t with the target to read (t->seg < 0: the very first one).
+ */
+static bool
+par_seize(IndexScanDesc scan, GbtParallelScanData *t)
+{
+	GbtParallelScan ps = par_shared(scan);
+	bool		result = false;
+
+	for (;;)
+	{
+		GbtParState st;
+
+		SpinLockAcquire(&ps->mutex);
+		st = ps->state;
+		if (st == GBT_PAR_NOT_STARTED)
+		{
+			t->seg = -1;
+			ps->state = GBT_PAR_ADVANCING;
+			result = true;
+		}
+		else if (st == GBT_PAR_IDLE)
+		{
+			t->seg = ps->seg;
+			t->seek = ps->seek;
+			t->key = ps->key;
+			t->tid = ps->tid;
+			t->blk = ps->blk;
+			t->from = ps->from;
+			ps->state = GBT_PAR_ADVANCING;
+			result = true;
+		}
+		SpinLockRelease(&ps->mutex);
+		if (st != GBT_PAR_ADVANCING)
+			break;
+		ConditionVariableSleep(&ps->cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return result;
+}
+
+/* Publish the next target (NULL: the scan is over) and wake the others. */
+static void
+par_release(IndexScanDesc scan, const GbtParallelScanData *t)
+{
+	GbtParallelScan ps = par_shared(scan);
+
+	SpinLockAcquire(&ps->mutex);
+	if (t == NULL)
+		ps->state = GBT_PAR_DONE;
+	else
+	{
+		ps->seg = t->seg;
+		ps->seek = t->seek;
+		ps->key = t->key;
+		ps->tid = t->tid;
+		ps->blk = t->blk;
+		ps->from = t->from;
+		ps->state = GBT_PAR_IDLE;
+	}
+	SpinLockRelease(&ps->mutex);
+	ConditionVariableBroadcast(&ps->cv);
+}
+
+/*
+ * The leaf in pos was just read: where the scan goes next (the forward
+ * logic of step()), or false at the end.  After a leaf that had matches,
+ * the right sibling is tried before a new descent, as sorted array keys
+ * usually continue there.
+ */
+static bool
+par_successor(GbtScanOpaque so, GbtParallelScanData *t)
+{
+	GbtScanPos *pos = &so->pos;
+	GbtSegment *seg = &so->segs[pos->seg];
+	int			r = 0;
+
+	if (!pos->rightmost)
+		r = first_range_hi_ge(seg, pos->hikey);
+	if (pos->rightmost || r >= seg->nranges)
+	{
+		if (pos->seg + 1 >= so->nsegs)
+			return false;
+		t->seg = pos->seg + 1;
+		t->seek = true;
+		t->key = so->segs[t->seg].ranges[0].lo;
+		t->tid = 0;
+		return true;
+	}
+	t->seg = pos->seg;
+	if (seg->ranges[r].lo <= pos->hikey || (pos->nitems > 0 && !pos->deleted))
+	{
+		t->seek = false;
+		t->blk = pos->next;
+		t->key = pos->hikey;
+		t->tid = pos->hitid;
+		t->from = pos->blk;
+	}
+	else
+	{
+		t->seek = true;
+		t->key = seg->ranges[r].lo;
+		t->tid = 0;
+	}
+	return true;
+}
+
+/*
+ * Forward parallel scan: read leaves from the shared position until one
+ * yields entries for this participant.  On error the query fails as a
+ * whole, so a position left ADVANCING is never waited on.
+ */
+static bool
+par_next(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+	GbtParallelScanData t;
+
+	for (;;)
+	{
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!par_seize(scan, &t))
+		{
+			drop_pin(so);
+			pos->seg = -1;
+			return false;
+		}
+		if (t.seg < 0)
+			seek_segment_start(scan, 0, false);
+		else if (t.seek)
+			seek(scan, t.seg, t.key, t.tid, false);
+		else
+		{
+			/* read_right() from the leaf another participant read */
+			pos->seg = t.seg;
+			pos->blk = t.from;
+			pos->next = t.blk;
+			pos->hikey = t.key;
+			pos->hitid = t.tid;
+			read_right(scan);
+			pos->itemIndex = 0;
+		}
+		more = par_successor(so, &t);
+		par_release(scan, more ? &t : NULL);
+		if (pos->itemIndex >= 0 && pos->itemIndex < pos->nitems)
+			return true;
+		if (!more)
+		{
+			drop_pin(so);
+			pos->seg = -1;
+			return false;
+		}
+	}
+}
+
 static bool
 first(IndexScanDesc scan, ScanDirection dir)
 {
@@ -914,6 +1249,18 @@ first(IndexScanDesc scan, ScanDirection dir)
 	{
 		so->pos.seg = -1;
 		return false;
+	}
+	so->par_serial = false;
+	if (scan->parallel_scan)
+	{
+		if (!backward)
+			return par_next(scan);
+		if (!par_claim_serial(scan))
+		{
+			so->pos.seg = -1;
+			return false;
+		}
+		so->par_serial = true;
 	}
 	if (seek_segment_start(scan, backward ? so->nsegs - 1 : 0, backward))
 		return true;
@@ -944,6 +1291,9 @@ return_item(IndexScanDesc scan)
 		else
 		{
 			value = (Datum) 0;
+			if (so->tupcxt == NULL)
+				so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan tuple",
+												   ALLOCSET_SMALL_SIZES);
 			MemoryContextReset(so->tupcxt);
 			old = MemoryContextSwitchTo(so->tupcxt);
 			scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
@@ -1041,8 +1391,10 @@ gbtendscan(IndexScanDesc scan)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
 	drop_pin(so);
-	MemoryContextDelete(so->keycxt);
-	MemoryContextDelete(so->tupcxt);
+	if (so->keycxt)
+		MemoryContextDelete(so->keycxt);
+	if (so->tupcxt)
+		MemoryContextDelete(so->tupcxt);
 	if (so->mark)
 		pfree(so->mark);
 	pfree(so->itup);
