@@ -14,6 +14,9 @@ REGRESS_OPTS = --inputdir=.
 # No JIT bitcode: it needs clang and buys nothing for an index AM.
 override with_llvm = no
 
+# before PGXS: it folds PG_CPPFLAGS into CPPFLAGS when included
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/cuda
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -22,7 +25,6 @@ override CFLAGS += -std=gnu99
 
 # PGXS does not track headers
 $(OBJS): $(wildcard src/*.h)
-PG_CPPFLAGS += -I$(srcdir)/src -I$(srcdir)/cuda
 
 # ---- CUDA side (optional) ------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -94,4 +96,11 @@ soak:
 bench:
 	test/bench/run-bench.sh
 
-.PHONY: test demo unit install-cuda bench-node bench fuzz soak
+# The CPU goals of issue 3: 2M-row uniform int8 table, PostgreSQL's default
+# settings, CREATE INDEX, size, = ANY, ranges, ORDER BY, pgbench 1 client.
+bench-cpu-goals:
+	BENCH_ROWS=2000000 BENCH_DATASETS=uniform BENCH_MEASURES=queries,lookups \
+	BENCH_CLIENTS=1 BENCH_PGBENCH_SCALE=0 BENCH_DEFAULTS=1 BENCH_README=0 \
+	BENCH_OUT=$${BENCH_OUT:-test/bench/results/cpu-goals} test/bench/run-bench.sh
+
+.PHONY: test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak

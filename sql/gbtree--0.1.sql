@@ -200,3 +200,9 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT PARALLEL RESTRICTED;
 
 REVOKE ALL ON FUNCTION gbtree_check(regclass, boolean) FROM PUBLIC;
+
+-- The GPU path: service state, device, statistics and device copies.
+CREATE FUNCTION gbtree_device_info(OUT name text, OUT value text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gbtree_device_info'
+LANGUAGE C STRICT VOLATILE;

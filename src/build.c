@@ -25,6 +25,7 @@
 #include "utils/rel.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 #define GBT_WRITE_BATCH		32
 
@@ -378,6 +379,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
+	/* rebuilt in place (TRUNCATE): any device copy is of the old content */
+	gbt_gpu_forget(index);
 	if (indexInfo->ii_NumIndexKeyAttrs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

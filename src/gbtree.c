@@ -13,7 +13,10 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "miscadmin.h"
+
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 #include "gbtree_simd.h"
 
 PG_MODULE_MAGIC;
@@ -75,7 +78,15 @@ _PG_init(void)
 							 gbt_simd_assign,
 							 NULL);
 
+	gbt_gpu_define_gucs();
 	MarkGUCPrefixReserved("gbtree");
+
+	/* the GPU service exists only when preloaded (it needs shared memory) */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		gbt_gpu_register();
+		gbt_gpu_install_hooks();
+	}
 }
 
 bytea *

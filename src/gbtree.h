@@ -31,6 +31,13 @@
 #define GBT_NULLROOT_BLKNO	2
 #define GBT_FIRST_FREE_BLKNO 3
 
+/*
+ * Heavyweight page-lock tags (not buffers): block 0 serializes structure
+ * changes (insert.c), block 1 is VACUUM's recycling interlock (pages.c),
+ * block 2 is VACUUM's interlock with GPU scans that hold no leaf pins.
+ */
+#define GBT_GPU_SCAN_LOCK	GBT_NULLROOT_BLKNO
+
 #define GBT_DEFAULT_FILLFACTOR	90
 #define GBT_MIN_FILLFACTOR		10
 #define GBT_INNER_FILLFACTOR	70

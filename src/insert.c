@@ -34,6 +34,7 @@
 #include "utils/rel.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 /* Space for the entries of one page plus the new one. */
 typedef struct GbtSplitBuf
@@ -184,6 +185,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 
 	insert_into_parent(index, ppage, sb->keys[cut], sb->tids[cut], rblk);
 	GenericXLogFinish(state);
+	/* recorded before any of the four buffers is unlocked */
+	gbt_gpu_note_change(index, lblk);
+	gbt_gpu_note_change(index, rblk);
+	gbt_gpu_note_change(index, BufferGetBlockNumber(pbuf));
+	if (BufferIsValid(sbuf))
+		gbt_gpu_note_change(index, BufferGetBlockNumber(sbuf));
 
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
@@ -260,6 +267,9 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	c2[1] = bblk;
 	gbt_node_load(&node, 2, k2, t2, c2);
 	GenericXLogFinish(state);
+	gbt_gpu_note_change(index, BufferGetBlockNumber(rootbuf));
+	gbt_gpu_note_change(index, ablk);
+	gbt_gpu_note_change(index, bblk);
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
@@ -277,6 +287,7 @@ insert_into_leaf(Relation index, Buffer buf, uint64 key, uint64 tid)
 	if (gbt_node_insert(&node, key, tid, 0) < 0)
 		elog(ERROR, "gbtree: leaf unexpectedly full");
 	GenericXLogFinish(state);
+	gbt_gpu_note_change(index, BufferGetBlockNumber(buf));
 }
 
 /* Returns false if the leaf is full and an SMO is needed. */

@@ -27,6 +27,7 @@
 
 #include "access/relscan.h"
 #include "storage/condition_variable.h"
+#include "storage/lmgr.h"
 #include "storage/spin.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -41,6 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 typedef struct GbtSegment
 {
@@ -83,6 +85,14 @@ typedef struct GbtScanOpaqueData
 	GbtScanPos	pos;
 	GbtScanPos *mark;			/* saved by ammarkpos */
 	bool		par_serial;		/* parallel scan run whole by this participant */
+	/* GPU scans: every match, fetched in one batch, in index order */
+	GbtEntry   *gpu_items;
+	int64		gpu_n;
+	int64		gpu_i;
+	int64		gpu_mark;
+	int64		gpu_nulls_from;	/* items from here on are NULL entries */
+	int64		gpu_nulls_to;
+	bool		gpu_locked;		/* holds GBT_GPU_SCAN_LOCK */
 	bool		markValid;
 	IndexTuple	itup;			/* index-only result for non-null keys */
 	int16		attlen;
@@ -133,6 +143,8 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->mark = NULL;
 	so->markValid = false;
 	so->par_serial = false;
+	so->gpu_items = NULL;
+	so->gpu_locked = false;
 	so->info = gbt_index_info(index);
 	so->keycxt = NULL;
 	so->tupcxt = NULL;			/* made on first use (index-only NULLs) */
@@ -887,6 +899,7 @@ walk_left(IndexScanDesc scan)
  * that a scroll in the other direction resumes correctly.
  */
 static bool par_next(IndexScanDesc scan);
+static bool gpu_next(IndexScanDesc scan, ScanDirection dir);
 static bool par_claim_serial(IndexScanDesc scan);
 
 static bool
@@ -1236,6 +1249,109 @@ par_next(IndexScanDesc scan)
 	}
 }
 
+
+/* ------------------------------------------------------------------------
+ * GPU scans
+ * ------------------------------------------------------------------------
+ */
+
+static void
+gpu_release(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	if (so->gpu_items)
+		pfree(so->gpu_items);
+	so->gpu_items = NULL;
+	if (so->gpu_locked)
+		UnlockPage(scan->indexRelation, GBT_GPU_SCAN_LOCK, ShareLock);
+	so->gpu_locked = false;
+}
+
+/*
+ * Run the whole scan as GPU batches (one per segment), if gbtree.device
+ * and the batch size call for it.  Returns true when so->gpu_items holds
+ * the answer; false to run on the CPU.
+ *
+ * Entries come back without pins on their leaves.  Where a scan relies on
+ * those pins to keep VACUUM from recycling TIDs under it (index-only and
+ * non-MVCC scans, see keep_pin()), it holds a share lock on the
+ * GBT_GPU_SCAN_LOCK tag instead, which VACUUM's deletion pass takes
+ * exclusively; if VACUUM holds it now, the scan runs on the CPU.
+ */
+static bool
+gpu_fetch(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			nq = 0;
+	GbtEntry   *parts[2] = {NULL, NULL};
+	uint64		counts[2] = {0, 0};
+
+	for (int s = 0; s < so->nsegs; s++)
+		nq += so->segs[s].nranges;
+	if (!gbt_gpu_wanted(nq))
+		return false;
+	if (keep_pin(scan))
+	{
+		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
+		{
+			if (gbt_device_mode == GBT_DEVICE_GPU)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\" while VACUUM removes entries from it",
+								RelationGetRelationName(index)),
+						 errhint("Set gbtree.device to 'auto' to run it on the CPU meanwhile.")));
+			return false;
+		}
+		so->gpu_locked = true;
+	}
+	for (int s = 0; s < so->nsegs; s++)
+	{
+		GbtSegment *seg = &so->segs[s];
+		GbtGpuQuery *q = palloc(sizeof(GbtGpuQuery) * seg->nranges);
+
+		for (int r = 0; r < seg->nranges; r++)
+		{
+			q[r].lo_key = seg->ranges[r].lo;
+			q[r].lo_tid = 0;
+			q[r].hi_key = seg->ranges[r].hi;
+			q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
+		}
+		if (!gbt_gpu_lookup(index, seg->root, q, seg->nranges, &parts[s], &counts[s]))
+		{
+			pfree(q);
+			if (parts[0])
+				pfree(parts[0]);
+			gpu_release(scan);
+			return false;
+		}
+		pfree(q);
+	}
+	if (so->nsegs == 2)
+	{
+		GbtEntry   *all = MemoryContextAllocHuge(CurrentMemoryContext,
+												 sizeof(GbtEntry) * Max(counts[0] + counts[1], 1));
+
+		memcpy(all, parts[0], sizeof(GbtEntry) * counts[0]);
+		memcpy(all + counts[0], parts[1], sizeof(GbtEntry) * counts[1]);
+		pfree(parts[0]);
+		pfree(parts[1]);
+		parts[0] = all;
+	}
+	so->gpu_items = parts[0];
+	so->gpu_n = counts[0] + counts[1];
+	/* which part holds NULL entries (the NULL tree's segment) */
+	so->gpu_nulls_from = so->gpu_nulls_to = 0;
+	for (int s = 0, at = 0; s < so->nsegs; at += counts[s], s++)
+		if (so->segs[s].root == GBT_NULLROOT_BLKNO)
+		{
+			so->gpu_nulls_from = at;
+			so->gpu_nulls_to = at + counts[s];
+		}
+	return true;
+}
+
 static bool
 first(IndexScanDesc scan, ScanDirection dir)
 {
@@ -1251,7 +1367,32 @@ first(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	}
 	so->par_serial = false;
-	if (scan->parallel_scan)
+	if (gbt_device_mode != GBT_DEVICE_CPU)
+	{
+		int			nq = 0;
+
+		for (int s = 0; s < so->nsegs; s++)
+			nq += so->segs[s].nranges;
+		if (gbt_gpu_wanted(nq))
+		{
+			/* one participant of a parallel scan runs the whole batch */
+			if (scan->parallel_scan)
+			{
+				if (!par_claim_serial(scan))
+				{
+					so->pos.seg = -1;
+					return false;
+				}
+				so->par_serial = true;
+			}
+			if (gpu_fetch(scan))
+			{
+				so->gpu_i = backward ? so->gpu_n : -1;
+				return gpu_next(scan, dir);
+			}
+		}
+	}
+	if (scan->parallel_scan && !so->par_serial)
 	{
 		if (!backward)
 			return par_next(scan);
@@ -1268,17 +1409,28 @@ first(IndexScanDesc scan, ScanDirection dir)
 }
 
 static void
+return_entry(IndexScanDesc scan, GbtEntry *e, bool isnull);
+
+static void
 return_item(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtEntry   *e = &so->pos.items[so->pos.itemIndex];
+
+	return_entry(scan, &so->pos.items[so->pos.itemIndex],
+				 so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
+}
+
+static void
+return_entry(IndexScanDesc scan, GbtEntry *e, bool entry_isnull)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
 	gbt_tid_to_itemptr(e->tid, &scan->xs_heaptid);
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
 		Datum		value;
-		bool		isnull = so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO;
+		bool		isnull = entry_isnull;
 		MemoryContext old;
 
 		if (!isnull)
@@ -1303,6 +1455,32 @@ return_item(IndexScanDesc scan)
 	}
 }
 
+static bool
+gpu_next(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	if (ScanDirectionIsForward(dir))
+	{
+		if (++so->gpu_i >= so->gpu_n)
+		{
+			so->gpu_i = so->gpu_n;
+			return false;
+		}
+	}
+	else
+	{
+		if (--so->gpu_i < 0)
+		{
+			so->gpu_i = -1;
+			return false;
+		}
+	}
+	return_entry(scan, &so->gpu_items[so->gpu_i],
+				 so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to);
+	return true;
+}
+
 bool
 gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -1314,6 +1492,8 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (!first(scan, dir))
 			return false;
 	}
+	else if (so->gpu_items)
+		return gpu_next(scan, dir);
 	else
 	{
 		if (pos->seg < 0)
@@ -1352,7 +1532,24 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!first(scan, ForwardScanDirection))
 	{
 		drop_pin(so);
+		if (so->gpu_items)
+			gpu_release(scan);
 		return 0;
+	}
+	if (so->gpu_items)
+	{
+		/* first() returned the first entry already */
+		for (int64 i = 0; i < so->gpu_n; i += GBT_MAX_SLOTS)
+		{
+			int			n = (int) Min(so->gpu_n - i, GBT_MAX_SLOTS);
+
+			for (int j = 0; j < n; j++)
+				gbt_tid_to_itemptr(so->gpu_items[i + j].tid, &tids[j]);
+			tbm_add_tuples(tbm, tids, n, false);
+		}
+		ntids = so->gpu_n;
+		gpu_release(scan);
+		return ntids;
 	}
 	for (;;)
 	{
@@ -1378,6 +1575,7 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
 	drop_pin(so);
+	gpu_release(scan);
 	so->started = false;
 	so->markValid = false;
 	so->pos.seg = -1;
@@ -1391,6 +1589,7 @@ gbtendscan(IndexScanDesc scan)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
 	drop_pin(so);
+	gpu_release(scan);
 	if (so->keycxt)
 		MemoryContextDelete(so->keycxt);
 	if (so->tupcxt)
@@ -1412,6 +1611,12 @@ gbtmarkpos(IndexScanDesc scan)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
+	if (so->started && so->gpu_items)
+	{
+		so->gpu_mark = so->gpu_i;
+		so->markValid = true;
+		return;
+	}
 	if (!so->started || pos->seg < 0)
 	{
 		so->markValid = false;
@@ -1430,6 +1635,11 @@ gbtrestrpos(IndexScanDesc scan)
 
 	if (!so->markValid)
 		return;
+	if (so->gpu_items)
+	{
+		so->gpu_i = so->gpu_mark;
+		return;
+	}
 	if (so->pos.blk != so->mark->blk || so->pos.seg != so->mark->seg ||
 		!BufferIsValid(so->buf))
 	{

@@ -42,6 +42,7 @@
 #include "utils/snapmgr.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 static void
 vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
@@ -77,6 +78,7 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 		for (int i = ndead - 1; i >= 0; i--)
 			gbt_node_delete_slot(&wnode, dead[i]);
 		GenericXLogFinish(state);
+		gbt_gpu_note_change(index, BufferGetBlockNumber(buf));
 		stats->tuples_removed += ndead;
 	}
 	stats->num_index_tuples += live;
@@ -227,6 +229,11 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		op->flags |= GBT_F_DELETED;
 		op->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
 		GenericXLogFinish(state);
+		gbt_gpu_note_change(index, BufferGetBlockNumber(pbuf));
+		gbt_gpu_note_change(index, BufferGetBlockNumber(lbuf));
+		gbt_gpu_note_change(index, BufferGetBlockNumber(rsbuf));
+		if (BufferIsValid(lsbuf))
+			gbt_gpu_note_change(index, BufferGetBlockNumber(lsbuf));
 		ok = true;
 	}
 	UnlockReleaseBuffer(rsbuf);
@@ -252,6 +259,9 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_index_tuples = 0;
 	stats->pages_deleted = 0;
 	stats->pages_free = 0;
+	/* wait for GPU scans that return entries without leaf pins (scan.c) */
+	if (callback)
+		LockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);
 	LockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	for (;;)
 	{
@@ -306,6 +316,8 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 	}
 	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
+	if (callback)
+		UnlockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);
 
 	if (nempty > 0)
 	{

@@ -38,7 +38,8 @@ ENGINE_NAMES = [e.strip() for e in ENV.get("BENCH_ENGINES", "btree,gbtree").spli
 WRITE_README = ENV.get("BENCH_README", "1") == "1"
 DEFAULT_OUT = os.path.join(GB_ROOT, "test", "bench", "results")
 NCPU = os.cpu_count() or 2
-CLIENTS = [1, 8]
+CLIENTS = [int(c) for c in ENV.get("BENCH_CLIENTS", "1,8").split(",") if c.strip()]
+MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "queries,lookups,copy,vacuum").split(",") if m.strip()]
 DB = "postgres"
 PSQL = os.path.join(BINDIR, "psql")
 PGBENCH = os.path.join(BINDIR, "pgbench")
@@ -508,10 +509,15 @@ def m_build(name, d, res):
     report(ms_)
 
 
-def prewarm(name):
+def prewarm(name, heap=True):
+    # index-only measures need the indexes and visibility maps; with small
+    # shared_buffers (BENCH_DEFAULTS=1) the heaps would only push them out
     for e in ENGINES:
         t = f"t_{name}_{e.tag}"
-        psql(f"SELECT pg_prewarm('{t}'), pg_prewarm('{t}_k_idx');")
+        if heap:
+            psql(f"SELECT pg_prewarm('{t}'), pg_prewarm('{t}_k_idx');")
+        else:
+            psql(f"SELECT pg_prewarm('{t}', 'buffer', 'vm'), pg_prewarm('{t}_k_idx');")
 
 
 def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note=""):
@@ -834,7 +840,7 @@ def header_lines(title, extra=(), load=None):
         f"- git revision: {ENV.get('GIT_REV', '?')}",
         f"- machine: {MACHINE}",
         f"- PostgreSQL: {PG_VERSION}",
-        f"- settings this benchmark changes: {', '.join(s.replace(' ', '') for s in ENV.get('BENCH_SETTINGS', '').splitlines())} "
+        f"- settings this benchmark changes: {', '.join(s.replace(' ', '') for s in ENV.get('BENCH_SETTINGS', '').splitlines()) or 'none (BENCH_DEFAULTS=1: parallel plans and parallel index builds allowed)'} "
         f"(everything else is the default)",
         f"- all settings whose source is not the default (initdb's included): {', '.join(PG_SETTINGS)}",
         f"- gbtree device: {DEVICE}",
@@ -1064,12 +1070,16 @@ def main():
         log(f"  {stats}")
         res = []
         m_build(name, d, res)
-        prewarm(name)
-        m_queries(name, d, res)
-        prewarm(name)
-        m_lookups(name, d, res)
-        m_copy(name, d, res)
-        m_vacuum(name, d, res, ndel)
+        if "queries" in MEASURES:
+            prewarm(name, heap=False)
+            m_queries(name, d, res)
+        if "lookups" in MEASURES:
+            prewarm(name)
+            m_lookups(name, d, res)
+        if "copy" in MEASURES:
+            m_copy(name, d, res)
+        if "vacuum" in MEASURES:
+            m_vacuum(name, d, res, ndel)
         drop_dataset(name)
         load_after = loadavg()
         other = others_cpu(snap, cpu_snapshot())

@@ -18,6 +18,11 @@
 #   BENCH_README=1               rewrite the results section of
 #                                test/bench/README.md (only with the default
 #                                BENCH_OUT)
+#   BENCH_MEASURES=queries,lookups,copy,vacuum
+#                                measure groups (CREATE INDEX always runs)
+#   BENCH_CLIENTS=1,8            pgbench client counts of the point lookups
+#   BENCH_DEFAULTS=0             1: PostgreSQL's default settings, nothing
+#                                changed (parallel plans and builds allowed)
 #   KEEP_TMP=1                   keep the scratch directory
 #   PG_CONFIG, CUDA              as for test/run-tests.sh (CUDA defaults to 0)
 #
@@ -49,6 +54,9 @@ BENCH_PGBENCH_SCALE=${BENCH_PGBENCH_SCALE:-10}
 BENCH_GPU_OPTIONS=${BENCH_GPU_OPTIONS:-}
 BENCH_INSTALL=${BENCH_INSTALL:-1}
 BENCH_README=${BENCH_README:-1}
+BENCH_MEASURES=${BENCH_MEASURES:-queries,lookups,copy,vacuum}
+BENCH_CLIENTS=${BENCH_CLIENTS:-1,8}
+BENCH_DEFAULTS=${BENCH_DEFAULTS:-0}
 KEEP_TMP=${KEEP_TMP:-0}
 
 isnum() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
@@ -158,6 +166,7 @@ autovacuum = off
 jit = off
 max_parallel_workers_per_gather = 0
 max_parallel_maintenance_workers = 0"
+[ "$BENCH_DEFAULTS" = 1 ] && BENCH_SETTINGS=""
 cat >>"$PGDATA_DIR/postgresql.conf" <<EOF
 
 # gbtree benchmark: connection settings
@@ -179,6 +188,7 @@ fi
 
 export BENCH_ROWS BENCH_ENGINES BENCH_ENGINES_SET BENCH_OUT BENCH_REPEAT BENCH_DATASETS \
     BENCH_PGBENCH_SECS BENCH_PGBENCH_SCALE BENCH_GPU_OPTIONS BENCH_README \
+    BENCH_MEASURES BENCH_CLIENTS BENCH_DEFAULTS \
     BENCH_INVOCATION BENCH_START_LOAD BENCH_SETTINGS GIT_REV GB_ROOT GB_SCRATCH PG_BINDIR
 export PGHOST=$SOCKDIR PGPORT=$PORT PGUSER=$GB_TEST_USER PGDATABASE=postgres
 unset PGOPTIONS PGSERVICE PGPASSWORD

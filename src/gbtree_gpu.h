@@ -1,0 +1,187 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_gpu.h
+ *	  The GPU path: the GPU service (a background worker, gpu_service.c)
+ *	  and its backend-side client (gpu_client.c).  See src/README, "The
+ *	  GPU path".
+ *
+ * Nothing here touches CUDA: only the service process dlopens
+ * libgbtree_cuda.so.  Backends talk to it through shared memory: a table
+ * of device copies (one per index, with the set of pages changed since
+ * the last sync) and a queue of request slots, whose payloads travel in
+ * dynamic shared memory segments.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_GPU_H
+#define GBTREE_GPU_H
+
+#include "postgres.h"
+
+#include "storage/block.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "port/atomics.h"
+#include "utils/relcache.h"
+
+#include "gbtree.h"
+
+/* gbtree.device */
+typedef enum GbtDeviceMode
+{
+	GBT_DEVICE_AUTO,
+	GBT_DEVICE_CPU,
+	GBT_DEVICE_GPU
+} GbtDeviceMode;
+
+extern int	gbt_device_mode;
+extern int	gbt_gpu_min_batch;
+extern int	gbt_gpu_memory_limit_mb;
+
+/* service states (shared memory) */
+typedef enum GbtServiceState
+{
+	GBT_SVC_NOT_LOADED = 0,		/* gbtree not in shared_preload_libraries */
+	GBT_SVC_STARTING,
+	GBT_SVC_READY,
+	GBT_SVC_NO_DEVICE,			/* no library, driver or device: CPU only */
+	GBT_SVC_RESTARTING			/* exited abnormally; postmaster restarts it */
+} GbtServiceState;
+
+#define GBT_GPU_MAX_COPIES		64
+#define GBT_GPU_MAX_DIRTY		4096	/* changed pages remembered per copy */
+#define GBT_GPU_MAX_REQUESTS	32
+
+/* One device copy as backends see it */
+typedef struct GbtGpuCopy
+{
+	slock_t		mutex;			/* protects the fields below */
+	bool		inuse;			/* slot holds an index */
+	bool		valid;			/* device holds a complete image */
+	Oid			dboid;
+	Oid			indexoid;
+	Oid			relfilenode;
+	uint64		gen;			/* bumped by every full reload */
+	BlockNumber nblocks;		/* blocks on the device */
+	uint64		device_bytes;
+	uint64		last_used;		/* request counter at last use (LRU) */
+	uint64		syncs;
+	uint64		pages_shipped;
+	XLogRecPtr	standby_lsn;	/* hot standby: replay position of last sync */
+	bool		overflow;		/* dirty set overflowed: reload all */
+	int			ndirty;
+	BlockNumber dirty[GBT_GPU_MAX_DIRTY];
+} GbtGpuCopy;
+
+typedef enum GbtGpuOp
+{
+	GBT_OP_PUT_PAGES = 1,
+	GBT_OP_LOOKUP,
+	GBT_OP_DROP
+} GbtGpuOp;
+
+typedef enum GbtReqState
+{
+	GBT_REQ_FREE = 0,
+	GBT_REQ_PENDING,
+	GBT_REQ_RUNNING,
+	GBT_REQ_DONE
+} GbtReqState;
+
+/* A request slot */
+typedef struct GbtGpuRequest
+{
+	GbtReqState state;
+	bool		abandoned;		/* requester gone: the service frees the slot */
+	GbtGpuOp	op;
+	int			copyno;			/* index into copies[] */
+	uint64		gen;			/* the copy must still be this generation */
+	int			pgprocno;		/* requester, woken when done */
+	dsm_handle	handle;			/* payload */
+	uint64		seq;			/* order of submission */
+	int			result;			/* 0, or a GBT_GPU_E* code */
+	uint64		total;			/* lookup: matches found */
+	char		errmsg[160];
+} GbtGpuRequest;
+
+/* results (GbtGpuRequest.result), also the CUDA library's codes */
+#define GBT_GPU_OK			0
+#define GBT_GPU_ESPACE		1	/* result area too small: see total */
+#define GBT_GPU_ENOCOPY		(-100)	/* copy gone (evicted, replaced) */
+#define GBT_GPU_ESERVICE	(-101)	/* service died or is not running */
+
+/* Payload of PUT_PAGES: header, blknos[npages], then 8 KB images */
+typedef struct GbtGpuPutPayload
+{
+	uint32		npages;
+	BlockNumber nblocks;		/* index size: the copy grows to it */
+	bool		reset;			/* first chunk of a full load */
+} GbtGpuPutPayload;
+
+/* One query of a lookup: entries e with (lo_key,lo_tid) <= e < (hi_key,hi_tid) */
+typedef struct GbtGpuQuery
+{
+	uint64		lo_key;
+	uint64		lo_tid;
+	uint64		hi_key;
+	uint64		hi_tid;
+} GbtGpuQuery;
+
+/* Payload of LOOKUP: header, queries[nqueries], keys[capacity], tids[capacity] */
+typedef struct GbtGpuLookupPayload
+{
+	uint32		nqueries;
+	uint32		root;
+	bool		sorted;
+	uint64		capacity;
+} GbtGpuLookupPayload;
+
+typedef struct GbtGpuShared
+{
+	LWLock	   *copies_lock;	/* creating/dropping copies */
+	slock_t		mutex;			/* state, requests, counters */
+	GbtServiceState state;
+	int			service_pgprocno;
+	pid_t		service_pid;
+	int			restarts;
+	char		device[128];
+	char		detail[256];	/* why there is no device, etc. */
+	uint64		mem_total;
+	uint64		mem_used;
+	uint64		next_seq;
+	/* statistics */
+	uint64		batches;
+	uint64		keys;
+	uint64		matches;
+	uint64		pages_shipped;
+	uint64		fallbacks;
+	uint64		fallback_service;	/* no service / service died */
+	uint64		fallback_memory;
+	uint64		fallback_error;
+	uint64		gpu_builds;
+	char		last_fallback[160];
+	pg_atomic_uint32 ncopies;	/* copies in use: zero means no tracking */
+	GbtGpuRequest requests[GBT_GPU_MAX_REQUESTS];
+	GbtGpuCopy	copies[GBT_GPU_MAX_COPIES];
+	LWLockPadded sync_locks[GBT_GPU_MAX_COPIES];	/* one sync at a time per copy */
+} GbtGpuShared;
+
+extern GbtGpuShared *gbt_gpu_shared;
+
+/* gpu_service.c */
+extern void gbt_gpu_register(void);
+PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
+
+/* gpu_client.c */
+extern void gbt_gpu_define_gucs(void);
+extern void gbt_gpu_note_change(Relation index, BlockNumber blkno);
+extern void gbt_gpu_forget(Relation index);
+extern bool gbt_gpu_wanted(int nqueries);
+extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
+						   const GbtGpuQuery *queries, int nqueries,
+						   GbtEntry **entries, uint64 *nentries);
+extern void gbt_gpu_install_hooks(void);
+
+#endif							/* GBTREE_GPU_H */

@@ -1,0 +1,872 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpu_client.c
+ *	  The backend side of the GPU path: GUCs, tracking of changed pages,
+ *	  keeping a device copy fresh before a GPU scan, batched lookups
+ *	  through the GPU service, gbtree_device_info().
+ *
+ * Freshness (ARCHITECTURE.md invariant 5).  Every page change records
+ * its block in the copy's dirty set in shared memory before the page's
+ * buffer lock is released.  A GPU scan, after taking its snapshot and
+ * holding the copy's sync lock, repeatedly takes the dirty set and ships
+ * those pages until a take comes back empty; only then does it submit
+ * its lookup, which the service runs after every shipment before it.
+ * Any change committed before the snapshot recorded its pages before its
+ * commit, so it is on the device; pages of one change are recorded
+ * under the same buffer locks that made the change, so a page read
+ * after a change always finds that change's other pages in the set.
+ * On a hot standby, WAL replay changes pages without the access method:
+ * there a sync ships every page whose LSN is past the replay position
+ * of the previous sync.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gbtree_gpu.h"
+#include "gbtree_cuda.h"
+
+int			gbt_device_mode = GBT_DEVICE_AUTO;
+int			gbt_gpu_min_batch = 20000;
+int			gbt_gpu_memory_limit_mb = 0;
+
+static const struct config_enum_entry gbt_device_options[] = {
+	{"auto", GBT_DEVICE_AUTO, false},
+	{"cpu", GBT_DEVICE_CPU, false},
+	{"gpu", GBT_DEVICE_GPU, false},
+	{NULL, 0, false}
+};
+
+#define SHIP_CHUNK_PAGES	1024	/* 8 MB per shipment */
+#define SYNC_MAX_ROUNDS		64
+
+static object_access_hook_type prev_object_access_hook = NULL;
+
+void
+gbt_gpu_define_gucs(void)
+{
+	DefineCustomEnumVariable("gbtree.device",
+							 "Where gbtree runs batched lookups: auto, cpu or gpu.",
+							 "auto uses the GPU service for batches of at least gbtree.gpu_min_batch "
+							 "keys when it is ready; gpu uses it for every scan it can serve and "
+							 "raises an error when it cannot; cpu never uses it.",
+							 &gbt_device_mode,
+							 GBT_DEVICE_AUTO,
+							 gbt_device_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.gpu_min_batch",
+							"Smallest = ANY batch that gbtree.device = auto sends to the GPU.",
+							NULL,
+							&gbt_gpu_min_batch,
+							20000, 1, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.gpu_memory_limit",
+							"Device memory the GPU service may use for index copies (0: 90% of the device).",
+							"Least recently used copies are dropped to stay under it.",
+							&gbt_gpu_memory_limit_mb,
+							0, 0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Copies and dirty pages
+ * ------------------------------------------------------------------------
+ */
+
+static inline bool
+copy_is(GbtGpuCopy *c, Oid indexoid)
+{
+	return c->inuse && c->indexoid == indexoid && c->dboid == MyDatabaseId;
+}
+
+/* Slot of the copy of this index, or -1.  Unlocked peek, then confirmed. */
+static int
+find_copy(Oid indexoid)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	for (int i = 0; i < GBT_GPU_MAX_COPIES; i++)
+	{
+		GbtGpuCopy *c = &sh->copies[i];
+		bool		match;
+
+		if (!copy_is(c, indexoid))
+			continue;
+		SpinLockAcquire(&c->mutex);
+		match = copy_is(c, indexoid);
+		SpinLockRelease(&c->mutex);
+		if (match)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Record that a page of this index changed.  Called with the page's buffer
+ * still locked.  Costs an atomic read when no index has a device copy.
+ */
+void
+gbt_gpu_note_change(Relation index, BlockNumber blkno)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			i;
+	GbtGpuCopy *c;
+
+	if (sh == NULL)
+		return;
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&sh->ncopies) == 0)
+		return;
+	i = find_copy(RelationGetRelid(index));
+	if (i < 0)
+		return;
+	c = &sh->copies[i];
+	SpinLockAcquire(&c->mutex);
+	if (copy_is(c, RelationGetRelid(index)))
+	{
+		if (c->ndirty > 0 && c->dirty[c->ndirty - 1] == blkno)
+			 /* already there */ ;
+		else if (c->ndirty < GBT_GPU_MAX_DIRTY)
+			c->dirty[c->ndirty++] = blkno;
+		else
+			c->overflow = true;
+	}
+	SpinLockRelease(&c->mutex);
+}
+
+/* The index was rebuilt in place (TRUNCATE in its creating transaction). */
+void
+gbt_gpu_forget(Relation index)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			i;
+
+	if (sh == NULL || pg_atomic_read_u32(&sh->ncopies) == 0)
+		return;
+	i = find_copy(RelationGetRelid(index));
+	if (i < 0)
+		return;
+	SpinLockAcquire(&sh->copies[i].mutex);
+	if (copy_is(&sh->copies[i], RelationGetRelid(index)))
+		sh->copies[i].valid = false;
+	SpinLockRelease(&sh->copies[i].mutex);
+}
+
+static void
+count_fallback(const char *why, uint64 *counter)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	if (sh == NULL)
+		return;
+	SpinLockAcquire(&sh->mutex);
+	sh->fallbacks++;
+	if (counter)
+		(*counter)++;
+	strlcpy(sh->last_fallback, why, sizeof(sh->last_fallback));
+	SpinLockRelease(&sh->mutex);
+}
+
+/* Submit a request and wait for it.  Returns the service's result code. */
+static int
+submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
+				uint64 *total, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuRequest *req = NULL;
+	int			svc = -1;
+	int			result = GBT_GPU_ESERVICE;
+
+	SpinLockAcquire(&sh->mutex);
+	if (sh->state == GBT_SVC_READY)
+	{
+		for (int i = 0; i < GBT_GPU_MAX_REQUESTS; i++)
+			if (sh->requests[i].state == GBT_REQ_FREE)
+			{
+				req = &sh->requests[i];
+				break;
+			}
+		if (req)
+		{
+			req->op = op;
+			req->copyno = copyno;
+			req->gen = gen;
+			req->pgprocno = MyProc->pgprocno;
+			req->handle = seg ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
+			req->seq = sh->next_seq++;
+			req->result = 0;
+			req->total = 0;
+			req->errmsg[0] = '\0';
+			req->abandoned = (op == GBT_OP_DROP);
+			req->state = GBT_REQ_PENDING;
+			svc = sh->service_pgprocno;
+		}
+	}
+	SpinLockRelease(&sh->mutex);
+	if (req == NULL)
+	{
+		strlcpy(errbuf, "the GPU service is not ready or busy", errlen);
+		return GBT_GPU_ESERVICE;
+	}
+	if (svc >= 0)
+		SetLatch(&ProcGlobal->allProcs[svc].procLatch);
+	if (op == GBT_OP_DROP)
+		return 0;
+
+	PG_TRY();
+	{
+		for (;;)
+		{
+			bool		done = false;
+
+			SpinLockAcquire(&sh->mutex);
+			if (req->state == GBT_REQ_DONE)
+			{
+				result = req->result;
+				if (total)
+					*total = req->total;
+				strlcpy(errbuf, req->errmsg, errlen);
+				req->state = GBT_REQ_FREE;
+				done = true;
+			}
+			SpinLockRelease(&sh->mutex);
+			if (done)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 100L, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_CATCH();
+	{
+		/* cancelled: leave the slot to the service, or free it */
+		SpinLockAcquire(&sh->mutex);
+		if (req->state == GBT_REQ_PENDING || req->state == GBT_REQ_DONE)
+			req->state = GBT_REQ_FREE;
+		else if (req->state == GBT_REQ_RUNNING)
+			req->abandoned = true;
+		SpinLockRelease(&sh->mutex);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/* The copy slot for this index, creating (or taking over) one. */
+static int
+get_copy(Relation index)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	Oid			indexoid = RelationGetRelid(index);
+	int			i;
+	int			victim = -1;
+	uint64		oldest = PG_UINT64_MAX;
+	bool		was_free = false;
+	GbtGpuCopy *c;
+
+	LWLockAcquire(sh->copies_lock, LW_SHARED);
+	i = find_copy(indexoid);
+	LWLockRelease(sh->copies_lock);
+	if (i >= 0)
+		return i;
+
+	LWLockAcquire(sh->copies_lock, LW_EXCLUSIVE);
+	i = find_copy(indexoid);
+	if (i >= 0)
+	{
+		LWLockRelease(sh->copies_lock);
+		return i;
+	}
+	for (int j = 0; j < GBT_GPU_MAX_COPIES; j++)
+	{
+		uint64		lu;
+		bool		inuse;
+
+		SpinLockAcquire(&sh->copies[j].mutex);
+		inuse = sh->copies[j].inuse;
+		lu = sh->copies[j].last_used;
+		SpinLockRelease(&sh->copies[j].mutex);
+		if (!inuse)
+		{
+			victim = j;
+			was_free = true;
+			break;
+		}
+		if (lu < oldest)
+		{
+			oldest = lu;
+			victim = j;
+		}
+	}
+	/* a slot taken over must not be in the middle of a sync */
+	LWLockAcquire(&sh->sync_locks[victim].lock, LW_EXCLUSIVE);
+	c = &sh->copies[victim];
+	SpinLockAcquire(&c->mutex);
+	c->inuse = true;
+	c->valid = false;
+	c->dboid = MyDatabaseId;
+	c->indexoid = indexoid;
+	c->relfilenode = InvalidOid;
+	c->gen++;
+	c->nblocks = 0;
+	c->syncs = 0;
+	c->pages_shipped = 0;
+	c->standby_lsn = InvalidXLogRecPtr;
+	c->ndirty = 0;
+	c->overflow = false;
+	SpinLockRelease(&c->mutex);
+	if (was_free)
+		pg_atomic_fetch_add_u32(&sh->ncopies, 1);	/* full barrier */
+	LWLockRelease(&sh->sync_locks[victim].lock);
+	LWLockRelease(sh->copies_lock);
+	return victim;
+}
+
+/*
+ * Ship pages to the device copy: blknos[n] (sorted), or, with blknos NULL,
+ * blocks [first, first + n).  When lsn_after is valid only pages whose LSN
+ * is past it go (hot standby).  reset: this starts a full load.
+ */
+static int
+ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
+		   BlockNumber first, BlockNumber n, BlockNumber nblocks, bool reset,
+		   XLogRecPtr lsn_after, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	Size		hdrsz = MAXALIGN(sizeof(GbtGpuPutPayload));
+	Size		blksz = TYPEALIGN(BLCKSZ, sizeof(BlockNumber) * SHIP_CHUNK_PAGES);
+	dsm_segment *seg;
+	char	   *base;
+	GbtGpuPutPayload *hdr;
+	BlockNumber *bl;
+	char	   *images;
+	BlockNumber done = 0;
+	uint64		shipped = 0;
+	int			rc = 0;
+
+	seg = dsm_create(hdrsz + blksz + (Size) BLCKSZ * SHIP_CHUNK_PAGES, 0);
+	base = dsm_segment_address(seg);
+	hdr = (GbtGpuPutPayload *) base;
+	bl = (BlockNumber *) (base + hdrsz);
+	images = base + hdrsz + blksz;
+
+	while (done < n || reset)
+	{
+		uint32		k = 0;
+
+		while (done < n && k < SHIP_CHUNK_PAGES)
+		{
+			BlockNumber blk = blknos ? blknos[done] : first + done;
+			Buffer		buf;
+			Page		page;
+			bool		take = true;
+
+			done++;
+			if (blk >= nblocks)
+				continue;		/* truncated away since recorded */
+			CHECK_FOR_INTERRUPTS();
+			buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buf);
+			if (!XLogRecPtrIsInvalid(lsn_after) && PageGetLSN(page) <= lsn_after)
+				take = false;
+			if (take)
+			{
+				bl[k] = blk;
+				memcpy(images + (Size) k * BLCKSZ, page, BLCKSZ);
+				k++;
+			}
+			UnlockReleaseBuffer(buf);
+		}
+		if (k == 0 && !reset)
+			break;
+		hdr->npages = k;
+		hdr->nblocks = nblocks;
+		hdr->reset = reset;
+		rc = submit_and_wait(GBT_OP_PUT_PAGES, copyno, gen, seg, NULL, errbuf, errlen);
+		if (rc != 0)
+			break;
+		shipped += k;
+		reset = false;
+	}
+	dsm_detach(seg);
+	FreeAccessStrategy(strategy);
+
+	SpinLockAcquire(&sh->mutex);
+	sh->pages_shipped += shipped;
+	SpinLockRelease(&sh->mutex);
+	SpinLockAcquire(&sh->copies[copyno].mutex);
+	sh->copies[copyno].pages_shipped += shipped;
+	SpinLockRelease(&sh->copies[copyno].mutex);
+	return rc;
+}
+
+static int
+cmp_blkno(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Bring the device copy of index up to date for the caller's snapshot.
+ * Called holding the copy's sync lock.  Returns 0 or an error code.
+ */
+static int
+sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuCopy *c = &sh->copies[copyno];
+	BlockNumber *dirty = palloc(sizeof(BlockNumber) * GBT_GPU_MAX_DIRTY);
+	bool		in_recovery = RecoveryInProgress();
+	int			rc = 0;
+
+	for (int round = 0;; round++)
+	{
+		bool		valid;
+		bool		overflow;
+		Oid			rfn;
+		uint64		gen;
+		XLogRecPtr	standby_lsn;
+		int			n;
+		BlockNumber nblocks;
+
+		if (round >= SYNC_MAX_ROUNDS)
+		{
+			strlcpy(errbuf, "the index changes faster than its device copy can follow", errlen);
+			rc = GBT_GPU_ENOCOPY;
+			break;
+		}
+		SpinLockAcquire(&c->mutex);
+		valid = c->valid;
+		rfn = c->relfilenode;
+		overflow = c->overflow;
+		standby_lsn = c->standby_lsn;
+		if (!valid || overflow || rfn != index->rd_node.relNode)
+		{
+			/* start a full load: changes from now on are tracked */
+			c->gen++;
+			c->relfilenode = index->rd_node.relNode;
+			c->ndirty = 0;
+			c->overflow = false;
+			c->valid = false;
+			valid = false;
+			n = 0;
+		}
+		else
+		{
+			n = c->ndirty;
+			memcpy(dirty, c->dirty, sizeof(BlockNumber) * n);
+			c->ndirty = 0;
+		}
+		gen = c->gen;
+		SpinLockRelease(&c->mutex);
+		*genp = gen;
+		pg_memory_barrier();
+
+		if (!valid)
+		{
+			XLogRecPtr	lsn0 = in_recovery ? GetXLogReplayRecPtr(NULL) : InvalidXLogRecPtr;
+
+			nblocks = RelationGetNumberOfBlocks(index);
+			rc = ship_pages(index, copyno, gen, NULL, 0, nblocks, nblocks, true,
+							InvalidXLogRecPtr, errbuf, errlen);
+			if (rc != 0)
+				break;
+			SpinLockAcquire(&c->mutex);
+			if (c->gen == gen)
+			{
+				c->valid = true;
+				c->nblocks = nblocks;
+				c->standby_lsn = lsn0;
+			}
+			SpinLockRelease(&c->mutex);
+			continue;			/* then the pages changed meanwhile */
+		}
+
+		if (!XLogRecPtrIsInvalid(standby_lsn))
+		{
+			/* loaded during recovery: WAL replay changed pages behind us */
+			XLogRecPtr	lsn0 = in_recovery ? GetXLogReplayRecPtr(NULL) : InvalidXLogRecPtr;
+
+			if (!in_recovery || lsn0 != standby_lsn)
+			{
+				nblocks = RelationGetNumberOfBlocks(index);
+				rc = ship_pages(index, copyno, gen, NULL, 0, nblocks, nblocks, false,
+								standby_lsn, errbuf, errlen);
+				if (rc != 0)
+					break;
+				SpinLockAcquire(&c->mutex);
+				if (c->gen == gen)
+				{
+					c->standby_lsn = lsn0;
+					c->nblocks = nblocks;
+				}
+				SpinLockRelease(&c->mutex);
+			}
+		}
+		if (n == 0)
+			break;
+		qsort(dirty, n, sizeof(BlockNumber), cmp_blkno);
+		{
+			int			m = 0;
+
+			for (int j = 0; j < n; j++)
+				if (m == 0 || dirty[m - 1] != dirty[j])
+					dirty[m++] = dirty[j];
+			n = m;
+		}
+		nblocks = RelationGetNumberOfBlocks(index);
+		rc = ship_pages(index, copyno, gen, dirty, 0, n, nblocks, false,
+						InvalidXLogRecPtr, errbuf, errlen);
+		if (rc != 0)
+			break;
+		SpinLockAcquire(&c->mutex);
+		if (c->gen == gen && nblocks > c->nblocks)
+			c->nblocks = nblocks;
+		SpinLockRelease(&c->mutex);
+	}
+	if (rc != 0)
+	{
+		SpinLockAcquire(&c->mutex);
+		c->valid = false;
+		SpinLockRelease(&c->mutex);
+	}
+	else
+	{
+		SpinLockAcquire(&c->mutex);
+		c->syncs++;
+		SpinLockRelease(&c->mutex);
+	}
+	pfree(dirty);
+	return rc;
+}
+
+bool
+gbt_gpu_wanted(int nqueries)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	switch (gbt_device_mode)
+	{
+		case GBT_DEVICE_CPU:
+			return false;
+		case GBT_DEVICE_GPU:
+			return true;
+		default:
+			return sh != NULL && sh->state == GBT_SVC_READY && nqueries >= gbt_gpu_min_batch;
+	}
+}
+
+static const char *
+state_name(GbtServiceState st)
+{
+	switch (st)
+	{
+		case GBT_SVC_NOT_LOADED:
+			return "not loaded";
+		case GBT_SVC_STARTING:
+			return "starting";
+		case GBT_SVC_READY:
+			return "ready";
+		case GBT_SVC_NO_DEVICE:
+			return "no device";
+		case GBT_SVC_RESTARTING:
+			return "restarting";
+	}
+	return "?";
+}
+
+/* Under gbtree.device = gpu a failure is an error; under auto, a fallback. */
+static bool
+gpu_failed(Relation index, const char *why, uint64 *counter)
+{
+	count_fallback(why, counter);
+	if (gbt_device_mode == GBT_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("%s", why),
+				 errhint("Set gbtree.device to 'auto' or 'cpu' to run it on the CPU.")));
+	ereport(DEBUG1,
+			(errmsg_internal("gbtree: scan of \"%s\" falls back to the CPU: %s",
+							 RelationGetRelationName(index), why)));
+	return false;
+}
+
+/*
+ * Batched lookup on the GPU: all entries of the index tree rooted at root
+ * that fall in any of the queries (sorted, disjoint), in index order.
+ * Returns false (after counting a fallback) when the GPU cannot serve it
+ * and gbtree.device is auto; raises an error under gbtree.device = gpu.
+ */
+bool
+gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int nqueries,
+			   GbtEntry **entries, uint64 *nentries)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	char		errbuf[256];
+	int			copyno;
+	uint64		gen = 0;
+	uint64		capacity;
+	uint64		total = 0;
+	int			rc;
+	int			attempt;
+
+	if (sh == NULL)
+		return gpu_failed(index, "gbtree is not in shared_preload_libraries, so there is no GPU service",
+						  NULL);
+	if (sh->state != GBT_SVC_READY)
+	{
+		char		why[320];
+
+		SpinLockAcquire(&sh->mutex);
+		snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
+				 state_name(sh->state), sh->detail);
+		SpinLockRelease(&sh->mutex);
+		return gpu_failed(index, why, &sh->fallback_service);
+	}
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return gpu_failed(index, "temporary indexes live in backend-local buffers", &sh->fallback_error);
+
+	for (attempt = 0; attempt < 3; attempt++)
+	{
+		copyno = get_copy(index);
+		LWLockAcquire(&sh->sync_locks[copyno].lock, LW_EXCLUSIVE);
+		if (find_copy(RelationGetRelid(index)) != copyno)
+		{
+			/* taken over by another index meanwhile */
+			LWLockRelease(&sh->sync_locks[copyno].lock);
+			continue;
+		}
+		SpinLockAcquire(&sh->mutex);
+		sh->copies[copyno].last_used = sh->next_seq;
+		SpinLockRelease(&sh->mutex);
+		rc = sync_copy(index, copyno, &gen, errbuf, sizeof(errbuf));
+		LWLockRelease(&sh->sync_locks[copyno].lock);
+		if (rc != 0)
+		{
+			if (rc == GBT_GPU_ENOCOPY)
+				continue;
+			return gpu_failed(index, errbuf[0] ? errbuf : "shipping pages to the device failed",
+							  rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
+							  rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+		}
+
+		/* the lookup itself; once more with room for every match if needed */
+		capacity = (uint64) nqueries + 1024;
+		for (;;)
+		{
+			Size		hdrsz = MAXALIGN(sizeof(GbtGpuLookupPayload));
+			Size		qsz = MAXALIGN(sizeof(GbtGpuQuery) * nqueries);
+			Size		osz = MAXALIGN(sizeof(uint64) * ((Size) nqueries + 1));
+			dsm_segment *seg = dsm_create(hdrsz + qsz + osz + capacity * 2 * sizeof(uint64), 0);
+			char	   *base = dsm_segment_address(seg);
+			GbtGpuLookupPayload *hdr = (GbtGpuLookupPayload *) base;
+
+			hdr->nqueries = nqueries;
+			hdr->root = root;
+			hdr->sorted = true;
+			hdr->capacity = capacity;
+			memcpy(base + hdrsz, queries, sizeof(GbtGpuQuery) * nqueries);
+			rc = submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, &total, errbuf, sizeof(errbuf));
+			if (rc == GBT_GPU_OK)
+			{
+				uint64	   *keys = (uint64 *) (base + hdrsz + qsz + osz);
+				uint64	   *tids = keys + capacity;
+				GbtEntry   *out;
+
+				out = MemoryContextAllocHuge(CurrentMemoryContext,
+											 sizeof(GbtEntry) * Max(total, 1));
+				for (uint64 j = 0; j < total; j++)
+				{
+					out[j].key = keys[j];
+					out[j].tid = tids[j];
+				}
+				dsm_detach(seg);
+				*entries = out;
+				*nentries = total;
+				SpinLockAcquire(&sh->mutex);
+				sh->batches++;
+				sh->keys += nqueries;
+				sh->matches += total;
+				SpinLockRelease(&sh->mutex);
+				return true;
+			}
+			dsm_detach(seg);
+			if (rc == GBT_GPU_ESPACE && total > capacity)
+			{
+				capacity = total;
+				continue;
+			}
+			break;
+		}
+		if (rc == GBT_GPU_ENOCOPY)
+			continue;			/* evicted between sync and lookup: again */
+		return gpu_failed(index, errbuf[0] ? errbuf : "the GPU lookup failed",
+						  rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
+						  rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+	}
+	return gpu_failed(index, "the device copy kept being replaced", &sh->fallback_error);
+}
+
+/* DROP INDEX: free the device copy now rather than at eviction. */
+static void
+gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				  int subId, void *arg)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access != OAT_DROP || classId != RelationRelationId || subId != 0 || sh == NULL ||
+		pg_atomic_read_u32(&sh->ncopies) == 0)
+		return;
+	LWLockAcquire(sh->copies_lock, LW_EXCLUSIVE);
+	{
+		int			i = find_copy(objectId);
+
+		if (i >= 0)
+		{
+			char		errbuf[64];
+
+			LWLockAcquire(&sh->sync_locks[i].lock, LW_EXCLUSIVE);
+			SpinLockAcquire(&sh->copies[i].mutex);
+			sh->copies[i].inuse = false;
+			sh->copies[i].valid = false;
+			sh->copies[i].gen++;
+			SpinLockRelease(&sh->copies[i].mutex);
+			pg_atomic_fetch_sub_u32(&sh->ncopies, 1);
+			LWLockRelease(&sh->sync_locks[i].lock);
+			(void) submit_and_wait(GBT_OP_DROP, i, 0, NULL, NULL, errbuf, sizeof(errbuf));
+		}
+	}
+	LWLockRelease(sh->copies_lock);
+}
+
+void
+gbt_gpu_install_hooks(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = gbt_object_access;
+}
+
+/* ------------------------------------------------------------------------
+ * gbtree_device_info()
+ * ------------------------------------------------------------------------
+ */
+
+PG_FUNCTION_INFO_V1(gbtree_device_info);
+
+static void
+info_row(ReturnSetInfo *rsinfo, const char *name, const char *value)
+{
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(value);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static void
+info_u64(ReturnSetInfo *rsinfo, const char *name, uint64 v)
+{
+	char		buf[32];
+
+	snprintf(buf, sizeof(buf), UINT64_FORMAT, v);
+	info_row(rsinfo, name, buf);
+}
+
+Datum
+gbtree_device_info(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuShared *snapp;
+	const char *mode = gbt_device_mode == GBT_DEVICE_GPU ? "gpu" :
+		gbt_device_mode == GBT_DEVICE_CPU ? "cpu" : "auto";
+
+	InitMaterializedSRF(fcinfo, 0);
+	info_row(rsinfo, "gbtree.device", mode);
+	if (sh == NULL)
+	{
+		info_row(rsinfo, "service", "not loaded");
+		info_row(rsinfo, "detail", "add gbtree to shared_preload_libraries to start the GPU service");
+		info_row(rsinfo, "device", "none");
+		return (Datum) 0;
+	}
+	/* the counters and state only: the whole struct is large */
+	snapp = palloc(offsetof(GbtGpuShared, ncopies));
+	SpinLockAcquire(&sh->mutex);
+	memcpy(snapp, sh, offsetof(GbtGpuShared, ncopies));
+	SpinLockRelease(&sh->mutex);
+#define snap (*snapp)
+
+	info_row(rsinfo, "service", state_name(snap.state));
+	info_row(rsinfo, "detail", snap.detail);
+	info_row(rsinfo, "device", snap.device[0] ? snap.device : "none");
+	info_u64(rsinfo, "service_pid", (uint64) snap.service_pid);
+	info_u64(rsinfo, "memory_total_mb", snap.mem_total >> 20);
+	info_u64(rsinfo, "memory_used_mb", snap.mem_used >> 20);
+	info_u64(rsinfo, "gpu_min_batch", (uint64) gbt_gpu_min_batch);
+	info_u64(rsinfo, "gpu_batches", snap.batches);
+	info_u64(rsinfo, "gpu_keys", snap.keys);
+	info_u64(rsinfo, "gpu_matches", snap.matches);
+	info_u64(rsinfo, "pages_shipped", snap.pages_shipped);
+	info_u64(rsinfo, "fallbacks", snap.fallbacks);
+	info_u64(rsinfo, "fallbacks_service", snap.fallback_service);
+	info_u64(rsinfo, "fallbacks_memory", snap.fallback_memory);
+	info_u64(rsinfo, "fallbacks_error", snap.fallback_error);
+	info_row(rsinfo, "last_fallback", snap.last_fallback);
+	for (int i = 0; i < GBT_GPU_MAX_COPIES; i++)
+	{
+		GbtGpuCopy *cp = palloc(offsetof(GbtGpuCopy, dirty));
+		char		name[64];
+		char		val[256];
+
+		SpinLockAcquire(&sh->copies[i].mutex);
+		memcpy(cp, &sh->copies[i], offsetof(GbtGpuCopy, dirty));
+		SpinLockRelease(&sh->copies[i].mutex);
+#define c (*cp)
+		if (!c.inuse)
+			continue;
+		snprintf(name, sizeof(name), "copy %u/%u", c.dboid, c.indexoid);
+		snprintf(val, sizeof(val),
+				 "%s, %u blocks, %llu MB, %d pages changed since last sync%s, %llu syncs, %llu pages shipped",
+				 c.valid ? "on device" : "not loaded", c.nblocks,
+				 (unsigned long long) (c.device_bytes >> 20), c.ndirty,
+				 c.overflow ? " (overflowed: full reload)" : "",
+				 (unsigned long long) c.syncs, (unsigned long long) c.pages_shipped);
+		info_row(rsinfo, name, val);
+#undef c
+	}
+#undef snap
+	return (Datum) 0;
+}
