@@ -73,6 +73,10 @@ unit: test/unit/test_node test/unit/test_keys
 test:
 	test/run-tests.sh
 
+# GPU suites (a machine with an NVIDIA GPU; test/gpu/README.md)
+test-gpu:
+	test/gpu/run-gpu-tests.sh
+
 # regress, isolation and TAP suites on a PostgreSQL 15 built with
 # --enable-cassert --enable-debug, cached (test/cassert/README.md)
 test-cassert:
@@ -103,4 +107,4 @@ bench-cpu-goals:
 	BENCH_CLIENTS=1 BENCH_PGBENCH_SCALE=0 BENCH_DEFAULTS=1 BENCH_README=0 \
 	BENCH_OUT=$${BENCH_OUT:-test/bench/results/cpu-goals} test/bench/run-bench.sh
 
-.PHONY: test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak
+.PHONY: test-gpu test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak

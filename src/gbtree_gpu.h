@@ -39,6 +39,7 @@ typedef enum GbtDeviceMode
 extern int	gbt_device_mode;
 extern int	gbt_gpu_min_batch;
 extern int	gbt_gpu_memory_limit_mb;
+extern int	gbt_gpu_inject_fault;
 
 /* service states (shared memory) */
 typedef enum GbtServiceState
@@ -95,6 +96,7 @@ typedef struct GbtGpuRequest
 {
 	GbtReqState state;
 	bool		abandoned;		/* requester gone: the service frees the slot */
+	int			inject_fault;	/* tests: 1 = fail as a device error would */
 	GbtGpuOp	op;
 	int			copyno;			/* index into copies[] */
 	uint64		gen;			/* the copy must still be this generation */

@@ -44,6 +44,7 @@
 int			gbt_device_mode = GBT_DEVICE_AUTO;
 int			gbt_gpu_min_batch = 20000;
 int			gbt_gpu_memory_limit_mb = 0;
+int			gbt_gpu_inject_fault = 0;
 
 static const struct config_enum_entry gbt_device_options[] = {
 	{"auto", GBT_DEVICE_AUTO, false},
@@ -86,6 +87,14 @@ gbt_gpu_define_gucs(void)
 							0, 0, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.gpu_inject_fault",
+							"Testing only: 1 makes the GPU service fail this session's lookups as a device error would.",
+							NULL,
+							&gbt_gpu_inject_fault,
+							0, 0, 1,
+							PGC_SUSET,
+							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 }
 
@@ -219,6 +228,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
 			req->total = 0;
 			req->errmsg[0] = '\0';
 			req->abandoned = (op == GBT_OP_DROP);
+			req->inject_fault = (op == GBT_OP_LOOKUP) ? gbt_gpu_inject_fault : 0;
 			req->state = GBT_REQ_PENDING;
 			svc = sh->service_pgprocno;
 		}

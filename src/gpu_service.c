@@ -421,6 +421,11 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 
 	if (dev_copy[req->copyno] == NULL || dev_gen[req->copyno] != req->gen)
 		return GBT_GPU_ENOCOPY;
+	if (req->inject_fault)
+	{
+		strlcpy(req->errmsg, "injected device error (gbtree.gpu_inject_fault)", sizeof(req->errmsg));
+		return GBT_CUDA_EDEVICE;
+	}
 	p += MAXALIGN(sizeof(GbtCudaQuery) * hdr->nqueries);
 	offsets = (uint64 *) p;
 	p += MAXALIGN(sizeof(uint64) * ((Size) hdr->nqueries + 1));

@@ -1,0 +1,120 @@
+--
+-- test/gpu/gpu_diff.sql: gbtree scans served by the GPU (gbtree.device =
+-- gpu) against btree twins and a sequential scan, on the nasty values.
+-- Prints one line per check: "ok <n> <what>" or "FAIL <n> <what>: ...".
+--
+\set ON_ERROR_STOP 0
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS gpu_diff CASCADE;
+CREATE SCHEMA gpu_diff;
+SET search_path = gpu_diff, public;
+CREATE EXTENSION IF NOT EXISTS gbtree;
+SET extra_float_digits = 1;
+SET max_parallel_workers_per_gather = 0;
+
+CREATE TABLE t_g (id int, i8 int8, i4 int4, f8 float8, ts timestamptz);
+INSERT INTO t_g
+SELECT i,
+	   CASE WHEN i % 97 = 0 THEN NULL WHEN i % 7 = 0 THEN 42 WHEN i = 3 THEN 9223372036854775807
+			WHEN i = 4 THEN -9223372036854775808 ELSE hashint4(i)::int8 * 1000003 END,
+	   CASE WHEN i % 89 = 0 THEN NULL WHEN i % 5 = 0 THEN i % 50 WHEN i = 8 THEN 2147483647
+			WHEN i = 9 THEN -2147483648 ELSE hashint4(i + 1) END,
+	   CASE WHEN i % 83 = 0 THEN NULL WHEN i % 101 = 0 THEN 'NaN' WHEN i % 103 = 0 THEN 'Infinity'
+			WHEN i % 107 = 0 THEN '-Infinity' WHEN i % 109 = 0 THEN '-0' WHEN i % 11 = 0 THEN 0.5
+			ELSE hashint4(i + 2) / 977.0 END,
+	   CASE WHEN i % 79 = 0 THEN NULL WHEN i % 13 = 0 THEN '2000-01-01 00:00:00+00'
+			WHEN i = 10 THEN 'infinity' WHEN i = 11 THEN '-infinity'
+			ELSE '2020-01-01'::timestamptz + (hashint4(i + 3) % 100000000) * interval '1 second' END
+FROM generate_series(1, 300000) i;
+CREATE TABLE t_b AS SELECT * FROM t_g;
+CREATE INDEX ON t_g USING gbtree (i8);
+CREATE INDEX ON t_g USING gbtree (i4);
+CREATE INDEX ON t_g USING gbtree (f8 DESC NULLS FIRST);
+CREATE INDEX ON t_g USING gbtree (ts);
+CREATE INDEX ON t_b USING btree (i8);
+CREATE INDEX ON t_b USING btree (i4);
+CREATE INDEX ON t_b USING btree (f8 DESC NULLS FIRST);
+CREATE INDEX ON t_b USING btree (ts);
+VACUUM ANALYZE t_g;
+VACUUM ANALYZE t_b;
+
+CREATE TABLE checks (n serial, what text, result text);
+
+-- run q (%s = table) three ways: gbtree on the GPU (mode: 'ionly', 'iscan'
+-- or 'bitmap'), btree, and a seq scan; compare rows (in order if ordered)
+CREATE FUNCTION gpu_check(what text, q text, mode text, ordered bool, expect_gpu bool DEFAULT true) RETURNS void
+LANGUAGE plpgsql AS $f$
+DECLARE
+	agg text := CASE WHEN ordered THEN 'md5(string_agg(x::text, '','' ORDER BY n))'
+					 ELSE 'md5(string_agg(x::text, '','' ORDER BY x::text))' END;
+	wrap text := 'SELECT count(*) || '':'' || coalesce(' || agg || ', '''') FROM (SELECT x, row_number() OVER () AS n FROM (%s) x) s';
+	rg text; rb text; rs text; b0 bigint; b1 bigint; res text;
+BEGIN
+	SELECT value::bigint INTO b0 FROM gbtree_device_info() WHERE name = 'gpu_batches';
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('enable_indexonlyscan', (mode = 'ionly')::text, true);
+	PERFORM set_config('enable_indexscan', (mode <> 'bitmap')::text, true);
+	PERFORM set_config('enable_bitmapscan', (mode = 'bitmap')::text, true);
+	PERFORM set_config('gbtree.device', 'gpu', true);
+	BEGIN
+		EXECUTE format(wrap, format(q, 't_g')) INTO rg;
+	EXCEPTION WHEN OTHERS THEN
+		rg := 'ERROR ' || SQLERRM;
+	END;
+	PERFORM set_config('gbtree.device', 'cpu', true);
+	SELECT value::bigint INTO b1 FROM gbtree_device_info() WHERE name = 'gpu_batches';
+	EXECUTE format(wrap, format(q, 't_b')) INTO rb;
+	PERFORM set_config('enable_seqscan', 'on', true);
+	PERFORM set_config('enable_indexscan', 'off', true);
+	PERFORM set_config('enable_indexonlyscan', 'off', true);
+	PERFORM set_config('enable_bitmapscan', 'off', true);
+	EXECUTE format(wrap, format(q, 't_b')) INTO rs;
+	PERFORM set_config('enable_indexscan', 'on', true);
+	PERFORM set_config('enable_indexonlyscan', 'on', true);
+	PERFORM set_config('enable_bitmapscan', 'on', true);
+	IF rg = rb AND rb = rs AND (b1 > b0 OR NOT expect_gpu) THEN
+		res := 'ok';
+	ELSIF b1 <= b0 AND expect_gpu THEN
+		res := 'FAIL (no GPU batch ran) ' || coalesce(rg, '?');
+	ELSE
+		res := format('FAIL gbtree-gpu %s btree %s seq %s', rg, rb, rs);
+	END IF;
+	INSERT INTO checks (what, result) VALUES (what || ' [' || mode || '] ' || split_part(rb, ':', 1) || ' rows', res);
+END
+$f$;
+
+CREATE FUNCTION run_all(col text, keys text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	m text;
+BEGIN
+	FOREACH m IN ARRAY ARRAY['ionly', 'iscan', 'bitmap'] LOOP
+		PERFORM gpu_check(col || ' = ANY(keys)', format('SELECT %1$s FROM %%s WHERE %1$s = ANY(%2$s)', col, keys), m, false);
+		PERFORM gpu_check(col || ' IS NULL', format('SELECT id FROM %%s WHERE %1$s IS NULL', col), m, false);
+		PERFORM gpu_check(col || ' range', format('SELECT %1$s FROM %%s WHERE %1$s > (SELECT min(%1$s) FROM t_b) AND %1$s <= (SELECT percentile_disc(0.3) WITHIN GROUP (ORDER BY %1$s) FROM t_b)', col), m, false);
+	END LOOP;
+	PERFORM gpu_check(col || ' ORDER BY', format('SELECT %1$s FROM %%s WHERE %1$s IS NOT NULL ORDER BY %1$s', col), 'ionly', true);
+	PERFORM gpu_check(col || ' ORDER BY DESC', format('SELECT %1$s FROM %%s ORDER BY %1$s DESC NULLS LAST', col), 'ionly', true);
+	PERFORM gpu_check(col || ' ORDER BY NULLS FIRST', format('SELECT %1$s FROM %%s ORDER BY %1$s NULLS FIRST', col), 'ionly', true);
+	PERFORM gpu_check(col || ' = ANY ORDER BY', format('SELECT %1$s FROM %%s WHERE %1$s = ANY(%2$s) ORDER BY %1$s DESC', col, keys), 'ionly', true);
+END
+$f$;
+
+SELECT run_all('i8', 'ARRAY(SELECT i8 FROM t_b WHERE mod(id, 3) = 0 UNION ALL SELECT 42 UNION ALL SELECT 9223372036854775807 UNION ALL SELECT 12345)');
+SELECT run_all('i4', 'ARRAY(SELECT i4 FROM t_b WHERE mod(id, 4) = 0 UNION ALL SELECT -2147483648)');
+SELECT run_all('f8', 'ARRAY(SELECT f8 FROM t_b WHERE mod(id, 5) = 1 UNION ALL SELECT ''NaN'' UNION ALL SELECT ''-0'' UNION ALL SELECT ''Infinity'' UNION ALL SELECT ''-Infinity'' UNION ALL SELECT 0.5)');
+SELECT run_all('ts', 'ARRAY(SELECT ts FROM t_b WHERE mod(id, 6) = 0 UNION ALL SELECT ''infinity'')');
+-- cross-type keys and the overflow cases
+SELECT gpu_check('i4 = ANY(int8 keys incl. out of range)', 'SELECT i4 FROM %s WHERE i4 = ANY(ARRAY[42::int8, 2147483648, -2147483649, 2147483647, 7])', 'ionly', false);
+SELECT gpu_check('f8 = ANY(float4 keys)', 'SELECT f8 FROM %s WHERE f8 = ANY(ARRAY[0.5::float4, ''NaN''::float4, ''-0''::float4])', 'ionly', false);
+SELECT gpu_check('i8 = ANY(empty)', 'SELECT i8 FROM %s WHERE i8 = ANY(''{}''::int8[])', 'ionly', false, false);
+SELECT gpu_check('i8 = ANY(NULLs only)', 'SELECT i8 FROM %s WHERE i8 = ANY(''{NULL,NULL}''::int8[])', 'ionly', false, false);
+-- merge join: mark and restore on the GPU result (duplicates on both sides)
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT gpu_check('merge join', 'SELECT o.v, a.id FROM (VALUES (5), (5), (45), (-2147483648), (7)) AS o(v) JOIN %s a ON a.i4 = o.v', 'iscan', false);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+SELECT CASE WHEN result = 'ok' THEN 'ok ' ELSE 'FAIL ' END || n || ' ' || what ||
+	   CASE WHEN result = 'ok' THEN '' ELSE ': ' || result END
+FROM checks ORDER BY n;
