@@ -1,0 +1,526 @@
+/*
+ * tree_model.h
+ *	  Host-side model of a gbtree index for the CUDA tests and benchmark:
+ *	  page images built bottom-up as src/build.c does, mutators that make
+ *	  realistic non-packed trees (inserts with gaps at random places, uneven
+ *	  leaf splits, deleted leaves), and a reference lookup written against
+ *	  src/node.c (the same descent as gbt_descend in src/pages.c and the
+ *	  same leaf scan as the CPU path).
+ *
+ *	  Header-only C++ (host code); link with src/node.c and src/simd.c.
+ */
+#ifndef GBT_TREE_MODEL_H
+#define GBT_TREE_MODEL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+extern "C"
+{
+#include "gbtree_node.h"
+}
+
+#define TM_META_BLKNO	0
+#define TM_ROOT_BLKNO	1
+#define TM_NULLROOT_BLKNO 2
+
+struct TmEntry
+{
+	uint64_t	key;
+	uint64_t	tid;
+	bool operator<(const TmEntry &o) const
+	{
+		return key < o.key || (key == o.key && tid < o.tid);
+	}
+	bool operator==(const TmEntry &o) const
+	{
+		return key == o.key && tid == o.tid;
+	}
+};
+
+static inline uint64_t
+tm_splitmix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+struct TmRng
+{
+	uint64_t	s;
+	explicit TmRng(uint64_t seed) : s(seed) {}
+	uint64_t next() { s += 1; return tm_splitmix(s * 0x2545F4914F6CDD1DULL); }
+	uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+};
+
+struct TmIndex
+{
+	std::vector<char> img;		/* nblocks * 8 KB */
+	uint32_t	nblocks = 0;
+
+	char *page(uint32_t b) { return img.data() + (size_t) b * GBT_PAGE_SIZE; }
+	const char *page(uint32_t b) const { return img.data() + (size_t) b * GBT_PAGE_SIZE; }
+	GbtPageOpaque op(uint32_t b) { return gbt_page_opaque(page(b)); }
+	uint32_t alloc()
+	{
+		img.resize((size_t) (nblocks + 1) * GBT_PAGE_SIZE, 0);
+		return nblocks++;
+	}
+	void reserve(uint32_t n) { img.reserve((size_t) n * GBT_PAGE_SIZE); }
+};
+
+static inline void
+tm_init_page(char *page, bool leaf, uint16_t level, uint16_t flags)
+{
+	memset(page, 0, GBT_PAGE_SIZE);
+	gbt_node_format(page, leaf, level, flags);
+}
+
+/*
+ * Build bottom-up like build.c's build_tree: leaves at fillfactor percent
+ * of 480 slots, inner pages at inner_ff percent of 384 (build.c: 70), gaps
+ * spread evenly, the first separator of each level's leftmost page (0, 0),
+ * separators = first entry of each child, high keys, low keys, links.
+ * Block 0 metapage, 1 value root, 2 empty NULL root, the rest from 3.
+ */
+static inline void
+tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int inner_ff = 70)
+{
+	int			leafcap = std::max(1, GBT_LEAF_SLOTS * fillfactor / 100);
+	int			innercap = std::max(2, GBT_INNER_SLOTS * inner_ff / 100);
+	size_t		n = entries.size();
+	size_t		npages[40];
+	int			nlevels;
+	std::vector<TmEntry> seps;
+	std::vector<uint32_t> sepblk;
+	uint64_t	kbuf[GBT_MAX_SLOTS],
+				tbuf[GBT_MAX_SLOTS];
+	uint32_t	cbuf[GBT_MAX_SLOTS];
+	uint32_t	nextblk = 3;
+
+	npages[0] = std::max((size_t) 1, (n + leafcap - 1) / leafcap);
+	nlevels = 1;
+	while (npages[nlevels - 1] > 1)
+	{
+		npages[nlevels] = (npages[nlevels - 1] + innercap - 1) / innercap;
+		nlevels++;
+	}
+	{
+		size_t		total = 3;
+
+		for (int l = 0; l < nlevels - 1; l++)
+			total += npages[l];
+		ix.img.assign(total * GBT_PAGE_SIZE, 0);
+		ix.nblocks = (uint32_t) total;
+	}
+	/* metapage and NULL root */
+	{
+		GbtPageOpaque op = gbt_page_opaque(ix.page(0));
+
+		memset(ix.page(0), 0, GBT_PAGE_SIZE);
+		op->flags = GBT_F_META;
+		op->rightlink = GBT_NO_BLOCK;
+		op->leftlink = GBT_NO_BLOCK;
+		op->page_id = GBT_PAGE_ID;
+		tm_init_page(ix.page(2), true, 0, GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_NULLTREE);
+	}
+
+	for (int level = 0; level < nlevels; level++)
+	{
+		size_t		np = npages[level];
+		size_t		nin = level == 0 ? n : seps.size();
+		bool		top = level == nlevels - 1;
+		uint32_t	first = top ? TM_ROOT_BLKNO : nextblk;
+		std::vector<TmEntry> nseps;
+		std::vector<uint32_t> nsepblk;
+
+		if (!top)
+			nextblk += (uint32_t) np;
+		for (size_t p = 0; p < np; p++)
+		{
+			size_t		from = nin * p / np,
+						to = nin * (p + 1) / np;
+			uint32_t	blk = top ? TM_ROOT_BLKNO : first + (uint32_t) p;
+			char	   *page = ix.page(blk);
+			GbtNode		node;
+			int			cnt = (int) (to - from);
+
+			tm_init_page(page, level == 0, (uint16_t) level, top ? GBT_F_ROOT : 0);
+			gbt_node_view(page, &node);
+			for (int i = 0; i < cnt; i++)
+			{
+				const TmEntry &e = level == 0 ? entries[from + i] : seps[from + i];
+
+				kbuf[i] = e.key;
+				tbuf[i] = e.tid;
+				if (level > 0)
+					cbuf[i] = sepblk[from + i];
+			}
+			if (level > 0 && p == 0 && cnt > 0)
+				kbuf[0] = tbuf[0] = 0;
+			gbt_node_load(&node, cnt, kbuf, tbuf, level == 0 ? NULL : cbuf);
+			node.opaque->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
+			if (p > 0)
+			{
+				const TmEntry &e = level == 0 ? entries[from] : seps[from];
+
+				node.opaque->lowkey = e.key;
+				node.opaque->lowtid = e.tid;
+			}
+			if (p + 1 < np)
+			{
+				const TmEntry &e = level == 0 ? entries[to] : seps[to];
+
+				node.opaque->rightlink = blk + 1;
+				node.opaque->hikey = e.key;
+				node.opaque->hitid = e.tid;
+			}
+			else
+				node.opaque->flags |= GBT_F_RIGHTMOST;
+			if (!top)
+			{
+				TmEntry		s;
+
+				s.key = cnt > 0 ? kbuf[0] : 0;
+				s.tid = cnt > 0 ? tbuf[0] : 0;
+				nseps.push_back(s);
+				nsepblk.push_back(blk);
+			}
+		}
+		seps.swap(nseps);
+		sepblk.swap(nsepblk);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Reference lookup (CPU), mirroring gbt_descend and the leaf scan.
+ * Returns 0, or -1 when it finds an inconsistency.
+ * ------------------------------------------------------------------------
+ */
+static inline int
+tm_descend(const TmIndex &ix, uint32_t root, uint64_t key, uint64_t tid, uint32_t *leaf,
+		   std::vector<uint32_t> *path = NULL)
+{
+	uint32_t	blk = root;
+	int			expect = -1;
+	long		hops = 0;
+
+	for (;;)
+	{
+		if (blk >= ix.nblocks)
+			return -1;
+
+		char	   *page = (char *) ix.page(blk);
+		GbtPageOpaque op = gbt_page_opaque(page);
+		GbtNode		node;
+		int			s;
+
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			(expect >= 0 && op->level != expect) || ++hops > 1000000)
+			return -1;
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_entry_lt(key, tid, op->hikey, op->hitid)))
+		{
+			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
+				return -1;
+			expect = op->level;
+			blk = op->rightlink;
+			continue;
+		}
+		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
+			return -1;
+		if (op->flags & GBT_F_LEAF)
+		{
+			*leaf = blk;
+			return 0;
+		}
+		if (path)
+			path->push_back(blk);
+		gbt_node_view(page, &node);
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots)
+			return -1;
+		if (node.child[s] == GBT_NO_BLOCK || node.child[s] <= TM_NULLROOT_BLKNO)
+			return -1;
+		expect = op->level - 1;
+		blk = node.child[s];
+	}
+}
+
+/* matches of [lo, hi) appended to out; -1 on inconsistency */
+static inline int
+tm_lookup(const TmIndex &ix, uint32_t root, uint64_t lk, uint64_t lt, uint64_t hk, uint64_t ht,
+		  std::vector<TmEntry> &out)
+{
+	uint32_t	blk;
+	int			s;
+	bool		firstpage = true;
+
+	if (!gbt_entry_lt(lk, lt, hk, ht))
+		return 0;
+	if (tm_descend(ix, root, lk, lt, &blk) != 0)
+		return -1;
+	for (long hops = 0;; hops++)
+	{
+		if (hops > (long) ix.nblocks + 10 || blk >= ix.nblocks)
+			return -1;
+
+		char	   *page = (char *) ix.page(blk);
+		GbtPageOpaque op = gbt_page_opaque(page);
+		GbtNode		node;
+
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF))
+			return -1;
+		if (op->flags & GBT_F_DELETED)
+		{
+			blk = op->rightlink;
+			continue;
+		}
+		gbt_node_view(page, &node);
+		s = firstpage ? gbt_node_lower_bound_entry(&node, lk, lt) : 0;
+		for (s = gbt_node_next_used(&node, s); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
+		{
+			if (!gbt_entry_lt(node.keys[s], node.tids[s], hk, ht))
+				return 0;
+			out.push_back(TmEntry{node.keys[s], node.tids[s]});
+		}
+		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_entry_lt(op->hikey, op->hitid, hk, ht))
+			return 0;
+		blk = op->rightlink;
+		firstpage = false;
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Mutators
+ * ------------------------------------------------------------------------
+ */
+
+/* reload a page with new entries, keeping its opaque fields */
+static inline void
+tm_reload(char *page, const std::vector<TmEntry> &e, const std::vector<uint32_t> *child, bool spread)
+{
+	GbtPageOpaqueData save = *gbt_page_opaque(page);
+	bool		leaf = save.flags & GBT_F_LEAF;
+	GbtNode		node;
+	std::vector<uint64_t> k(e.size()), t(e.size());
+
+	for (size_t i = 0; i < e.size(); i++)
+	{
+		k[i] = e[i].key;
+		t[i] = e[i].tid;
+	}
+	tm_init_page(page, leaf, save.level, save.flags);
+	gbt_node_view(page, &node);
+	gbt_node_load_spread(&node, (int) e.size(), k.data(), t.data(), child ? child->data() : NULL, spread);
+	{
+		uint16_t	nused = gbt_page_opaque(page)->nused;
+
+		*gbt_page_opaque(page) = save;
+		gbt_page_opaque(page)->nused = nused;
+	}
+}
+
+static inline void
+tm_extract(char *page, std::vector<TmEntry> &e, std::vector<uint32_t> *child)
+{
+	GbtNode		node;
+	uint64_t	k[GBT_MAX_SLOTS],
+				t[GBT_MAX_SLOTS];
+	uint32_t	c[GBT_MAX_SLOTS];
+	int			n;
+
+	gbt_node_view(page, &node);
+	n = gbt_node_extract(&node, k, t, c);
+	e.resize(n);
+	if (child)
+		child->resize(n);
+	for (int i = 0; i < n; i++)
+	{
+		e[i].key = k[i];
+		e[i].tid = t[i];
+		if (child)
+			(*child)[i] = c[i];
+	}
+}
+
+/*
+ * Insert an entry (not yet present).  A full leaf is split unevenly at a
+ * random point, its right half going to a new page, with a downlink in the
+ * parent (if the parent is full too, the insert is skipped).  Returns true
+ * if inserted.
+ */
+static inline bool
+tm_insert(TmIndex &ix, TmEntry e, TmRng &rng)
+{
+	std::vector<uint32_t> path;
+	uint32_t	leaf;
+
+	if (tm_descend(ix, TM_ROOT_BLKNO, e.key, e.tid, &leaf, &path) != 0)
+		return false;
+
+	GbtNode		node;
+
+	gbt_node_view(ix.page(leaf), &node);
+	if (gbt_node_insert(&node, e.key, e.tid, 0) >= 0)
+		return true;
+	if (path.empty())
+		return false;			/* root leaf: no split here */
+
+	/* split the leaf */
+	uint32_t	parent = path.back();
+	GbtNode		pnode;
+
+	gbt_node_view(ix.page(parent), &pnode);
+	if (pnode.opaque->nused >= pnode.nslots)
+		return false;
+
+	std::vector<TmEntry> all;
+
+	tm_extract(ix.page(leaf), all, NULL);
+	all.push_back(e);
+	std::sort(all.begin(), all.end());
+
+	size_t		k = 1 + rng.below(all.size() - 1);
+	std::vector<TmEntry> left(all.begin(), all.begin() + k), right(all.begin() + k, all.end());
+	uint32_t	rblk = ix.alloc();
+	GbtPageOpaqueData lop = *ix.op(leaf);
+
+	tm_init_page(ix.page(rblk), true, 0, 0);
+	{
+		GbtPageOpaque r = ix.op(rblk);
+
+		r->lowkey = right[0].key;
+		r->lowtid = right[0].tid;
+		r->hikey = lop.hikey;
+		r->hitid = lop.hitid;
+		r->rightlink = lop.rightlink;
+		r->leftlink = leaf;
+		r->flags |= lop.flags & GBT_F_RIGHTMOST;
+	}
+	tm_reload(ix.page(rblk), right, NULL, rng.below(2));
+	{
+		GbtPageOpaque l = ix.op(leaf);
+
+		l->hikey = right[0].key;
+		l->hitid = right[0].tid;
+		l->rightlink = rblk;
+		l->flags &= ~GBT_F_RIGHTMOST;
+	}
+	tm_reload(ix.page(leaf), left, NULL, rng.below(2));
+	if (lop.rightlink != GBT_NO_BLOCK && !(lop.flags & GBT_F_RIGHTMOST))
+		ix.op(lop.rightlink)->leftlink = rblk;
+	gbt_node_view(ix.page(parent), &pnode);
+	gbt_node_insert(&pnode, right[0].key, right[0].tid, rblk);
+	return true;
+}
+
+/* delete used slot number i (in slot order) of a random non-empty leaf */
+static inline bool
+tm_delete_random(TmIndex &ix, TmRng &rng, TmEntry *gone)
+{
+	for (int tries = 0; tries < 100; tries++)
+	{
+		uint32_t	b = 3 + (uint32_t) rng.below(ix.nblocks - 3);
+		GbtPageOpaque op = ix.op(b);
+		GbtNode		node;
+
+		if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED) || op->nused == 0)
+			continue;
+		gbt_node_view(ix.page(b), &node);
+
+		int			want = (int) rng.below(op->nused);
+		int			s = gbt_node_next_used(&node, 0);
+
+		while (want-- > 0)
+			s = gbt_node_next_used(&node, s + 1);
+		gone->key = node.keys[s];
+		gone->tid = node.tids[s];
+		gbt_node_delete_slot(&node, s);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Delete a leaf as vacuum does: its entries removed (returned in gone),
+ * the parent's downlink for it now leads to its right sibling, whose own
+ * downlink goes; the left sibling's right-link skips it (mode 0) or still
+ * points to it (mode 1, "deleted leaf in the chain"); mode 2 also leaves
+ * the parent untouched (a stale parent).  The right sibling takes over the
+ * deleted leaf's low key.  Returns false if no suitable leaf was found.
+ */
+static inline bool
+tm_delete_leaf(TmIndex &ix, TmRng &rng, int mode, std::vector<TmEntry> &gone)
+{
+	for (int tries = 0; tries < 200; tries++)
+	{
+		uint32_t	d = 3 + (uint32_t) rng.below(ix.nblocks - 3);
+		GbtPageOpaque dop = ix.op(d);
+
+		if (!(dop->flags & GBT_F_LEAF) || (dop->flags & (GBT_F_DELETED | GBT_F_RIGHTMOST | GBT_F_ROOT)) ||
+			dop->leftlink == GBT_NO_BLOCK)
+			continue;
+
+		uint32_t	l = dop->leftlink,
+					r = dop->rightlink;
+
+		if (r == GBT_NO_BLOCK || r >= ix.nblocks || (ix.op(r)->flags & GBT_F_DELETED))
+			continue;			/* the right sibling must be a live leaf */
+		std::vector<uint32_t> path;
+		uint32_t	leaf;
+
+		/* find the parent through a descent to the leaf's first entry */
+		if (tm_descend(ix, TM_ROOT_BLKNO, dop->lowkey, dop->lowtid, &leaf, &path) != 0 ||
+			leaf != d || path.empty())
+			continue;
+
+		uint32_t	parent = path.back();
+		std::vector<TmEntry> pe;
+		std::vector<uint32_t> pc;
+		int			id = -1,
+					ir = -1;
+
+		tm_extract(ix.page(parent), pe, &pc);
+		for (size_t i = 0; i < pc.size(); i++)
+		{
+			if (pc[i] == d)
+				id = (int) i;
+			if (pc[i] == r)
+				ir = (int) i;
+		}
+		if (id < 0 || ir != id + 1)
+			continue;			/* last child of its parent: kept */
+
+		std::vector<TmEntry> de;
+
+		tm_extract(ix.page(d), de, NULL);
+		gone.insert(gone.end(), de.begin(), de.end());
+		tm_reload(ix.page(d), std::vector<TmEntry>(), NULL, true);
+		dop = ix.op(d);
+		if (mode != 2)
+		{
+			pc[id] = r;
+			pe.erase(pe.begin() + ir);
+			pc.erase(pc.begin() + ir);
+			tm_reload(ix.page(parent), pe, &pc, rng.below(2));
+		}
+		ix.op(r)->lowkey = dop->lowkey;
+		ix.op(r)->lowtid = dop->lowtid;
+		ix.op(r)->leftlink = l;
+		if (mode == 0)
+			ix.op(l)->rightlink = r;
+		dop->flags |= GBT_F_DELETED;
+		return true;
+	}
+	return false;
+}
+
+#endif							/* GBT_TREE_MODEL_H */
