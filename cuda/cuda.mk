@@ -42,7 +42,7 @@ $(CUDA_TEST_BUILD)/test_lookup: cuda/test/test_lookup.cu cuda/test/tree_model.h 
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \
 		cuda/gbtree_cuda.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
-	$(CUDA_TEST_NVCC) -O3 -Xcompiler -fopenmp -o $@ cuda/test/bench_lookup.cu \
+	$(CUDA_TEST_NVCC) -Xcompiler -fopenmp -o $@ cuda/test/bench_lookup.cu \
 		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o -lgomp
 
 cuda-test: $(CUDA_TEST_BUILD)/test_lookup

@@ -43,7 +43,10 @@
 #include <string.h>
 
 #include "gbtree_cuda.h"
+extern "C"
+{
 #include "gbtree_node.h"
+}
 
 typedef unsigned long long u64;
 

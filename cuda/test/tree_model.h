@@ -98,9 +98,6 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 	int			nlevels;
 	std::vector<TmEntry> seps;
 	std::vector<uint32_t> sepblk;
-	uint64_t	kbuf[GBT_MAX_SLOTS],
-				tbuf[GBT_MAX_SLOTS];
-	uint32_t	cbuf[GBT_MAX_SLOTS];
 	uint32_t	nextblk = 3;
 
 	npages[0] = std::max((size_t) 1, (n + leafcap - 1) / leafcap);
@@ -136,13 +133,19 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 		size_t		nin = level == 0 ? n : seps.size();
 		bool		top = level == nlevels - 1;
 		uint32_t	first = top ? TM_ROOT_BLKNO : nextblk;
-		std::vector<TmEntry> nseps;
-		std::vector<uint32_t> nsepblk;
+		std::vector<TmEntry> nseps(top ? 0 : np);
+		std::vector<uint32_t> nsepblk(top ? 0 : np);
 
 		if (!top)
 			nextblk += (uint32_t) np;
-		for (size_t p = 0; p < np; p++)
+		/* pages of one level are independent (OpenMP where compiled with it) */
+#pragma omp parallel for schedule(static)
+		for (long pl = 0; pl < (long) np; pl++)
 		{
+			size_t		p = (size_t) pl;
+			uint64_t	kbuf[GBT_MAX_SLOTS],
+						tbuf[GBT_MAX_SLOTS];
+			uint32_t	cbuf[GBT_MAX_SLOTS];
 			size_t		from = nin * p / np,
 						to = nin * (p + 1) / np;
 			uint32_t	blk = top ? TM_ROOT_BLKNO : first + (uint32_t) p;
@@ -184,12 +187,9 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 				node.opaque->flags |= GBT_F_RIGHTMOST;
 			if (!top)
 			{
-				TmEntry		s;
-
-				s.key = cnt > 0 ? kbuf[0] : 0;
-				s.tid = cnt > 0 ? tbuf[0] : 0;
-				nseps.push_back(s);
-				nsepblk.push_back(blk);
+				nseps[p].key = cnt > 0 ? kbuf[0] : 0;
+				nseps[p].tid = cnt > 0 ? tbuf[0] : 0;
+				nsepblk[p] = blk;
 			}
 		}
 		seps.swap(nseps);

@@ -1,0 +1,557 @@
+/*
+ * bench_lookup.cu
+ *	  Benchmark of the batched lookup on a device-resident copy of a
+ *	  100M-entry int8 index (uniform random distinct keys, normalized as
+ *	  int8 is: value ^ 0x8000000000000000, i.e. uniform over uint64; TIDs of
+ *	  a heap of 180 rows per page; leaves at 90% as build.c lays them out).
+ *
+ *	  bench_lookup OUT.md [--entries N] [--batch N]
+ *
+ *	  Measures: HBM bandwidth (device-to-device copy, read-only kernel);
+ *	  count kernel variants (lanes per query, register cap) on batches of
+ *	  existing keys, unsorted and sorted; count + scan + fill; API latency
+ *	  of gbt_cuda_lookup for small batches including host<->device
+ *	  transfers.  Prints a markdown table and writes it to OUT.md.
+ *
+ *	  The library source is compiled in so the kernels can be timed alone.
+ */
+#include "../gbtree_cuda.cu"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <omp.h>
+#include <string>
+#include <vector>
+#include <algorithm>
+#include <chrono>
+
+#include "tree_model.h"
+
+#define CKB(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
+
+static std::string report_md;
+
+static void
+out(const char *fmt,...)
+{
+	char		buf[2048];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fputs(buf, stdout);
+	fflush(stdout);
+	report_md += buf;
+}
+
+__device__ __forceinline__ uint64_t
+d_splitmix(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ULL;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+	return x ^ (x >> 31);
+}
+
+/* row r of the heap: key = a bijection of r (distinct, uniform) */
+__global__ void
+gen_rows(uint64_t *keys, uint32_t *rows, uint64_t n)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n; i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		keys[i] = d_splitmix(i);
+		rows[i] = (uint32_t) i;
+	}
+}
+
+/* query keys: existing keys of random rows */
+__global__ void
+gen_query_keys(uint64_t *qk, uint64_t nq, uint64_t nrows, uint64_t seed)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < nq; i += (uint64_t) gridDim.x * blockDim.x)
+		qk[i] = d_splitmix(d_splitmix(i + seed) % nrows);
+}
+
+__global__ void
+make_queries(const uint64_t *qk, GbtCudaQuery *q, uint64_t nq)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < nq; i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		GbtCudaQuery x;
+
+		x.lo_key = qk[i];
+		x.lo_tid = 0;
+		x.hi_key = qk[i];
+		x.hi_tid = ~0ULL;
+		q[i] = x;
+	}
+}
+
+__global__ void
+read_kernel(const ulonglong2 *p, size_t n, u64 *sink)
+{
+	u64			acc = 0;
+
+	for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x)
+	{
+		ulonglong2	v = __ldg(p + i);
+
+		acc ^= v.x + v.y;
+	}
+	if (acc == 0x123456789ULL)
+		*sink = acc;
+}
+
+/* check: every count 1 (each key exists once) */
+__global__ void
+check_counts(const uint64_t *counts, uint64_t n, unsigned long long *bad)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n; i += (uint64_t) gridDim.x * blockDim.x)
+		if (counts[i] != 1)
+			atomicAdd(bad, 1ULL);
+}
+
+static float
+median(std::vector<float> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+typedef void (*CountFn) (KParams);
+
+struct Variant
+{
+	const char *name;
+	int			group;
+	CountFn		fn;
+	int			blocks;
+};
+
+static float
+time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
+{
+	KParams		p;
+	cudaEvent_t a,
+				b;
+	std::vector<float> ts;
+
+	p.pages = c->d_pages;
+	p.nblocks = c->nblocks;
+	p.root = 1;
+	p.queries = c->d_queries;
+	p.n = n;
+	p.counts = c->d_counts;
+	p.first = c->d_first;
+	p.start = c->d_start;
+	p.err = c->d_err;
+	p.maxhops = c->nblocks + 64;
+	CKB(cudaEventCreate(&a));
+	CKB(cudaEventCreate(&b));
+	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
+	for (int r = 0; r < reps + 1; r++)
+	{
+		CKB(cudaEventRecord(a, c->stream));
+		v.fn<<<v.blocks, 256, 0, c->stream>>>(p);
+		CKB(cudaGetLastError());
+		CKB(cudaEventRecord(b, c->stream));
+		CKB(cudaEventSynchronize(b));
+		float		ms;
+
+		CKB(cudaEventElapsedTime(&ms, a, b));
+		if (r > 0)
+			ts.push_back(ms);
+	}
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return median(ts);
+}
+
+static bool
+verify_counts(GbtCudaCopy *c, uint64_t n)
+{
+	unsigned long long *d_bad,
+				bad = 0;
+	u64			err = 0;
+
+	CKB(cudaMalloc(&d_bad, 8));
+	CKB(cudaMemset(d_bad, 0, 8));
+	CKB(cudaStreamSynchronize(c->stream));
+	check_counts<<<1024, 256>>>(c->d_counts, n, d_bad);
+	CKB(cudaMemcpy(&bad, d_bad, 8, cudaMemcpyDeviceToHost));
+	CKB(cudaMemcpy(&err, c->d_err, 8, cudaMemcpyDeviceToHost));
+	cudaFree(d_bad);
+	if (bad || err)
+		printf("  VERIFY FAILED: %llu counts != 1, err word %llx\n", bad, (unsigned long long) err);
+	return bad == 0 && err == 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *outpath = argc > 1 ? argv[1] : "bench.md";
+	uint64_t	nentries = 100000000ULL;
+	uint64_t	nq = 16ULL << 20;
+	cudaDeviceProp prop;
+
+	for (int i = 2; i + 1 < argc; i += 2)
+	{
+		if (strcmp(argv[i], "--entries") == 0)
+			nentries = strtoull(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--batch") == 0)
+			nq = strtoull(argv[i + 1], NULL, 10);
+	}
+	CKB(cudaSetDevice(0));
+	CKB(cudaGetDeviceProperties(&prop, 0));
+	out("# gbtree GPU lookup benchmark\n\n");
+	out("device: %s, %d SMs, L2 %d MB, %.1f GiB\n\n", prop.name, prop.multiProcessorCount,
+		prop.l2CacheSize >> 20, prop.totalGlobalMem / 1073741824.0);
+
+	/* ---- bandwidth ------------------------------------------------------- */
+	double		bw_copy,
+				bw_read;
+
+	{
+		size_t		bytes = 4ULL << 30;
+		char	   *a,
+				   *b;
+		u64		   *sink;
+		cudaEvent_t e0,
+					e1;
+		std::vector<float> tc,
+					tr;
+
+		CKB(cudaMalloc(&a, bytes));
+		CKB(cudaMalloc(&b, bytes));
+		CKB(cudaMalloc(&sink, 8));
+		CKB(cudaMemset(a, 1, bytes));
+		CKB(cudaEventCreate(&e0));
+		CKB(cudaEventCreate(&e1));
+		for (int r = 0; r < 6; r++)
+		{
+			float		ms;
+
+			CKB(cudaEventRecord(e0));
+			CKB(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));
+			CKB(cudaEventRecord(e1));
+			CKB(cudaEventSynchronize(e1));
+			CKB(cudaEventElapsedTime(&ms, e0, e1));
+			if (r)
+				tc.push_back(ms);
+			CKB(cudaEventRecord(e0));
+			read_kernel<<<prop.multiProcessorCount * 8, 256>>>((const ulonglong2 *) a, bytes / 16, sink);
+			CKB(cudaEventRecord(e1));
+			CKB(cudaEventSynchronize(e1));
+			CKB(cudaEventElapsedTime(&ms, e0, e1));
+			if (r)
+				tr.push_back(ms);
+		}
+		bw_copy = 2.0 * bytes / (median(tc) * 1e-3);
+		bw_read = (double) bytes / (median(tr) * 1e-3);
+		cudaFree(a);
+		cudaFree(b);
+		cudaFree(sink);
+		out("HBM bandwidth: device-to-device copy %.2f TB/s (read + write), read-only kernel %.2f TB/s\n\n",
+			bw_copy / 1e12, bw_read / 1e12);
+	}
+
+	/* ---- the index ------------------------------------------------------------ */
+	auto		t0 = std::chrono::steady_clock::now();
+	std::vector<TmEntry> entries(nentries);
+
+	{
+		uint64_t   *dk,
+				   *dk2;
+		uint32_t   *dr,
+				   *dr2;
+		void	   *tmp = NULL;
+		size_t		tmpb = 0;
+		std::vector<uint64_t> hk(nentries);
+		std::vector<uint32_t> hr(nentries);
+
+		CKB(cudaMalloc(&dk, nentries * 8));
+		CKB(cudaMalloc(&dk2, nentries * 8));
+		CKB(cudaMalloc(&dr, nentries * 4));
+		CKB(cudaMalloc(&dr2, nentries * 4));
+		gen_rows<<<1024, 256>>>(dk, dr, nentries);
+		CKB(cub::DeviceRadixSort::SortPairs(tmp, tmpb, dk, dk2, dr, dr2, (int64_t) nentries));
+		CKB(cudaMalloc(&tmp, tmpb));
+		CKB(cub::DeviceRadixSort::SortPairs(tmp, tmpb, dk, dk2, dr, dr2, (int64_t) nentries));
+		CKB(cudaMemcpy(hk.data(), dk2, nentries * 8, cudaMemcpyDeviceToHost));
+		CKB(cudaMemcpy(hr.data(), dr2, nentries * 4, cudaMemcpyDeviceToHost));
+		cudaFree(dk);
+		cudaFree(dk2);
+		cudaFree(dr);
+		cudaFree(dr2);
+		cudaFree(tmp);
+#pragma omp parallel for
+		for (long i = 0; i < (long) nentries; i++)
+		{
+			entries[i].key = hk[i];
+			entries[i].tid = gbt_tid_pack(hr[i] / 180, (uint16_t) (hr[i] % 180 + 1), 0);
+		}
+	}
+
+	TmIndex		ix;
+
+	tm_build(ix, entries, 90, 70);
+	entries.clear();
+	entries.shrink_to_fit();
+
+	GbtCudaCopy *c = NULL;
+
+	if (gbt_cuda_copy_create(&c, ix.nblocks) != 0 ||
+		gbt_cuda_copy_put_range(c, 0, ix.img.data(), ix.nblocks) != 0)
+	{
+		fprintf(stderr, "copy: %s\n", gbt_cuda_last_error());
+		return 2;
+	}
+
+	double		build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	unsigned	rootlevel = ix.op(1)->level;
+
+	out("index: %llu entries, %u blocks (%.2f GB), root level %u (%u levels); host build + upload %.1f s\n\n",
+		(unsigned long long) nentries, ix.nblocks, ix.nblocks * 8192.0 / 1e9, rootlevel, rootlevel + 1, build_s);
+
+	/* ---- batches of existing keys -------------------------------------------------- */
+	if (ensure_workspace(c, nq) != 0 || ensure_out(c, nq) != 0)
+	{
+		fprintf(stderr, "workspace: %s\n", gbt_cuda_last_error());
+		return 2;
+	}
+
+	GbtCudaQuery *d_unsorted;
+	uint64_t   *dqk,
+			   *dqk2;
+
+	CKB(cudaMalloc(&d_unsorted, nq * sizeof(GbtCudaQuery)));
+	CKB(cudaMalloc(&dqk, nq * 8));
+	CKB(cudaMalloc(&dqk2, nq * 8));
+	gen_query_keys<<<1024, 256>>>(dqk, nq, nentries, 777);
+	make_queries<<<1024, 256>>>(dqk, d_unsorted, nq);
+	{
+		void	   *tmp = NULL;
+		size_t		tmpb = 0;
+
+		CKB(cub::DeviceRadixSort::SortKeys(tmp, tmpb, dqk, dqk2, (int64_t) nq));
+		CKB(cudaMalloc(&tmp, tmpb));
+		CKB(cub::DeviceRadixSort::SortKeys(tmp, tmpb, dqk, dqk2, (int64_t) nq));
+		cudaFree(tmp);
+	}
+	CKB(cudaDeviceSynchronize());
+
+	int			nsm = prop.multiProcessorCount;
+	Variant		vars[] = {
+		{"8 lanes/query, 2 blocks/SM", 8, count_kernel<8, 2>, 0},
+		{"8 lanes/query, 3 blocks/SM", 8, count_kernel<8, 3>, 0},
+		{"8 lanes/query, 4 blocks/SM", 8, count_kernel<8, 4>, 0},
+		{"16 lanes/query, 2 blocks/SM", 16, count_kernel<16, 2>, 0},
+		{"16 lanes/query, 4 blocks/SM", 16, count_kernel<16, 4>, 0},
+	};
+	const int	nvars = sizeof(vars) / sizeof(vars[0]);
+
+	for (int i = 0; i < nvars; i++)
+	{
+		int			nb = 0;
+		cudaFuncAttributes fa;
+
+		CKB(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, vars[i].fn, 256, 0));
+		CKB(cudaFuncGetAttributes(&fa, vars[i].fn));
+		vars[i].blocks = nb * nsm;
+		printf("variant %-28s %3d regs, %d blocks/SM\n", vars[i].name, fa.numRegs, nb);
+	}
+
+	/* DRAM bytes per lookup, by construction (upper levels stay in L2) */
+	const double leaf_bytes = 32.0 * (8 + 2 + 2 + 4 + 4);	/* dir, used, opaque, keys, TIDs sectors */
+	const double count_bytes = leaf_bytes + 32 + 8 + 8 + 16;	/* + query, count, start, first */
+	const double fill_bytes = 16 + 8 + 16 + 16;	/* offsets, start, first, result */
+
+	out("DRAM bytes per lookup (model: leaf sectors dir 8 + bitmap 2 + special 2 + keys 4 + TIDs 4, "
+		"upper levels in L2): count %.0f B, fill %.0f B; bound at the read-only bandwidth: "
+		"count %.2e/s, count+fill %.2e/s\n\n", count_bytes, fill_bytes, bw_read / count_bytes,
+		bw_read / (count_bytes + fill_bytes));
+
+	out("## Count kernel alone, batch of %llu existing keys\n\n", (unsigned long long) nq);
+	out("| variant | unsorted lookups/s | sorted lookups/s | unsorted fraction of DRAM bound |\n|---|---|---|---|\n");
+
+	int			best_u = 0,
+				best_s = 0;
+	double		rate_u[16],
+				rate_s[16];
+
+	for (int i = 0; i < nvars; i++)
+	{
+		float		tu,
+					ts;
+		bool		ok;
+
+		make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
+		tu = time_count(c, vars[i], nq, 5);
+		ok = verify_counts(c, nq);
+		make_queries<<<1024, 256, 0, c->stream>>>(dqk2, c->d_queries, nq);
+		ts = time_count(c, vars[i], nq, 5);
+		ok = verify_counts(c, nq) && ok;
+		rate_u[i] = nq / (tu * 1e-3);
+		rate_s[i] = nq / (ts * 1e-3);
+		out("| %s%s | %.3e (%.2f ms) | %.3e (%.2f ms) | %.0f%% |\n", vars[i].name, ok ? "" : " (WRONG COUNTS)",
+			rate_u[i], tu, rate_s[i], ts, 100.0 * rate_u[i] * count_bytes / bw_read);
+		if (rate_u[i] > rate_u[best_u])
+			best_u = i;
+		if (rate_s[i] > rate_s[best_s])
+			best_s = i;
+	}
+	out("\n");
+
+	/* ---- count + scan + fill, device-resident, best variants ------------------------- */
+	out("## Count + scan + fill (device-resident queries and results)\n\n");
+	out("| batch | variant | count ms | scan ms | fill ms | total lookups/s | fraction of DRAM bound |\n|---|---|---|---|---|---|---|\n");
+	for (int sorted = 0; sorted < 2; sorted++)
+	{
+		Variant    &v = vars[sorted ? best_s : best_u];
+		cudaEvent_t e[4];
+		std::vector<float> t1,
+					t2,
+					t3;
+
+		for (int k = 0; k < 4; k++)
+			CKB(cudaEventCreate(&e[k]));
+		make_queries<<<1024, 256, 0, c->stream>>>(sorted ? dqk2 : dqk, c->d_queries, nq);
+		for (int r = 0; r < 6; r++)
+		{
+			KParams		p;
+			float		a,
+						b,
+						d;
+
+			p.pages = c->d_pages;
+			p.nblocks = c->nblocks;
+			p.root = 1;
+			p.queries = c->d_queries;
+			p.n = nq;
+			p.counts = c->d_counts;
+			p.first = c->d_first;
+			p.start = c->d_start;
+			p.err = c->d_err;
+			p.maxhops = c->nblocks + 64;
+			CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
+			CKB(cudaEventRecord(e[0], c->stream));
+			v.fn<<<v.blocks, 256, 0, c->stream>>>(p);
+			CKB(cudaEventRecord(e[1], c->stream));
+			CKB(launch_scan(c, nq));
+			CKB(cudaEventRecord(e[2], c->stream));
+			CKB(launch_fill(c, nq, c->out_cap, true));
+			CKB(cudaEventRecord(e[3], c->stream));
+			CKB(cudaEventSynchronize(e[3]));
+			CKB(cudaEventElapsedTime(&a, e[0], e[1]));
+			CKB(cudaEventElapsedTime(&b, e[1], e[2]));
+			CKB(cudaEventElapsedTime(&d, e[2], e[3]));
+			if (r)
+			{
+				t1.push_back(a);
+				t2.push_back(b);
+				t3.push_back(d);
+			}
+		}
+		/* the results are the query keys, in order */
+		{
+			std::vector<uint64_t> ok(nq),
+						qk(nq);
+			uint64_t	total = 0;
+
+			CKB(cudaMemcpy(&total, c->d_offsets + nq, 8, cudaMemcpyDeviceToHost));
+			CKB(cudaMemcpy(ok.data(), c->d_out_keys, nq * 8, cudaMemcpyDeviceToHost));
+			CKB(cudaMemcpy(qk.data(), sorted ? dqk2 : dqk, nq * 8, cudaMemcpyDeviceToHost));
+			if (total != nq || ok != qk)
+				out("**fill results WRONG** (total %llu)\n", (unsigned long long) total);
+		}
+		float		tot = median(t1) + median(t2) + median(t3);
+		double		rate = nq / (tot * 1e-3);
+
+		out("| %s | %s | %.2f | %.2f | %.2f | %.3e | %.0f%% |\n", sorted ? "sorted" : "unsorted", v.name,
+			median(t1), median(t2), median(t3), rate, 100.0 * rate * (count_bytes + fill_bytes) / bw_read);
+	}
+	out("\n");
+
+	/* ---- API latency, host buffers ------------------------------------------------------------ */
+	out("## gbt_cuda_lookup end to end (host queries in, host results out, pinned host buffers)\n\n");
+	out("| batch | order | median latency | lookups/s |\n|---|---|---|---|\n");
+	{
+		uint64_t	maxn = std::min(nq, (uint64_t) 16 << 20);
+		std::vector<uint64_t> hk_u(maxn),
+					hk_s(maxn);
+		GbtCudaQuery *hq;
+		uint64_t   *hoff,
+				   *hkeys,
+				   *htids;
+
+		CKB(cudaMemcpy(hk_u.data(), dqk, maxn * 8, cudaMemcpyDeviceToHost));
+		CKB(cudaMallocHost(&hq, maxn * sizeof(GbtCudaQuery)));
+		CKB(cudaMallocHost(&hoff, (maxn + 1) * 8));
+		CKB(cudaMallocHost(&hkeys, maxn * 8));
+		CKB(cudaMallocHost(&htids, maxn * 8));
+
+		const uint64_t sizes[] = {1000, 10000, 100000, 1000000, maxn};
+
+		for (uint64_t bn : sizes)
+		{
+			if (bn > maxn)
+				continue;
+			for (int sorted = 0; sorted < 2; sorted++)
+			{
+				std::vector<uint64_t> ks(hk_u.begin(), hk_u.begin() + bn);
+				std::vector<double> ts;
+				int			reps = bn >= 1000000 ? 5 : 21;
+				bool		ok = true;
+
+				if (sorted)
+					std::sort(ks.begin(), ks.end());
+				for (uint64_t i = 0; i < bn; i++)
+					hq[i] = GbtCudaQuery{ks[i], 0, ks[i], ~0ULL};
+				for (int r = 0; r < reps + 1; r++)
+				{
+					uint64_t	total = 0;
+					auto		a = std::chrono::steady_clock::now();
+					int			rc = gbt_cuda_lookup(c, 1, hq, (uint32_t) bn, sorted, hoff, hkeys, htids, maxn, &total);
+					auto		b = std::chrono::steady_clock::now();
+
+					if (rc != 0 || total != bn)
+					{
+						ok = false;
+						printf("lookup rc %d: %s\n", rc, gbt_cuda_last_error());
+						break;
+					}
+					if (r)
+						ts.push_back(std::chrono::duration<double>(b - a).count());
+				}
+				if (ok)
+					ok = std::equal(ks.begin(), ks.end(), hkeys);
+				if (!ok)
+				{
+					out("| %llu | %s | FAILED | |\n", (unsigned long long) bn, sorted ? "sorted" : "unsorted");
+					continue;
+				}
+				std::sort(ts.begin(), ts.end());
+				double		med = ts[ts.size() / 2];
+
+				out("| %llu | %s | %.1f us | %.3e |\n", (unsigned long long) bn, sorted ? "sorted" : "unsorted",
+					med * 1e6, bn / med);
+			}
+		}
+		cudaFreeHost(hq);
+		cudaFreeHost(hoff);
+		cudaFreeHost(hkeys);
+		cudaFreeHost(htids);
+	}
+	out("\n");
+
+	FILE	   *f = fopen(outpath, "w");
+
+	if (f)
+	{
+		fputs(report_md.c_str(), f);
+		fclose(f);
+	}
+	gbt_cuda_copy_free(c);
+	return 0;
+}
