@@ -31,7 +31,7 @@ BINDIR = ENV["PG_BINDIR"]
 GB_ROOT = ENV["GB_ROOT"]
 PGB_SECS = int(ENV.get("BENCH_PGBENCH_SECS", "3"))
 PGB_SCALE = int(ENV.get("BENCH_PGBENCH_SCALE", "10"))
-GPU_OPTIONS = ENV.get("BENCH_GPU_OPTIONS", "")
+GPU_OPTIONS = ENV.get("BENCH_GPU_OPTIONS", "") or "-c gbtree.device=gpu"
 DATASETS = [d.strip() for d in ENV.get("BENCH_DATASETS", "").split(",") if d.strip()]
 ENGINES_SET = ENV.get("BENCH_ENGINES_SET", "") == "1"
 ENGINE_NAMES = [e.strip() for e in ENV.get("BENCH_ENGINES", "btree,gbtree").split(",") if e.strip()]
@@ -1021,11 +1021,16 @@ def main():
     START_DATE = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     psql("CREATE EXTENSION gbtree; CREATE EXTENSION pg_prewarm;")
     HAS_CHECK = q1("SELECT to_regprocedure('gbtree_check(regclass,boolean)') IS NOT NULL") == "t"
-    has_dev = q1("SELECT to_regprocedure('gbtree_device_info()') IS NOT NULL") == "t"
+    has_fn = q1("SELECT to_regprocedure('gbtree_device_info()') IS NOT NULL") == "t"
+    has_dev = False
     DEVICE = "cpu (no gbtree_device_info())"
-    if has_dev:
+    if has_fn:
         try:
-            DEVICE = q1("SELECT string_agg(d::text, '; ') FROM gbtree_device_info() AS d") or "?"
+            state = q1("SELECT value FROM gbtree_device_info() WHERE name = 'service'")
+            dev = q1("SELECT value FROM gbtree_device_info() WHERE name = 'device'")
+            detail = q1("SELECT value FROM gbtree_device_info() WHERE name = 'detail'")
+            has_dev = state == "ready"
+            DEVICE = f"GPU service {state}: {dev}" if has_dev else f"cpu (GPU service {state}: {detail})"
         except SqlError as ex:
             DEVICE = f"gbtree_device_info() failed: {ex}"
     SKIPPED = []
@@ -1037,13 +1042,14 @@ def main():
         if n == "btree":
             ENGINES.append(Engine("btree", "btree"))
         elif n == "gbtree":
-            ENGINES.append(Engine("gbtree", "gbtree"))
+            # the CPU path, also where a GPU service is running
+            ENGINES.append(Engine("gbtree", "gbtree", "-c gbtree.device=cpu" if has_fn else ""))
         elif n == "gbtree-gpu":
             if has_dev:
                 ENGINES.append(Engine("gbtree-gpu", "gbtree", GPU_OPTIONS))
             else:
-                SKIPPED.append("gbtree-gpu (gbtree_device_info() does not exist: no GPU path)")
-                log("Skipping engine gbtree-gpu: gbtree_device_info() does not exist")
+                SKIPPED.append(f"gbtree-gpu ({DEVICE})")
+                log(f"Skipping engine gbtree-gpu: {DEVICE}")
         else:
             raise SystemExit(f"unknown engine {n!r} (btree, gbtree, gbtree-gpu)")
     MACHINE = machine_info()

@@ -19,6 +19,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,failures}
+[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,failures
 PASS=0
 FAIL=0
 FAILED=""

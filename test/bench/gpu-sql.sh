@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# test/bench/gpu-sql.sh: the SQL-level GPU measure of issue 5 on the GPU
+# machine.  SELECT count(*) FROM t WHERE k = ANY($1) (prepared, generic
+# plan, index-only) with 10k, 100k and 1M existing keys in random order, on
+# one int8 table of GPU_BENCH_ROWS rows (default 100M), with a btree index,
+# then with a gbtree index in its place: same table, same server, same
+# keys.  gbtree runs with gbtree.device = cpu and = gpu (and auto).
+# Needs psql access to a server with gbtree preloaded (test/gpu/device-run.sh
+# does the set-up).  Writes a markdown table to stdout and to $1.
+set -u
+ROWS=${GPU_BENCH_ROWS:-100000000}
+REPEAT=${GPU_BENCH_REPEAT:-3}
+OUTFILE=${1:-/tmp/gpu-sql.md}
+JOBS=$(nproc)
+q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+
+q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
+q -c "DROP TABLE IF EXISTS gb_t, gb_keys" >/dev/null
+q -c "CREATE TABLE gb_t (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
+t0=$(now)
+per=$(( (ROWS + JOBS - 1) / JOBS ))
+for j in $(seq 0 $((JOBS - 1))); do
+    lo=$((j * per + 1))
+    hi=$(( (j + 1) * per ))
+    [ $hi -gt "$ROWS" ] && hi=$ROWS
+    q -c "INSERT INTO gb_t SELECT i, hashint8(i) # (i << 20) FROM generate_series($lo, $hi) i" &
+done
+wait
+t1=$(now)
+q -c "VACUUM (FREEZE, ANALYZE) gb_t" >/dev/null
+t2=$(now)
+echo "loaded $ROWS rows in $(sub "$t1" "$t0") s, vacuumed in $(sub "$t2" "$t1") s"
+# key sets: existing keys of random rows, in random order
+q <<EOF >/dev/null
+CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
+CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+CREATE TABLE gb_keys (n int, a int8[]);
+INSERT INTO gb_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gb_t TABLESAMPLE SYSTEM_ROWS(n * 2) ORDER BY random() LIMIT n) s)
+FROM unnest(ARRAY[10000, 100000, 1000000]) n;
+EOF
+
+# time one EXECUTE with EXPLAIN ANALYZE: execution time in ms, and the count
+run_q() {   # $1 = n keys, $2 = settings
+    q <<EOF | tail -n 2
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SET plan_cache_mode = force_generic_plan;
+$2
+SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
+PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
+EXECUTE p(:'arr');
+EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE p(:'arr');
+EOF
+}
+exec_ms() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("%.2f" % d[0]["Execution Time"])'; }
+
+declare -A RES
+measure() {   # $1 label, $2 settings
+    for n in 10000 100000 1000000; do
+        vals=""
+        for r in $(seq 1 "$REPEAT"); do
+            out=$(run_q "$n" "$2")
+            cnt=$(echo "$out" | head -n 1)
+            ms=$(echo "$out" | tail -n 1 | exec_ms)
+            vals="$vals $ms"
+        done
+        med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+        RES["$1,$n"]=$med
+        RES["$1,$n,count"]=$cnt
+        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt"
+    done
+}
+
+q -c "CHECKPOINT" >/dev/null
+t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING btree (k)"; t1=$(now)
+BT_BUILD=$(sub "$t1" "$t0")
+echo "btree CREATE INDEX: $BT_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
+q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
+measure btree ""
+q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
+t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
+GB_BUILD=$(sub "$t1" "$t0")
+echo "gbtree CREATE INDEX (CPU build): $GB_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
+q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
+measure gbtree-cpu "SET gbtree.device = cpu;"
+# first GPU use ships the whole index: time it apart
+t0=$(now); run_q 10000 "SET gbtree.device = gpu;" >/dev/null; t1=$(now)
+LOAD=$(sub "$t1" "$t0")
+echo "first GPU query (ships the index to the device): $LOAD s"
+measure gbtree-gpu "SET gbtree.device = gpu;"
+measure gbtree-auto "SET gbtree.device = auto;"
+
+{
+    echo "# GPU SQL benchmark: count(*) WHERE k = ANY(\$1), $ROWS rows"
+    echo
+    echo "- command: \`test/gpu/device-run.sh sqlbench\` (test/bench/gpu-sql.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT)"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
+    echo "- PostgreSQL: $(q -c 'SHOW server_version'), default settings except max_parallel_workers_per_gather = 0 in the timed sessions; the index is prewarmed"
+    echo "- values: EXPLAIN ANALYZE execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
+    echo "- CREATE INDEX: btree $BT_BUILD s, gbtree (CPU build) $GB_BUILD s; the first GPU query, which ships the whole index to the device: $LOAD s"
+    echo
+    echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | rows |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for n in 10000 100000 1000000; do
+        b=${RES["btree,$n"]}; c=${RES["gbtree-cpu,$n"]}; g=${RES["gbtree-gpu,$n"]}; a=${RES["gbtree-auto,$n"]}
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$b" "$c" "$g" "$a" \
+            "$(div "$b" "$g")" "$(div "$c" "$g")" "${RES["btree,$n,count"]}"
+    done
+    echo
+    q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info()"
+} | tee "$OUTFILE"
+for n in 10000 100000 1000000; do
+    for e in gbtree-cpu gbtree-gpu gbtree-auto; do
+        [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
+    done
+done

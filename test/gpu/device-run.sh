@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test/gpu/device-run.sh: set-up used on the GPU machine (bare Ubuntu,
+# CUDA, no PostgreSQL): carry the PostgreSQL 15 bundle (see
+# test/gpu/README.md), build and install gbtree with its CUDA library,
+# restart with gbtree preloaded, then run what is asked:
+#   test/gpu/device-run.sh test        make test-gpu
+#   test/gpu/device-run.sh bench ...   make bench with the gbtree-gpu engine
+# Output goes to stdout and, when OUT is set, to $OUT/.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+OUT=${OUT:-/tmp/gbtree-out}
+mkdir -p "$OUT"
+what=${1:-test}
+shift || true
+args=("$@")
+set --
+# shellcheck disable=SC1091
+source .gpuhost/pg-up.sh || exit 1
+nproc=$(nproc)
+{ make -s with_llvm=no -j"$nproc" && make -s with_llvm=no install; } >"$OUT/build.log" 2>&1 ||
+    { tail -n 40 "$OUT/build.log"; exit 1; }
+opts="$opts -c shared_preload_libraries=gbtree"
+pg_restart || exit 1
+for _ in $(seq 1 30); do
+    s=$(psql -X -qAt -c "CREATE EXTENSION IF NOT EXISTS gbtree" -c "SELECT value FROM gbtree_device_info() WHERE name = 'service'" 2>/dev/null | tail -n 1)
+    [ "$s" = ready ] || [ "$s" = "no device" ] && break
+    sleep 1
+done
+psql -X -qAt -c "SELECT name || ': ' || value FROM gbtree_device_info()"
+case $what in
+    test) GPU_TESTS_ONLY=${GPU_TESTS_ONLY:-} make -s test-gpu 2>&1 | tee "$OUT/test-gpu.log" ;;
+    sql) psql -X "${args[@]}" ;;
+    sqlbench) test/bench/gpu-sql.sh "$OUT/gpu-sql.md" ;;
+    *) echo "unknown: $what"; exit 2 ;;
+esac
+cp /tmp/pgrun.log "$OUT/server.log" 2>/dev/null
+exit 0

@@ -1,0 +1,20 @@
+-- quick GPU smoke test: one table, a few scans on the GPU, with timeouts
+SET statement_timeout = '20s';
+DROP TABLE IF EXISTS sm_g, sm_b;
+CREATE TABLE sm_g (id int8, k int8);
+INSERT INTO sm_g SELECT i, i % 1000 FROM generate_series(1, 20000) i;
+CREATE TABLE sm_b AS SELECT * FROM sm_g;
+CREATE INDEX ON sm_g USING gbtree (k);
+CREATE INDEX ON sm_b USING btree (k);
+VACUUM ANALYZE sm_g; VACUUM ANALYZE sm_b;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SET gbtree.device = gpu;
+SELECT count(*), sum(id) FROM sm_g WHERE k = ANY(ARRAY[1, 5, 999, 2000]);
+SELECT * FROM gbtree_device_info();
+SELECT count(*), sum(id) FROM sm_g WHERE k = 7;
+SELECT count(*), sum(id) FROM sm_g WHERE k IS NULL;
+SELECT count(*), sum(id) FROM sm_g WHERE k BETWEEN 10 AND 500;
+SET gbtree.device = cpu;
+SELECT count(*), sum(id) FROM sm_b WHERE k = ANY(ARRAY[1, 5, 999, 2000]);
+SELECT count(*), sum(id) FROM sm_b WHERE k = 7;
+SELECT count(*), sum(id) FROM sm_b WHERE k BETWEEN 10 AND 500;
