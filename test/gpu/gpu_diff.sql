@@ -25,7 +25,7 @@ SELECT i,
 	   CASE WHEN i % 79 = 0 THEN NULL WHEN i % 13 = 0 THEN '2000-01-01 00:00:00+00'
 			WHEN i = 10 THEN 'infinity' WHEN i = 11 THEN '-infinity'
 			ELSE '2020-01-01'::timestamptz + (hashint4(i + 3) % 100000000) * interval '1 second' END
-FROM generate_series(1, 300000) i;
+FROM generate_series(1, 50000) i;
 CREATE TABLE t_b AS SELECT * FROM t_g;
 CREATE INDEX ON t_g USING gbtree (i8);
 CREATE INDEX ON t_g USING gbtree (i4);
