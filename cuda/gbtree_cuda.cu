@@ -36,7 +36,9 @@
  *-------------------------------------------------------------------------
  */
 #include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <algorithm>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +303,7 @@ struct KParams
 	uint32_t	nblocks;
 	uint32_t	root;
 	const GbtCudaQuery *queries;
+	const uint32_t *perm;		/* NULL, or the order to take the queries in */
 	uint64_t	n;
 	uint64_t   *counts;			/* [n + 1] */
 	ulonglong2 *first;			/* [n] first match (key, tid) */
@@ -308,6 +311,12 @@ struct KParams
 	u64		   *err;
 	uint32_t	maxhops;
 };
+
+/*
+ * Unsorted batches of at least this many queries are sorted on the device
+ * first (environment GBT_CUDA_SORT_MIN overrides, read at copy creation).
+ */
+#define SORT_MIN_BATCH 16384
 
 /* blocks of 256 per SM the count kernel is compiled for (register cap) */
 #ifndef COUNT_MINB
@@ -339,6 +348,7 @@ count_kernel(KParams p)
 	const uint64_t chunk = (p.n + ngroups - 1) / ngroups;
 	uint64_t	q = gid * chunk;
 	const uint64_t qend = min(p.n, q + chunk);
+	uint64_t	qi = q;			/* index of query q in the batch (perm) */
 
 	int			st = ST_IDLE;
 	bool		need_hdr = true;
@@ -374,8 +384,9 @@ count_kernel(KParams p)
 					q = qend;
 					break;
 				}
-				a = ld2(&p.queries[q].lo_key);
-				b = ld2(&p.queries[q].hi_key);
+				qi = p.perm ? __ldg(p.perm + q) : q;
+				a = ld2(&p.queries[qi].lo_key);
+				b = ld2(&p.queries[qi].hi_key);
 				lk = a.x;
 				lt = a.y;
 				hk = b.x;
@@ -384,8 +395,8 @@ count_kernel(KParams p)
 					break;
 				if (gl == 0)
 				{
-					p.counts[q] = 0;
-					p.start[q] = 0;
+					p.counts[qi] = 0;
+					p.start[qi] = 0;
 				}
 				q++;
 			}
@@ -857,11 +868,11 @@ count_kernel(KParams p)
 		{
 			if (gl == 0)
 			{
-				p.counts[q] = acc;
-				p.start[q] = startw;
+				p.counts[qi] = acc;
+				p.start[qi] = startw;
 			}
 			else if (gl == 1)
-				p.first[q] = make_ulonglong2(fk, ft);
+				p.first[qi] = make_ulonglong2(fk, ft);
 			st = ST_IDLE;
 			q++;
 		}
@@ -912,7 +923,8 @@ fill_walk(const FParams &p, uint64_t qi, uint64_t off, uint64_t cnt, uint64_t st
 
 	for (;;)
 	{
-		if (blk < FIRST_DATA_BLKNO || blk >= p.nblocks)
+		/* the start leaf may be a root leaf (block 1 or 2); links go >= 3 */
+		if (blk == 0 || blk >= p.nblocks)
 		{
 			bad = E_RIGHTLINK;
 			break;
@@ -1106,12 +1118,17 @@ struct GbtCudaCopy
 	uint64_t   *d_start;
 	void	   *d_cub;
 	size_t		cub_bytes;
+	uint32_t   *d_skeys[2];		/* unsorted batches: sort keys and order */
+	uint32_t   *d_perm[2];
+	void	   *d_sort;
+	size_t		sort_bytes;
 	size_t		out_cap;
 	uint64_t   *d_out_keys;
 	uint64_t   *d_out_tids;
 	u64		   *d_err;
 	u64		   *h_small;		/* pinned: [0] err, [1] total */
 
+	uint64_t	sort_min;		/* see SORT_MIN_BATCH */
 	int			count_blocks_g8;	/* persistent grid sizes */
 	int			count_blocks_g16;
 	int			fill_blocks;
@@ -1178,6 +1195,13 @@ gbt_cuda_copy_create(GbtCudaCopy **copyp, uint32_t capacity_blocks)
 		return rc;
 	}
 	c->nblocks = capacity_blocks;
+	c->sort_min = SORT_MIN_BATCH;
+	{
+		const char *env = getenv("GBT_CUDA_SORT_MIN");
+
+		if (env && *env)
+			c->sort_min = strtoull(env, NULL, 10);
+	}
 	*copyp = c;
 	return 0;
 }
@@ -1198,6 +1222,12 @@ gbt_cuda_copy_free(GbtCudaCopy *c)
 	cudaFree(c->d_first);
 	cudaFree(c->d_start);
 	cudaFree(c->d_cub);
+	for (int i = 0; i < 2; i++)
+	{
+		cudaFree(c->d_skeys[i]);
+		cudaFree(c->d_perm[i]);
+	}
+	cudaFree(c->d_sort);
 	cudaFree(c->d_out_keys);
 	cudaFree(c->d_out_tids);
 	cudaFree(c->d_err);
@@ -1427,6 +1457,15 @@ ensure_workspace(GbtCudaCopy *c, size_t n)
 		cudaFree(c->d_first);
 		cudaFree(c->d_start);
 		cudaFree(c->d_cub);
+		cudaFree(c->d_sort);
+		for (int i = 0; i < 2; i++)
+		{
+			cudaFree(c->d_skeys[i]);
+			cudaFree(c->d_perm[i]);
+			c->d_skeys[i] = c->d_perm[i] = NULL;
+		}
+		c->d_sort = NULL;
+		c->sort_bytes = 0;
 		c->d_queries = NULL;
 		c->d_counts = c->d_offsets = c->d_start = NULL;
 		c->d_first = NULL;
@@ -1442,6 +1481,20 @@ ensure_workspace(GbtCudaCopy *c, size_t n)
 		CK(cudaMalloc(&c->d_start, ncap * sizeof(uint64_t)), "start buffer");
 		CK(cudaMalloc(&c->d_cub, cub_need), "scan buffer");
 		c->cub_bytes = cub_need;
+		{
+			size_t		sort_need = 0;
+
+			CK(cub::DeviceRadixSort::SortPairs(NULL, sort_need, (uint32_t *) NULL, (uint32_t *) NULL,
+											   (uint32_t *) NULL, (uint32_t *) NULL, (int64_t) ncap,
+											   0, 32, c->stream), "sort size");
+			for (int i = 0; i < 2; i++)
+			{
+				CK(cudaMalloc(&c->d_skeys[i], ncap * sizeof(uint32_t)), "sort buffer");
+				CK(cudaMalloc(&c->d_perm[i], ncap * sizeof(uint32_t)), "sort buffer");
+			}
+			CK(cudaMalloc(&c->d_sort, sort_need), "sort buffer");
+			c->sort_bytes = sort_need;
+		}
 		c->q_cap = ncap;
 	}
 	return 0;
@@ -1471,7 +1524,8 @@ ensure_out(GbtCudaCopy *c, size_t n)
  * group: 8 or 16 lanes per query; grid_blocks 0 = persistent grid.
  */
 static cudaError_t
-launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_blocks)
+launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_blocks,
+			 const uint32_t *perm)
 {
 	KParams		p;
 	int			maxb = group == 16 ? c->count_blocks_g16 : c->count_blocks_g8;
@@ -1481,6 +1535,7 @@ launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_bloc
 	p.nblocks = c->nblocks;
 	p.root = root;
 	p.queries = c->d_queries;
+	p.perm = perm;
 	p.n = n;
 	p.counts = c->d_counts;
 	p.first = c->d_first;
@@ -1552,6 +1607,56 @@ corrupt_error(u64 err)
 
 static int	choose_group(int sorted);
 
+
+__global__ void
+sort_keys_kernel(const GbtCudaQuery *q, uint32_t *keys, uint32_t *perm, uint64_t n)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < n;
+		 i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		keys[i] = (uint32_t) (q[i].lo_key >> 32);
+		perm[i] = (uint32_t) i;
+	}
+}
+
+/*
+ * The device phases on queries already in c->d_queries: optional sort of
+ * an unsorted batch by the high 32 bits of the low key (neighbouring
+ * queries then share paths and leaves; results still come out in batch
+ * order), count, prefix sum, and fill into c->d_out_* when fill_cap is
+ * not 0 (the fill kernel does nothing when the total exceeds fill_cap).
+ */
+static cudaError_t
+device_phases(GbtCudaCopy *c, uint32_t root, uint64_t n, int sorted, int group,
+			  uint64_t fill_cap, bool keys)
+{
+	cudaError_t e;
+	const uint32_t *perm = NULL;
+
+	e = cudaMemsetAsync(c->d_err, 0, sizeof(u64), c->stream);
+	if (e == cudaSuccess && !sorted && n >= c->sort_min)
+	{
+		size_t		bytes = c->sort_bytes;
+
+		sort_keys_kernel<<<(unsigned) std::min<uint64_t>((n + 255) / 256, 4096), 256, 0, c->stream>>>(
+			c->d_queries, c->d_skeys[0], c->d_perm[0], n);
+		e = cudaGetLastError();
+		if (e == cudaSuccess)
+			e = cub::DeviceRadixSort::SortPairs(c->d_sort, bytes, c->d_skeys[0], c->d_skeys[1],
+												c->d_perm[0], c->d_perm[1], (int64_t) n, 0, 32,
+												c->stream);
+		perm = c->d_perm[1];
+		sorted = 1;
+	}
+	if (e == cudaSuccess)
+		e = launch_count(c, root, n, group ? group : choose_group(sorted), 0, perm);
+	if (e == cudaSuccess)
+		e = launch_scan(c, n);
+	if (e == cudaSuccess && fill_cap)
+		e = launch_fill(c, n, fill_cap, keys);
+	return e;
+}
+
 extern "C" int
 gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint32_t n,
 				int sorted, uint64_t *offsets, uint64_t *out_keys, uint64_t *out_tids,
@@ -1585,11 +1690,7 @@ gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint
 
 	CK(cudaMemcpyAsync(c->d_queries, queries, (size_t) n * sizeof(GbtCudaQuery),
 					   cudaMemcpyHostToDevice, c->stream), "copying queries");
-	CK(cudaMemsetAsync(c->d_err, 0, sizeof(u64), c->stream), "lookup");
-	CK(launch_count(c, root, n, choose_group(sorted), 0), "count kernel");
-	CK(launch_scan(c, n), "prefix sum");
-	if (filled)
-		CK(launch_fill(c, n, out_capacity, out_keys != NULL), "fill kernel");
+	CK(device_phases(c, root, n, sorted, 0, filled ? out_capacity : 0, out_keys != NULL), "lookup kernels");
 	CK(cudaMemcpyAsync(&c->h_small[0], c->d_err, sizeof(u64), cudaMemcpyDeviceToHost, c->stream),
 	   "lookup");
 	CK(cudaMemcpyAsync(&c->h_small[1], c->d_offsets + n, sizeof(u64), cudaMemcpyDeviceToHost,

@@ -30,6 +30,7 @@
 	fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
 
 static std::string report_md;
+static double out_rate_unsorted = 0;
 
 static void
 out(const char *fmt,...)
@@ -141,6 +142,7 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	p.nblocks = c->nblocks;
 	p.root = 1;
 	p.queries = c->d_queries;
+	p.perm = NULL;
 	p.n = n;
 	p.counts = c->d_counts;
 	p.first = c->d_first;
@@ -152,6 +154,8 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
 	for (int r = 0; r < reps + 1; r++)
 	{
+		if (reps == 0 && r == 0)
+			continue;			/* a single launch (profiling) */
 		CKB(cudaEventRecord(a, c->stream));
 		v.fn<<<v.blocks, 256, 0, c->stream>>>(p);
 		CKB(cudaGetLastError());
@@ -165,7 +169,7 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	}
 	cudaEventDestroy(a);
 	cudaEventDestroy(b);
-	return median(ts);
+	return ts.empty() ? 0 : median(ts);
 }
 
 static bool
@@ -195,6 +199,11 @@ main(int argc, char **argv)
 	uint64_t	nq = 16ULL << 20;
 	cudaDeviceProp prop;
 
+	bool		ncu_mode = false;
+
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--ncu") == 0)
+			ncu_mode = true;
 	for (int i = 2; i + 1 < argc; i += 2)
 	{
 		if (strcmp(argv[i], "--entries") == 0)
@@ -209,9 +218,10 @@ main(int argc, char **argv)
 		prop.l2CacheSize >> 20, prop.totalGlobalMem / 1073741824.0);
 
 	/* ---- bandwidth ------------------------------------------------------- */
-	double		bw_copy,
-				bw_read;
+	double		bw_copy = 0,
+				bw_read = 1;
 
+	if (!ncu_mode)
 	{
 		size_t		bytes = 4ULL << 30;
 		char	   *a,
@@ -375,6 +385,17 @@ main(int argc, char **argv)
 	out("## Count kernel alone, batch of %llu existing keys\n\n", (unsigned long long) nq);
 	out("| variant | unsorted lookups/s | sorted lookups/s | unsorted fraction of DRAM bound |\n|---|---|---|---|\n");
 
+	if (ncu_mode)
+	{
+		/* one unsorted and one sorted count launch, for the profiler's counters */
+		make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
+		time_count(c, vars[1], nq, 0);
+		make_queries<<<1024, 256, 0, c->stream>>>(dqk2, c->d_queries, nq);
+		time_count(c, vars[1], nq, 0);
+		CKB(cudaDeviceSynchronize());
+		return 0;
+	}
+
 	int			best_u = 0,
 				best_s = 0;
 	double		rate_u[16],
@@ -403,75 +424,56 @@ main(int argc, char **argv)
 	}
 	out("\n");
 
-	/* ---- count + scan + fill, device-resident, best variants ------------------------- */
-	out("## Count + scan + fill (device-resident queries and results)\n\n");
-	out("| batch | variant | count ms | scan ms | fill ms | total lookups/s | fraction of DRAM bound |\n|---|---|---|---|---|---|---|\n");
-	for (int sorted = 0; sorted < 2; sorted++)
+	/* ---- whole device pipeline (library default kernel) -------------------- */
+	out("## Whole device pipeline (queries and results on the device; library default: %d lanes/query, %d blocks/SM cap)\n\n",
+		choose_group(0), COUNT_MINB);
+	out("| batch | path | count only ms | count+scan+fill ms | lookups/s (count+fill) | count-only lookups/s |\n|---|---|---|---|---|---|\n");
+	for (int mode = 0; mode < 3; mode++)
 	{
-		Variant    &v = vars[sorted ? best_s : best_u];
-		cudaEvent_t e[4];
-		std::vector<float> t1,
-					t2,
-					t3;
+		/* 0: unsorted, no sort; 1: unsorted, sorted on the device first; 2: sorted batch */
+		const char *names[3] = {"unsorted, descended as given", "unsorted, sorted on the device first", "sorted"};
+		cudaEvent_t e0,
+					e1;
+		std::vector<float> tc,
+					tf;
 
-		for (int k = 0; k < 4; k++)
-			CKB(cudaEventCreate(&e[k]));
-		make_queries<<<1024, 256, 0, c->stream>>>(sorted ? dqk2 : dqk, c->d_queries, nq);
-		for (int r = 0; r < 6; r++)
-		{
-			KParams		p;
-			float		a,
-						b,
-						d;
-
-			p.pages = c->d_pages;
-			p.nblocks = c->nblocks;
-			p.root = 1;
-			p.queries = c->d_queries;
-			p.n = nq;
-			p.counts = c->d_counts;
-			p.first = c->d_first;
-			p.start = c->d_start;
-			p.err = c->d_err;
-			p.maxhops = c->nblocks + 64;
-			CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
-			CKB(cudaEventRecord(e[0], c->stream));
-			v.fn<<<v.blocks, 256, 0, c->stream>>>(p);
-			CKB(cudaEventRecord(e[1], c->stream));
-			CKB(launch_scan(c, nq));
-			CKB(cudaEventRecord(e[2], c->stream));
-			CKB(launch_fill(c, nq, c->out_cap, true));
-			CKB(cudaEventRecord(e[3], c->stream));
-			CKB(cudaEventSynchronize(e[3]));
-			CKB(cudaEventElapsedTime(&a, e[0], e[1]));
-			CKB(cudaEventElapsedTime(&b, e[1], e[2]));
-			CKB(cudaEventElapsedTime(&d, e[2], e[3]));
-			if (r)
+		CKB(cudaEventCreate(&e0));
+		CKB(cudaEventCreate(&e1));
+		make_queries<<<1024, 256, 0, c->stream>>>(mode == 2 ? dqk2 : dqk, c->d_queries, nq);
+		for (int withfill = 0; withfill < 2; withfill++)
+			for (int r = 0; r < 6; r++)
 			{
-				t1.push_back(a);
-				t2.push_back(b);
-				t3.push_back(d);
+				float		ms;
+
+				CKB(cudaEventRecord(e0, c->stream));
+				CKB(device_phases(c, 1, nq, mode != 1, 0, withfill ? c->out_cap : 0, true));
+				CKB(cudaEventRecord(e1, c->stream));
+				CKB(cudaEventSynchronize(e1));
+				CKB(cudaEventElapsedTime(&ms, e0, e1));
+				if (r)
+					(withfill ? tf : tc).push_back(ms);
 			}
-		}
-		/* the results are the query keys, in order */
+		/* the results are the query keys, in batch order */
 		{
 			std::vector<uint64_t> ok(nq),
 						qk(nq);
 			uint64_t	total = 0;
+			u64			err = 0;
 
 			CKB(cudaMemcpy(&total, c->d_offsets + nq, 8, cudaMemcpyDeviceToHost));
+			CKB(cudaMemcpy(&err, c->d_err, 8, cudaMemcpyDeviceToHost));
 			CKB(cudaMemcpy(ok.data(), c->d_out_keys, nq * 8, cudaMemcpyDeviceToHost));
-			CKB(cudaMemcpy(qk.data(), sorted ? dqk2 : dqk, nq * 8, cudaMemcpyDeviceToHost));
-			if (total != nq || ok != qk)
-				out("**fill results WRONG** (total %llu)\n", (unsigned long long) total);
+			CKB(cudaMemcpy(qk.data(), mode == 2 ? dqk2 : dqk, nq * 8, cudaMemcpyDeviceToHost));
+			if (total != nq || ok != qk || err)
+				out("**results WRONG** (total %llu, err %llx)\n", (unsigned long long) total, (unsigned long long) err);
 		}
-		float		tot = median(t1) + median(t2) + median(t3);
-		double		rate = nq / (tot * 1e-3);
-
-		out("| %s | %s | %.2f | %.2f | %.2f | %.3e | %.0f%% |\n", sorted ? "sorted" : "unsorted", v.name,
-			median(t1), median(t2), median(t3), rate, 100.0 * rate * (count_bytes + fill_bytes) / bw_read);
+		out("| %llu | %s | %.2f | %.2f | %.3e | %.3e |\n", (unsigned long long) nq, names[mode],
+			median(tc), median(tf), nq / (median(tf) * 1e-3), nq / (median(tc) * 1e-3));
+		if (mode == 1)
+			out_rate_unsorted = nq / (median(tf) * 1e-3);
 	}
-	out("\n");
+	out("\nfraction of the DRAM bound (%.0f B per lookup for count+fill, %.2f TB/s): unsorted via device sort %.0f%%\n\n",
+		count_bytes + fill_bytes, bw_read / 1e12, 100.0 * out_rate_unsorted * (count_bytes + fill_bytes) / bw_read);
 
 	/* ---- API latency, host buffers ------------------------------------------------------------ */
 	out("## gbt_cuda_lookup end to end (host queries in, host results out, pinned host buffers)\n\n");

@@ -11,7 +11,7 @@ run() {
 	label=$1
 	shift
 	echo "== $label"
-	"$@" >"$log" 2>&1
+	${TEST_TIMEOUT:+timeout $TEST_TIMEOUT} "$@" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
