@@ -152,10 +152,8 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	CKB(cudaEventCreate(&a));
 	CKB(cudaEventCreate(&b));
 	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
-	for (int r = 0; r < reps + 1; r++)
+	for (int r = 0; r < reps + 1; r++)	/* reps 0: one launch (profiling) */
 	{
-		if (reps == 0 && r == 0)
-			continue;			/* a single launch (profiling) */
 		CKB(cudaEventRecord(a, c->stream));
 		v.fn<<<v.blocks, 256, 0, c->stream>>>(p);
 		CKB(cudaGetLastError());
@@ -164,7 +162,7 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 		float		ms;
 
 		CKB(cudaEventElapsedTime(&ms, a, b));
-		if (r > 0)
+		if (r > 0 || reps == 0)
 			ts.push_back(ms);
 	}
 	cudaEventDestroy(a);
