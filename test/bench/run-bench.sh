@@ -72,7 +72,7 @@ mkdir -p "$BENCH_OUT" || gb_die "cannot create $BENCH_OUT"
 BENCH_OUT=$(cd "$BENCH_OUT" && pwd)
 
 if [ "$BENCH_INVOKED_BY_MAKE" = 1 ]; then
-    BENCH_INVOCATION="make bench${BENCH_MAKE_VARS:+ $BENCH_MAKE_VARS}"
+    BENCH_INVOCATION="make ${BENCH_TARGET:-bench}${BENCH_MAKE_VARS:+ $BENCH_MAKE_VARS}"
 else
     BENCH_INVOCATION="test/bench/run-bench.sh${*:+ $*}"
 fi
