@@ -15,12 +15,20 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+#include <chrono>
 
 #include "gbtree_cuda.h"
 #include "tree_model.h"
 
 static int	npass = 0,
 			nfail = 0;
+static auto t_start = std::chrono::steady_clock::now();
+
+static double
+elapsed(void)
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+}
 static bool small = false;
 
 #define EXPECT(cond, ...) \
@@ -297,7 +305,7 @@ gen_queries(const std::vector<TmEntry> &live, size_t n, TmRng &r, uint64_t maxra
 				q = {k, MAXU, k + 3, 0};
 				break;
 			default:			/* short range by key */
-				q = {k, 0, k + (r.next() >> (1 + r.below(63))), MAXU};
+				q = {k, 0, k + (r.next() >> (r.below(16) ? 40 + r.below(24) : 8 + r.below(56))), MAXU};
 				break;
 		}
 	}
@@ -355,8 +363,8 @@ run_case(const char *name, TmIndex &ix, std::vector<TmEntry> &live, size_t nq, u
 		check_batch(c, ix, &live, qs, 1, what);
 	}
 	gbt_cuda_copy_free(c);
-	printf("ok   %s (%u blocks, %zu entries, root level %u)\n", name, ix.nblocks, live.size(),
-		   (unsigned) ix.op(TM_ROOT_BLKNO)->level);
+	printf("ok   %s (%u blocks, %zu entries, root level %u) [%.1f s]\n", name, ix.nblocks, live.size(),
+		   (unsigned) ix.op(TM_ROOT_BLKNO)->level, elapsed());
 	fflush(stdout);
 }
 
