@@ -1287,6 +1287,7 @@ gpu_fetch(IndexScanDesc scan)
 	int			nq = 0;
 	GbtEntry   *parts[2] = {NULL, NULL};
 	uint64		counts[2] = {0, 0};
+	MemoryContext oldcxt;
 
 	for (int s = 0; s < so->nsegs; s++)
 		nq += so->segs[s].nranges;
@@ -1306,6 +1307,11 @@ gpu_fetch(IndexScanDesc scan)
 		}
 		so->gpu_locked = true;
 	}
+	/*
+	 * The results must outlive this call: amgettuple runs in a per-tuple
+	 * context that the executor resets.
+	 */
+	oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(so));
 	for (int s = 0; s < so->nsegs; s++)
 	{
 		GbtSegment *seg = &so->segs[s];
@@ -1323,6 +1329,7 @@ gpu_fetch(IndexScanDesc scan)
 			pfree(q);
 			if (parts[0])
 				pfree(parts[0]);
+			MemoryContextSwitchTo(oldcxt);
 			gpu_release(scan);
 			return false;
 		}
@@ -1339,6 +1346,7 @@ gpu_fetch(IndexScanDesc scan)
 		pfree(parts[1]);
 		parts[0] = all;
 	}
+	MemoryContextSwitchTo(oldcxt);
 	so->gpu_items = parts[0];
 	so->gpu_n = counts[0] + counts[1];
 	/* which part holds NULL entries (the NULL tree's segment) */
