@@ -720,7 +720,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 					out[j].tid = tids[j];
 				}
 				dsm_detach(seg);
-				for (uint64 j = 0; j < Min(total, 4); j++)
+				for (uint64 j = 0; j < Min(total, 64); j++)
 					elog(DEBUG2, "gbtree gpu lookup: match " UINT64_FORMAT " key %016llx tid %016llx",
 						 j, (unsigned long long) out[j].key, (unsigned long long) out[j].tid);
 				*entries = out;

@@ -738,7 +738,7 @@ main(int argc, char **argv)
 	case_plain("two levels", small ? 8000 : 20000, 90, 70, 0, nq, 3);
 	case_plain("three levels", small ? 20000 : 300000, 90, small ? 10 : 70, 0, nq, 4);
 	case_plain("five levels (small fanout)", small ? 8000 : 40000, 10, 2, 0, nq, 5);
-	case_plain("few distinct keys (long duplicate runs)", small ? 10000 : 100000, 70, 20, 37, nq, 6);
+	case_plain("few distinct keys (long duplicate runs)", small ? 10000 : 100000, 70, 20, 37, small ? 1000 : 20000, 6);
 	{
 		/* one key, 150k entries over hundreds of leaves */
 		std::vector<TmEntry> live;

@@ -80,6 +80,7 @@ fi
 if want diff; then
     echo "== diff (gbtree.device = gpu against btree)"
     q -f test/gpu/gpu_diff.sql >/tmp/gpu-diff.log 2>&1
+    [ -n "${OUT:-}" ] && cp /tmp/gpu-diff.log "$OUT/" 2>/dev/null
     n_ok=$(grep -c '^ok ' /tmp/gpu-diff.log)
     n_bad=$(grep -c '^FAIL ' /tmp/gpu-diff.log)
     grep '^FAIL ' /tmp/gpu-diff.log | head -n 20
