@@ -1499,6 +1499,8 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (!first(scan, dir))
 			return false;
+		if (so->gpu_items)
+			return true;		/* gpu_next() returned the entry */
 	}
 	else if (so->gpu_items)
 		return gpu_next(scan, dir);
