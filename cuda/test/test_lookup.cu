@@ -584,6 +584,10 @@ corruption_tests(void)
 			ix.op(b)->lowtid = 0;
 			ix.op(b)->rightlink = a;
 			expect_corrupt(ix, TM_ROOT_BLKNO, qs, "move-right loop between two leaves");
+			/* point queries only: the descent itself loops (hop bound) */
+			std::vector<GbtCudaQuery> pq(qs.begin(), qs.end() - 1);
+
+			expect_corrupt(ix, TM_ROOT_BLKNO, pq, "move-right loop, descents only");
 		}
 		ix = base;
 		ix.op(leaf)->rightlink = base.nblocks + 5;
