@@ -353,8 +353,10 @@ RESET enable_bitmapscan;
 --
 -- statistics: idx_scan counts scans (and rescans), idx_tup_read the index
 -- entries returned, idx_tup_fetch the heap tuples fetched by plain index
--- scans; buffer accesses show in pg_statio_user_indexes
+-- scans; buffer accesses show in pg_statio_user_indexes (on the CPU path:
+-- a GPU scan reads the device copy, not shared buffers)
 --
+SET gbtree.device = cpu;
 SELECT mk('st', 'int8', 'v', '{-9223372036854775808,9223372036854775807,NULL}');
 VACUUM ANALYZE st_g, st_b;
 CREATE TABLE st_outer (x int8);

@@ -72,6 +72,7 @@ typedef struct GbtGpuCopy
 	uint64		pages_shipped;
 	XLogRecPtr	standby_lsn;	/* hot standby: replay position of last sync */
 	bool		overflow;		/* dirty set overflowed: reload all */
+	uint64		smo_count;		/* multi-page changes recorded so far */
 	int			ndirty;
 	BlockNumber dirty[GBT_GPU_MAX_DIRTY];
 } GbtGpuCopy;
@@ -179,6 +180,7 @@ PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
 /* gpu_client.c */
 extern void gbt_gpu_define_gucs(void);
 extern void gbt_gpu_note_change(Relation index, BlockNumber blkno);
+extern void gbt_gpu_note_smo(Relation index);
 extern void gbt_gpu_forget(Relation index);
 extern bool gbt_gpu_wanted(int nqueries);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,

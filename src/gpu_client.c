@@ -164,6 +164,34 @@ gbt_gpu_note_change(Relation index, BlockNumber blkno)
 	SpinLockRelease(&c->mutex);
 }
 
+/*
+ * A change of several pages (split, page deletion) has recorded all its
+ * pages: called after the last gbt_gpu_note_change() of that change,
+ * still under its buffer locks.  A sync that saw no such change while it
+ * shipped a dirty set has a consistent copy (see sync_copy()).
+ */
+void
+gbt_gpu_note_smo(Relation index)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			i;
+	GbtGpuCopy *c;
+
+	if (sh == NULL)
+		return;
+	pg_memory_barrier();
+	if (pg_atomic_read_u32(&sh->ncopies) == 0)
+		return;
+	i = find_copy(RelationGetRelid(index));
+	if (i < 0)
+		return;
+	c = &sh->copies[i];
+	SpinLockAcquire(&c->mutex);
+	if (copy_is(c, RelationGetRelid(index)))
+		c->smo_count++;
+	SpinLockRelease(&c->mutex);
+}
+
 /* The index was rebuilt in place (TRUNCATE in its creating transaction). */
 void
 gbt_gpu_forget(Relation index)
@@ -465,6 +493,8 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 		XLogRecPtr	standby_lsn;
 		int			n;
 		BlockNumber nblocks;
+		uint64		smo_before;
+		uint64		smo_after;
 
 		if (round >= SYNC_MAX_ROUNDS)
 		{
@@ -495,6 +525,7 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 			c->ndirty = 0;
 		}
 		gen = c->gen;
+		smo_before = c->smo_count;
 		SpinLockRelease(&c->mutex);
 		*genp = gen;
 		pg_memory_barrier();
@@ -559,7 +590,19 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 		SpinLockAcquire(&c->mutex);
 		if (c->gen == gen && nblocks > c->nblocks)
 			c->nblocks = nblocks;
+		smo_after = c->smo_count;
 		SpinLockRelease(&c->mutex);
+
+		/*
+		 * Every change committed before our snapshot was in this take or
+		 * an earlier one.  A page read here may be newer than the take; if
+		 * a split or page deletion happened meanwhile, its other pages are
+		 * only in the next take, so go round again.  Single-page changes
+		 * made meanwhile leave the copy consistent: they wait for the next
+		 * sync.
+		 */
+		if (smo_after == smo_before)
+			break;
 	}
 	if (rc != 0)
 	{

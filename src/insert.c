@@ -191,6 +191,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	gbt_gpu_note_change(index, BufferGetBlockNumber(pbuf));
 	if (BufferIsValid(sbuf))
 		gbt_gpu_note_change(index, BufferGetBlockNumber(sbuf));
+	gbt_gpu_note_smo(index);
 
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
@@ -270,6 +271,7 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	gbt_gpu_note_change(index, BufferGetBlockNumber(rootbuf));
 	gbt_gpu_note_change(index, ablk);
 	gbt_gpu_note_change(index, bblk);
+	gbt_gpu_note_smo(index);
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);

@@ -234,6 +234,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		gbt_gpu_note_change(index, BufferGetBlockNumber(rsbuf));
 		if (BufferIsValid(lsbuf))
 			gbt_gpu_note_change(index, BufferGetBlockNumber(lsbuf));
+		gbt_gpu_note_smo(index);
 		ok = true;
 	}
 	UnlockReleaseBuffer(rsbuf);

@@ -62,7 +62,7 @@ fi
 if want regress; then
     echo "== regress (every batch on the GPU)"
     b0=$(info gpu_batches)
-    if PGOPTIONS="-c gbtree.gpu_min_batch=1" make -s installcheck >/tmp/gpu-regress.log 2>&1; then
+    if PGOPTIONS="-c gbtree.gpu_min_batch=1" EXTRA_REGRESS_OPTS=--no-locale make -s installcheck >/tmp/gpu-regress.log 2>&1; then
         ok "regress: $(grep -E 'tests passed|All [0-9]+ tests' /tmp/gpu-regress.log | tail -n 1)"
     else
         tail -n 40 /tmp/gpu-regress.log
