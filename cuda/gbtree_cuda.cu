@@ -332,7 +332,82 @@ enum
 	A_NONE = 0, A_INNER, A_LEAF_FIRST, A_LEAF_LAST, A_FULL
 };
 
-template <int G, int MINB>
+/*
+ * Fast path of the count kernel: lane j of an idle group takes query q + j
+ * and, if its bounds need no TID comparison and it lies wholly inside the
+ * leaf the group is on (lo >= low key, hi <= high key), resolves it alone
+ * in that leaf (checked when its header was loaded): directory, block and
+ * bitmap from L1/L2, one lane per query.  Writes the query's results.
+ */
+__device__ __forceinline__ void
+leaf_resolve_lane(const KParams &p, const char *pg, uint32_t blk, uint64_t qi,
+				  u64 lk, u64 lt, u64 hk, u64 ht)
+{
+	const u64  *dir = (const u64 *) (pg + DIR_OFF);
+	const u64  *keys = (const u64 *) (pg + GBT_LEAF_KEYS_OFF);
+	const u64  *tids = (const u64 *) (pg + GBT_LEAF_TIDS_OFF);
+	const u64  *used = (const u64 *) (pg + USED_OFF);
+	int			b_lo = 0,
+				b_hi = 0,
+				c_lo = 0,
+				c_hi = 0;
+	unsigned	cnt = 0;
+
+	if (!elt(lk, lt, hk, ht))
+	{
+		p.counts[qi] = 0;
+		p.start[qi] = 0;
+		return;
+	}
+#pragma unroll
+	for (int j = 0; j < GBT_LEAF_BLOCKS; j += 2)
+	{
+		ulonglong2	d = ld2(dir + j);
+
+		b_lo += klt_bound(d.x, lk, lt) + klt_bound(d.y, lk, lt);
+		b_hi += klt_bound(d.x, hk, ht) + klt_bound(d.y, hk, ht);
+	}
+	if (b_lo < GBT_LEAF_BLOCKS)
+	{
+#pragma unroll
+		for (int j = 0; j < 16; j += 2)
+		{
+			ulonglong2	k = ld2(keys + b_lo * 16 + j);
+
+			c_lo += klt_bound(k.x, lk, lt) + klt_bound(k.y, lk, lt);
+		}
+	}
+	if (b_hi < GBT_LEAF_BLOCKS)
+	{
+#pragma unroll
+		for (int j = 0; j < 16; j += 2)
+		{
+			ulonglong2	k = ld2(keys + b_hi * 16 + j);
+
+			c_hi += klt_bound(k.x, hk, ht) + klt_bound(k.y, hk, ht);
+		}
+	}
+
+	int			lb_lo = b_lo < GBT_LEAF_BLOCKS ? b_lo * 16 + c_lo : GBT_LEAF_SLOTS;
+	int			lb_hi = b_hi < GBT_LEAF_BLOCKS ? b_hi * 16 + c_hi : GBT_LEAF_SLOTS;
+
+#pragma unroll
+	for (int w = 0; w < 8; w += 2)
+	{
+		ulonglong2	u = ld2(used + w);
+
+		cnt += range_pop(u.x, w, lb_lo, lb_hi) + range_pop(u.y, w + 1, lb_lo, lb_hi);
+	}
+
+	bool		inl = cnt > 0 && lb_lo < GBT_LEAF_SLOTS;
+
+	p.counts[qi] = cnt;
+	p.start[qi] = ((uint64_t) blk << 32) | (inl ? (1u << 16) : 0u) | (uint32_t) lb_lo;
+	if (inl)
+		p.first[qi] = make_ulonglong2(ld1(keys + lb_lo), ld1(tids + lb_lo));
+}
+
+template <int G, int MINB, bool FAST>
 __global__ void __launch_bounds__(256, MINB)
 count_kernel(KParams p)
 {
@@ -371,8 +446,56 @@ count_kernel(KParams p)
 
 	for (;;)
 	{
+		/* ---- fast path: queries wholly inside the current leaf ---------- */
+		bool		fast_all = false;	/* took G queries: no pickup this step */
+
+		if (FAST)
+		{
+			const uint32_t hf = (uint32_t) (o_w5 >> 16) & 0xFFFF;
+			const bool	gcand = st == ST_IDLE && hblk != GBT_NO_BLOCK && (hf & GBT_F_LEAF) &&
+				!(hf & GBT_F_DELETED) && q < qend;
+			const bool	hrm = (hf & GBT_F_RIGHTMOST) != 0;
+			bool		simple = false;
+			uint64_t	myq = q + gl,
+						myqi = 0;
+			u64			a_lk = 0,
+						a_lt = 0,
+						a_hk = 0,
+						a_ht = 0;
+
+			if (gcand && myq < qend)
+			{
+				ulonglong2	a,
+							b;
+
+				myqi = p.perm ? __ldg(p.perm + myq) : myq;
+				a = ld2(&p.queries[myqi].lo_key);
+				b = ld2(&p.queries[myqi].hi_key);
+				a_lk = a.x;
+				a_lt = a.y;
+				a_hk = b.x;
+				a_ht = b.y;
+				simple = !elt(a_lk, a_lt, a_hk, a_ht) ||
+					(!bound_needs_tid(a_lk, a_lt) && !bound_needs_tid(a_hk, a_ht) &&
+					 !elt(a_lk, a_lt, o_lowk, o_lowt) &&
+					 (hrm || !elt(o_hik, o_hit, a_hk, a_ht)));
+			}
+
+			unsigned	gb = (__ballot_sync(FULL_MASK, simple) >> gbase) & ((1u << G) - 1);
+			int			m = __ffs(~gb) - 1;	/* leading simple queries */
+
+			if (simple && gl < m)
+				leaf_resolve_lane(p, p.pages + (size_t) hblk * GBT_PAGE_SIZE, hblk, myqi,
+								  a_lk, a_lt, a_hk, a_ht);
+			if (gcand)
+			{
+				q += m;
+				fast_all = (m == G);
+			}
+		}
+
 		/* ---- pick up the next query ------------------------------------ */
-		if (st == ST_IDLE)
+		if (st == ST_IDLE && !fast_all)
 		{
 			while (q < qend)
 			{
@@ -426,7 +549,7 @@ count_kernel(KParams p)
 				}
 			}
 		}
-		if (!__any_sync(FULL_MASK, st != ST_IDLE))
+		if (!__any_sync(FULL_MASK, st != ST_IDLE || fast_all))
 			break;
 
 		const bool	active = (st != ST_IDLE);
@@ -1171,11 +1294,11 @@ gbt_cuda_copy_create(GbtCudaCopy **copyp, uint32_t capacity_blocks)
 	if (e == cudaSuccess)
 		e = cudaMallocHost(&c->h_small, 4 * sizeof(u64));
 	if (e == cudaSuccess)
-		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<8, COUNT_MINB>, 256, 0);
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<8, COUNT_MINB, true>, 256, 0);
 	if (e == cudaSuccess)
 	{
 		c->count_blocks_g8 = nb * prop.multiProcessorCount;
-		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<16, COUNT_MINB>, 256, 0);
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, count_kernel<16, COUNT_MINB, true>, 256, 0);
 	}
 	if (e == cudaSuccess)
 	{
@@ -1549,10 +1672,10 @@ launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_bloc
 	switch (group)
 	{
 		case 16:
-			count_kernel<16, COUNT_MINB><<<grid_blocks, 256, 0, c->stream>>>(p);
+			count_kernel<16, COUNT_MINB, true><<<grid_blocks, 256, 0, c->stream>>>(p);
 			break;
 		default:
-			count_kernel<8, COUNT_MINB><<<grid_blocks, 256, 0, c->stream>>>(p);
+			count_kernel<8, COUNT_MINB, true><<<grid_blocks, 256, 0, c->stream>>>(p);
 			break;
 	}
 	return cudaGetLastError();
