@@ -120,11 +120,16 @@ DELETE FROM fr_g WHERE k = :k;
 DELETE FROM fr_b WHERE k = :k;
 COMMIT;
 EOF
-    pgbench -n -c 4 -j 4 -T 40 -f /tmp/fr_ins.sql@9 -f /tmp/fr_del.sql@1 >/tmp/fr_pgbench.log 2>&1 &
+    FRESH_SECS=${FRESH_SECS:-40}
+    if [ "${FRESH_DELETES:-1}" = 1 ]; then
+        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f /tmp/fr_ins.sql@9 -f /tmp/fr_del.sql@1 >/tmp/fr_pgbench.log 2>&1 &
+    else
+        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f /tmp/fr_ins.sql >/tmp/fr_pgbench.log 2>&1 &
+    fi
     pgb=$!
     # while the writers run: VACUUM now and then, and GPU batches compared
     # with btree inside one REPEATABLE READ snapshot
-    (for _ in 1 2 3 4; do sleep 8; q -c "VACUUM fr_g" >/dev/null 2>&1; done) &
+    (for _ in 1 2 3 4; do sleep $((FRESH_SECS / 5)); [ "${FRESH_VACUUM:-1}" = 1 ] && q -c "VACUUM fr_g" >/dev/null 2>&1; done) &
     vac=$!
     cat >/tmp/fr_check.sql <<'EOF'
 BEGIN ISOLATION LEVEL REPEATABLE READ;
@@ -140,7 +145,7 @@ EOF
     same=0
     diffs=0
     errs=0
-    end=$((SECONDS + 35))
+    end=$((SECONDS + FRESH_SECS - 5))
     while [ $SECONDS -lt $end ]; do
         r=$(q -f /tmp/fr_check.sql 2>&1 | tail -n 1)
         case $r in
