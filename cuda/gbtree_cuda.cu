@@ -21,8 +21,14 @@
  * the high key the group walks the right-links, counting whole leaves from
  * their bitmaps.  A query whose low bound lies in the leaf the group has
  * just left starts there without a descent (sorted batches: ~one block load
- * per query).  The count pass also keeps the first match and the start
- * (leaf, slot) of every query.
+ * per query).  On sorted batches a leaf fast path goes further: an idle
+ * group on a leaf takes its next G queries, one per lane, and each lane
+ * whose query lies wholly inside that leaf (bounds needing no TID
+ * comparison) resolves it alone from the cached leaf.  Unsorted batches of
+ * 16k queries or more are first sorted on the device (CUB radix sort of the
+ * high 32 bits of the low key) and descended in that order; results are
+ * still written by batch position.  The count pass also keeps the first
+ * match and the start (leaf, slot) of every query.
  *
  * fill_kernel: one query per lane; single-match queries copy the kept
  * match, the others are walked again by the whole warp from their start.
