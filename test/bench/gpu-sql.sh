@@ -42,29 +42,29 @@ INSERT INTO gb_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gb_t TABL
 FROM unnest(ARRAY[10000, 100000, 1000000]) n;
 EOF
 
-# time one EXECUTE with EXPLAIN ANALYZE: execution time in ms, and the count
+# one EXECUTE for the count, one EXPLAIN ANALYZE EXECUTE for the time:
+# prints "<count> <execution ms>"
 run_q() {   # $1 = n keys, $2 = settings
-    q <<EOF | tail -n 2
+    q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } END { print c, t }'
 SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET plan_cache_mode = force_generic_plan;
 $2
 SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
 PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
-EXECUTE p(:'arr');
-EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE p(:'arr');
+EXECUTE p(:'arr') \\gset c_
+\\echo COUNT :c_count
+EXPLAIN (ANALYZE) EXECUTE p(:'arr');
 EOF
 }
-exec_ms() { python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("%.2f" % d[0]["Execution Time"])'; }
-
 declare -A RES
 measure() {   # $1 label, $2 settings
     for n in 10000 100000 1000000; do
         vals=""
         for r in $(seq 1 "$REPEAT"); do
             out=$(run_q "$n" "$2")
-            cnt=$(echo "$out" | head -n 1)
-            ms=$(echo "$out" | tail -n 1 | exec_ms)
+            cnt=${out% *}
+            ms=${out#* }
             vals="$vals $ms"
         done
         med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
