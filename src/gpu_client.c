@@ -42,7 +42,7 @@
 #include "gbtree_cuda.h"
 
 int			gbt_device_mode = GBT_DEVICE_AUTO;
-int			gbt_gpu_min_batch = 20000;
+int			gbt_gpu_min_batch = 10000;
 int			gbt_gpu_memory_limit_mb = 0;
 int			gbt_gpu_inject_fault = 0;
 
@@ -76,7 +76,7 @@ gbt_gpu_define_gucs(void)
 							"Smallest = ANY batch that gbtree.device = auto sends to the GPU.",
 							NULL,
 							&gbt_gpu_min_batch,
-							20000, 1, INT_MAX,
+							10000, 1, INT_MAX,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
