@@ -85,6 +85,8 @@ typedef struct GbtScanOpaqueData
 	GbtScanPos	pos;
 	GbtScanPos *mark;			/* saved by ammarkpos */
 	bool		par_serial;		/* parallel scan run whole by this participant */
+	bool		par_seized;		/* holds the shared position: read_leaf() publishes */
+	bool		par_more;		/* the scan goes on after the leaf just read */
 	/* GPU scans: every match, fetched in one batch, in index order */
 	GbtEntry   *gpu_items;
 	int64		gpu_n;
@@ -126,6 +128,8 @@ typedef struct GbtParallelScanData
 
 typedef GbtParallelScanData *GbtParallelScan;
 
+static void par_publish(IndexScanDesc scan);
+
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
 {
@@ -143,6 +147,7 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->mark = NULL;
 	so->markValid = false;
 	so->par_serial = false;
+	so->par_seized = false;
 	so->gpu_items = NULL;
 	so->gpu_locked = false;
 	so->info = gbt_index_info(index);
@@ -622,12 +627,21 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		pos->hitid = op->lowtid;
 		pos->nitems = 0;
 		pos->hasentries = false;
+		if (so->par_seized)
+			par_publish(scan);
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		hold_pin(scan, buf, false);
 		return;
 	}
 	pos->hikey = op->hikey;
 	pos->hitid = op->hitid;
+
+	/*
+	 * A parallel scan knows its successor now: let the others read on
+	 * while this participant copies the entries (as nbtree does).
+	 */
+	if (so->par_seized)
+		par_publish(scan);
 
 	first = gbt_node_first_used(&node);
 	last = gbt_node_last_used(&node);
@@ -949,9 +963,18 @@ step(IndexScanDesc scan, ScanDirection dir)
 				continue;
 			}
 			/*
-			 * The next range starts beyond this leaf.  Sorted keys usually
-			 * land on the next leaf: try it before descending again.
+			 * The next range starts beyond this leaf.  Dense sorted keys
+			 * usually land on the next leaf: try it before descending
+			 * again, unless the key lies further beyond our high key than
+			 * this leaf's own key span (sparse keys: descend directly).
 			 */
+			if (!pos->deleted && pos->hikey >= pos->pagelowkey &&
+				seg->ranges[r].lo - pos->hikey > pos->hikey - pos->pagelowkey)
+			{
+				if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
+					return true;
+				continue;
+			}
 			read_right(scan);
 			pos->itemIndex = 0;
 			if (pos->nitems > 0)
@@ -1181,7 +1204,9 @@ par_successor(GbtScanOpaque so, GbtParallelScanData *t)
 		return true;
 	}
 	t->seg = pos->seg;
-	if (seg->ranges[r].lo <= pos->hikey || (pos->nitems > 0 && !pos->deleted))
+	if (seg->ranges[r].lo <= pos->hikey ||
+		(!pos->deleted && pos->hikey >= pos->pagelowkey &&
+		 seg->ranges[r].lo - pos->hikey <= pos->hikey - pos->pagelowkey))
 	{
 		t->seek = false;
 		t->blk = pos->next;
@@ -1196,6 +1221,18 @@ par_successor(GbtScanOpaque so, GbtParallelScanData *t)
 		t->tid = 0;
 	}
 	return true;
+}
+
+/* The leaf in pos was just read (links, high key): publish its successor. */
+static void
+par_publish(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtParallelScanData t;
+
+	so->par_more = par_successor(so, &t);
+	par_release(scan, so->par_more ? &t : NULL);
+	so->par_seized = false;
 }
 
 /*
@@ -1221,6 +1258,7 @@ par_next(IndexScanDesc scan)
 			pos->seg = -1;
 			return false;
 		}
+		so->par_seized = true;
 		if (t.seg < 0)
 			seek_segment_start(scan, 0, false);
 		else if (t.seek)
@@ -1236,8 +1274,8 @@ par_next(IndexScanDesc scan)
 			read_right(scan);
 			pos->itemIndex = 0;
 		}
-		more = par_successor(so, &t);
-		par_release(scan, more ? &t : NULL);
+		Assert(!so->par_seized);	/* read_leaf() published the successor */
+		more = so->par_more;
 		if (pos->itemIndex >= 0 && pos->itemIndex < pos->nitems)
 			return true;
 		if (!more)
