@@ -179,8 +179,8 @@ PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
 
 /* gpu_client.c */
 extern void gbt_gpu_define_gucs(void);
-extern void gbt_gpu_note_change(Relation index, BlockNumber blkno);
-extern void gbt_gpu_note_smo(Relation index);
+extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n,
+								 bool multi_page);
 extern void gbt_gpu_forget(Relation index);
 extern bool gbt_gpu_wanted(int nqueries);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,

@@ -6,15 +6,16 @@
  *	  through the GPU service, gbtree_device_info().
  *
  * Freshness (ARCHITECTURE.md invariant 5).  Every page change records
- * its block in the copy's dirty set in shared memory before the page's
- * buffer lock is released.  A GPU scan, after taking its snapshot and
- * holding the copy's sync lock, repeatedly takes the dirty set and ships
- * those pages until a take comes back empty; only then does it submit
- * its lookup, which the service runs after every shipment before it.
- * Any change committed before the snapshot recorded its pages before its
- * commit, so it is on the device; pages of one change are recorded
- * under the same buffer locks that made the change, so a page read
- * after a change always finds that change's other pages in the set.
+ * its blocks in the copy's dirty set in shared memory before the pages'
+ * buffer locks are released, and counts itself if it spans pages.  A GPU
+ * scan, after taking its snapshot and holding the copy's sync lock, takes
+ * the dirty set and ships those pages, again while multi-page changes
+ * were recorded during the shipment; then it submits its lookup, which
+ * the service runs after every shipment before it.  Any change committed
+ * before the snapshot recorded its pages before its commit, so it is on
+ * the device; the pages of one change are recorded under the buffer locks
+ * that made it, so a page read after a split finds the split's other
+ * pages in the next take (see sync_copy()).
  * On a hot standby, WAL replay changes pages without the access method:
  * there a sync ships every page whose LSN is past the replay position
  * of the previous sync.
@@ -132,13 +133,17 @@ find_copy(Oid indexoid)
 }
 
 /*
- * Record that a page of this index changed.  Called with the page's buffer
- * still locked.  Costs an atomic read when no index has a device copy.
+ * Record that pages of this index changed: blknos[n], all still locked by
+ * the caller, in one critical change.  multi_page: the change spans pages
+ * (split, page deletion); counting such changes is what lets a sync stop
+ * at a consistent copy (see sync_copy()).  Costs an atomic read when no
+ * index has a device copy.
  */
 void
-gbt_gpu_note_change(Relation index, BlockNumber blkno)
+gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n, bool multi_page)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
+	Oid			indexoid = RelationGetRelid(index);
 	int			i;
 	GbtGpuCopy *c;
 
@@ -147,48 +152,25 @@ gbt_gpu_note_change(Relation index, BlockNumber blkno)
 	pg_memory_barrier();
 	if (pg_atomic_read_u32(&sh->ncopies) == 0)
 		return;
-	i = find_copy(RelationGetRelid(index));
+	i = find_copy(indexoid);
 	if (i < 0)
 		return;
 	c = &sh->copies[i];
 	SpinLockAcquire(&c->mutex);
-	if (copy_is(c, RelationGetRelid(index)))
+	if (copy_is(c, indexoid))
 	{
-		if (c->ndirty > 0 && c->dirty[c->ndirty - 1] == blkno)
-			 /* already there */ ;
-		else if (c->ndirty < GBT_GPU_MAX_DIRTY)
-			c->dirty[c->ndirty++] = blkno;
-		else
-			c->overflow = true;
+		for (int j = 0; j < n; j++)
+		{
+			if (c->ndirty > 0 && c->dirty[c->ndirty - 1] == blknos[j])
+				continue;		/* already there */
+			if (c->ndirty < GBT_GPU_MAX_DIRTY)
+				c->dirty[c->ndirty++] = blknos[j];
+			else
+				c->overflow = true;
+		}
+		if (multi_page)
+			c->smo_count++;
 	}
-	SpinLockRelease(&c->mutex);
-}
-
-/*
- * A change of several pages (split, page deletion) has recorded all its
- * pages: called after the last gbt_gpu_note_change() of that change,
- * still under its buffer locks.  A sync that saw no such change while it
- * shipped a dirty set has a consistent copy (see sync_copy()).
- */
-void
-gbt_gpu_note_smo(Relation index)
-{
-	GbtGpuShared *sh = gbt_gpu_shared;
-	int			i;
-	GbtGpuCopy *c;
-
-	if (sh == NULL)
-		return;
-	pg_memory_barrier();
-	if (pg_atomic_read_u32(&sh->ncopies) == 0)
-		return;
-	i = find_copy(RelationGetRelid(index));
-	if (i < 0)
-		return;
-	c = &sh->copies[i];
-	SpinLockAcquire(&c->mutex);
-	if (copy_is(c, RelationGetRelid(index)))
-		c->smo_count++;
 	SpinLockRelease(&c->mutex);
 }
 
@@ -763,9 +745,6 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 					out[j].tid = tids[j];
 				}
 				dsm_detach(seg);
-				for (uint64 j = 0; j < Min(total, 64); j++)
-					elog(DEBUG2, "gbtree gpu lookup: match " UINT64_FORMAT " key %016llx tid %016llx",
-						 j, (unsigned long long) out[j].key, (unsigned long long) out[j].tid);
 				*entries = out;
 				*nentries = total;
 				SpinLockAcquire(&sh->mutex);
@@ -883,24 +862,23 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	SpinLockAcquire(&sh->mutex);
 	memcpy(snapp, sh, offsetof(GbtGpuShared, ncopies));
 	SpinLockRelease(&sh->mutex);
-#define snap (*snapp)
 
-	info_row(rsinfo, "service", state_name(snap.state));
-	info_row(rsinfo, "detail", snap.detail);
-	info_row(rsinfo, "device", snap.device[0] ? snap.device : "none");
-	info_u64(rsinfo, "service_pid", (uint64) snap.service_pid);
-	info_u64(rsinfo, "memory_total_mb", snap.mem_total >> 20);
-	info_u64(rsinfo, "memory_used_mb", snap.mem_used >> 20);
+	info_row(rsinfo, "service", state_name(snapp->state));
+	info_row(rsinfo, "detail", snapp->detail);
+	info_row(rsinfo, "device", snapp->device[0] ? snapp->device : "none");
+	info_u64(rsinfo, "service_pid", (uint64) snapp->service_pid);
+	info_u64(rsinfo, "memory_total_mb", snapp->mem_total >> 20);
+	info_u64(rsinfo, "memory_used_mb", snapp->mem_used >> 20);
 	info_u64(rsinfo, "gpu_min_batch", (uint64) gbt_gpu_min_batch);
-	info_u64(rsinfo, "gpu_batches", snap.batches);
-	info_u64(rsinfo, "gpu_keys", snap.keys);
-	info_u64(rsinfo, "gpu_matches", snap.matches);
-	info_u64(rsinfo, "pages_shipped", snap.pages_shipped);
-	info_u64(rsinfo, "fallbacks", snap.fallbacks);
-	info_u64(rsinfo, "fallbacks_service", snap.fallback_service);
-	info_u64(rsinfo, "fallbacks_memory", snap.fallback_memory);
-	info_u64(rsinfo, "fallbacks_error", snap.fallback_error);
-	info_row(rsinfo, "last_fallback", snap.last_fallback);
+	info_u64(rsinfo, "gpu_batches", snapp->batches);
+	info_u64(rsinfo, "gpu_keys", snapp->keys);
+	info_u64(rsinfo, "gpu_matches", snapp->matches);
+	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);
+	info_u64(rsinfo, "fallbacks", snapp->fallbacks);
+	info_u64(rsinfo, "fallbacks_service", snapp->fallback_service);
+	info_u64(rsinfo, "fallbacks_memory", snapp->fallback_memory);
+	info_u64(rsinfo, "fallbacks_error", snapp->fallback_error);
+	info_row(rsinfo, "last_fallback", snapp->last_fallback);
 	for (int i = 0; i < GBT_GPU_MAX_COPIES; i++)
 	{
 		GbtGpuCopy *cp = palloc(offsetof(GbtGpuCopy, dirty));
@@ -910,19 +888,16 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&sh->copies[i].mutex);
 		memcpy(cp, &sh->copies[i], offsetof(GbtGpuCopy, dirty));
 		SpinLockRelease(&sh->copies[i].mutex);
-#define c (*cp)
-		if (!c.inuse)
+		if (!cp->inuse)
 			continue;
-		snprintf(name, sizeof(name), "copy %u/%u", c.dboid, c.indexoid);
+		snprintf(name, sizeof(name), "copy %u/%u", cp->dboid, cp->indexoid);
 		snprintf(val, sizeof(val),
 				 "%s, %u blocks, %llu MB, %d pages changed since last sync%s, %llu syncs, %llu pages shipped",
-				 c.valid ? "on device" : "not loaded", c.nblocks,
-				 (unsigned long long) (c.device_bytes >> 20), c.ndirty,
-				 c.overflow ? " (overflowed: full reload)" : "",
-				 (unsigned long long) c.syncs, (unsigned long long) c.pages_shipped);
+				 cp->valid ? "on device" : "not loaded", cp->nblocks,
+				 (unsigned long long) (cp->device_bytes >> 20), cp->ndirty,
+				 cp->overflow ? " (overflowed: full reload)" : "",
+				 (unsigned long long) cp->syncs, (unsigned long long) cp->pages_shipped);
 		info_row(rsinfo, name, val);
-#undef c
 	}
-#undef snap
 	return (Datum) 0;
 }

@@ -403,7 +403,6 @@ serve_put(GbtGpuRequest *req, char *payload)
 	SpinLockAcquire(&gbt_gpu_shared->copies[copyno].mutex);
 	gbt_gpu_shared->copies[copyno].device_bytes = cuda.copy_device_bytes(dev_copy[copyno]);
 	SpinLockRelease(&gbt_gpu_shared->copies[copyno].mutex);
-	(void) enforce_memory_limit(copyno);	/* refresh mem_used */
 	return 0;
 }
 

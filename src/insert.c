@@ -186,12 +186,13 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	insert_into_parent(index, ppage, sb->keys[cut], sb->tids[cut], rblk);
 	GenericXLogFinish(state);
 	/* recorded before any of the four buffers is unlocked */
-	gbt_gpu_note_change(index, lblk);
-	gbt_gpu_note_change(index, rblk);
-	gbt_gpu_note_change(index, BufferGetBlockNumber(pbuf));
-	if (BufferIsValid(sbuf))
-		gbt_gpu_note_change(index, BufferGetBlockNumber(sbuf));
-	gbt_gpu_note_smo(index);
+	{
+		BlockNumber changed[4] = {lblk, rblk, BufferGetBlockNumber(pbuf)};
+
+		if (BufferIsValid(sbuf))
+			changed[3] = BufferGetBlockNumber(sbuf);
+		gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
+	}
 
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
@@ -268,10 +269,11 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	c2[1] = bblk;
 	gbt_node_load(&node, 2, k2, t2, c2);
 	GenericXLogFinish(state);
-	gbt_gpu_note_change(index, BufferGetBlockNumber(rootbuf));
-	gbt_gpu_note_change(index, ablk);
-	gbt_gpu_note_change(index, bblk);
-	gbt_gpu_note_smo(index);
+	{
+		BlockNumber changed[3] = {BufferGetBlockNumber(rootbuf), ablk, bblk};
+
+		gbt_gpu_note_changes(index, changed, 3, true);
+	}
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
@@ -289,7 +291,11 @@ insert_into_leaf(Relation index, Buffer buf, uint64 key, uint64 tid)
 	if (gbt_node_insert(&node, key, tid, 0) < 0)
 		elog(ERROR, "gbtree: leaf unexpectedly full");
 	GenericXLogFinish(state);
-	gbt_gpu_note_change(index, BufferGetBlockNumber(buf));
+	{
+		BlockNumber blkno = BufferGetBlockNumber(buf);
+
+		gbt_gpu_note_changes(index, &blkno, 1, false);
+	}
 }
 
 /* Returns false if the leaf is full and an SMO is needed. */

@@ -112,18 +112,23 @@ typedef enum GbtParState
 	GBT_PAR_DONE
 } GbtParState;
 
-typedef struct GbtParallelScanData
+/* Where a parallel scan goes next */
+typedef struct GbtParTarget
 {
-	slock_t		mutex;
-	ConditionVariable cv;
-	GbtParState state;
-	/* the next target, valid while IDLE */
-	int			seg;
+	int			seg;			/* -1: the very first leaf of the scan */
 	bool		seek;			/* descend to (key, tid) in seg ... */
 	uint64		key;			/* ... else read blk, whose low key must be */
 	uint64		tid;			/* (key, tid), reached from leaf 'from' */
 	BlockNumber blk;
 	BlockNumber from;
+} GbtParTarget;
+
+typedef struct GbtParallelScanData
+{
+	slock_t		mutex;
+	ConditionVariable cv;
+	GbtParState state;
+	GbtParTarget next;			/* valid while IDLE */
 } GbtParallelScanData;
 
 typedef GbtParallelScanData *GbtParallelScan;
@@ -1118,7 +1123,7 @@ par_claim_serial(IndexScanDesc scan)
  * fills *t with the target to read (t->seg < 0: the very first one).
  */
 static bool
-par_seize(IndexScanDesc scan, GbtParallelScanData *t)
+par_seize(IndexScanDesc scan, GbtParTarget *t)
 {
 	GbtParallelScan ps = par_shared(scan);
 	bool		result = false;
@@ -1129,20 +1134,15 @@ par_seize(IndexScanDesc scan, GbtParallelScanData *t)
 
 		SpinLockAcquire(&ps->mutex);
 		st = ps->state;
-		if (st == GBT_PAR_NOT_STARTED)
+		if (st == GBT_PAR_NOT_STARTED || st == GBT_PAR_IDLE)
 		{
-			t->seg = -1;
-			ps->state = GBT_PAR_ADVANCING;
-			result = true;
-		}
-		else if (st == GBT_PAR_IDLE)
-		{
-			t->seg = ps->seg;
-			t->seek = ps->seek;
-			t->key = ps->key;
-			t->tid = ps->tid;
-			t->blk = ps->blk;
-			t->from = ps->from;
+			if (st == GBT_PAR_IDLE)
+				*t = ps->next;
+			else
+			{
+				memset(t, 0, sizeof(*t));
+				t->seg = -1;
+			}
 			ps->state = GBT_PAR_ADVANCING;
 			result = true;
 		}
@@ -1157,7 +1157,7 @@ par_seize(IndexScanDesc scan, GbtParallelScanData *t)
 
 /* Publish the next target (NULL: the scan is over) and wake the others. */
 static void
-par_release(IndexScanDesc scan, const GbtParallelScanData *t)
+par_release(IndexScanDesc scan, const GbtParTarget *t)
 {
 	GbtParallelScan ps = par_shared(scan);
 
@@ -1166,12 +1166,7 @@ par_release(IndexScanDesc scan, const GbtParallelScanData *t)
 		ps->state = GBT_PAR_DONE;
 	else
 	{
-		ps->seg = t->seg;
-		ps->seek = t->seek;
-		ps->key = t->key;
-		ps->tid = t->tid;
-		ps->blk = t->blk;
-		ps->from = t->from;
+		ps->next = *t;
 		ps->state = GBT_PAR_IDLE;
 	}
 	SpinLockRelease(&ps->mutex);
@@ -1185,12 +1180,13 @@ par_release(IndexScanDesc scan, const GbtParallelScanData *t)
  * usually continue there.
  */
 static bool
-par_successor(GbtScanOpaque so, GbtParallelScanData *t)
+par_successor(GbtScanOpaque so, GbtParTarget *t)
 {
 	GbtScanPos *pos = &so->pos;
 	GbtSegment *seg = &so->segs[pos->seg];
 	int			r = 0;
 
+	memset(t, 0, sizeof(*t));
 	if (!pos->rightmost)
 		r = first_range_hi_ge(seg, pos->hikey);
 	if (pos->rightmost || r >= seg->nranges)
@@ -1228,7 +1224,7 @@ static void
 par_publish(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtParallelScanData t;
+	GbtParTarget t;
 
 	so->par_more = par_successor(so, &t);
 	par_release(scan, so->par_more ? &t : NULL);
@@ -1245,7 +1241,7 @@ par_next(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
-	GbtParallelScanData t;
+	GbtParTarget t;
 
 	for (;;)
 	{
@@ -1307,9 +1303,9 @@ gpu_release(IndexScanDesc scan)
 }
 
 /*
- * Run the whole scan as GPU batches (one per segment), if gbtree.device
- * and the batch size call for it.  Returns true when so->gpu_items holds
- * the answer; false to run on the CPU.
+ * Run the whole scan as GPU batches (one per segment); first() has found
+ * that gbtree.device and the batch size call for it.  Returns true when
+ * so->gpu_items holds the answer; false to run on the CPU.
  *
  * Entries come back without pins on their leaves.  Where a scan relies on
  * those pins to keep VACUUM from recycling TIDs under it (index-only and
@@ -1322,15 +1318,10 @@ gpu_fetch(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	int			nq = 0;
 	GbtEntry   *parts[2] = {NULL, NULL};
 	uint64		counts[2] = {0, 0};
 	MemoryContext oldcxt;
 
-	for (int s = 0; s < so->nsegs; s++)
-		nq += so->segs[s].nranges;
-	if (!gbt_gpu_wanted(nq))
-		return false;
 	if (keep_pin(scan))
 	{
 		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))

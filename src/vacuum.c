@@ -78,7 +78,11 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 		for (int i = ndead - 1; i >= 0; i--)
 			gbt_node_delete_slot(&wnode, dead[i]);
 		GenericXLogFinish(state);
-		gbt_gpu_note_change(index, BufferGetBlockNumber(buf));
+		{
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			gbt_gpu_note_changes(index, &blkno, 1, false);
+		}
 		stats->tuples_removed += ndead;
 	}
 	stats->num_index_tuples += live;
@@ -229,12 +233,14 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		op->flags |= GBT_F_DELETED;
 		op->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
 		GenericXLogFinish(state);
-		gbt_gpu_note_change(index, BufferGetBlockNumber(pbuf));
-		gbt_gpu_note_change(index, BufferGetBlockNumber(lbuf));
-		gbt_gpu_note_change(index, BufferGetBlockNumber(rsbuf));
-		if (BufferIsValid(lsbuf))
-			gbt_gpu_note_change(index, BufferGetBlockNumber(lsbuf));
-		gbt_gpu_note_smo(index);
+		{
+			BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(lbuf),
+			BufferGetBlockNumber(rsbuf)};
+
+			if (BufferIsValid(lsbuf))
+				changed[3] = BufferGetBlockNumber(lsbuf);
+			gbt_gpu_note_changes(index, changed, BufferIsValid(lsbuf) ? 4 : 3, true);
+		}
 		ok = true;
 	}
 	UnlockReleaseBuffer(rsbuf);
