@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include "portability/instr_time.h"
+
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "catalog/objectaccess.h"
@@ -673,6 +675,12 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 	uint64		total = 0;
 	int			rc;
 	int			attempt;
+	bool		timed;
+	instr_time	t0,
+				t1,
+				t2,
+				t3,
+				t4;
 
 	if (sh == NULL)
 		return gpu_failed(index, "gbtree is not in shared_preload_libraries, so there is no GPU service",
@@ -690,6 +698,9 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		return gpu_failed(index, "temporary indexes live in backend-local buffers", &sh->fallback_error);
 
+	timed = message_level_is_interesting(DEBUG1);
+	if (timed)
+		INSTR_TIME_SET_CURRENT(t0);
 	for (attempt = 0; attempt < 3; attempt++)
 	{
 		copyno = get_copy(index);
@@ -714,6 +725,9 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 							  rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
 		}
 
+		if (timed)
+			INSTR_TIME_SET_CURRENT(t1);
+
 		/* the lookup itself; once more with room for every match if needed */
 		capacity = (uint64) nqueries + 1024;
 		for (;;)
@@ -730,7 +744,11 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 			hdr->sorted = true;
 			hdr->capacity = capacity;
 			memcpy(base + hdrsz, queries, sizeof(GbtGpuQuery) * nqueries);
+			if (timed)
+				INSTR_TIME_SET_CURRENT(t2);
 			rc = submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, &total, errbuf, sizeof(errbuf));
+			if (timed)
+				INSTR_TIME_SET_CURRENT(t3);
 			if (rc == GBT_GPU_OK)
 			{
 				uint64	   *keys = (uint64 *) (base + hdrsz + qsz + osz);
@@ -747,6 +765,18 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 				dsm_detach(seg);
 				*entries = out;
 				*nentries = total;
+				if (timed)
+				{
+					INSTR_TIME_SET_CURRENT(t4);
+					INSTR_TIME_SUBTRACT(t4, t3);
+					INSTR_TIME_SUBTRACT(t3, t2);
+					INSTR_TIME_SUBTRACT(t2, t1);
+					INSTR_TIME_SUBTRACT(t1, t0);
+					elog(DEBUG1, "gbtree GPU batch on \"%s\": %d queries, " UINT64_FORMAT " matches; sync %.3f ms, request %.3f ms, service %.3f ms, results %.3f ms",
+						 RelationGetRelationName(index), nqueries, total,
+						 INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2),
+						 INSTR_TIME_GET_MILLISEC(t3), INSTR_TIME_GET_MILLISEC(t4));
+				}
 				SpinLockAcquire(&sh->mutex);
 				sh->batches++;
 				sh->keys += nqueries;

@@ -25,6 +25,8 @@
  */
 #include "postgres.h"
 
+#include "portability/instr_time.h"
+
 #include "access/relscan.h"
 #include "storage/condition_variable.h"
 #include "storage/lmgr.h"
@@ -1395,7 +1397,20 @@ first(IndexScanDesc scan, ScanDirection dir)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	bool		backward = ScanDirectionIsBackward(dir);
 
-	preprocess_keys(scan);
+	if (message_level_is_interesting(DEBUG1))
+	{
+		instr_time	t0,
+					t1;
+
+		INSTR_TIME_SET_CURRENT(t0);
+		preprocess_keys(scan);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		elog(DEBUG1, "gbtree scan of \"%s\": keys prepared in %.3f ms",
+			 RelationGetRelationName(scan->indexRelation), INSTR_TIME_GET_MILLISEC(t1));
+	}
+	else
+		preprocess_keys(scan);
 	so->started = true;
 	pgstat_count_index_scan(scan->indexRelation);
 	if (so->impossible || so->nsegs == 0)

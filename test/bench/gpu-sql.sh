@@ -54,7 +54,33 @@ SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
 PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
 EXECUTE p(:'arr') \\gset c_
 \\echo COUNT :c_count
-EXPLAIN (ANALYZE) EXECUTE p(:'arr');
+EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
+EOF
+}
+# the plan the server picks with default settings (parallel plans allowed,
+# no enable_* changes), its time and shape: prints "<ms> <plan nodes>"
+run_default() {   # $1 = n keys, $2 = settings
+    q <<EOF | awk '/Execution Time:/ { t = $3 } /(Scan|Gather|Aggregate)/ { sub(/^[ ->]+/, ""); sub(/  \(.*/, ""); p = p (p ? " / " : "") $0 } END { print t, p }'
+SET plan_cache_mode = force_generic_plan;
+$2
+SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
+PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
+EXECUTE p(:'arr');
+EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
+EOF
+}
+# where the time of a GPU batch goes (DEBUG1 lines of the scan)
+gpu_phases() {   # $1 = n keys
+    q <<EOF 2>&1 | grep -E "gbtree (GPU batch|scan of)" | sed 's/^DEBUG: */  /'
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SET plan_cache_mode = force_generic_plan;
+SET gbtree.device = gpu;
+SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
+PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
+EXECUTE p(:'arr');
+SET client_min_messages = debug1;
+EXECUTE p(:'arr');
 EOF
 }
 declare -A RES
@@ -80,6 +106,7 @@ BT_BUILD=$(sub "$t1" "$t0")
 echo "btree CREATE INDEX: $BT_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
 q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
 measure btree ""
+for n in 100000 1000000; do echo "  btree default plan n=$n: $(run_default $n "")"; done
 q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
 t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
 GB_BUILD=$(sub "$t1" "$t0")
@@ -92,6 +119,12 @@ LOAD=$(sub "$t1" "$t0")
 echo "first GPU query (ships the index to the device): $LOAD s"
 measure gbtree-gpu "SET gbtree.device = gpu;"
 measure gbtree-auto "SET gbtree.device = auto;"
+for n in 100000 1000000; do
+    echo "  gbtree default plan n=$n: $(run_default $n "")"
+    echo "  gbtree gpu default plan n=$n: $(run_default $n "SET gbtree.device = gpu;")"
+done
+echo "GPU batch phases, 1M keys:"
+gpu_phases 1000000
 
 {
     echo "# GPU SQL benchmark: count(*) WHERE k = ANY(\$1), $ROWS rows"
@@ -100,7 +133,7 @@ measure gbtree-auto "SET gbtree.device = auto;"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL: $(q -c 'SHOW server_version'), default settings except max_parallel_workers_per_gather = 0 in the timed sessions; the index is prewarmed"
-    echo "- values: EXPLAIN ANALYZE execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
+    echo "- values: EXPLAIN (ANALYZE, TIMING OFF) execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
     echo "- CREATE INDEX: btree $BT_BUILD s, gbtree (CPU build) $GB_BUILD s; the first GPU query, which ships the whole index to the device: $LOAD s"
     echo
     echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | rows |"
