@@ -40,6 +40,16 @@ extern int	gbt_device_mode;
 extern int	gbt_gpu_min_batch;
 extern int	gbt_gpu_memory_limit_mb;
 extern int	gbt_gpu_inject_fault;
+extern int	gbt_gpu_staging_mb;
+
+/*
+ * The staging area: a buffer in the main shared memory segment through
+ * which one lookup at a time passes its queries and results, mapped (and
+ * page-faulted) once per process instead of once per batch as a fresh DSM
+ * segment is.  Larger batches, and batches that find it busy, use DSM.
+ */
+extern char *gbt_gpu_staging;
+extern Size gbt_gpu_staging_size;
 
 /* service states (shared memory) */
 typedef enum GbtServiceState
@@ -103,6 +113,7 @@ typedef struct GbtGpuRequest
 	uint64		gen;			/* the copy must still be this generation */
 	int			pgprocno;		/* requester, woken when done */
 	dsm_handle	handle;			/* payload */
+	bool		staged;			/* payload in the staging area, not DSM */
 	uint64		seq;			/* order of submission */
 	int			result;			/* 0, or a GBT_GPU_E* code */
 	uint64		total;			/* lookup: matches found */
@@ -164,6 +175,8 @@ typedef struct GbtGpuShared
 	uint64		fallback_memory;
 	uint64		fallback_error;
 	uint64		gpu_builds;
+	uint64		staged_batches;
+	bool		staging_busy;	/* one user at a time; see gpu_client.c */
 	char		last_fallback[160];
 	pg_atomic_uint32 ncopies;	/* copies in use: zero means no tracking */
 	GbtGpuRequest requests[GBT_GPU_MAX_REQUESTS];
@@ -184,7 +197,7 @@ extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int 
 extern void gbt_gpu_forget(Relation index);
 extern bool gbt_gpu_wanted(int nqueries);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
-						   const GbtGpuQuery *queries, int nqueries,
+						   const GbtRange *ranges, int nranges,
 						   GbtEntry **entries, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
 

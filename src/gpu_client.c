@@ -34,6 +34,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -48,6 +49,19 @@ int			gbt_device_mode = GBT_DEVICE_AUTO;
 int			gbt_gpu_min_batch = 10000;
 int			gbt_gpu_memory_limit_mb = 0;
 int			gbt_gpu_inject_fault = 0;
+int			gbt_gpu_staging_mb = 64;
+char	   *gbt_gpu_staging = NULL;
+Size		gbt_gpu_staging_size = 0;
+
+/*
+ * This backend's hold on the staging area, and its request in flight.  A
+ * request still running when the backend gives up (cancel, error, exit) is
+ * marked abandoned; the service then frees its slot and, if the request
+ * was staged, the staging area, since it may still be writing there.
+ */
+static bool staging_held = false;
+static GbtGpuRequest *my_request = NULL;
+static bool exit_callback_set = false;
 
 static const struct config_enum_entry gbt_device_options[] = {
 	{"auto", GBT_DEVICE_AUTO, false},
@@ -91,6 +105,17 @@ gbt_gpu_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+	/* sized at server start: exists only when gbtree is preloaded */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("gbtree.gpu_staging_buffer",
+								"Shared memory through which GPU lookups pass their keys and results (0: none).",
+								"A batch whose keys and results do not fit, or that finds it in use, goes "
+								"through a dynamic shared memory segment instead, which costs page faults.",
+								&gbt_gpu_staging_mb,
+								64, 0, 4096,
+								PGC_POSTMASTER,
+								GUC_UNIT_MB,
+								NULL, NULL, NULL);
 	DefineCustomIntVariable("gbtree.gpu_inject_fault",
 							"Testing only: 1 makes the GPU service fail this session's lookups as a device error would.",
 							NULL,
@@ -209,9 +234,80 @@ count_fallback(const char *why, uint64 *counter)
 	SpinLockRelease(&sh->mutex);
 }
 
+/*
+ * Give up on this backend's request: leave a running one to the service
+ * (with the staging area, if it uses it), free a pending or finished one.
+ */
+static void
+abandon_request(void)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuRequest *req = my_request;
+
+	if (req == NULL)
+		return;
+	my_request = NULL;
+	SpinLockAcquire(&sh->mutex);
+	if (req->state == GBT_REQ_PENDING || req->state == GBT_REQ_DONE)
+		req->state = GBT_REQ_FREE;
+	else if (req->state == GBT_REQ_RUNNING)
+	{
+		req->abandoned = true;
+		if (req->staged)
+			staging_held = false;
+	}
+	SpinLockRelease(&sh->mutex);
+}
+
+static void
+staging_release(void)
+{
+	if (!staging_held)
+		return;
+	SpinLockAcquire(&gbt_gpu_shared->mutex);
+	gbt_gpu_shared->staging_busy = false;
+	SpinLockRelease(&gbt_gpu_shared->mutex);
+	staging_held = false;
+}
+
+/* FATAL exits skip PG_CATCH: settle the request and the staging area here */
+static void
+gpu_client_exit(int code, Datum arg)
+{
+	if (gbt_gpu_shared == NULL)
+		return;
+	abandon_request();
+	staging_release();
+}
+
+/* The staging area, if it is free and holds size bytes. */
+static char *
+staging_acquire(Size size)
+{
+	bool		got = false;
+
+	if (gbt_gpu_staging == NULL || size > gbt_gpu_staging_size)
+		return NULL;
+	if (!exit_callback_set)
+	{
+		before_shmem_exit(gpu_client_exit, (Datum) 0);
+		exit_callback_set = true;
+	}
+	SpinLockAcquire(&gbt_gpu_shared->mutex);
+	if (!gbt_gpu_shared->staging_busy)
+	{
+		gbt_gpu_shared->staging_busy = true;
+		gbt_gpu_shared->staged_batches++;
+		got = true;
+	}
+	SpinLockRelease(&gbt_gpu_shared->mutex);
+	staging_held = got;
+	return got ? gbt_gpu_staging : NULL;
+}
+
 /* Submit a request and wait for it.  Returns the service's result code. */
 static int
-submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
+submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool staged,
 				uint64 *total, char *errbuf, Size errlen)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
@@ -235,6 +331,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
 			req->gen = gen;
 			req->pgprocno = MyProc->pgprocno;
 			req->handle = seg ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
+			req->staged = staged;
 			req->seq = sh->next_seq++;
 			req->result = 0;
 			req->total = 0;
@@ -256,6 +353,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
 	if (op == GBT_OP_DROP)
 		return 0;
 
+	my_request = req;
 	PG_TRY();
 	{
 		for (;;)
@@ -274,7 +372,10 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
 			}
 			SpinLockRelease(&sh->mutex);
 			if (done)
+			{
+				my_request = NULL;
 				break;
+			}
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 100L, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
@@ -283,13 +384,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg,
 	}
 	PG_CATCH();
 	{
-		/* cancelled: leave the slot to the service, or free it */
-		SpinLockAcquire(&sh->mutex);
-		if (req->state == GBT_REQ_PENDING || req->state == GBT_REQ_DONE)
-			req->state = GBT_REQ_FREE;
-		else if (req->state == GBT_REQ_RUNNING)
-			req->abandoned = true;
-		SpinLockRelease(&sh->mutex);
+		abandon_request();
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -428,7 +523,7 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 		hdr->npages = k;
 		hdr->nblocks = nblocks;
 		hdr->reset = reset;
-		rc = submit_and_wait(GBT_OP_PUT_PAGES, copyno, gen, seg, NULL, errbuf, errlen);
+		rc = submit_and_wait(GBT_OP_PUT_PAGES, copyno, gen, seg, false, NULL, errbuf, errlen);
 		if (rc != 0)
 			break;
 		shipped += k;
@@ -664,7 +759,7 @@ gpu_failed(Relation index, const char *why, uint64 *counter)
  * and gbtree.device is auto; raises an error under gbtree.device = gpu.
  */
 bool
-gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int nqueries,
+gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nranges,
 			   GbtEntry **entries, uint64 *nentries)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
@@ -676,6 +771,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 	int			rc;
 	int			attempt;
 	bool		timed;
+	GbtEntry   *volatile out = NULL;
 	instr_time	t0,
 				t1,
 				t2,
@@ -729,40 +825,71 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 			INSTR_TIME_SET_CURRENT(t1);
 
 		/* the lookup itself; once more with room for every match if needed */
-		capacity = (uint64) nqueries + 1024;
+		capacity = (uint64) nranges + 1024;
 		for (;;)
 		{
 			Size		hdrsz = MAXALIGN(sizeof(GbtGpuLookupPayload));
-			Size		qsz = MAXALIGN(sizeof(GbtGpuQuery) * nqueries);
-			Size		osz = MAXALIGN(sizeof(uint64) * ((Size) nqueries + 1));
-			dsm_segment *seg = dsm_create(hdrsz + qsz + osz + capacity * 2 * sizeof(uint64), 0);
-			char	   *base = dsm_segment_address(seg);
-			GbtGpuLookupPayload *hdr = (GbtGpuLookupPayload *) base;
+			Size		qsz = MAXALIGN(sizeof(GbtGpuQuery) * nranges);
+			Size		osz = MAXALIGN(sizeof(uint64) * ((Size) nranges + 1));
+			Size		size = hdrsz + qsz + osz + capacity * 2 * sizeof(uint64);
+			dsm_segment *seg = NULL;
+			char	   *base;
+			GbtGpuLookupPayload *hdr;
+			GbtGpuQuery *q;
 
-			hdr->nqueries = nqueries;
+			base = staging_acquire(size);
+			if (base == NULL)
+			{
+				seg = dsm_create(size, 0);
+				base = dsm_segment_address(seg);
+			}
+			hdr = (GbtGpuLookupPayload *) base;
+			hdr->nqueries = nranges;
 			hdr->root = root;
 			hdr->sorted = true;
 			hdr->capacity = capacity;
-			memcpy(base + hdrsz, queries, sizeof(GbtGpuQuery) * nqueries);
+			q = (GbtGpuQuery *) (base + hdrsz);
+			for (int r = 0; r < nranges; r++)
+			{
+				q[r].lo_key = ranges[r].lo;
+				q[r].lo_tid = 0;
+				q[r].hi_key = ranges[r].hi;
+				q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
+			}
 			if (timed)
 				INSTR_TIME_SET_CURRENT(t2);
-			rc = submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, &total, errbuf, sizeof(errbuf));
-			if (timed)
-				INSTR_TIME_SET_CURRENT(t3);
+			PG_TRY();
+			{
+				rc = submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, seg == NULL,
+									 &total, errbuf, sizeof(errbuf));
+				if (timed)
+					INSTR_TIME_SET_CURRENT(t3);
+				if (rc == GBT_GPU_OK)
+				{
+					uint64	   *keys = (uint64 *) (base + hdrsz + qsz + osz);
+					uint64	   *tids = keys + capacity;
+
+					out = MemoryContextAllocHuge(CurrentMemoryContext,
+												 sizeof(GbtEntry) * Max(total, 1));
+					for (uint64 j = 0; j < total; j++)
+					{
+						out[j].key = keys[j];
+						out[j].tid = tids[j];
+					}
+				}
+			}
+			PG_CATCH();
+			{
+				staging_release();
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			if (seg)
+				dsm_detach(seg);
+			else
+				staging_release();
 			if (rc == GBT_GPU_OK)
 			{
-				uint64	   *keys = (uint64 *) (base + hdrsz + qsz + osz);
-				uint64	   *tids = keys + capacity;
-				GbtEntry   *out;
-
-				out = MemoryContextAllocHuge(CurrentMemoryContext,
-											 sizeof(GbtEntry) * Max(total, 1));
-				for (uint64 j = 0; j < total; j++)
-				{
-					out[j].key = keys[j];
-					out[j].tid = tids[j];
-				}
-				dsm_detach(seg);
 				*entries = out;
 				*nentries = total;
 				if (timed)
@@ -772,19 +899,19 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtGpuQuery *queries, int
 					INSTR_TIME_SUBTRACT(t3, t2);
 					INSTR_TIME_SUBTRACT(t2, t1);
 					INSTR_TIME_SUBTRACT(t1, t0);
-					elog(DEBUG1, "gbtree GPU batch on \"%s\": %d queries, " UINT64_FORMAT " matches; sync %.3f ms, request %.3f ms, service %.3f ms, results %.3f ms",
-						 RelationGetRelationName(index), nqueries, total,
+					elog(DEBUG1, "gbtree GPU batch on \"%s\": %d queries, " UINT64_FORMAT " matches, %s; sync %.3f ms, request %.3f ms, service %.3f ms, results %.3f ms",
+						 RelationGetRelationName(index), nranges, total,
+						 seg ? "through DSM" : "staged",
 						 INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2),
 						 INSTR_TIME_GET_MILLISEC(t3), INSTR_TIME_GET_MILLISEC(t4));
 				}
 				SpinLockAcquire(&sh->mutex);
 				sh->batches++;
-				sh->keys += nqueries;
+				sh->keys += nranges;
 				sh->matches += total;
 				SpinLockRelease(&sh->mutex);
 				return true;
 			}
-			dsm_detach(seg);
 			if (rc == GBT_GPU_ESPACE && total > capacity)
 			{
 				capacity = total;
@@ -829,7 +956,7 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			SpinLockRelease(&sh->copies[i].mutex);
 			pg_atomic_fetch_sub_u32(&sh->ncopies, 1);
 			LWLockRelease(&sh->sync_locks[i].lock);
-			(void) submit_and_wait(GBT_OP_DROP, i, 0, NULL, NULL, errbuf, sizeof(errbuf));
+			(void) submit_and_wait(GBT_OP_DROP, i, 0, NULL, false, NULL, errbuf, sizeof(errbuf));
 		}
 	}
 	LWLockRelease(sh->copies_lock);
@@ -901,6 +1028,7 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "memory_used_mb", snapp->mem_used >> 20);
 	info_u64(rsinfo, "gpu_min_batch", (uint64) gbt_gpu_min_batch);
 	info_u64(rsinfo, "gpu_batches", snapp->batches);
+	info_u64(rsinfo, "staged_batches", snapp->staged_batches);
 	info_u64(rsinfo, "gpu_keys", snapp->keys);
 	info_u64(rsinfo, "gpu_matches", snapp->matches);
 	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);

@@ -74,12 +74,20 @@ gpu_shmem_size(void)
 	return MAXALIGN(sizeof(GbtGpuShared));
 }
 
+static Size
+gpu_staging_size(void)
+{
+	return (Size) gbt_gpu_staging_mb * 1024 * 1024;
+}
+
 static void
 gpu_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(gpu_shmem_size());
+	if (gpu_staging_size() > 0)
+		RequestAddinShmemSpace(gpu_staging_size());
 	RequestNamedLWLockTranche("gbtree_gpu", 1 + GBT_GPU_MAX_COPIES);
 }
 
@@ -110,6 +118,11 @@ gpu_shmem_startup(void)
 		gbt_gpu_shared->service_pgprocno = -1;
 		strlcpy(gbt_gpu_shared->detail, "the GPU service has not started yet",
 				sizeof(gbt_gpu_shared->detail));
+	}
+	if (gpu_staging_size() > 0)
+	{
+		gbt_gpu_staging = ShmemInitStruct("gbtree gpu staging", gpu_staging_size(), &found);
+		gbt_gpu_staging_size = gpu_staging_size();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -193,6 +206,8 @@ service_exit(int code, Datum arg)
 		{
 			r->result = GBT_GPU_ESERVICE;
 			strlcpy(r->errmsg, "the GPU service exited", sizeof(r->errmsg));
+			if (r->abandoned && r->staged)
+				sh->staging_busy = false;
 			r->state = r->abandoned ? GBT_REQ_FREE : GBT_REQ_DONE;
 			wake(r->pgprocno);
 		}
@@ -516,11 +531,11 @@ gbt_gpu_service_main(Datum arg)
 				(void) enforce_memory_limit(-1);
 				rc = 0;
 			}
-			else if ((seg = dsm_attach(req->handle)) == NULL)
+			else if (!req->staged && (seg = dsm_attach(req->handle)) == NULL)
 				rc = GBT_GPU_ESERVICE;
 			else
 			{
-				char	   *payload = dsm_segment_address(seg);
+				char	   *payload = req->staged ? gbt_gpu_staging : dsm_segment_address(seg);
 
 				switch (req->op)
 				{
@@ -533,10 +548,14 @@ gbt_gpu_service_main(Datum arg)
 					default:
 						rc = GBT_GPU_ESERVICE;
 				}
-				dsm_detach(seg);
+				if (seg)
+					dsm_detach(seg);
 			}
 			SpinLockAcquire(&sh->mutex);
 			req->result = rc;
+			/* an abandoned request's staging area is the service's to free */
+			if (req->abandoned && req->staged)
+				sh->staging_busy = false;
 			req->state = req->abandoned ? GBT_REQ_FREE : GBT_REQ_DONE;
 			SpinLockRelease(&sh->mutex);
 			wake(req->pgprocno);

@@ -37,6 +37,7 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "access/tupmacs.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -45,6 +46,7 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_keys.h"
 
 typedef struct GbtSegment
 {
@@ -201,14 +203,12 @@ cmp_u64(const void *a, const void *b)
 
 /*
  * LSD radix sort, one byte per pass, passes where every key has the same
- * byte skipped: large = ANY arrays sort in a few linear passes instead of
- * n log n comparator calls.
+ * byte skipped.
  */
 static void
-radix_sort_u64(uint64 *v, int n)
+lsd_sort_u64(uint64 *v, uint64 *tmp, int n)
 {
 	uint32	   *hist = palloc0(sizeof(uint32) * 8 * 256);
-	uint64	   *tmp = palloc(sizeof(uint64) * n);
 	uint64	   *src = v,
 			   *dst = tmp;
 
@@ -238,8 +238,79 @@ radix_sort_u64(uint64 *v, int n)
 	}
 	if (src != v)
 		memcpy(v, src, sizeof(uint64) * n);
-	pfree(tmp);
 	pfree(hist);
+}
+
+/*
+ * Sort large = ANY arrays: one pass distributes the keys into about n/2
+ * buckets by their leading bits below the common prefix (so skewed but
+ * narrow key sets spread too), then each bucket is sorted where it lies:
+ * by insertion when small, which it is for all but skewed data, by the
+ * LSD sort otherwise.  Two linear passes instead of up to eight.
+ */
+static void
+radix_sort_u64(uint64 *v, int n)
+{
+	uint64		mn = v[0],
+				mx = v[0];
+	int			span,
+				bits,
+				shift,
+				nb;
+	uint32	   *start;
+	uint32	   *pos;
+	uint64	   *tmp;
+
+	for (int i = 1; i < n; i++)
+	{
+		mn = Min(mn, v[i]);
+		mx = Max(mx, v[i]);
+	}
+	if (mn == mx)
+		return;
+	span = pg_leftmost_one_pos64(mn ^ mx) + 1;	/* bits below the common prefix */
+	bits = Max(8, Min(20, pg_leftmost_one_pos32((uint32) n)));
+	bits = Min(bits, span);
+	shift = span - bits;
+	nb = 1 << bits;
+
+	start = palloc0(sizeof(uint32) * (nb + 1));
+	pos = palloc(sizeof(uint32) * nb);
+	tmp = palloc(sizeof(uint64) * n);
+	for (int i = 0; i < n; i++)
+		start[((v[i] >> shift) & (nb - 1)) + 1]++;
+	for (int d = 0; d < nb; d++)
+	{
+		start[d + 1] += start[d];
+		pos[d] = start[d];
+	}
+	for (int i = 0; i < n; i++)
+		tmp[pos[(v[i] >> shift) & (nb - 1)]++] = v[i];
+	for (int d = 0; d < nb; d++)
+	{
+		int			lo = start[d],
+					hi = start[d + 1];
+
+		if (hi - lo > 32)
+			lsd_sort_u64(tmp + lo, v + lo, hi - lo);	/* v's slice as scratch */
+		else
+			for (int i = lo + 1; i < hi; i++)
+			{
+				uint64		x = tmp[i];
+				int			k = i;
+
+				while (k > lo && tmp[k - 1] > x)
+				{
+					tmp[k] = tmp[k - 1];
+					k--;
+				}
+				tmp[k] = x;
+			}
+	}
+	memcpy(v, tmp, sizeof(uint64) * n);
+	pfree(tmp);
+	pfree(pos);
+	pfree(start);
 }
 
 /* in-place sort + dedup, returns new length */
@@ -400,33 +471,76 @@ preprocess_keys(IndexScanDesc scan)
 			int16		elmlen;
 			bool		elmbyval;
 			char		elmalign;
-			Datum	   *elems;
-			bool	   *nulls;
-			int			nelems;
+			int			nelems = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 			uint64	   *vals;
 			int			nv = 0;
+			bool		ascending = true;
 
 			get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
-			deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign,
-							  &elems, &nulls, &nelems);
 			vals = palloc(sizeof(uint64) * Max(nelems, 1));
-			for (int j = 0; j < nelems; j++)
+			if (!ARR_HASNULL(a) && elmbyval && elmlen > 0)
 			{
-				uint64		k;
+				/*
+				 * The common case, read in place: deconstructing a large
+				 * array would allocate and fill two more arrays of its size.
+				 */
+				const char *p = ARR_DATA_PTR(a);
+				uint64		flip = info->desc ? UINT64_MAX : 0;
 
-				if (nulls[j])
-					continue;
-				k = gbt_datum_to_key(elems[j], argtype, NULL);
-				vals[nv++] = info->desc ? ~k : k;
+				if (argtype == INT8OID && elmlen == sizeof(int64))
+				{
+					for (int j = 0; j < nelems; j++)
+						vals[j] = gbt_key_from_int64(((const int64 *) p)[j]) ^ flip;
+				}
+				else
+				{
+					for (int j = 0; j < nelems; j++)
+					{
+						vals[j] = gbt_datum_to_key(fetch_att(p, true, elmlen), argtype, NULL) ^ flip;
+						p = att_addlength_pointer(p, elmlen, p);
+						p = (const char *) att_align_nominal(p, elmalign);
+					}
+				}
+				nv = nelems;
 			}
-			pfree(elems);
-			pfree(nulls);
+			else
+			{
+				Datum	   *elems;
+				bool	   *nulls;
+
+				deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign,
+								  &elems, &nulls, &nelems);
+				for (int j = 0; j < nelems; j++)
+				{
+					uint64		k;
+
+					if (nulls[j])
+						continue;
+					k = gbt_datum_to_key(elems[j], argtype, NULL);
+					vals[nv++] = info->desc ? ~k : k;
+				}
+				pfree(elems);
+				pfree(nulls);
+			}
 			if (nv == 0)
 			{
 				impossible = true;
 				continue;
 			}
-			nv = sort_unique(vals, nv);
+			/* arrays often come sorted: then only duplicates need removing */
+			for (int j = 1; j < nv && ascending; j++)
+				ascending = vals[j - 1] <= vals[j];
+			if (ascending)
+			{
+				int			m = 1;
+
+				for (int j = 1; j < nv; j++)
+					if (vals[j] != vals[m - 1])
+						vals[m++] = vals[j];
+				nv = m;
+			}
+			else
+				nv = sort_unique(vals, nv);
 			if (strategy == BTEqualStrategyNumber)
 			{
 				if (narr < 0)
@@ -1346,25 +1460,15 @@ gpu_fetch(IndexScanDesc scan)
 	for (int s = 0; s < so->nsegs; s++)
 	{
 		GbtSegment *seg = &so->segs[s];
-		GbtGpuQuery *q = palloc(sizeof(GbtGpuQuery) * seg->nranges);
 
-		for (int r = 0; r < seg->nranges; r++)
+		if (!gbt_gpu_lookup(index, seg->root, seg->ranges, seg->nranges, &parts[s], &counts[s]))
 		{
-			q[r].lo_key = seg->ranges[r].lo;
-			q[r].lo_tid = 0;
-			q[r].hi_key = seg->ranges[r].hi;
-			q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
-		}
-		if (!gbt_gpu_lookup(index, seg->root, q, seg->nranges, &parts[s], &counts[s]))
-		{
-			pfree(q);
 			if (parts[0])
 				pfree(parts[0]);
 			MemoryContextSwitchTo(oldcxt);
 			gpu_release(scan);
 			return false;
 		}
-		pfree(q);
 	}
 	if (so->nsegs == 2)
 	{
