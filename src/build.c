@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include "portability/instr_time.h"
+
 #include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
@@ -40,6 +42,7 @@ typedef struct GbtBuildState
 	Size		nnulls;
 	Size		nullcap;
 	double		heaptuples;
+	bool		tid_sorted;		/* entries arrived in TID order */
 } GbtBuildState;
 
 typedef struct GbtPageWriter
@@ -90,10 +93,14 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 		uint16		flags;
 		uint64		key = gbt_index_key(bs->info, values[0], &flags);
 
+		uint64		t = gbt_tid_from_itemptr(tid, flags);
+
 		if (bs->nentries == bs->capacity)
 			grow(&bs->entries, &bs->capacity);
+		if (bs->nentries > 0 && bs->entries[bs->nentries - 1].tid > t)
+			bs->tid_sorted = false;
 		bs->entries[bs->nentries].key = key;
-		bs->entries[bs->nentries].tid = gbt_tid_from_itemptr(tid, flags);
+		bs->entries[bs->nentries].tid = t;
 		bs->nentries++;
 	}
 	bs->heaptuples += 1;
@@ -375,6 +382,14 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	GbtBuildState bs;
 	MemoryContext buildcxt,
 				oldcxt;
+	GbtGpuSortTimes gtimes;
+	bool		on_gpu = false;
+	instr_time	t0,
+				t1;
+	double		scan_ms,
+				sort_ms,
+				write_ms,
+				preload_ms;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -394,11 +409,16 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 									 ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(buildcxt);
 
+	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
+	bs.tid_sorted = true;
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   gbt_build_callback, (void *) &bs, NULL);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	scan_ms = INSTR_TIME_GET_MILLISEC(t1);
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
+	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 (int64) (bs.nentries + bs.nnulls));
 	if (bs.nentries > 1 || bs.nnulls > 1)
@@ -406,14 +426,63 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		Size		maxn = Max(bs.nentries, bs.nnulls);
 		GbtEntry   *scratch = MemoryContextAllocHuge(buildcxt, maxn * sizeof(GbtEntry));
 
-		gbt_radix_sort(bs.entries, scratch, bs.nentries);
+		/*
+		 * The GPU sorts into the scratch array and leaves the entries as
+		 * they were, so a failure can still fall back to the CPU sort.
+		 */
+		if (bs.nentries > 1 && gbt_gpu_build_wanted(index, bs.nentries))
+		{
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
+			if (gbt_gpu_sort_entries(index, bs.entries, scratch, bs.nentries,
+									 bs.tid_sorted, &gtimes))
+			{
+				GbtEntry   *sorted = scratch;
+
+				scratch = bs.entries;
+				bs.entries = sorted;
+				on_gpu = true;
+			}
+		}
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
+		if (!on_gpu)
+			gbt_radix_sort(bs.entries, scratch, bs.nentries);
 		gbt_radix_sort(bs.nulls, scratch, bs.nnulls);
 		pfree(scratch);
 	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	sort_ms = INSTR_TIME_GET_MILLISEC(t1);
 
+	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
 	write_index(index, bs.entries, bs.nentries, bs.nulls, bs.nnulls,
 				RelationNeedsWAL(index));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	write_ms = INSTR_TIME_GET_MILLISEC(t1);
+
+	/* the first GPU scan of a GPU-built index finds it on the device */
+	INSTR_TIME_SET_CURRENT(t0);
+	if (on_gpu)
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_LOAD);
+		gbt_gpu_preload(index);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	preload_ms = INSTR_TIME_GET_MILLISEC(t1);
+
+	if (on_gpu)
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms, sort %.1f ms (to the device %.1f ms, device sort %.1f ms in a %.1f ms request, back %.1f ms), layout and write %.1f ms, device copy %.1f ms",
+								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
+								 scan_ms, sort_ms, gtimes.to_device_ms, gtimes.sort_ms,
+								 gtimes.run_ms, gtimes.from_device_ms, write_ms, preload_ms)));
+	else
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree build of \"%s\" on the CPU: %zu entries; heap scan %.1f ms, sort %.1f ms, layout and write %.1f ms",
+								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
+								 scan_ms, sort_ms, write_ms)));
 
 	MemoryContextSwitchTo(oldcxt);
 	result = palloc(sizeof(IndexBuildResult));
@@ -460,6 +529,10 @@ gbtbuildphasename(int64 phasenum)
 			return "building index: sorting keys";
 		case GBT_PHASE_LOAD:
 			return "building index: writing pages";
+		case GBT_PHASE_GPU_SORT:
+			return "building index: sorting keys on the GPU";
+		case GBT_PHASE_GPU_LOAD:
+			return "building index: loading the device copy";
 		default:
 			return NULL;
 	}

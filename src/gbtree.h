@@ -50,6 +50,8 @@
 #define GBT_PHASE_TABLESCAN		2
 #define GBT_PHASE_SORT			3
 #define GBT_PHASE_LOAD			4
+#define GBT_PHASE_GPU_SORT		5
+#define GBT_PHASE_GPU_LOAD		6
 
 /* How a column type maps to normalized keys */
 typedef enum GbtKeyKind

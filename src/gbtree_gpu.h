@@ -91,8 +91,15 @@ typedef enum GbtGpuOp
 {
 	GBT_OP_PUT_PAGES = 1,
 	GBT_OP_LOOKUP,
-	GBT_OP_DROP
+	GBT_OP_DROP,
+	GBT_OP_SORT_BEGIN,			/* CREATE INDEX: room for arg[0] entries */
+	GBT_OP_SORT_PUT,			/* entries [arg[1], +arg[2]) of sort arg[0] */
+	GBT_OP_SORT_RUN,			/* sort arg[0]; arg[1]: arrived in TID order */
+	GBT_OP_SORT_GET,			/* sorted entries [arg[1], +arg[2]) of sort arg[0] */
+	GBT_OP_SORT_END				/* free sort arg[0] */
 } GbtGpuOp;
+
+#define GBT_GPU_MAX_SORTS		8	/* concurrent GPU index builds */
 
 typedef enum GbtReqState
 {
@@ -114,6 +121,8 @@ typedef struct GbtGpuRequest
 	int			pgprocno;		/* requester, woken when done */
 	dsm_handle	handle;			/* payload */
 	bool		staged;			/* payload in the staging area, not DSM */
+	uint64		arg[3];			/* sort operations' arguments */
+	double		ms;				/* sort run: device milliseconds */
 	uint64		seq;			/* order of submission */
 	int			result;			/* 0, or a GBT_GPU_E* code */
 	uint64		total;			/* lookup: matches found */
@@ -200,5 +209,19 @@ extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
 						   const GbtRange *ranges, int nranges,
 						   GbtEntry **entries, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
+
+/* CREATE INDEX on the GPU (gpu_client.c) */
+typedef struct GbtGpuSortTimes
+{
+	double		to_device_ms;	/* entries into the service and onto the device */
+	double		sort_ms;		/* device time of the sort */
+	double		run_ms;			/* the sort request, end to end */
+	double		from_device_ms; /* sorted entries back */
+} GbtGpuSortTimes;
+
+extern bool gbt_gpu_build_wanted(Relation index, Size nentries);
+extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,
+								 Size n, bool tid_sorted, GbtGpuSortTimes *times);
+extern void gbt_gpu_preload(Relation index);
 
 #endif							/* GBTREE_GPU_H */

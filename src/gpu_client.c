@@ -117,10 +117,11 @@ gbt_gpu_define_gucs(void)
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);
 	DefineCustomIntVariable("gbtree.gpu_inject_fault",
-							"Testing only: 1 makes the GPU service fail this session's lookups as a device error would.",
-							NULL,
+							"Testing only: 1 makes the GPU service fail this session's lookups and builds as a device error would.",
+							"2 makes the GPU service exit, as a crash would, when it receives this session's "
+							"next build data.",
 							&gbt_gpu_inject_fault,
-							0, 0, 1,
+							0, 0, 2,
 							PGC_SUSET,
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
@@ -308,7 +309,7 @@ staging_acquire(Size size)
 /* Submit a request and wait for it.  Returns the service's result code. */
 static int
 submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool staged,
-				uint64 *total, char *errbuf, Size errlen)
+				const uint64 *args, uint64 *total, double *ms, char *errbuf, Size errlen)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	GbtGpuRequest *req = NULL;
@@ -332,12 +333,16 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 			req->pgprocno = MyProc->pgprocno;
 			req->handle = seg ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
 			req->staged = staged;
+			for (int a = 0; a < 3; a++)
+				req->arg[a] = args ? args[a] : 0;
+			req->ms = 0;
 			req->seq = sh->next_seq++;
 			req->result = 0;
 			req->total = 0;
 			req->errmsg[0] = '\0';
-			req->abandoned = (op == GBT_OP_DROP);
-			req->inject_fault = (op == GBT_OP_LOOKUP) ? gbt_gpu_inject_fault : 0;
+			/* nobody waits for these: the service frees their slots */
+			req->abandoned = (op == GBT_OP_DROP || op == GBT_OP_SORT_END);
+			req->inject_fault = gbt_gpu_inject_fault;
 			req->state = GBT_REQ_PENDING;
 			svc = sh->service_pgprocno;
 		}
@@ -350,7 +355,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 	}
 	if (svc >= 0)
 		SetLatch(&ProcGlobal->allProcs[svc].procLatch);
-	if (op == GBT_OP_DROP)
+	if (op == GBT_OP_DROP || op == GBT_OP_SORT_END)
 		return 0;
 
 	my_request = req;
@@ -366,6 +371,8 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 				result = req->result;
 				if (total)
 					*total = req->total;
+				if (ms)
+					*ms = req->ms;
 				strlcpy(errbuf, req->errmsg, errlen);
 				req->state = GBT_REQ_FREE;
 				done = true;
@@ -523,7 +530,7 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 		hdr->npages = k;
 		hdr->nblocks = nblocks;
 		hdr->reset = reset;
-		rc = submit_and_wait(GBT_OP_PUT_PAGES, copyno, gen, seg, false, NULL, errbuf, errlen);
+		rc = submit_and_wait(GBT_OP_PUT_PAGES, copyno, gen, seg, false, NULL, NULL, NULL, errbuf, errlen);
 		if (rc != 0)
 			break;
 		shipped += k;
@@ -861,7 +868,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 			PG_TRY();
 			{
 				rc = submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, seg == NULL,
-									 &total, errbuf, sizeof(errbuf));
+									 NULL, &total, NULL, errbuf, sizeof(errbuf));
 				if (timed)
 					INSTR_TIME_SET_CURRENT(t3);
 				if (rc == GBT_GPU_OK)
@@ -928,6 +935,243 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 	return gpu_failed(index, "the device copy kept being replaced", &sh->fallback_error);
 }
 
+/* ------------------------------------------------------------------------
+ * CREATE INDEX on the GPU
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * A build that cannot use the GPU: an error under gbtree.device = gpu (the
+ * transaction aborts, so no index is left behind), a LOG line and a
+ * counted fallback under auto, then the CPU build.
+ */
+static bool
+gpu_build_failed(Relation index, const char *why, uint64 *counter)
+{
+	count_fallback(why, counter);
+	if (gbt_device_mode == GBT_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gbtree: the GPU cannot build index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("%s", why),
+				 errhint("Set gbtree.device to 'auto' or 'cpu' to build it on the CPU.")));
+	ereport(LOG,
+			(errmsg("gbtree: building index \"%s\" on the CPU: %s",
+					RelationGetRelationName(index), why)));
+	return false;
+}
+
+/*
+ * Whether CREATE INDEX should sort on the GPU: always under
+ * gbtree.device = gpu (failing clearly if it cannot), under auto when the
+ * service is ready and the build has at least gbtree.gpu_min_batch
+ * entries.
+ */
+bool
+gbt_gpu_build_wanted(Relation index, Size nentries)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	switch (gbt_device_mode)
+	{
+		case GBT_DEVICE_CPU:
+			return false;
+		case GBT_DEVICE_GPU:
+			return true;
+		default:
+			return sh != NULL && sh->state == GBT_SVC_READY &&
+				nentries >= (Size) gbt_gpu_min_batch;
+	}
+}
+
+/* A buffer of size bytes for one transfer: the staging area, or DSM. */
+static char *
+transfer_buffer(Size size, dsm_segment **seg)
+{
+	char	   *buf = staging_acquire(size);
+
+	*seg = NULL;
+	if (buf == NULL)
+	{
+		*seg = dsm_create(size, 0);
+		buf = dsm_segment_address(*seg);
+	}
+	return buf;
+}
+
+static void
+transfer_done(dsm_segment *seg)
+{
+	if (seg)
+		dsm_detach(seg);
+	else
+		staging_release();
+}
+
+static void
+sort_end(uint64 slot)
+{
+	uint64		args[3] = {slot, 0, 0};
+	char		errbuf[64];
+
+	(void) submit_and_wait(GBT_OP_SORT_END, -1, 0, NULL, false, args, NULL, NULL,
+						   errbuf, sizeof(errbuf));
+}
+
+/*
+ * Sort a build's n entries on the GPU by (key, TID): from in, into out
+ * (both n entries; in is left as it was, so that after a failure the CPU
+ * can still sort it).  Returns false when the GPU could not do it (see
+ * gpu_build_failed).
+ */
+bool
+gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
+					 bool tid_sorted, GbtGpuSortTimes *times)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	char		errbuf[256];
+	uint64		args[3];
+	uint64		slot = 0;
+	int			rc;
+	Size		chunk;
+	instr_time	t0,
+				t1;
+
+	memset(times, 0, sizeof(*times));
+	if (sh == NULL)
+		return gpu_build_failed(index, "gbtree is not in shared_preload_libraries, so there is no GPU service",
+								NULL);
+	if (sh->state != GBT_SVC_READY)
+	{
+		char		why[320];
+
+		SpinLockAcquire(&sh->mutex);
+		snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
+				 state_name(sh->state), sh->detail);
+		SpinLockRelease(&sh->mutex);
+		return gpu_build_failed(index, why, &sh->fallback_service);
+	}
+	if (gbt_gpu_inject_fault == 1)
+		return gpu_build_failed(index, "injected device error (gbtree.gpu_inject_fault)",
+								&sh->fallback_error);
+
+	/* chunks that fit the staging area, else 64 MB DSM segments */
+	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
+			 gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
+
+	errbuf[0] = '\0';
+	args[0] = n;
+	args[1] = args[2] = 0;
+	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
+						 errbuf, sizeof(errbuf));
+	if (rc != 0)
+		return gpu_build_failed(index, errbuf[0] ? errbuf : "the GPU service could not start the sort",
+								rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
+								rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+	PG_TRY();
+	{
+		INSTR_TIME_SET_CURRENT(t0);
+		for (Size off = 0; off < n && rc == 0; off += chunk)
+		{
+			Size		cnt = Min(chunk, n - off);
+			dsm_segment *seg;
+			char	   *buf = transfer_buffer(cnt * sizeof(GbtEntry), &seg);
+
+			memcpy(buf, in + off, cnt * sizeof(GbtEntry));
+			args[0] = slot;
+			args[1] = off;
+			args[2] = cnt;
+			rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
+								 errbuf, sizeof(errbuf));
+			transfer_done(seg);
+			CHECK_FOR_INTERRUPTS();
+		}
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		times->to_device_ms = INSTR_TIME_GET_MILLISEC(t1);
+		if (rc == 0)
+		{
+			INSTR_TIME_SET_CURRENT(t0);
+			args[0] = slot;
+			args[1] = tid_sorted ? 1 : 0;
+			args[2] = 0;
+			rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, NULL, &times->sort_ms,
+								 errbuf, sizeof(errbuf));
+			INSTR_TIME_SET_CURRENT(t1);
+			INSTR_TIME_SUBTRACT(t1, t0);
+			times->run_ms = INSTR_TIME_GET_MILLISEC(t1);
+		}
+		INSTR_TIME_SET_CURRENT(t0);
+		for (Size off = 0; off < n && rc == 0; off += chunk)
+		{
+			Size		cnt = Min(chunk, n - off);
+			dsm_segment *seg;
+			char	   *buf = transfer_buffer(cnt * sizeof(GbtEntry), &seg);
+
+			args[0] = slot;
+			args[1] = off;
+			args[2] = cnt;
+			rc = submit_and_wait(GBT_OP_SORT_GET, -1, 0, seg, seg == NULL, args, NULL, NULL,
+								 errbuf, sizeof(errbuf));
+			if (rc == 0)
+				memcpy(out + off, buf, cnt * sizeof(GbtEntry));
+			transfer_done(seg);
+			CHECK_FOR_INTERRUPTS();
+		}
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		times->from_device_ms = INSTR_TIME_GET_MILLISEC(t1);
+	}
+	PG_CATCH();
+	{
+		staging_release();
+		sort_end(slot);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	sort_end(slot);
+	if (rc != 0)
+		return gpu_build_failed(index, errbuf[0] ? errbuf : "the GPU sort failed",
+								rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
+								rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+	SpinLockAcquire(&sh->mutex);
+	sh->gpu_builds++;
+	SpinLockRelease(&sh->mutex);
+	return true;
+}
+
+/*
+ * After a build: ship the new index to the device now, so that the first
+ * GPU scan needs no load.  Best effort: if it fails, the first GPU scan
+ * loads it.
+ */
+void
+gbt_gpu_preload(Relation index)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	char		errbuf[256];
+	uint64		gen;
+	int			copyno;
+	int			rc;
+
+	if (sh == NULL || sh->state != GBT_SVC_READY || gbt_device_mode == GBT_DEVICE_CPU ||
+		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return;
+	errbuf[0] = '\0';
+	copyno = get_copy(index);
+	LWLockAcquire(&sh->sync_locks[copyno].lock, LW_EXCLUSIVE);
+	if (find_copy(RelationGetRelid(index)) == copyno)
+		rc = sync_copy(index, copyno, &gen, errbuf, sizeof(errbuf));
+	else
+		rc = GBT_GPU_ENOCOPY;
+	LWLockRelease(&sh->sync_locks[copyno].lock);
+	if (rc != 0)
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree: index \"%s\" was not loaded onto the device after its build: %s",
+								 RelationGetRelationName(index), errbuf[0] ? errbuf : "no room")));
+}
+
 /* DROP INDEX: free the device copy now rather than at eviction. */
 static void
 gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
@@ -956,7 +1200,7 @@ gbt_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			SpinLockRelease(&sh->copies[i].mutex);
 			pg_atomic_fetch_sub_u32(&sh->ncopies, 1);
 			LWLockRelease(&sh->sync_locks[i].lock);
-			(void) submit_and_wait(GBT_OP_DROP, i, 0, NULL, false, NULL, errbuf, sizeof(errbuf));
+			(void) submit_and_wait(GBT_OP_DROP, i, 0, NULL, false, NULL, NULL, NULL, errbuf, sizeof(errbuf));
 		}
 	}
 	LWLockRelease(sh->copies_lock);
@@ -1029,6 +1273,7 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "gpu_min_batch", (uint64) gbt_gpu_min_batch);
 	info_u64(rsinfo, "gpu_batches", snapp->batches);
 	info_u64(rsinfo, "staged_batches", snapp->staged_batches);
+	info_u64(rsinfo, "gpu_builds", snapp->gpu_builds);
 	info_u64(rsinfo, "gpu_keys", snapp->keys);
 	info_u64(rsinfo, "gpu_matches", snapp->matches);
 	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);

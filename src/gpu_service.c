@@ -32,6 +32,7 @@
 
 #include "gbtree_gpu.h"
 #include "gbtree_cuda.h"
+#include "gbtree_cuda_sort.h"
 
 GbtGpuShared *gbt_gpu_shared = NULL;
 
@@ -55,6 +56,16 @@ typedef struct GbtCudaApi
 						   uint64_t *out_keys, uint64_t *out_tids,
 						   uint64_t out_capacity, uint64_t *out_total);
 	const char *(*last_error) (void);
+	/* the build's sort: optional (NULL: builds stay on the CPU) */
+	int			(*sort_create) (uint64_t n, GbtCudaSort **out);
+	int			(*sort_put) (GbtCudaSort *s, uint64_t offset, const uint64_t *entries,
+							 uint64_t count);
+	int			(*sort_run) (GbtCudaSort *s, int tid_sorted);
+	int			(*sort_get) (GbtCudaSort *s, uint64_t offset, uint64_t *entries,
+							 uint64_t count);
+	double		(*sort_last_ms) (GbtCudaSort *s);
+	void		(*sort_free) (GbtCudaSort *s);
+	const char *(*sort_last_error) (void);
 } GbtCudaApi;
 
 static GbtCudaApi cuda;
@@ -62,6 +73,11 @@ static GbtCudaApi cuda;
 /* service-local: the device copy behind each shared copy slot */
 static GbtCudaCopy *dev_copy[GBT_GPU_MAX_COPIES];
 static uint64 dev_gen[GBT_GPU_MAX_COPIES];
+
+/* service-local: index builds' device sorts, and who started each */
+static GbtCudaSort *dev_sort[GBT_GPU_MAX_SORTS];
+static int	sort_owner_procno[GBT_GPU_MAX_SORTS];
+static int	sort_owner_pid[GBT_GPU_MAX_SORTS];
 
 /* ------------------------------------------------------------------------
  * Shared memory and registration (postmaster, at preload)
@@ -268,6 +284,16 @@ service_open_device(void)
 	cuda.copy_free = resolve(lib, "gbt_cuda_copy_free");
 	cuda.lookup = resolve(lib, "gbt_cuda_lookup");
 	cuda.last_error = resolve(lib, "gbt_cuda_last_error");
+	cuda.sort_create = dlsym(lib, "gbt_cuda_sort_create");
+	cuda.sort_put = dlsym(lib, "gbt_cuda_sort_put");
+	cuda.sort_run = dlsym(lib, "gbt_cuda_sort_run");
+	cuda.sort_get = dlsym(lib, "gbt_cuda_sort_get");
+	cuda.sort_last_ms = dlsym(lib, "gbt_cuda_sort_last_ms");
+	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
+	cuda.sort_last_error = dlsym(lib, "gbt_cuda_sort_last_error");
+	if (!cuda.sort_create || !cuda.sort_put || !cuda.sort_run || !cuda.sort_get ||
+		!cuda.sort_last_ms || !cuda.sort_free || !cuda.sort_last_error)
+		cuda.sort_create = NULL;
 
 	if (cuda.probe(desc, sizeof(desc), &mem_total) != 0)
 	{
@@ -435,7 +461,7 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 
 	if (dev_copy[req->copyno] == NULL || dev_gen[req->copyno] != req->gen)
 		return GBT_GPU_ENOCOPY;
-	if (req->inject_fault)
+	if (req->inject_fault == 1)
 	{
 		strlcpy(req->errmsg, "injected device error (gbtree.gpu_inject_fault)", sizeof(req->errmsg));
 		return GBT_CUDA_EDEVICE;
@@ -450,6 +476,96 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 	req->total = total;
 	if (rc < 0)
 		strlcpy(req->errmsg, cuda.last_error(), sizeof(req->errmsg));
+	return rc;
+}
+
+/*
+ * Index builds' sorts.  A sort belongs to the backend that began it; one
+ * whose backend is gone (it died without ending it) is freed when a new
+ * build needs its slot.
+ */
+static bool
+sort_owner_alive(int i)
+{
+	PGPROC	   *proc = &ProcGlobal->allProcs[sort_owner_procno[i]];
+
+	return proc->pid == sort_owner_pid[i];
+}
+
+static int
+serve_sort(GbtGpuRequest *req, char *payload)
+{
+	int			i = (int) req->arg[0];
+	int			rc;
+
+	if (cuda.sort_create == NULL)
+	{
+		strlcpy(req->errmsg, "libgbtree_cuda.so has no device sort", sizeof(req->errmsg));
+		return GBT_CUDA_EINVAL;
+	}
+	if (req->op == GBT_OP_SORT_BEGIN)
+	{
+		int			slot = -1;
+
+		for (int j = 0; j < GBT_GPU_MAX_SORTS && slot < 0; j++)
+			if (dev_sort[j] == NULL)
+				slot = j;
+		for (int j = 0; j < GBT_GPU_MAX_SORTS && slot < 0; j++)
+			if (!sort_owner_alive(j))
+			{
+				cuda.sort_free(dev_sort[j]);
+				dev_sort[j] = NULL;
+				slot = j;
+			}
+		if (slot < 0)
+		{
+			strlcpy(req->errmsg, "too many GPU index builds at once", sizeof(req->errmsg));
+			return GBT_CUDA_ENOMEM;
+		}
+		rc = cuda.sort_create(req->arg[0], &dev_sort[slot]);
+		if (rc != 0)
+		{
+			strlcpy(req->errmsg, cuda.sort_last_error(), sizeof(req->errmsg));
+			dev_sort[slot] = NULL;
+			return rc;
+		}
+		sort_owner_procno[slot] = req->pgprocno;
+		sort_owner_pid[slot] = ProcGlobal->allProcs[req->pgprocno].pid;
+		req->total = slot;
+		return 0;
+	}
+	if (i < 0 || i >= GBT_GPU_MAX_SORTS || dev_sort[i] == NULL)
+	{
+		strlcpy(req->errmsg, "no such GPU sort", sizeof(req->errmsg));
+		return GBT_CUDA_EINVAL;
+	}
+	if (req->inject_fault == 2 && req->op == GBT_OP_SORT_PUT)
+	{
+		ereport(LOG,
+				(errmsg("gbtree gpu service: exiting in the middle of a build, as gbtree.gpu_inject_fault asks")));
+		proc_exit(1);
+	}
+	switch (req->op)
+	{
+		case GBT_OP_SORT_PUT:
+			rc = cuda.sort_put(dev_sort[i], req->arg[1], (const uint64_t *) payload, req->arg[2]);
+			break;
+		case GBT_OP_SORT_RUN:
+			rc = cuda.sort_run(dev_sort[i], (int) req->arg[1]);
+			req->ms = cuda.sort_last_ms(dev_sort[i]);
+			break;
+		case GBT_OP_SORT_GET:
+			rc = cuda.sort_get(dev_sort[i], req->arg[1], (uint64_t *) payload, req->arg[2]);
+			break;
+		case GBT_OP_SORT_END:
+			cuda.sort_free(dev_sort[i]);
+			dev_sort[i] = NULL;
+			return 0;
+		default:
+			return GBT_CUDA_EINVAL;
+	}
+	if (rc != 0)
+		strlcpy(req->errmsg, cuda.sort_last_error(), sizeof(req->errmsg));
 	return rc;
 }
 
@@ -531,6 +647,9 @@ gbt_gpu_service_main(Datum arg)
 				(void) enforce_memory_limit(-1);
 				rc = 0;
 			}
+			else if (req->op >= GBT_OP_SORT_BEGIN && req->handle == DSM_HANDLE_INVALID &&
+					 !req->staged)
+				rc = serve_sort(req, NULL);
 			else if (!req->staged && (seg = dsm_attach(req->handle)) == NULL)
 				rc = GBT_GPU_ESERVICE;
 			else
@@ -544,6 +663,10 @@ gbt_gpu_service_main(Datum arg)
 						break;
 					case GBT_OP_LOOKUP:
 						rc = serve_lookup(req, payload);
+						break;
+					case GBT_OP_SORT_PUT:
+					case GBT_OP_SORT_GET:
+						rc = serve_sort(req, payload);
 						break;
 					default:
 						rc = GBT_GPU_ESERVICE;

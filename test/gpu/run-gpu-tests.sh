@@ -11,15 +11,18 @@
 #   diff      test/gpu/gpu_diff.sql: gbtree.device = gpu against btree
 #   fresh     concurrent inserters while GPU batches run, in REPEATABLE READ,
 #             gbtree on the GPU against the btree twin in the same snapshot
+#   build     test/gpu/gpu_build.sql: CREATE INDEX on the GPU against the
+#             CPU build for every key type (identical pages, identical
+#             (key, TID) sequences, gbtree_check), REINDEX, device copy
 #   failures  service terminated mid-query, device memory limit, injected
 #             device errors: same answers under auto, clear errors under gpu,
-#             and the GPU in use again afterwards
+#             and the GPU in use again afterwards; the same for builds
 # Last line: "N passed, N failed"; exit status 1 if anything failed.
 
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,failures}
-[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,failures
+SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,build,failures}
+[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,build,failures
 PASS=0
 FAIL=0
 FAILED=""
@@ -168,6 +171,23 @@ EOF
     fi
 fi
 
+if want build; then
+    echo "== build"
+    q -v rows="${BUILD_ROWS:-200000}" -f test/gpu/gpu_build.sql >/tmp/gpu-build.out 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+            "ok   "*) ok "${line#ok   }" ;;
+            "FAIL "*) bad "${line#FAIL }" ;;
+        esac
+    done </tmp/gpu-build.out
+    nlines=$(grep -c -E '^(ok   |FAIL )' /tmp/gpu-build.out)
+    if [ "$rc" -ne 0 ] || [ "$nlines" -lt 60 ]; then
+        tail -n 20 /tmp/gpu-build.out
+        bad "build: gpu_build.sql exited $rc after $nlines checks"
+    fi
+fi
+
 if want failures; then
     echo "== failures"
     q <<'EOF' >/dev/null
@@ -250,7 +270,26 @@ EOF
     r=$(q -c "SET gbtree.device = gpu; $gpuq" 2>&1 | tail -n 1)
     [ "$r" = "$expect" ] && ok "limit lifted: GPU serves again" || bad "limit lifted: $r"
 
-    # 4. DROP INDEX frees the device copy
+    # 4. builds: injected device error, service killed mid-build
+    q -c "DROP TABLE IF EXISTS fb; CREATE TABLE fb AS SELECT g AS id, hashint8(g) # (g << 20) AS k FROM generate_series(1, 3000000) g" >/dev/null
+    r=$(q -c "SET gbtree.gpu_inject_fault = 1; SET gbtree.device = gpu; CREATE INDEX fb_k ON fb USING gbtree (k)" 2>&1 | tail -n 3)
+    left=$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'fb_k'")
+    case $r in
+        *"GPU cannot build"*"injected device error"*) [ "$left" = 0 ] && ok "build: device error under gpu: clear error, no index left" ||
+            bad "build: device error under gpu left $left index(es)" ;;
+        *) bad "build: device error under gpu: $r" ;;
+    esac
+    r=$(q -c "SET gbtree.gpu_inject_fault = 1; CREATE INDEX fb_k ON fb USING gbtree (k)" -c "SELECT 'checked' FROM gbtree_check('fb_k', true)" 2>&1 | tail -n 1)
+    [ "$r" = checked ] && ok "build: device error under auto: built on the CPU, gbtree_check passes" ||
+        bad "build: device error under auto: $r"
+    q -c "DROP INDEX IF EXISTS fb_k" >/dev/null
+    r=$(q -c "SET gbtree.gpu_inject_fault = 2; CREATE INDEX fb_k ON fb USING gbtree (k)" -c "SELECT 'checked ' || count(*) FROM gbtree_check('fb_k', true), fb WHERE k IS NOT NULL" 2>&1 | tail -n 1)
+    [ "$r" = "checked 3000000" ] && ok "build: the service crashed mid-build under auto: built on the CPU, complete, checks" ||
+        bad "build: service crash mid-build: $r"
+    wait_ready || bad "service did not come back after the build test"
+    q -c "DROP TABLE fb" >/dev/null
+
+    # 5. DROP INDEX frees the device copy
     q -c "SET gbtree.device = gpu; $gpuq" >/dev/null
     c0=$(q -c "SELECT count(*) FROM gbtree_device_info() WHERE name LIKE 'copy %'")
     q -c "DROP INDEX fl_g_k" >/dev/null

@@ -1,0 +1,261 @@
+/*
+ * gbtree_cuda_sort.cu
+ *	  Device sort of CREATE INDEX's (key, TID) entries; see
+ *	  gbtree_cuda_sort.h.
+ *
+ * Keys and TIDs live in separate device arrays (two of each, for CUB's
+ * double-buffered radix sort, which needs little extra memory); chunks
+ * arrive interleaved as GbtEntry and are split by a kernel.  Two stable
+ * LSD radix sorts give (key, tid >> 16) order: by TID bits 16..63 first
+ * (skipped when the heap scan delivered TID order), then by key.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "gbtree_cuda.h"
+#include "gbtree_cuda_sort.h"
+
+struct GbtCudaSort
+{
+	uint64_t	n;				/* capacity in entries */
+	uint64_t   *keys[2];
+	uint64_t   *tids[2];
+	int			cur;			/* which buffer holds the data */
+	uint64_t   *scratch;		/* interleaved chunk in transit */
+	uint64_t	scratch_n;
+	void	   *temp;			/* CUB temporary storage */
+	size_t		temp_bytes;
+	float		last_ms;
+};
+
+static __thread char sort_error[512];
+
+static void
+sort_set_error(const char *fmt,...)
+{
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sort_error, sizeof(sort_error), fmt, ap);
+	va_end(ap);
+}
+
+static int
+cuda_fail(cudaError_t e, const char *what)
+{
+	sort_set_error("%s: %s", what, cudaGetErrorString(e));
+	(void) cudaGetLastError();	/* clear a non-sticky error */
+	return e == cudaErrorMemoryAllocation ? GBT_CUDA_ENOMEM : GBT_CUDA_EDEVICE;
+}
+
+#define CHECK(call, what) \
+	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(e_, what); } while (0)
+
+extern "C" const char *
+gbt_cuda_sort_last_error(void)
+{
+	return sort_error;
+}
+
+__global__ static void
+split_entries(const uint64_t *in, uint64_t *keys, uint64_t *tids, uint64_t count)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < count;
+		 i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		keys[i] = in[2 * i];
+		tids[i] = in[2 * i + 1];
+	}
+}
+
+__global__ static void
+join_entries(uint64_t *out, const uint64_t *keys, const uint64_t *tids, uint64_t count)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < count;
+		 i += (uint64_t) gridDim.x * blockDim.x)
+	{
+		out[2 * i] = keys[i];
+		out[2 * i + 1] = tids[i];
+	}
+}
+
+static int
+grid_for(uint64_t count)
+{
+	uint64_t	blocks = (count + 255) / 256;
+
+	return (int) (blocks < 65536 ? (blocks ? blocks : 1) : 65536);
+}
+
+extern "C" void
+gbt_cuda_sort_free(GbtCudaSort *s)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < 2; i++)
+	{
+		cudaFree(s->keys[i]);
+		cudaFree(s->tids[i]);
+	}
+	cudaFree(s->scratch);
+	cudaFree(s->temp);
+	delete s;
+}
+
+extern "C" int
+gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out)
+{
+	GbtCudaSort *s = new GbtCudaSort();
+	cudaError_t e = cudaSuccess;
+	size_t		bytes = (size_t) (n ? n : 1) * sizeof(uint64_t);
+
+	*out = NULL;
+	for (int i = 0; i < 2 && e == cudaSuccess; i++)
+	{
+		e = cudaMalloc(&s->keys[i], bytes);
+		if (e == cudaSuccess)
+			e = cudaMalloc(&s->tids[i], bytes);
+	}
+	if (e == cudaSuccess)
+	{
+		cub::DoubleBuffer<uint64_t> k(s->keys[0], s->keys[1]);
+		cub::DoubleBuffer<uint64_t> v(s->tids[0], s->tids[1]);
+
+		e = cub::DeviceRadixSort::SortPairs(NULL, s->temp_bytes, k, v, (int64_t) (n ? n : 1));
+		if (e == cudaSuccess)
+			e = cudaMalloc(&s->temp, s->temp_bytes ? s->temp_bytes : 1);
+	}
+	if (e != cudaSuccess)
+	{
+		int			rc = cuda_fail(e, "allocating the build's sort buffers");
+
+		gbt_cuda_sort_free(s);
+		return rc;
+	}
+	s->n = n;
+	*out = s;
+	return 0;
+}
+
+static int
+ensure_scratch(GbtCudaSort *s, uint64_t count)
+{
+	if (count <= s->scratch_n)
+		return 0;
+	cudaFree(s->scratch);
+	s->scratch = NULL;
+	s->scratch_n = 0;
+	CHECK(cudaMalloc(&s->scratch, (size_t) count * 2 * sizeof(uint64_t)), "allocating a transfer buffer");
+	s->scratch_n = count;
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint64_t count)
+{
+	int			rc;
+
+	if (s == NULL || offset > s->n || count > s->n - offset)
+	{
+		sort_set_error("sort_put: entries %llu..%llu outside 0..%llu",
+					   (unsigned long long) offset, (unsigned long long) (offset + count),
+					   (unsigned long long) (s ? s->n : 0));
+		return GBT_CUDA_EINVAL;
+	}
+	if (count == 0)
+		return 0;
+	if ((rc = ensure_scratch(s, count)) != 0)
+		return rc;
+	CHECK(cudaMemcpy(s->scratch, entries, (size_t) count * 2 * sizeof(uint64_t),
+					 cudaMemcpyHostToDevice), "copying entries to the device");
+	split_entries<<<grid_for(count), 256>>>(s->scratch, s->keys[s->cur] + offset,
+											s->tids[s->cur] + offset, count);
+	CHECK(cudaGetLastError(), "splitting entries");
+	CHECK(cudaDeviceSynchronize(), "splitting entries");
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted)
+{
+	cudaEvent_t start,
+				stop;
+	cudaError_t e;
+
+	if (s == NULL)
+		return GBT_CUDA_EINVAL;
+	if (s->n < 2)
+		return 0;
+	CHECK(cudaEventCreate(&start), "creating an event");
+	CHECK(cudaEventCreate(&stop), "creating an event");
+	cudaEventRecord(start);
+	{
+		cub::DoubleBuffer<uint64_t> k(s->keys[s->cur], s->keys[1 - s->cur]);
+		cub::DoubleBuffer<uint64_t> v(s->tids[s->cur], s->tids[1 - s->cur]);
+		size_t		bytes = s->temp_bytes;
+
+		e = cudaSuccess;
+		if (!tid_sorted)
+		{
+			/* by TID (bits 16..63), keys riding along */
+			e = cub::DeviceRadixSort::SortPairs(s->temp, bytes, v, k, (int64_t) s->n, 16, 64);
+		}
+		/* then stably by key */
+		if (e == cudaSuccess)
+			e = cub::DeviceRadixSort::SortPairs(s->temp, bytes, k, v, (int64_t) s->n, 0, 64);
+		if (e == cudaSuccess)
+		{
+			/* the data now sit in the buffers CUB says; keep keys and TIDs on one side */
+			int			kc = (k.Current() == s->keys[0]) ? 0 : 1;
+			int			vc = (v.Current() == s->tids[0]) ? 0 : 1;
+
+			if (kc != vc)
+				e = cudaMemcpy(s->tids[kc], s->tids[vc], (size_t) s->n * sizeof(uint64_t),
+							   cudaMemcpyDeviceToDevice);
+			s->cur = kc;
+		}
+	}
+	cudaEventRecord(stop);
+	if (e == cudaSuccess)
+		e = cudaEventSynchronize(stop);
+	if (e == cudaSuccess)
+		cudaEventElapsedTime(&s->last_ms, start, stop);
+	cudaEventDestroy(start);
+	cudaEventDestroy(stop);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "sorting the build's entries");
+	return 0;
+}
+
+extern "C" int
+gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset, uint64_t *entries, uint64_t count)
+{
+	int			rc;
+
+	if (s == NULL || offset > s->n || count > s->n - offset)
+	{
+		sort_set_error("sort_get: entries %llu..%llu outside 0..%llu",
+					   (unsigned long long) offset, (unsigned long long) (offset + count),
+					   (unsigned long long) (s ? s->n : 0));
+		return GBT_CUDA_EINVAL;
+	}
+	if (count == 0)
+		return 0;
+	if ((rc = ensure_scratch(s, count)) != 0)
+		return rc;
+	join_entries<<<grid_for(count), 256>>>(s->scratch, s->keys[s->cur] + offset,
+										   s->tids[s->cur] + offset, count);
+	CHECK(cudaGetLastError(), "joining entries");
+	CHECK(cudaMemcpy(entries, s->scratch, (size_t) count * 2 * sizeof(uint64_t),
+					 cudaMemcpyDeviceToHost), "copying sorted entries back");
+	return 0;
+}
+
+extern "C" double
+gbt_cuda_sort_last_ms(GbtCudaSort *s)
+{
+	return s ? s->last_ms : 0.0;
+}
