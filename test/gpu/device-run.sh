@@ -4,7 +4,8 @@
 # test/gpu/README.md), build and install gbtree with its CUDA library,
 # restart with gbtree preloaded, then run what is asked:
 #   test/gpu/device-run.sh test        make test-gpu
-#   test/gpu/device-run.sh bench ...   make bench with the gbtree-gpu engine
+#   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)
+#   test/gpu/device-run.sh buildbench  test/bench/gpu-build.sh (issue 6's measure)
 # Output goes to stdout and, when OUT is set, to $OUT/.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -31,6 +32,7 @@ case $what in
     test) GPU_TESTS_ONLY=${GPU_TESTS_ONLY:-} make -s test-gpu 2>&1 | tee "$OUT/test-gpu.log" ;;
     sql) psql -X "${args[@]}" ;;
     sqlbench) test/bench/gpu-sql.sh "$OUT/gpu-sql.md" ;;
+    buildbench) test/bench/gpu-build.sh "$OUT/gpu-build.md" ;;
     *) echo "unknown: $what"; exit 2 ;;
 esac
 cp /tmp/pgrun.log "$OUT/server.log" 2>/dev/null

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test/bench/gpu-build.sh: issue 6's measure on the GPU machine.  CREATE
+# INDEX on GPU_BUILD_ROWS-row tables (default 100M) of each type in
+# GPU_BUILD_TYPES (default int8,float8,timestamptz): btree, gbtree built on
+# the CPU (gbtree.device = cpu) and gbtree built on the GPU (gbtree.device
+# = gpu), same table, same server, default settings plus
+# maintenance_work_mem = GPU_BUILD_MWM (default 1GB) for all three.  The
+# gbtree builds' DEBUG1 line gives the time breakdown.  Needs psql access
+# to a server with gbtree preloaded (test/gpu/device-run.sh buildbench).
+# Writes a markdown table to stdout and to $1.
+set -u
+ROWS=${GPU_BUILD_ROWS:-100000000}
+TYPES=${GPU_BUILD_TYPES:-int8,float8,timestamptz}
+MWM=${GPU_BUILD_MWM:-1GB}
+OUTFILE=${1:-/tmp/gpu-build.md}
+JOBS=$(nproc)
+q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+keyexpr() {
+    case $1 in
+        int8) echo "hashint8(i) # (i << 20)" ;;
+        float8) echo "(hashint8(i) # (i << 20))::float8 / 3" ;;
+        timestamptz) echo "'2000-01-01'::timestamptz + ((hashint8(i) # (i << 20)) % 1000000000000) * interval '1 microsecond'" ;;
+        *) echo "unknown type $1" >&2; exit 2 ;;
+    esac
+}
+
+# one build: prints seconds, and the DEBUG1 breakdown to $bd
+build() {   # $1 am, $2 settings
+    q -c "DROP INDEX IF EXISTS gbb_k" -c "CHECKPOINT" >/dev/null
+    local t0 t1
+    t0=$(now)
+    q -c "SET maintenance_work_mem = '$MWM'; SET client_min_messages = debug1; $2" \
+      -c "CREATE INDEX gbb_k ON gbb USING $1 (k)" 2>/tmp/gbb_debug.log >/dev/null ||
+        { cat /tmp/gbb_debug.log >&2; exit 1; }
+    t1=$(now)
+    bd=$(grep -o "gbtree build of.*" /tmp/gbb_debug.log | sed 's/^gbtree build of "gbb_k" //')
+    sub "$t1" "$t0"
+}
+
+declare -a LINES
+q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
+for typ in ${TYPES//,/ }; do
+    q -c "DROP TABLE IF EXISTS gbb" -c "CREATE TABLE gbb (id int8, k $typ) WITH (autovacuum_enabled = off)" >/dev/null
+    per=$(( (ROWS + JOBS - 1) / JOBS ))
+    t0=$(now)
+    for j in $(seq 0 $((JOBS - 1))); do
+        lo=$((j * per + 1)); hi=$(( (j + 1) * per )); [ $hi -gt "$ROWS" ] && hi=$ROWS
+        q -c "INSERT INTO gbb SELECT i, $(keyexpr "$typ") FROM generate_series($lo, $hi) i" &
+    done
+    wait
+    q -c "VACUUM (FREEZE, ANALYZE) gbb" >/dev/null
+    echo "$typ: loaded $ROWS rows in $(sub "$(now)" "$t0") s"
+    bt=$(build btree "")
+    echo "  btree: $bt s"
+    gc=$(build gbtree "SET gbtree.device = cpu;"); bdc=$bd
+    echo "  gbtree CPU: $gc s ($bdc)"
+    gg=$(build gbtree "SET gbtree.device = gpu;"); bdg=$bd
+    echo "  gbtree GPU: $gg s ($bdg)"
+    ok=$(q -c "SELECT 'ok' FROM gbtree_check('gbb_k', false)")
+    LINES+=("| $typ | $bt | $gc | $gg | $(div "$bt" "$gg") | $(div "$gc" "$gg") | $ok |")
+    LINES+=("|  | | *CPU build:* $bdc | *GPU build:* $bdg | | | |")
+    q -c "DROP TABLE gbb" >/dev/null
+done
+
+{
+    echo "# CREATE INDEX on the GPU: $ROWS rows per type"
+    echo
+    echo "- command: \`test/gpu/device-run.sh buildbench\` (test/bench/gpu-build.sh, GPU_BUILD_ROWS=$ROWS, GPU_BUILD_TYPES=$TYPES, GPU_BUILD_MWM=$MWM)"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
+    echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
+    echo "- PostgreSQL $(q -c 'SHOW server_version'), default settings (so btree builds with max_parallel_maintenance_workers = $(q -c 'SHOW max_parallel_maintenance_workers') workers) plus maintenance_work_mem = $MWM for every build; gbtree's build sorts in memory whatever maintenance_work_mem says"
+    echo "- values: seconds of CREATE INDEX from psql, after a CHECKPOINT; keys: distinct pseudo-random values, rows in id order"
+    echo
+    echo "| type | btree s | gbtree CPU s | gbtree GPU s | btree / GPU | CPU / GPU | gbtree_check |"
+    echo "|---|---|---|---|---|---|---|"
+    printf '%s\n' "${LINES[@]}"
+} | tee "$OUTFILE"
