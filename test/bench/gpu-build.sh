@@ -28,7 +28,7 @@ keyexpr() {
     esac
 }
 
-# one build: prints seconds, and the DEBUG1 breakdown to $bd
+# one build: prints seconds; the DEBUG1 breakdown goes to /tmp/gbb_breakdown
 build() {   # $1 am, $2 settings
     q -c "DROP INDEX IF EXISTS gbb_k" -c "CHECKPOINT" >/dev/null
     local t0 t1
@@ -37,7 +37,7 @@ build() {   # $1 am, $2 settings
       -c "CREATE INDEX gbb_k ON gbb USING $1 (k)" 2>/tmp/gbb_debug.log >/dev/null ||
         { cat /tmp/gbb_debug.log >&2; exit 1; }
     t1=$(now)
-    bd=$(grep -o "gbtree build of.*" /tmp/gbb_debug.log | sed 's/^gbtree build of "gbb_k" //')
+    grep -o "gbtree build of.*" /tmp/gbb_debug.log | sed 's/^gbtree build of "gbb_k" //' >/tmp/gbb_breakdown
     sub "$t1" "$t0"
 }
 
@@ -56,9 +56,9 @@ for typ in ${TYPES//,/ }; do
     echo "$typ: loaded $ROWS rows in $(sub "$(now)" "$t0") s"
     bt=$(build btree "")
     echo "  btree: $bt s"
-    gc=$(build gbtree "SET gbtree.device = cpu;"); bdc=$bd
+    gc=$(build gbtree "SET gbtree.device = cpu;"); bdc=$(cat /tmp/gbb_breakdown)
     echo "  gbtree CPU: $gc s ($bdc)"
-    gg=$(build gbtree "SET gbtree.device = gpu;"); bdg=$bd
+    gg=$(build gbtree "SET gbtree.device = gpu;"); bdg=$(cat /tmp/gbb_breakdown)
     echo "  gbtree GPU: $gg s ($bdg)"
     ok=$(q -c "SELECT 'ok' FROM gbtree_check('gbb_k', false)")
     LINES+=("| $typ | $bt | $gc | $gg | $(div "$bt" "$gg") | $(div "$gc" "$gg") | $ok |")
