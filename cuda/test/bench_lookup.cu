@@ -144,6 +144,8 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	p.queries = c->d_queries;
 	p.perm = NULL;
 	p.n = n;
+	p.n_dev = NULL;
+	p.rec = NULL;
 	p.counts = c->d_counts;
 	p.first = c->d_first;
 	p.start = c->d_start;
@@ -168,6 +170,64 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 	cudaEventDestroy(a);
 	cudaEventDestroy(b);
 	return ts.empty() ? 0 : median(ts);
+}
+
+typedef void (*LeafFn) (LParams);
+
+/* the leaf kernel alone (sorted order as given), median of reps launches */
+static float
+time_leaf(GbtCudaCopy *c, LeafFn fn, int nsm, uint64_t n, int reps)
+{
+	LParams		p;
+	cudaEvent_t a,
+				b;
+	std::vector<float> ts;
+	int			nb = 0;
+
+	CKB(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, 256, 0));
+	p.pages = c->d_pages;
+	p.nblocks = c->nblocks;
+	p.root = 1;
+	p.queries = c->d_queries;
+	p.perm = NULL;
+	p.n = n;
+	p.counts = c->d_counts;
+	p.first = c->d_first;
+	p.start = c->d_start;
+	p.rec = NULL;
+	p.out_keys = p.out_tids = NULL;
+	p.multi = c->d_err + 3;
+	p.list = c->d_skeys[0];
+	p.nlist = c->d_err + 1;
+	p.err = c->d_err;
+	p.maxhops = c->nblocks + 64;
+	CKB(cudaEventCreate(&a));
+	CKB(cudaEventCreate(&b));
+	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
+	for (int r = 0; r < reps + 1; r++)
+	{
+		float		ms;
+
+		CKB(cudaMemsetAsync(c->d_err + 1, 0, 8, c->stream));	/* list length */
+		CKB(cudaEventRecord(a, c->stream));
+		fn<<<nb * nsm, 256, 0, c->stream>>>(p);
+		CKB(cudaGetLastError());
+		CKB(cudaEventRecord(b, c->stream));
+		CKB(cudaEventSynchronize(b));
+		CKB(cudaEventElapsedTime(&ms, a, b));
+		if (r > 0)
+			ts.push_back(ms);
+	}
+	{
+		u64			nl = 0;
+
+		CKB(cudaMemcpy(&nl, c->d_err + 1, 8, cudaMemcpyDeviceToHost));
+		if (nl != 0)
+			printf("  leaf kernel left %llu queries to the count kernel\n", (unsigned long long) nl);
+	}
+	cudaEventDestroy(a);
+	cudaEventDestroy(b);
+	return median(ts);
 }
 
 static bool
@@ -385,11 +445,16 @@ main(int argc, char **argv)
 
 	if (ncu_mode)
 	{
-		/* one unsorted and one sorted count launch, for the profiler's counters */
-		make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
-		time_count(c, vars[2], nq, 0);
+		/*
+		 * For the profiler's counters: the whole pipeline (count + scan +
+		 * fill) once on the sorted batch, once on the unsorted batch with
+		 * the device sort.
+		 */
 		make_queries<<<1024, 256, 0, c->stream>>>(dqk2, c->d_queries, nq);
-		time_count(c, vars[2], nq, 0);
+		CKB(device_phases(c, 1, nq, 1, 0, c->out_cap, true));
+		CKB(cudaStreamSynchronize(c->stream));
+		make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
+		CKB(device_phases(c, 1, nq, 0, 0, c->out_cap, true));
 		CKB(cudaDeviceSynchronize());
 		return 0;
 	}
@@ -420,58 +485,126 @@ main(int argc, char **argv)
 		if (rate_s[i] > rate_s[best_s])
 			best_s = i;
 	}
+	{
+		/* the leaf kernel (one query per lane), both register caps */
+		struct
+		{
+			const char *name;
+			LeafFn		fn;
+		}			lv[] = {
+			{"leaf kernel, one query per lane, 3 blocks/SM", leaf_kernel<false, 3>},
+			{"leaf kernel, one query per lane, 4 blocks/SM", leaf_kernel<false, 4>},
+		};
+
+		for (int i = 0; i < 2; i++)
+		{
+			float		tu,
+						ts;
+			bool		ok;
+			cudaFuncAttributes fa;
+
+			CKB(cudaFuncGetAttributes(&fa, lv[i].fn));
+			printf("variant %s: %d regs, %zu B local\n", lv[i].name, fa.numRegs, fa.localSizeBytes);
+			make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
+			tu = time_leaf(c, lv[i].fn, nsm, nq, 3);
+			ok = verify_counts(c, nq);
+			make_queries<<<1024, 256, 0, c->stream>>>(dqk2, c->d_queries, nq);
+			ts = time_leaf(c, lv[i].fn, nsm, nq, 5);
+			ok = verify_counts(c, nq) && ok;
+			out("| %s%s | %.3e (%.2f ms) | %.3e (%.2f ms) | %.0f%% |\n", lv[i].name, ok ? "" : " (WRONG COUNTS)",
+				nq / (tu * 1e-3), tu, nq / (ts * 1e-3), ts, 100.0 * nq / (tu * 1e-3) * count_bytes / bw_read);
+		}
+	}
 	out("\n");
 
+	/*
+	 * Bytes the sorted pipeline must touch per lookup (model): the query
+	 * (32), the offset and result written (8 + 16), the count, first match
+	 * and scan traffic between the phases (8 + 16 written, 8 + 8 scanned,
+	 * 8 + 16 read by the fill), and the leaf level once: a sorted batch of
+	 * this size reaches every leaf, reading its keys, directory, bitmap and
+	 * special space, plus the TID sector of each match.
+	 */
+	uint64_t	nleaves = 0;
+
+	for (uint32_t b = 3; b < ix.nblocks; b++)
+		if (ix.op(b)->flags & GBT_F_LEAF)
+			nleaves++;
+
+	const double leaf_level = (double) nleaves * (GBT_LEAF_SLOTS * 8 + 256 + 64 + 64) / nq + 32;
+	const double pipe_bytes = 32 + 24 + (8 + 16) + (8 + 8) + (8 + 16) + leaf_level;
+	const double min_bytes = 32 + 24 + leaf_level;
+
 	/* ---- whole device pipeline (library default kernel) -------------------- */
-	out("## Whole device pipeline (queries and results on the device; library default: %d lanes/query, %d blocks/SM cap)\n\n",
-		choose_group(0), COUNT_MINB);
+	out("## Whole device pipeline (queries and results on the device; sorted order: leaf kernel, %d blocks/SM cap; "
+		"as given: count kernel, %d lanes/query)\n\n", LEAF_MINB, choose_group(0));
 	out("| batch | path | count only ms | count+scan+fill ms | lookups/s (count+fill) | count-only lookups/s |\n|---|---|---|---|---|---|\n");
-	for (int mode = 0; mode < 3; mode++)
+
+	double		rate_sorted = 0;
+	const int	sbits[2] = {16, 24};
+
+	for (int mode = 0; mode < 4; mode++)
 	{
-		/* 0: unsorted, no sort; 1: unsorted, sorted on the device first; 2: sorted batch */
-		const char *names[3] = {"unsorted, descended as given", "unsorted, sorted on the device first", "sorted"};
+		/* 0: unsorted, no sort; 1, 2: unsorted, sorted on the device first (16, 24 bits); 3: sorted batch */
+		const char *names[4] = {"unsorted, descended as given", "unsorted, device sort by 16 bits",
+		"unsorted, device sort by 24 bits", "sorted"};
 		cudaEvent_t e0,
 					e1;
 		std::vector<float> tc,
 					tf;
 
+		if (mode == 1 || mode == 2)
+			c->sort_bits = sbits[mode - 1];
 		CKB(cudaEventCreate(&e0));
 		CKB(cudaEventCreate(&e1));
-		make_queries<<<1024, 256, 0, c->stream>>>(mode == 2 ? dqk2 : dqk, c->d_queries, nq);
+		make_queries<<<1024, 256, 0, c->stream>>>(mode == 3 ? dqk2 : dqk, c->d_queries, nq);
 		for (int withfill = 0; withfill < 2; withfill++)
 			for (int r = 0; r < 6; r++)
 			{
 				float		ms;
 
 				CKB(cudaEventRecord(e0, c->stream));
-				CKB(device_phases(c, 1, nq, mode != 1, 0, withfill ? c->out_cap : 0, true));
+				CKB(device_phases(c, 1, nq, mode == 0 || mode == 3, 0, withfill ? c->out_cap : 0, true));
 				CKB(cudaEventRecord(e1, c->stream));
 				CKB(cudaEventSynchronize(e1));
 				CKB(cudaEventElapsedTime(&ms, e0, e1));
 				if (r)
 					(withfill ? tf : tc).push_back(ms);
 			}
+		c->sort_bits = SORT_BITS;
 		/* the results are the query keys, in batch order */
 		{
 			std::vector<uint64_t> ok(nq),
 						qk(nq);
 			uint64_t	total = 0;
-			u64			err = 0;
+			u64			err[2] = {0, 0};
 
 			CKB(cudaMemcpy(&total, c->d_offsets + nq, 8, cudaMemcpyDeviceToHost));
-			CKB(cudaMemcpy(&err, c->d_err, 8, cudaMemcpyDeviceToHost));
+			CKB(cudaMemcpy(err, c->d_err, 16, cudaMemcpyDeviceToHost));
 			CKB(cudaMemcpy(ok.data(), c->d_out_keys, nq * 8, cudaMemcpyDeviceToHost));
-			CKB(cudaMemcpy(qk.data(), mode == 2 ? dqk2 : dqk, nq * 8, cudaMemcpyDeviceToHost));
-			if (total != nq || ok != qk || err)
-				out("**results WRONG** (total %llu, err %llx)\n", (unsigned long long) total, (unsigned long long) err);
+			CKB(cudaMemcpy(qk.data(), mode == 3 ? dqk2 : dqk, nq * 8, cudaMemcpyDeviceToHost));
+			if (total != nq || ok != qk || err[0])
+				out("**results WRONG** (total %llu, err %llx)\n", (unsigned long long) total, (unsigned long long) err[0]);
+			if (mode != 0 && err[1])
+				printf("  %llu queries left to the count kernel\n", (unsigned long long) err[1]);
 		}
 		out("| %llu | %s | %.2f | %.2f | %.3e | %.3e |\n", (unsigned long long) nq, names[mode],
 			median(tc), median(tf), nq / (median(tf) * 1e-3), nq / (median(tc) * 1e-3));
-		if (mode == 1)
+		if (mode == 2)
 			out_rate_unsorted = nq / (median(tf) * 1e-3);
+		if (mode == 3)
+			rate_sorted = nq / (median(tf) * 1e-3);
 	}
-	out("\nfraction of the DRAM bound (%.0f B per lookup for count+fill, %.2f TB/s): unsorted via device sort %.0f%%\n\n",
-		count_bytes + fill_bytes, bw_read / 1e12, 100.0 * out_rate_unsorted * (count_bytes + fill_bytes) / bw_read);
+	out("\nBandwidth bound (model, bytes per lookup; read-only bandwidth %.2f TB/s measured above): "
+		"%llu leaves, leaf level %.0f B/lookup (keys, directory, bitmap, special space of every leaf + one TID sector); "
+		"pipeline %.0f B/lookup (+ query 32, result 24, count/first/scan/fill traffic 64) -> bound %.2e/s; "
+		"minimum %.0f B/lookup (leaf level + query + result) -> bound %.2e/s\n\n",
+		bw_read / 1e12, (unsigned long long) nleaves, leaf_level, pipe_bytes, bw_read / pipe_bytes,
+		min_bytes, bw_read / min_bytes);
+	out("fraction of the bandwidth bound, count+fill: sorted %.0f%% of the pipeline bound (%.0f%% of the minimum); "
+		"unsorted via device sort (24 bits) %.0f%% of the sorted pipeline bound\n\n",
+		100.0 * rate_sorted * pipe_bytes / bw_read, 100.0 * rate_sorted * min_bytes / bw_read,
+		100.0 * out_rate_unsorted * pipe_bytes / bw_read);
 
 	/* ---- API latency, host buffers ------------------------------------------------------------ */
 	out("## gbt_cuda_lookup end to end (host queries in, host results out, pinned host buffers)\n\n");

@@ -337,6 +337,9 @@ run_case(const char *name, TmIndex &ix, std::vector<TmEntry> &live, size_t nq, u
 
 		snprintf(what, sizeof(what), "%s unsorted x%zu", name, nq);
 		check_batch(c, ix, &live, qs, 0, what);
+		/* a wrong hint: the leaf kernel on an unsorted batch */
+		snprintf(what, sizeof(what), "%s unsorted flagged sorted x%zu", name, nq);
+		check_batch(c, ix, &live, qs, 1, what);
 		sort_queries(qs);
 		snprintf(what, sizeof(what), "%s sorted x%zu", name, nq);
 		check_batch(c, ix, &live, qs, 1, what);
@@ -453,8 +456,8 @@ case_mutated(const char *name, size_t n, size_t ninsert, size_t ndelete, int nle
 
 /* ---- corruption -------------------------------------------------------------------- */
 static void
-expect_corrupt(const TmIndex &ix, uint32_t root, const std::vector<GbtCudaQuery> &qs, const char *what,
-			   uint32_t extra_blocks = 0)
+expect_corrupt_order(const TmIndex &ix, uint32_t root, const std::vector<GbtCudaQuery> &qs,
+					 const char *what, uint32_t extra_blocks, int sorted)
 {
 	TmRng		r(99);
 	GbtCudaCopy *c = NULL;
@@ -469,15 +472,28 @@ expect_corrupt(const TmIndex &ix, uint32_t root, const std::vector<GbtCudaQuery>
 	std::vector<uint64_t> off(qs.size() + 1), keys(1 << 20), tids(1 << 20);
 	uint64_t	total = 7;
 
-	rc = gbt_cuda_lookup(c, root, qs.data(), (uint32_t) qs.size(), 0, off.data(), keys.data(),
+	rc = gbt_cuda_lookup(c, root, qs.data(), (uint32_t) qs.size(), sorted, off.data(), keys.data(),
 						 tids.data(), keys.size(), &total);
-	EXPECT(rc == GBT_CUDA_ECORRUPT, "%s: expected ECORRUPT, got %d (%s)", what, rc, gbt_cuda_last_error());
+	EXPECT(rc == GBT_CUDA_ECORRUPT, "%s%s: expected ECORRUPT, got %d (%s)", what,
+		   sorted ? " (sorted)" : "", rc, gbt_cuda_last_error());
 	if (rc == GBT_CUDA_ECORRUPT)
-		printf("ok   corrupt: %s -> %s\n", what, gbt_cuda_last_error());
+		printf("ok   corrupt%s: %s -> %s\n", sorted ? " (sorted)" : "", what, gbt_cuda_last_error());
 	/* the copy stays usable: a batch of nothing works */
 	rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), 0, 0, off.data(), NULL, tids.data(), 0, &total);
 	EXPECT(rc == 0, "%s: empty batch after corruption rc %d", what, rc);
 	gbt_cuda_copy_free(c);
+}
+
+/*
+ * Both kernels: as given (count kernel) and flagged sorted (leaf kernel,
+ * with the queries it leaves to the count kernel).
+ */
+static void
+expect_corrupt(const TmIndex &ix, uint32_t root, const std::vector<GbtCudaQuery> &qs, const char *what,
+			   uint32_t extra_blocks = 0)
+{
+	expect_corrupt_order(ix, root, qs, what, extra_blocks, 0);
+	expect_corrupt_order(ix, root, qs, what, extra_blocks, 1);
 }
 
 static uint32_t
@@ -508,6 +524,12 @@ corruption_tests(void)
 	uint32_t	l1 = find_inner(base, 1);
 	uint32_t	leaf = 0;
 
+	/*
+	 * Point queries only, flagged sorted: the leaf kernel alone (every
+	 * warp starts with a descent, and each leaf holds queries).
+	 */
+	std::vector<GbtCudaQuery> points(qs.begin(), qs.end() - 1);
+
 	EXPECT(l1 != 0, "no level-1 page");
 	tm_descend(base, TM_ROOT_BLKNO, live[live.size() / 2].key, 0, &leaf);
 
@@ -526,6 +548,7 @@ corruption_tests(void)
 			for (int s = 0; s < node.nslots; s++)
 				node.child[s] = bads[k];
 			expect_corrupt(ix, TM_ROOT_BLKNO, qs, names[k], k == 3 ? 10 : 0);
+			expect_corrupt_order(ix, TM_ROOT_BLKNO, points, names[k], k == 3 ? 10 : 0, 1);
 		}
 	}
 	/* child to a page of the wrong level */
@@ -546,6 +569,7 @@ corruption_tests(void)
 				break;
 			}
 		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "downlink to a page of the wrong level");
+		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "downlink to a page of the wrong level, points", 0, 1);
 	}
 	/* zeroed leaf, garbage page id */
 	{
@@ -553,12 +577,15 @@ corruption_tests(void)
 
 		memset(ix.page(leaf), 0, GBT_PAGE_SIZE);
 		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "zeroed leaf");
+		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "zeroed leaf, points", 0, 1);
 		ix = base;
 		ix.op(leaf)->page_id = 0x1234;
 		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "bad page id");
+		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "bad page id, points", 0, 1);
 		ix = base;
 		ix.op(leaf)->nslots = 384;
 		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "leaf with inner capacity");
+		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "leaf with inner capacity, points", 0, 1);
 	}
 	/* right-link to itself; right-link loop between two leaves (move-right loop) */
 	{
@@ -620,6 +647,7 @@ corruption_tests(void)
 
 		ix.op(TM_ROOT_BLKNO)->level = 40;
 		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "root level 40");
+		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "root level 40, points", 0, 1);
 	}
 	/* random garbage in random pages: ECORRUPT or a result, never a crash */
 	for (int t = 0; t < (small ? 3 : 20); t++)
