@@ -17,14 +17,18 @@
  *
  * Memory: the page array (capacity x 8 KB; grows by 25% + 64 blocks when a
  * put goes beyond it), a page staging buffer (largest put), and a lookup
- * workspace sized by the largest batch seen: about 88 bytes per query plus
+ * workspace sized by the largest batch seen: about 120 bytes per query plus
  * CUB scratch, and 16 bytes per result (x 1.25).  Nothing shrinks until
  * gbt_cuda_copy_free().
  *
  * Unsorted batches of 16384 queries or more (GBT_CUDA_SORT_MIN in the
  * environment at copy creation overrides) are sorted on the device by
  * their low key before the descent, so that neighbouring queries share
- * paths and leaves; results still come out in batch order.
+ * paths and leaves; results still come out in batch order.  Sorted (or
+ * device-sorted) batches with at least 2 queries per block of the copy
+ * are resolved one query per lane in the leaf they share; the others, and
+ * queries that need TID comparisons or span more than two leaves, take the
+ * warp-cooperative path above.  Either way the answer is the same.
  *
  * Threads and streams: each copy owns one CUDA stream and its own device
  * and pinned scratch buffers, and every call on a copy is synchronous
