@@ -15,16 +15,25 @@
 
 #include "portability/instr_time.h"
 
+#include "access/parallel.h"
+#include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "storage/buffile.h"
 #include "storage/bufmgr.h"
+#include "storage/sharedfileset.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
@@ -104,6 +113,204 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 		bs->nentries++;
 	}
 	bs->heaptuples += 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Parallel heap scan
+ *
+ * As nbtree's parallel build: workers and the leader scan the heap
+ * together through a parallel table scan; each worker hands its entries to
+ * the leader in a temporary file of a shared file set, and the leader
+ * sorts them all as one.  The sort fixes the order completely, (key, TID)
+ * being unique, so the index is the one a serial build writes.
+ * ------------------------------------------------------------------------
+ */
+
+#define PARALLEL_KEY_GBT_SHARED		UINT64CONST(0xA000000000000001)
+#define PARALLEL_KEY_QUERY_TEXT		UINT64CONST(0xA000000000000002)
+
+typedef struct GbtBuildShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	bool		isconcurrent;
+	slock_t		mutex;
+	double		heaptuples;		/* summed over workers */
+	SharedFileSet fileset;
+	/* then the ParallelTableScanDesc */
+} GbtBuildShared;
+
+#define GbtBuildSharedScan(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GbtBuildShared))))
+
+static void
+write_entries(FileSet *fs, const char *name, const GbtEntry *e, Size n)
+{
+	BufFile    *f = BufFileCreateFileSet(fs, name);
+
+	BufFileWrite(f, (void *) e, n * sizeof(GbtEntry));
+	BufFileClose(f);
+}
+
+/* Append a worker's file of entries to *arr (n, cap as grow() keeps them). */
+static void
+read_entries(FileSet *fs, const char *name, GbtEntry **arr, Size *n, Size *cap)
+{
+	BufFile    *f = BufFileOpenFileSet(fs, name, O_RDONLY, false);
+	Size		m = (Size) (BufFileSize(f) / sizeof(GbtEntry));
+
+	if (*cap < *n + m)
+	{
+		/* room for it all at once: growing by doubling would copy more */
+		Size		newcap = *n + m;
+
+		if (newcap * sizeof(GbtEntry) > MaxAllocHugeSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many index entries for one gbtree build")));
+		*arr = (*arr == NULL) ?
+			MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry)) :
+			repalloc_huge(*arr, newcap * sizeof(GbtEntry));
+		*cap = newcap;
+	}
+	if (m > 0 && BufFileRead(f, *arr + *n, m * sizeof(GbtEntry)) != m * sizeof(GbtEntry))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("gbtree: could not read a parallel build worker's entries")));
+	*n += m;
+	BufFileClose(f);
+}
+
+PGDLLEXPORT void gbt_build_worker_main(dsm_segment *seg, shm_toc *toc);
+
+void
+gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	GbtBuildShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_GBT_SHARED, false);
+	char	   *sharedquery = shm_toc_lookup(toc, PARALLEL_KEY_QUERY_TEXT, true);
+	LOCKMODE	heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	indexlock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+	GbtBuildState bs;
+	char		name[32];
+
+	debug_query_string = sharedquery;
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, indexlock);
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	SharedFileSetAttach(&shared->fileset, seg);
+
+	memset(&bs, 0, sizeof(bs));
+	bs.index = index;
+	bs.info = gbt_index_info(index);
+	bs.tid_sorted = true;
+	table_index_build_scan(heap, index, indexInfo, true, false,
+						   gbt_build_callback, (void *) &bs,
+						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
+
+	snprintf(name, sizeof(name), "e%d", ParallelWorkerNumber);
+	write_entries(&shared->fileset.fs, name, bs.entries, bs.nentries);
+	snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
+	write_entries(&shared->fileset.fs, name, bs.nulls, bs.nnulls);
+	SpinLockAcquire(&shared->mutex);
+	shared->heaptuples += bs.heaptuples;
+	SpinLockRelease(&shared->mutex);
+
+	index_close(index, indexlock);
+	table_close(heap, heaplock);
+}
+
+/*
+ * Scan the heap with parallel workers when the planner's rule for index
+ * builds (plan_create_index_workers: table size, max_parallel_maintenance_
+ * workers, maintenance_work_mem) grants any.  Returns the number of
+ * workers that took part, 0 if the caller must scan alone.
+ */
+static int
+parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs)
+{
+	int			request;
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	Size		estshared;
+	GbtBuildShared *shared;
+	char	   *sharedquery;
+	int			querylen;
+	int			launched;
+
+	if (!IsNormalProcessingMode())
+		return 0;
+	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+	if (request <= 0)
+		return 0;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("gbtree", "gbt_build_worker_main", request);
+	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+
+	estshared = add_size(BUFFERALIGN(sizeof(GbtBuildShared)),
+						 table_parallelscan_estimate(heap, snapshot));
+	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
+	querylen = debug_query_string ? strlen(debug_query_string) : 0;
+	shm_toc_estimate_chunk(&pcxt->estimator, querylen + 1);
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		/* no dynamic shared memory to be had: scan alone */
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return 0;
+	}
+
+	shared = shm_toc_allocate(pcxt->toc, estshared);
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	SpinLockInit(&shared->mutex);
+	shared->heaptuples = 0;
+	SharedFileSetInit(&shared->fileset, pcxt->seg);
+	table_parallelscan_initialize(heap, GbtBuildSharedScan(shared), snapshot);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_SHARED, shared);
+	sharedquery = shm_toc_allocate(pcxt->toc, querylen + 1);
+	if (querylen > 0)
+		memcpy(sharedquery, debug_query_string, querylen);
+	sharedquery[querylen] = '\0';
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_QUERY_TEXT, sharedquery);
+
+	LaunchParallelWorkers(pcxt);
+	launched = pcxt->nworkers_launched;
+
+	/* the leader scans too (alone, if no worker could be started) */
+	table_index_build_scan(heap, index, indexInfo, true, true,
+						   gbt_build_callback, (void *) bs,
+						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
+	WaitForParallelWorkersToFinish(pcxt);
+
+	for (int i = 0; i < launched; i++)
+	{
+		char		name[32];
+
+		snprintf(name, sizeof(name), "e%d", i);
+		read_entries(&shared->fileset.fs, name, &bs->entries, &bs->nentries, &bs->capacity);
+		snprintf(name, sizeof(name), "n%d", i);
+		read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
+	}
+	bs->heaptuples += shared->heaptuples;
+	if (launched > 0)
+		bs->tid_sorted = false;	/* the parts interleave */
+
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return Max(launched, 0) + 1;
 }
 
 /*
@@ -384,6 +591,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				oldcxt;
 	GbtGpuSortTimes gtimes;
 	bool		on_gpu = false;
+	int			nparticipants;
 	instr_time	t0,
 				t1;
 	double		scan_ms,
@@ -412,8 +620,10 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
 	bs.tid_sorted = true;
-	table_index_build_scan(heap, index, indexInfo, true, true,
-						   gbt_build_callback, (void *) &bs, NULL);
+	nparticipants = parallel_scan(heap, index, indexInfo, &bs);
+	if (nparticipants == 0)
+		table_index_build_scan(heap, index, indexInfo, true, true,
+							   gbt_build_callback, (void *) &bs, NULL);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	scan_ms = INSTR_TIME_GET_MILLISEC(t1);
@@ -474,15 +684,15 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (on_gpu)
 		ereport(DEBUG1,
-				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms, sort %.1f ms (to the device %.1f ms, device sort %.1f ms in a %.1f ms request, back %.1f ms), layout and write %.1f ms, device copy %.1f ms",
+				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (to the device %.1f ms, device sort %.1f ms in a %.1f ms request, back %.1f ms), layout and write %.1f ms, device copy %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
-								 scan_ms, sort_ms, gtimes.to_device_ms, gtimes.sort_ms,
+								 scan_ms, Max(nparticipants, 1), sort_ms, gtimes.to_device_ms, gtimes.sort_ms,
 								 gtimes.run_ms, gtimes.from_device_ms, write_ms, preload_ms)));
 	else
 		ereport(DEBUG1,
-				(errmsg_internal("gbtree build of \"%s\" on the CPU: %zu entries; heap scan %.1f ms, sort %.1f ms, layout and write %.1f ms",
+				(errmsg_internal("gbtree build of \"%s\" on the CPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms, layout and write %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
-								 scan_ms, sort_ms, write_ms)));
+								 scan_ms, Max(nparticipants, 1), sort_ms, write_ms)));
 
 	MemoryContextSwitchTo(oldcxt);
 	result = palloc(sizeof(IndexBuildResult));
