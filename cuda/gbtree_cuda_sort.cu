@@ -259,10 +259,3 @@ gbt_cuda_sort_last_ms(GbtCudaSort *s)
 {
 	return s ? s->last_ms : 0.0;
 }
-
-extern "C" int
-gbt_cuda_host_register(void *ptr, uint64_t size)
-{
-	CHECK(cudaHostRegister(ptr, (size_t) size, cudaHostRegisterDefault), "pinning the staging area");
-	return 0;
-}

@@ -1,9 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * gbtree_cuda_sort.h
- *	  C interface of the device sort behind CREATE INDEX on the GPU, and of
- *	  host memory pinning (part of libgbtree_cuda.so, loaded by the GPU
- *	  service with dlopen).
+ *	  C interface of the device sort behind CREATE INDEX on the GPU (part of
+ *	  libgbtree_cuda.so, loaded by the GPU service with dlopen).
  *
  * A build streams its (key, TID) entries in, in chunks, sorts them on the
  * device by (key, TID >> 16) -- the TID's low 16 bits are flags that never
@@ -51,12 +50,6 @@ extern double gbt_cuda_sort_last_ms(GbtCudaSort *s);
 extern void gbt_cuda_sort_free(GbtCudaSort *s);
 
 extern const char *gbt_cuda_sort_last_error(void);
-
-/*
- * Pin host memory (the GPU service's staging area in PostgreSQL's shared
- * memory) so that copies to and from it run at full DMA speed.
- */
-extern int	gbt_cuda_host_register(void *ptr, uint64_t size);
 
 #ifdef __cplusplus
 }

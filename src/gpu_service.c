@@ -66,7 +66,7 @@ typedef struct GbtCudaApi
 	double		(*sort_last_ms) (GbtCudaSort *s);
 	void		(*sort_free) (GbtCudaSort *s);
 	const char *(*sort_last_error) (void);
-	int			(*host_register) (void *ptr, uint64_t size);	/* optional */
+	int			(*host_register) (void *ptr, size_t bytes);
 } GbtCudaApi;
 
 static GbtCudaApi cuda;
@@ -292,7 +292,7 @@ service_open_device(void)
 	cuda.sort_last_ms = dlsym(lib, "gbt_cuda_sort_last_ms");
 	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
 	cuda.sort_last_error = dlsym(lib, "gbt_cuda_sort_last_error");
-	cuda.host_register = dlsym(lib, "gbt_cuda_host_register");
+	cuda.host_register = resolve(lib, "gbt_cuda_host_register");
 	if (!cuda.sort_create || !cuda.sort_put || !cuda.sort_run || !cuda.sort_get ||
 		!cuda.sort_last_ms || !cuda.sort_free || !cuda.sort_last_error)
 		cuda.sort_create = NULL;
@@ -310,11 +310,11 @@ service_open_device(void)
 		proc_exit(0);
 	}
 	/* pinned, the staging area moves batches at full DMA speed */
-	if (gbt_gpu_staging != NULL && cuda.host_register != NULL &&
+	if (gbt_gpu_staging != NULL &&
 		cuda.host_register(gbt_gpu_staging, gbt_gpu_staging_size) != 0)
 		ereport(LOG,
 				(errmsg("gbtree gpu service: the staging area stays unpinned: %s",
-						cuda.sort_last_error ? cuda.sort_last_error() : "?")));
+						cuda.last_error())));
 	SpinLockAcquire(&gbt_gpu_shared->mutex);
 	strlcpy(gbt_gpu_shared->device, desc, sizeof(gbt_gpu_shared->device));
 	gbt_gpu_shared->mem_total = mem_total;
