@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "portability/instr_time.h"
 
 #include "access/parallel.h"
@@ -67,6 +69,23 @@ typedef struct GbtPageWriter
 	int64		done;
 } GbtPageWriter;
 
+/*
+ * Ask for transparent huge pages on a large array: a 100M-entry build
+ * touches 1.6 GB per array, and taking it in 4 kB page faults costs about
+ * a second each time.
+ */
+static void
+advise_huge(void *p, Size len)
+{
+#if defined(MADV_HUGEPAGE)
+	uintptr_t	start = TYPEALIGN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p + len);
+
+	if (len >= (Size) 64 * 1024 * 1024 && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
+}
+
 static void
 grow(GbtEntry **arr, Size *cap)
 {
@@ -81,6 +100,7 @@ grow(GbtEntry **arr, Size *cap)
 	else
 		*arr = repalloc_huge(*arr, newcap * sizeof(GbtEntry));
 	*cap = newcap;
+	advise_huge(*arr, newcap * sizeof(GbtEntry));
 }
 
 static void
@@ -172,6 +192,7 @@ read_entries(FileSet *fs, const char *name, GbtEntry **arr, Size *n, Size *cap)
 			MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry)) :
 			repalloc_huge(*arr, newcap * sizeof(GbtEntry));
 		*cap = newcap;
+		advise_huge(*arr, newcap * sizeof(GbtEntry));
 	}
 	if (m > 0 && BufFileRead(f, *arr + *n, m * sizeof(GbtEntry)) != m * sizeof(GbtEntry))
 		ereport(ERROR,
@@ -635,6 +656,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	{
 		Size		maxn = Max(bs.nentries, bs.nnulls);
 		GbtEntry   *scratch = MemoryContextAllocHuge(buildcxt, maxn * sizeof(GbtEntry));
+
+		advise_huge(scratch, maxn * sizeof(GbtEntry));
 
 		/*
 		 * The GPU sorts into the scratch array and leaves the entries as
