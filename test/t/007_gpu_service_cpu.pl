@@ -94,6 +94,27 @@ ok( $node->safe_psql('postgres',
 		"SELECT value::int > 0 FROM gbtree_device_info() WHERE name = 'fallbacks'") eq 't',
 	'fallbacks are counted');
 
+# CREATE INDEX: under auto the preloaded service without a device means the
+# CPU build, and the index checks; under gpu a clear error and no index
+$node->safe_psql('postgres',
+	'SET gbtree.gpu_min_batch = 1; CREATE INDEX g_k2 ON g USING gbtree (k)');
+is($node->safe_psql('postgres', "SELECT 'checked' FROM gbtree_check('g_k2', true)"),
+	'checked', 'auto without a device: CREATE INDEX builds on the CPU and checks');
+is( $node->safe_psql('postgres',
+		"SELECT value FROM gbtree_device_info() WHERE name = 'gpu_builds'"),
+	'0', 'no GPU builds counted');
+($ret, $stdout, $stderr) = $node->psql(
+	'postgres', q{
+\set VERBOSITY verbose
+SET gbtree.device = gpu;
+CREATE INDEX g_k3 ON g USING gbtree (k);
+});
+isnt($ret, 0, 'gpu without a device: CREATE INDEX fails');
+like($stderr, qr/55000: gbtree: the GPU cannot build index "g_k3"/,
+	'build error with SQLSTATE 55000');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'g_k3'"),
+	'0', 'no half-built index left behind');
+
 # the server stayed up, and still starts with the preload
 $node->restart;
 is($node->safe_psql('postgres', 'SELECT count(*) FROM g'), '100000', 'server restarts with the preload');
