@@ -147,8 +147,9 @@ static const char *const err_text[E_NCODES] = {
  */
 static __thread char last_error[512];
 
-static void
-set_error(const char *fmt,...)
+/* also the device sort's error channel (gbtree_cuda_sort.cu) */
+void
+gbt_cuda_set_error(const char *fmt,...)
 {
 	va_list		ap;
 
@@ -166,7 +167,7 @@ gbt_cuda_last_error(void)
 static int
 cuda_fail(cudaError_t e, const char *what)
 {
-	set_error("%s: %s", what, cudaGetErrorString(e));
+	gbt_cuda_set_error("%s: %s", what, cudaGetErrorString(e));
 	if (e == cudaErrorMemoryAllocation)
 	{
 		cudaGetLastError();		/* not sticky: clear it */
@@ -209,7 +210,7 @@ gbt_cuda_init(int device, char *err, int errlen)
 	e = cudaGetDeviceCount(&n);
 	if (e == cudaSuccess && (device < 0 || device >= n))
 	{
-		set_error("device %d not present (%d devices)", device, n);
+		gbt_cuda_set_error("device %d not present (%d devices)", device, n);
 		if (err && errlen > 0)
 			snprintf(err, errlen, "%s", last_error);
 		return GBT_CUDA_EINVAL;
@@ -1923,14 +1924,14 @@ gbt_cuda_copy_create(GbtCudaCopy **copyp, uint32_t capacity_blocks)
 
 	if (!copyp)
 	{
-		set_error("gbt_cuda_copy_create: NULL argument");
+		gbt_cuda_set_error("gbt_cuda_copy_create: NULL argument");
 		return GBT_CUDA_EINVAL;
 	}
 	*copyp = NULL;
 	c = (GbtCudaCopy *) calloc(1, sizeof(GbtCudaCopy));
 	if (!c)
 	{
-		set_error("out of host memory");
+		gbt_cuda_set_error("out of host memory");
 		return GBT_CUDA_ENOMEM;
 	}
 	if (capacity_blocks < FIRST_DATA_BLKNO)
@@ -2084,14 +2085,14 @@ gbt_cuda_copy_put_range(GbtCudaCopy *c, uint32_t first, const void *images, uint
 
 	if (!c || (!images && npages))
 	{
-		set_error("gbt_cuda_copy_put_range: NULL argument");
+		gbt_cuda_set_error("gbt_cuda_copy_put_range: NULL argument");
 		return GBT_CUDA_EINVAL;
 	}
 	if (npages == 0)
 		return 0;
 	if ((uint64_t) first + npages >= GBT_NO_BLOCK)
 	{
-		set_error("block number out of range");
+		gbt_cuda_set_error("block number out of range");
 		return GBT_CUDA_EINVAL;
 	}
 	if ((rc = copy_grow(c, first + npages)) != 0)
@@ -2129,7 +2130,7 @@ gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *imag
 
 	if (!c || ((!blknos || !images) && npages))
 	{
-		set_error("gbt_cuda_copy_put_pages: NULL argument");
+		gbt_cuda_set_error("gbt_cuda_copy_put_pages: NULL argument");
 		return GBT_CUDA_EINVAL;
 	}
 	if (npages == 0)
@@ -2138,7 +2139,7 @@ gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *imag
 	{
 		if (blknos[i] >= GBT_NO_BLOCK - 1)
 		{
-			set_error("block number %u out of range", blknos[i]);
+			gbt_cuda_set_error("block number %u out of range", blknos[i]);
 			return GBT_CUDA_EINVAL;
 		}
 		if (blknos[i] > maxblk)
@@ -2159,7 +2160,7 @@ gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *imag
 			{
 				free(idx);
 				free(tmp);
-				set_error("out of host memory");
+				gbt_cuda_set_error("out of host memory");
 				return GBT_CUDA_ENOMEM;
 			}
 			for (uint32_t i = 0; i < npages; i++)
@@ -2177,7 +2178,7 @@ gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *imag
 			{
 				free(idx);
 				free(tmp);
-				set_error("out of host memory");
+				gbt_cuda_set_error("out of host memory");
 				return GBT_CUDA_ENOMEM;
 			}
 			for (uint32_t i = 0; i < nuse; i++)
@@ -2404,7 +2405,7 @@ corrupt_error(u64 err)
 {
 	unsigned	code = (unsigned) (err >> 32);
 
-	set_error("inconsistent device copy at block %u: %s", (unsigned) err,
+	gbt_cuda_set_error("inconsistent device copy at block %u: %s", (unsigned) err,
 			  code < E_NCODES ? err_text[code] : "?");
 	return GBT_CUDA_ECORRUPT;
 }
@@ -2578,12 +2579,12 @@ gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint
 		*out_total = 0;
 	if (!c || !offsets || !out_total || (n && !queries) || (out_capacity && !out_tids))
 	{
-		set_error("gbt_cuda_lookup: NULL argument");
+		gbt_cuda_set_error("gbt_cuda_lookup: NULL argument");
 		return GBT_CUDA_EINVAL;
 	}
 	if (root >= c->nblocks || root == 0)
 	{
-		set_error("root block %u out of range (copy has %u blocks)", root, c->nblocks);
+		gbt_cuda_set_error("root block %u out of range (copy has %u blocks)", root, c->nblocks);
 		return GBT_CUDA_ECORRUPT;
 	}
 	if (n == 0)

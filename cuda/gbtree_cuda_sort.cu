@@ -9,7 +9,6 @@
  * LSD radix sorts give (key, tid >> 16) order: by TID bits 16..63 first
  * (skipped when the heap scan delivered TID order), then by key.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 
@@ -31,34 +30,19 @@ struct GbtCudaSort
 	float		last_ms;
 };
 
-static __thread char sort_error[512];
-
-static void
-sort_set_error(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sort_error, sizeof(sort_error), fmt, ap);
-	va_end(ap);
-}
+/* gbtree_cuda.cu's: failures read back with gbt_cuda_last_error() */
+extern void gbt_cuda_set_error(const char *fmt,...);
 
 static int
 cuda_fail(cudaError_t e, const char *what)
 {
-	sort_set_error("%s: %s", what, cudaGetErrorString(e));
+	gbt_cuda_set_error("%s: %s", what, cudaGetErrorString(e));
 	(void) cudaGetLastError();	/* clear a non-sticky error */
 	return e == cudaErrorMemoryAllocation ? GBT_CUDA_ENOMEM : GBT_CUDA_EDEVICE;
 }
 
 #define CHECK(call, what) \
 	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) return cuda_fail(e_, what); } while (0)
-
-extern "C" const char *
-gbt_cuda_sort_last_error(void)
-{
-	return sort_error;
-}
 
 __global__ static void
 split_entries(const uint64_t *in, uint64_t *keys, uint64_t *tids, uint64_t count)
@@ -153,21 +137,26 @@ ensure_scratch(GbtCudaSort *s, uint64_t count)
 	return 0;
 }
 
+/* Checks a transfer of entries [offset, offset + count) and makes room for it. */
+static int
+begin_transfer(GbtCudaSort *s, uint64_t offset, uint64_t count, const char *what)
+{
+	if (s == NULL || offset > s->n || count > s->n - offset)
+	{
+		gbt_cuda_set_error("%s: entries %llu..%llu outside 0..%llu", what,
+						   (unsigned long long) offset, (unsigned long long) (offset + count),
+						   (unsigned long long) (s ? s->n : 0));
+		return GBT_CUDA_EINVAL;
+	}
+	return count ? ensure_scratch(s, count) : 0;
+}
+
 extern "C" int
 gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint64_t count)
 {
 	int			rc;
 
-	if (s == NULL || offset > s->n || count > s->n - offset)
-	{
-		sort_set_error("sort_put: entries %llu..%llu outside 0..%llu",
-					   (unsigned long long) offset, (unsigned long long) (offset + count),
-					   (unsigned long long) (s ? s->n : 0));
-		return GBT_CUDA_EINVAL;
-	}
-	if (count == 0)
-		return 0;
-	if ((rc = ensure_scratch(s, count)) != 0)
+	if ((rc = begin_transfer(s, offset, count, "sort_put")) != 0 || count == 0)
 		return rc;
 	CHECK(cudaMemcpy(s->scratch, entries, (size_t) count * 2 * sizeof(uint64_t),
 					 cudaMemcpyHostToDevice), "copying entries to the device");
@@ -206,17 +195,9 @@ gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted)
 		/* then stably by key */
 		if (e == cudaSuccess)
 			e = cub::DeviceRadixSort::SortPairs(s->temp, bytes, k, v, (int64_t) s->n, 0, 64);
+		/* CUB flips a pair's key and value buffers together */
 		if (e == cudaSuccess)
-		{
-			/* the data now sit in the buffers CUB says; keep keys and TIDs on one side */
-			int			kc = (k.Current() == s->keys[0]) ? 0 : 1;
-			int			vc = (v.Current() == s->tids[0]) ? 0 : 1;
-
-			if (kc != vc)
-				e = cudaMemcpy(s->tids[kc], s->tids[vc], (size_t) s->n * sizeof(uint64_t),
-							   cudaMemcpyDeviceToDevice);
-			s->cur = kc;
-		}
+			s->cur = (k.Current() == s->keys[0]) ? 0 : 1;
 	}
 	cudaEventRecord(stop);
 	if (e == cudaSuccess)
@@ -235,16 +216,7 @@ gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset, uint64_t *entries, uint64_t c
 {
 	int			rc;
 
-	if (s == NULL || offset > s->n || count > s->n - offset)
-	{
-		sort_set_error("sort_get: entries %llu..%llu outside 0..%llu",
-					   (unsigned long long) offset, (unsigned long long) (offset + count),
-					   (unsigned long long) (s ? s->n : 0));
-		return GBT_CUDA_EINVAL;
-	}
-	if (count == 0)
-		return 0;
-	if ((rc = ensure_scratch(s, count)) != 0)
+	if ((rc = begin_transfer(s, offset, count, "sort_get")) != 0 || count == 0)
 		return rc;
 	join_entries<<<grid_for(count), 256>>>(s->scratch, s->keys[s->cur] + offset,
 										   s->tids[s->cur] + offset, count);

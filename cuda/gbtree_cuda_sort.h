@@ -11,7 +11,7 @@
  * build's order.  Entries are 16-byte (key, tid) pairs as GbtEntry.
  *
  * Return codes are gbtree_cuda.h's: 0 or a negative GBT_CUDA_E* code;
- * gbt_cuda_sort_last_error() describes the last failure of this thread.
+ * gbt_cuda_last_error() describes the last failure of this thread.
  *
  *-------------------------------------------------------------------------
  */
@@ -48,8 +48,6 @@ extern int	gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset,
 extern double gbt_cuda_sort_last_ms(GbtCudaSort *s);
 
 extern void gbt_cuda_sort_free(GbtCudaSort *s);
-
-extern const char *gbt_cuda_sort_last_error(void);
 
 #ifdef __cplusplus
 }

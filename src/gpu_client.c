@@ -741,22 +741,69 @@ state_name(GbtServiceState st)
 	return "?";
 }
 
-/* Under gbtree.device = gpu a failure is an error; under auto, a fallback. */
+/*
+ * Under gbtree.device = gpu a failure is an error; under auto, a counted
+ * fallback: a scan notes it at DEBUG1, a build (rare, and slow to redo on
+ * the CPU) at LOG.
+ */
 static bool
-gpu_failed(Relation index, const char *why, uint64 *counter)
+gpu_failed(Relation index, bool build, const char *why, uint64 *counter)
 {
 	count_fallback(why, counter);
 	if (gbt_device_mode == GBT_DEVICE_GPU)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 build ?
+				 errmsg("gbtree: the GPU cannot build index \"%s\"",
+						RelationGetRelationName(index)) :
 				 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\"",
 						RelationGetRelationName(index)),
 				 errdetail("%s", why),
+				 build ?
+				 errhint("Set gbtree.device to 'auto' or 'cpu' to build it on the CPU.") :
 				 errhint("Set gbtree.device to 'auto' or 'cpu' to run it on the CPU.")));
-	ereport(DEBUG1,
-			(errmsg_internal("gbtree: scan of \"%s\" falls back to the CPU: %s",
-							 RelationGetRelationName(index), why)));
+	if (build)
+		ereport(LOG,
+				(errmsg("gbtree: building index \"%s\" on the CPU: %s",
+						RelationGetRelationName(index), why)));
+	else
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree: scan of \"%s\" falls back to the CPU: %s",
+								 RelationGetRelationName(index), why)));
 	return false;
+}
+
+/* The fallback counter a service or library result code belongs to. */
+static uint64 *
+fallback_counter(int rc)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	if (rc == GBT_CUDA_ENOMEM)
+		return &sh->fallback_memory;
+	if (rc == GBT_GPU_ESERVICE)
+		return &sh->fallback_service;
+	return &sh->fallback_error;
+}
+
+/* Whether the service can take requests; if not, see gpu_failed. */
+static bool
+service_usable(Relation index, bool build)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	char		why[320];
+
+	if (sh == NULL)
+		return gpu_failed(index, build,
+						  "gbtree is not in shared_preload_libraries, so there is no GPU service",
+						  NULL);
+	if (sh->state == GBT_SVC_READY)
+		return true;
+	SpinLockAcquire(&sh->mutex);
+	snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
+			 state_name(sh->state), sh->detail);
+	SpinLockRelease(&sh->mutex);
+	return gpu_failed(index, build, why, &sh->fallback_service);
 }
 
 /*
@@ -785,21 +832,11 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 				t3,
 				t4;
 
-	if (sh == NULL)
-		return gpu_failed(index, "gbtree is not in shared_preload_libraries, so there is no GPU service",
-						  NULL);
-	if (sh->state != GBT_SVC_READY)
-	{
-		char		why[320];
-
-		SpinLockAcquire(&sh->mutex);
-		snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
-				 state_name(sh->state), sh->detail);
-		SpinLockRelease(&sh->mutex);
-		return gpu_failed(index, why, &sh->fallback_service);
-	}
+	if (!service_usable(index, false))
+		return false;
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		return gpu_failed(index, "temporary indexes live in backend-local buffers", &sh->fallback_error);
+		return gpu_failed(index, false, "temporary indexes live in backend-local buffers",
+						  &sh->fallback_error);
 
 	timed = message_level_is_interesting(DEBUG1);
 	if (timed)
@@ -823,9 +860,8 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 		{
 			if (rc == GBT_GPU_ENOCOPY)
 				continue;
-			return gpu_failed(index, errbuf[0] ? errbuf : "shipping pages to the device failed",
-							  rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
-							  rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+			return gpu_failed(index, false, errbuf[0] ? errbuf : "shipping pages to the device failed",
+							  fallback_counter(rc));
 		}
 
 		if (timed)
@@ -928,39 +964,16 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 		}
 		if (rc == GBT_GPU_ENOCOPY)
 			continue;			/* evicted between sync and lookup: again */
-		return gpu_failed(index, errbuf[0] ? errbuf : "the GPU lookup failed",
-						  rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
-						  rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+		return gpu_failed(index, false, errbuf[0] ? errbuf : "the GPU lookup failed",
+						  fallback_counter(rc));
 	}
-	return gpu_failed(index, "the device copy kept being replaced", &sh->fallback_error);
+	return gpu_failed(index, false, "the device copy kept being replaced", &sh->fallback_error);
 }
 
 /* ------------------------------------------------------------------------
  * CREATE INDEX on the GPU
  * ------------------------------------------------------------------------
  */
-
-/*
- * A build that cannot use the GPU: an error under gbtree.device = gpu (the
- * transaction aborts, so no index is left behind), a LOG line and a
- * counted fallback under auto, then the CPU build.
- */
-static bool
-gpu_build_failed(Relation index, const char *why, uint64 *counter)
-{
-	count_fallback(why, counter);
-	if (gbt_device_mode == GBT_DEVICE_GPU)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("gbtree: the GPU cannot build index \"%s\"",
-						RelationGetRelationName(index)),
-				 errdetail("%s", why),
-				 errhint("Set gbtree.device to 'auto' or 'cpu' to build it on the CPU.")));
-	ereport(LOG,
-			(errmsg("gbtree: building index \"%s\" on the CPU: %s",
-					RelationGetRelationName(index), why)));
-	return false;
-}
 
 /*
  * Whether CREATE INDEX should sort on the GPU: always under
@@ -1023,7 +1036,7 @@ sort_end(uint64 slot)
  * Sort a build's n entries on the GPU by (key, TID): from in, into out
  * (both n entries; in is left as it was, so that after a failure the CPU
  * can still sort it).  Returns false when the GPU could not do it (see
- * gpu_build_failed).
+ * gpu_failed).
  */
 bool
 gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
@@ -1039,22 +1052,11 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 				t1;
 
 	memset(times, 0, sizeof(*times));
-	if (sh == NULL)
-		return gpu_build_failed(index, "gbtree is not in shared_preload_libraries, so there is no GPU service",
-								NULL);
-	if (sh->state != GBT_SVC_READY)
-	{
-		char		why[320];
-
-		SpinLockAcquire(&sh->mutex);
-		snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
-				 state_name(sh->state), sh->detail);
-		SpinLockRelease(&sh->mutex);
-		return gpu_build_failed(index, why, &sh->fallback_service);
-	}
+	if (!service_usable(index, true))
+		return false;
 	if (gbt_gpu_inject_fault == 1)
-		return gpu_build_failed(index, "injected device error (gbtree.gpu_inject_fault)",
-								&sh->fallback_error);
+		return gpu_failed(index, true, "injected device error (gbtree.gpu_inject_fault)",
+						  &sh->fallback_error);
 
 	/* chunks that fit the staging area, else 64 MB DSM segments */
 	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
@@ -1066,9 +1068,8 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
 						 errbuf, sizeof(errbuf));
 	if (rc != 0)
-		return gpu_build_failed(index, errbuf[0] ? errbuf : "the GPU service could not start the sort",
-								rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
-								rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU service could not start the sort",
+						  fallback_counter(rc));
 	PG_TRY();
 	{
 		INSTR_TIME_SET_CURRENT(t0);
@@ -1132,9 +1133,8 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 	PG_END_TRY();
 	sort_end(slot);
 	if (rc != 0)
-		return gpu_build_failed(index, errbuf[0] ? errbuf : "the GPU sort failed",
-								rc == GBT_CUDA_ENOMEM ? &sh->fallback_memory :
-								rc == GBT_GPU_ESERVICE ? &sh->fallback_service : &sh->fallback_error);
+		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU sort failed",
+						  fallback_counter(rc));
 	SpinLockAcquire(&sh->mutex);
 	sh->gpu_builds++;
 	SpinLockRelease(&sh->mutex);

@@ -65,7 +65,6 @@ typedef struct GbtCudaApi
 							 uint64_t count);
 	double		(*sort_last_ms) (GbtCudaSort *s);
 	void		(*sort_free) (GbtCudaSort *s);
-	const char *(*sort_last_error) (void);
 	int			(*host_register) (void *ptr, size_t bytes);
 } GbtCudaApi;
 
@@ -291,10 +290,9 @@ service_open_device(void)
 	cuda.sort_get = dlsym(lib, "gbt_cuda_sort_get");
 	cuda.sort_last_ms = dlsym(lib, "gbt_cuda_sort_last_ms");
 	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
-	cuda.sort_last_error = dlsym(lib, "gbt_cuda_sort_last_error");
 	cuda.host_register = resolve(lib, "gbt_cuda_host_register");
 	if (!cuda.sort_create || !cuda.sort_put || !cuda.sort_run || !cuda.sort_get ||
-		!cuda.sort_last_ms || !cuda.sort_free || !cuda.sort_last_error)
+		!cuda.sort_last_ms || !cuda.sort_free)
 		cuda.sort_create = NULL;
 
 	if (cuda.probe(desc, sizeof(desc), &mem_total) != 0)
@@ -533,7 +531,7 @@ serve_sort(GbtGpuRequest *req, char *payload)
 		rc = cuda.sort_create(req->arg[0], &dev_sort[slot]);
 		if (rc != 0)
 		{
-			strlcpy(req->errmsg, cuda.sort_last_error(), sizeof(req->errmsg));
+			strlcpy(req->errmsg, cuda.last_error(), sizeof(req->errmsg));
 			dev_sort[slot] = NULL;
 			return rc;
 		}
@@ -573,7 +571,7 @@ serve_sort(GbtGpuRequest *req, char *payload)
 			return GBT_CUDA_EINVAL;
 	}
 	if (rc != 0)
-		strlcpy(req->errmsg, cuda.sort_last_error(), sizeof(req->errmsg));
+		strlcpy(req->errmsg, cuda.last_error(), sizeof(req->errmsg));
 	return rc;
 }
 

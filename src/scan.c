@@ -318,12 +318,16 @@ static int
 sort_unique(uint64 *v, int n)
 {
 	int			m = 0;
+	bool		ascending = true;
 
 	if (n <= 1)
 		return n;
-	if (n < 512)
+	/* arrays often come sorted: then only duplicates need removing */
+	for (int i = 1; i < n && ascending; i++)
+		ascending = v[i - 1] <= v[i];
+	if (!ascending && n < 512)
 		qsort(v, n, sizeof(uint64), cmp_u64);
-	else
+	else if (!ascending)
 		radix_sort_u64(v, n);
 	for (int i = 0; i < n; i++)
 		if (m == 0 || v[m - 1] != v[i])
@@ -474,7 +478,6 @@ preprocess_keys(IndexScanDesc scan)
 			int			nelems = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 			uint64	   *vals;
 			int			nv = 0;
-			bool		ascending = true;
 
 			get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
 			vals = palloc(sizeof(uint64) * Max(nelems, 1));
@@ -527,20 +530,7 @@ preprocess_keys(IndexScanDesc scan)
 				impossible = true;
 				continue;
 			}
-			/* arrays often come sorted: then only duplicates need removing */
-			for (int j = 1; j < nv && ascending; j++)
-				ascending = vals[j - 1] <= vals[j];
-			if (ascending)
-			{
-				int			m = 1;
-
-				for (int j = 1; j < nv; j++)
-					if (vals[j] != vals[m - 1])
-						vals[m++] = vals[j];
-				nv = m;
-			}
-			else
-				nv = sort_unique(vals, nv);
+			nv = sort_unique(vals, nv);
 			if (strategy == BTEqualStrategyNumber)
 			{
 				if (narr < 0)

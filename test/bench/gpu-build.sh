@@ -13,12 +13,8 @@ ROWS=${GPU_BUILD_ROWS:-100000000}
 TYPES=${GPU_BUILD_TYPES:-int8,float8,timestamptz}
 MWM=${GPU_BUILD_MWM:-1GB}
 OUTFILE=${1:-/tmp/gpu-build.md}
-JOBS=$(nproc)
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-
+# shellcheck source=test/bench/gpu-lib.sh
+. "$(dirname "$0")/gpu-lib.sh"
 keyexpr() {
     case $1 in
         int8) echo "hashint8(i) # (i << 20)" ;;
@@ -45,13 +41,8 @@ declare -a LINES
 q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
 for typ in ${TYPES//,/ }; do
     q -c "DROP TABLE IF EXISTS gbb" -c "CREATE TABLE gbb (id int8, k $typ) WITH (autovacuum_enabled = off)" >/dev/null
-    per=$(( (ROWS + JOBS - 1) / JOBS ))
     t0=$(now)
-    for j in $(seq 0 $((JOBS - 1))); do
-        lo=$((j * per + 1)); hi=$(( (j + 1) * per )); [ $hi -gt "$ROWS" ] && hi=$ROWS
-        q -c "INSERT INTO gbb SELECT i, $(keyexpr "$typ") FROM generate_series($lo, $hi) i" &
-    done
-    wait
+    load_rows gbb "$ROWS" "$(keyexpr "$typ")"
     q -c "VACUUM (FREEZE, ANALYZE) gbb" >/dev/null
     echo "$typ: loaded $ROWS rows in $(sub "$(now)" "$t0") s"
     bt=$(build btree "")
@@ -61,7 +52,7 @@ for typ in ${TYPES//,/ }; do
     gg=$(build gbtree "SET gbtree.device = gpu;"); bdg=$(cat /tmp/gbb_breakdown)
     echo "  gbtree GPU: $gg s ($bdg)"
     ok=$(q -c "SELECT 'ok' FROM gbtree_check('gbb_k', false)")
-    LINES+=("| $typ | $bt | $gc | $gg | $(div "$bt" "$gg") | $(div "$gc" "$gg") | $ok |")
+    LINES+=("| $typ | $bt | $gc | $gg | $(div "$bt" "$gg" 2) | $(div "$gc" "$gg" 2) | $ok |")
     LINES+=("|  | | *CPU build:* $bdc | *GPU build:* $bdg | | | |")
     q -c "DROP TABLE gbb" >/dev/null
 done

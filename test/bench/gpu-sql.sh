@@ -11,24 +11,14 @@ set -u
 ROWS=${GPU_BENCH_ROWS:-100000000}
 REPEAT=${GPU_BENCH_REPEAT:-3}
 OUTFILE=${1:-/tmp/gpu-sql.md}
-JOBS=$(nproc)
-q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
-now() { date +%s.%N; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a - b }'; }
-div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+# shellcheck source=test/bench/gpu-lib.sh
+. "$(dirname "$0")/gpu-lib.sh"
 
 q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
 q -c "DROP TABLE IF EXISTS gb_t, gb_keys" >/dev/null
 q -c "CREATE TABLE gb_t (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
 t0=$(now)
-per=$(( (ROWS + JOBS - 1) / JOBS ))
-for j in $(seq 0 $((JOBS - 1))); do
-    lo=$((j * per + 1))
-    hi=$(( (j + 1) * per ))
-    [ $hi -gt "$ROWS" ] && hi=$ROWS
-    q -c "INSERT INTO gb_t SELECT i, hashint8(i) # (i << 20) FROM generate_series($lo, $hi) i" &
-done
-wait
+load_rows gb_t "$ROWS" "hashint8(i) # (i << 20)"
 t1=$(now)
 q -c "VACUUM (FREEZE, ANALYZE) gb_t" >/dev/null
 t2=$(now)
