@@ -23,6 +23,14 @@ import time
 # ---- configuration ----------------------------------------------------------
 
 ENV = os.environ
+# --replot: only redraw the plots and the README's results section from the
+# result files (for results made where there is no gnuplot: the GPU machine)
+REPLOT = sys.argv[1:] == ["--replot"]
+if REPLOT:
+    _root = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    for k, v in (("BENCH_ROWS", "0"), ("GB_SCRATCH", ""), ("PG_BINDIR", ""), ("GB_ROOT", _root),
+                 ("BENCH_OUT", os.path.join(_root, "test", "bench", "results"))):
+        os.environ.setdefault(k, v)
 ROWS = int(ENV["BENCH_ROWS"])
 REPEAT = int(ENV.get("BENCH_REPEAT", "5"))
 OUT = ENV["BENCH_OUT"]
@@ -1219,7 +1227,20 @@ def update_readme():
     log(f"Updated the results section of {readme}")
 
 
+def replot():
+    for fn in sorted(os.listdir(OUT)):
+        name = fn[:-4] if fn.endswith(".csv") else None
+        if name and name != "pgbench-S":
+            plot(name, os.path.join(OUT, fn), os.path.join(OUT, f"{name}.png"))
+            log(f"plotted {name}.png")
+    if os.path.realpath(OUT) == os.path.realpath(DEFAULT_OUT):
+        update_readme()
+    return 0
+
+
 if __name__ == "__main__":
+    if REPLOT:
+        sys.exit(replot())
     try:
         sys.exit(main())
     except SqlError as ex:

@@ -3,7 +3,7 @@
 # a throwaway PostgreSQL 15 cluster; see test/bench/README.md.
 #
 # Environment (make variables: `make bench BENCH_ROWS=1000000`):
-#   BENCH_ROWS=200000            rows per data set (1000 .. 20000000)
+#   BENCH_ROWS=200000            rows per data set (1000 .. 100000000)
 #   BENCH_ENGINES=btree,gbtree   engines; gbtree-gpu is added by default when
 #                                the SQL function gbtree_device_info() exists,
 #                                and skipped (with a note) when it does not
@@ -23,6 +23,13 @@
 #   BENCH_CLIENTS=1,8            pgbench client counts of the point lookups
 #   BENCH_DEFAULTS=0             1: PostgreSQL's default settings, nothing
 #                                changed (parallel plans and builds allowed)
+#   BENCH_SHARED_BUFFERS=256MB   shared_buffers of the benchmark's server
+#   BENCH_PRELOAD=auto           1: put gbtree in shared_preload_libraries
+#                                (starts the GPU service); auto: do so when
+#                                the installed gbtree has its CUDA library and
+#                                an NVIDIA device node exists; 0: never
+#   GB_SKIP_PACKAGES=1           do not check or install Debian packages
+#                                (the GPU machine, test/gpu/device-run.sh)
 #   KEEP_TMP=1                   keep the scratch directory
 #   PG_CONFIG, CUDA              as for test/run-tests.sh (CUDA defaults to 0)
 #
@@ -57,12 +64,16 @@ BENCH_README=${BENCH_README:-1}
 BENCH_MEASURES=${BENCH_MEASURES:-queries,lookups,copy,vacuum}
 BENCH_CLIENTS=${BENCH_CLIENTS:-1,8}
 BENCH_DEFAULTS=${BENCH_DEFAULTS:-0}
+BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-256MB}
+BENCH_PRELOAD=${BENCH_PRELOAD:-auto}
 KEEP_TMP=${KEEP_TMP:-0}
 
 isnum() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
 isnum "$BENCH_ROWS" || gb_die "BENCH_ROWS must be a number"
-[ "$BENCH_ROWS" -ge 1000 ] && [ "$BENCH_ROWS" -le 20000000 ] ||
-    gb_die "BENCH_ROWS must be between 1000 and 20000000"
+[ "$BENCH_ROWS" -ge 1000 ] && [ "$BENCH_ROWS" -le 100000000 ] ||
+    gb_die "BENCH_ROWS must be between 1000 and 100000000"
+case $BENCH_PRELOAD in auto|0|1) ;; *) gb_die "BENCH_PRELOAD must be auto, 0 or 1" ;; esac
+case $BENCH_SHARED_BUFFERS in [0-9]*[kMG]B) ;; *) gb_die "BENCH_SHARED_BUFFERS must look like 256MB or 8GB" ;; esac
 isnum "$BENCH_REPEAT" && [ "$BENCH_REPEAT" -ge 1 ] || gb_die "BENCH_REPEAT must be a positive number"
 isnum "$BENCH_PGBENCH_SECS" && [ "$BENCH_PGBENCH_SECS" -ge 1 ] || gb_die "BENCH_PGBENCH_SECS must be a positive number"
 isnum "$BENCH_PGBENCH_SCALE" || gb_die "BENCH_PGBENCH_SCALE must be a number"
@@ -71,7 +82,9 @@ case $BENCH_OUT in /*) ;; *) BENCH_OUT=$GB_ROOT/$BENCH_OUT ;; esac
 mkdir -p "$BENCH_OUT" || gb_die "cannot create $BENCH_OUT"
 BENCH_OUT=$(cd "$BENCH_OUT" && pwd)
 
-if [ "$BENCH_INVOKED_BY_MAKE" = 1 ]; then
+if [ -n "${BENCH_INVOCATION:-}" ]; then
+    :   # set by a wrapper (test/gpu/device-run.sh bench)
+elif [ "$BENCH_INVOKED_BY_MAKE" = 1 ]; then
     BENCH_INVOCATION="make ${BENCH_TARGET:-bench}${BENCH_MAKE_VARS:+ $BENCH_MAKE_VARS}"
 else
     BENCH_INVOCATION="test/bench/run-bench.sh${*:+ $*}"
@@ -161,12 +174,24 @@ gb_run_as "$PG_BINDIR/initdb" -D "$PGDATA_DIR" -A trust --no-locale -E UTF8 -N >
     { cat "$GB_SCRATCH/initdb.log"; gb_die "initdb failed"; }
 # Everything not listed here is PostgreSQL's default (the result files list
 # every setting whose source is not "default", initdb's included).
-BENCH_SETTINGS="shared_buffers = 256MB
+BENCH_SETTINGS="shared_buffers = $BENCH_SHARED_BUFFERS
 autovacuum = off
 jit = off
 max_parallel_workers_per_gather = 0
 max_parallel_maintenance_workers = 0"
 [ "$BENCH_DEFAULTS" = 1 ] && BENCH_SETTINGS=""
+# The GPU service starts only from shared_preload_libraries.
+if [ "$BENCH_PRELOAD" = auto ]; then
+    BENCH_PRELOAD=0
+    if [ -e "$PG_PKGLIBDIR/libgbtree_cuda.so" ] && [ -e /dev/nvidia0 ]; then
+        BENCH_PRELOAD=1
+    fi
+fi
+if [ "$BENCH_PRELOAD" = 1 ]; then
+    gb_say "gbtree preloaded: the GPU service starts with the server"
+    BENCH_SETTINGS="$BENCH_SETTINGS
+shared_preload_libraries = 'gbtree'"
+fi
 cat >>"$PGDATA_DIR/postgresql.conf" <<EOF
 
 # gbtree benchmark: connection settings
@@ -181,9 +206,13 @@ gb_run_as "$PG_BINDIR/pg_ctl" -D "$PGDATA_DIR" -l "$GB_SCRATCH/server.log" -w -t
     { tail -n 30 "$GB_SCRATCH/server.log"; gb_die "could not start the server"; }
 gb_say "PostgreSQL $("$PG_CONFIG" --version | sed 's/^PostgreSQL //') on port $PORT, socket in $SOCKDIR"
 
-GIT_REV=$(git -C "$GB_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$GB_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-    GIT_REV="$GIT_REV-dirty"
+# GIT_REV from the environment wins: the GPU machine's copy of the tree has
+# no trustworthy git metadata.
+if [ -z "${GIT_REV:-}" ]; then
+    GIT_REV=$(git -C "$GB_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+    if [ -n "$(git -C "$GB_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+        GIT_REV="$GIT_REV-dirty"
+    fi
 fi
 
 export BENCH_ROWS BENCH_ENGINES BENCH_ENGINES_SET BENCH_OUT BENCH_REPEAT BENCH_DATASETS \

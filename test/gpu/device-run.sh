@@ -6,6 +6,11 @@
 #   test/gpu/device-run.sh test        make test-gpu
 #   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)
 #   test/gpu/device-run.sh buildbench  test/bench/gpu-build.sh (issue 6's measure)
+#   test/gpu/device-run.sh bench       make bench (its own server, gbtree
+#                                      preloaded; BENCH_* from the
+#                                      environment); results in $OUT/bench,
+#                                      which starts as a copy of
+#                                      test/bench/results
 # Output goes to stdout and, when OUT is set, to $OUT/.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -33,6 +38,15 @@ case $what in
     sql) psql -X "${args[@]}" ;;
     sqlbench) test/bench/gpu-sql.sh "$OUT/gpu-sql.md" ;;
     buildbench) test/bench/gpu-build.sh "$OUT/gpu-build.md" ;;
+    bench)
+        # make bench starts its own server: this one would only compete
+        su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
+        mkdir -p "$OUT/bench" && cp -r test/bench/results/. "$OUT/bench/"
+        inv="test/gpu/device-run.sh bench ($(env | grep '^BENCH_' | sort | tr '\n' ' '))"
+        GB_SKIP_PACKAGES=1 BENCH_INSTALL=0 BENCH_INVOCATION="$inv" BENCH_PRELOAD=1 BENCH_README=0 BENCH_OUT="$OUT/bench" \
+            BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-8GB} GIT_REV=${GIT_REV:-} \
+            make -s bench 2>&1 | tee "$OUT/bench.log"
+        ;;
     *) echo "unknown: $what"; exit 2 ;;
 esac
 cp /tmp/pgrun.log "$OUT/server.log" 2>/dev/null
