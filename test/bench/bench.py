@@ -1034,7 +1034,12 @@ def main():
     DEVICE = "cpu (no gbtree_device_info())"
     if has_fn:
         try:
-            state = q1("SELECT value FROM gbtree_device_info() WHERE name = 'service'")
+            # the service probes the device after the server is up
+            for _ in range(60):
+                state = q1("SELECT value FROM gbtree_device_info() WHERE name = 'service'")
+                if state not in ("starting", "restarting"):
+                    break
+                time.sleep(1)
             dev = q1("SELECT value FROM gbtree_device_info() WHERE name = 'device'")
             detail = q1("SELECT value FROM gbtree_device_info() WHERE name = 'detail'")
             has_dev = state == "ready"

@@ -124,7 +124,7 @@ done
 need=""
 [ -n "$PYTHON" ] || need="$need python3"
 command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"
-if [ -n "$need" ]; then
+if [ -n "$need" ] && [ "${GB_SKIP_PACKAGES:-0}" != 1 ]; then
     if [ "$GB_IS_ROOT" = 1 ]; then
         gb_say "Installing:$need"
         # shellcheck disable=SC2086

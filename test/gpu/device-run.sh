@@ -45,7 +45,9 @@ case $what in
         inv="test/gpu/device-run.sh bench ($(env | grep '^BENCH_' | sort | tr '\n' ' '))"
         GB_SKIP_PACKAGES=1 BENCH_INSTALL=0 BENCH_INVOCATION="$inv" BENCH_PRELOAD=1 BENCH_README=0 BENCH_OUT="$OUT/bench" \
             BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-8GB} GIT_REV=${GIT_REV:-} \
-            make -s bench 2>&1 | tee "$OUT/bench.log"
+            timeout "${BENCH_TIME_LIMIT:-86400}" make -s bench 2>&1 | tee "$OUT/bench.log"
+        # few files come back from the machine: one archive
+        tar -C "$OUT" -czf "$OUT/bench.tar.gz" bench && rm -rf "$OUT/bench"
         ;;
     *) echo "unknown: $what"; exit 2 ;;
 esac
