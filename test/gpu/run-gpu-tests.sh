@@ -17,12 +17,20 @@
 #   failures  service terminated mid-query, device memory limit, injected
 #             device errors: same answers under auto, clear errors under gpu,
 #             and the GPU in use again afterwards; the same for builds
+#   standby   a streaming hot standby of this server (pg_basebackup, run as
+#             the server's OS user): its device copies, loaded first, must
+#             follow WAL replay of inserts with leaf and root splits,
+#             deletes with VACUUM and key updates made on the primary;
+#             bitmap, index and index-only scans of gbtree on the standby
+#             (gbtree.device = $GPU_STANDBY_DEVICE, default gpu; auto runs
+#             it without a GPU) against btree, sequential scans and the
+#             primary, pages shipped again after each round
 # Last line: "N passed, N failed"; exit status 1 if anything failed.
 
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,build,failures}
-[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,build,failures
+SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,build,failures,standby}
+[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,build,failures,standby
 PASS=0
 FAIL=0
 FAILED=""
@@ -297,6 +305,350 @@ EOF
     c1=$(q -c "SELECT count(*) FROM gbtree_device_info() WHERE name LIKE 'copy %'")
     [ "$c1" -lt "$c0" ] && ok "DROP INDEX dropped the device copy ($c0 -> $c1 copies)" ||
         bad "DROP INDEX: copies $c0 -> $c1"
+fi
+
+if want standby; then
+    echo "== standby (a hot standby's device copy follows WAL replay)"
+    # A streaming standby of this server, in a scratch directory, run by
+    # the OS user that owns the primary's data directory with the same
+    # binaries and command-line options (shared_preload_libraries!).  Its
+    # device copies are loaded first, then each round changes the twins on
+    # the primary (inserts with leaf and root splits, deletes with VACUUM's
+    # entry removal and page deletion, key updates) and, once the standby
+    # has replayed them, gbtree on the standby (gbtree.device =
+    # GPU_STANDBY_DEVICE) must answer like btree and sequential scans there
+    # and like the primary.  Twins: sb_* (300,000 rows, 3-level tree) and
+    # sbs_* (starts as a single leaf root, split during the rounds).
+    SB_DEV=${GPU_STANDBY_DEVICE:-gpu}
+    SB_ROUNDS=${STANDBY_ROUNDS:-4}
+    sb_dir=""
+    sb_hba=""
+    sb_port=""
+    sb_owner=""
+    sb_bin=$(dirname "$(command -v pg_ctl 2>/dev/null || echo "$(pg_config --bindir 2>/dev/null)/pg_ctl")")
+    sb_pgdata=$(q -c "SHOW data_directory" 2>/dev/null)
+    [ -n "$sb_pgdata" ] && sb_owner=$(stat -c %U "$sb_pgdata" 2>/dev/null)
+    # run a command (env assignments first) as the server's OS user
+    as_owner() {
+        if [ "$(id -un)" = "$sb_owner" ]; then
+            env PATH="$sb_bin:$PATH" "$@"
+        else
+            su -s /bin/bash "$sb_owner" -c "cd /tmp && $(printf '%q ' env PATH="$sb_bin:$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@")"
+        fi
+    }
+    qs() { PGHOST=$sb_dir PGPORT=$sb_port q "$@"; }
+    sinfo() { qs -c "SELECT value FROM gbtree_device_info() WHERE name = '$1'"; }
+    sb_cleanup() {
+        [ -n "$sb_dir" ] || return 0
+        if [ -f "$sb_dir/data/postmaster.pid" ]; then
+            as_owner pg_ctl -D "$sb_dir/data" -m fast -t 60 -w stop >/dev/null 2>&1 ||
+                as_owner pg_ctl -D "$sb_dir/data" -m immediate -w stop >/dev/null 2>&1
+        fi
+        cat "$sb_dir"/*.log >/tmp/gpu-standby.log 2>/dev/null
+        [ -n "${OUT:-}" ] && cp /tmp/gpu-standby.log "$OUT/" 2>/dev/null
+        if [ -n "$sb_hba" ] && [ -f "$sb_dir/pg_hba.conf.orig" ]; then
+            cat "$sb_dir/pg_hba.conf.orig" >"$sb_hba" && q -c "SELECT pg_reload_conf()" >/dev/null 2>&1
+        fi
+        rm -rf "$sb_dir"
+        sb_dir=""
+    }
+    # wait until the standby has replayed everything the primary wrote so far
+    sb_wait_replay() {
+        local lsn
+        lsn=$(q -c "SELECT pg_current_wal_lsn()") || return 1
+        for _ in $(seq 1 600); do
+            [ "$(qs -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'" 2>/dev/null)" = t ] && return 0
+            sleep 0.2
+        done
+        return 1
+    }
+    # root level of a gbtree index on the primary (root: block 1; level:
+    # the uint16 at byte 40 of the 64-byte special space; see gbtree_node.h)
+    sb_level() {
+        q -c "SELECT get_byte(b, 0) + 256 * get_byte(b, 1) FROM pg_read_binary_file(pg_relation_filepath('$1'), 8192 + 8192 - 64 + 40, 2) b" 2>/dev/null || echo "?"
+    }
+    # the standby's device copy of an index: its line in gbtree_device_info()
+    sb_copy() {
+        qs -c "SELECT value FROM gbtree_device_info() WHERE name = (SELECT 'copy ' || oid || '/' || '$1'::regclass::oid FROM pg_database WHERE datname = current_database())" 2>/dev/null
+    }
+    # every scan kind on the standby against the primary's answer for the
+    # key set of round $1; sets sb_rows; returns 1 on any difference
+    sb_compare() {
+        local r=$1 p m tab ios set want ref exp out res plan nbad=0
+        local noidx="SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;"
+        sb_rows=""
+        for p in sb sbs; do
+            ref=$(q -c "$noidx SELECT sb_probe('${p}_b', false, $r)" 2>&1 | tail -n 1)
+            ref=${ref%% *}
+            for m in g_bitmap g_index g_ios b_bitmap b_ios g_seq b_seq; do
+                tab=${p}_${m%%_*}
+                ios=false
+                case $m in
+                    *_bitmap) set="SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;"
+                        want="Bitmap Index Scan on ${tab}_k" ;;
+                    *_index) set="SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;"
+                        want="Index Scan using ${tab}_k" ;;
+                    *_ios) set="SET enable_seqscan = off; SET enable_bitmapscan = off;"
+                        want="Index Only Scan using ${tab}_k"
+                        ios=true ;;
+                    *_seq) set=$noidx
+                        want="Seq Scan on $tab" ;;
+                esac
+                exp=$ref
+                [ $ios = true ] && exp=${ref%:*}
+                out=$(qs -c "SET gbtree.device = $SB_DEV; SET gbtree.gpu_min_batch = 1000; $set SELECT sb_probe('$tab', $ios, $r)" 2>&1)
+                res=$(printf '%s\n' "$out" | tail -n 1)
+                plan=${res#* }
+                res=${res%% *}
+                if [ -z "$ref" ] || [ "$res" != "$exp" ] || [[ $plan != *"$want"* ]]; then
+                    nbad=$((nbad + 1))
+                    echo "  round $r $tab $m: got '$res' plan '$plan', expected '$exp' and '$want'"
+                    printf '%s\n' "$out" | grep -m 2 -E 'ERROR|FATAL' | sed 's/^/    /'
+                fi
+            done
+            sb_rows="${sb_rows:+$sb_rows, }$p: ${ref%%:*} rows"
+        done
+        [ $nbad = 0 ]
+    }
+    # under gbtree.device = gpu: the standby's copies are on the device,
+    # cover every block, and the last comparison shipped pages to them
+    sb_device() {
+        local what=$1 p v shipped blocks rel nbad=0 msg=""
+        for p in sb sbs; do
+            v=$(sb_copy "${p}_g_k")
+            shipped=$(printf '%s' "$v" | sed -nE 's/.* ([0-9]+) pages shipped.*/\1/p')
+            blocks=$(printf '%s' "$v" | sed -nE 's/^[^,]*, ([0-9]+) blocks.*/\1/p')
+            rel=$(qs -c "SELECT pg_relation_size('${p}_g_k') / 8192")
+            if [[ $v != "on device,"* ]] || [ "$blocks" != "$rel" ] || [ "${shipped:-0}" -le "${sb_ship0[$p]:-0}" ]; then
+                nbad=$((nbad + 1))
+                msg="$msg ${p}_g_k: '$v' (index has $rel blocks; pages shipped before: ${sb_ship0[$p]:-0})"
+            else
+                msg="$msg ${p}_g_k +$((shipped - ${sb_ship0[$p]:-0})) pages shipped, $blocks blocks;"
+            fi
+            sb_ship0[$p]=${shipped:-0}
+        done
+        local b1
+        b1=$(sinfo gpu_batches)
+        if [ "$b1" -le "$sb_batches0" ]; then
+            nbad=$((nbad + 1))
+            msg="$msg no GPU batches ($sb_batches0 -> $b1)"
+        else
+            msg="$msg $((b1 - sb_batches0)) GPU batches"
+        fi
+        sb_batches0=$b1
+        if [ $nbad = 0 ]; then ok "standby $what: device copies re-synced:$msg"; else bad "standby $what: device copies:$msg"; fi
+    }
+    declare -A sb_ship0=()
+    sb_batches0=0
+
+    sb_setup() {
+        local v wl mws
+        case $SB_DEV in auto | gpu | cpu) ;; *) bad "standby: GPU_STANDBY_DEVICE=$SB_DEV (auto, gpu or cpu)"; return 1 ;; esac
+        if [ -z "$sb_owner" ] || [ ! -x "$sb_bin/pg_basebackup" ]; then
+            bad "standby: no local data directory or binaries (data directory '$sb_pgdata', owner '$sb_owner', bin '$sb_bin')"
+            return 1
+        fi
+        if [ "$(id -un)" != "$sb_owner" ] && [ "$(id -u)" != 0 ]; then
+            bad "standby: the server runs as $sb_owner; run this as $sb_owner or root"
+            return 1
+        fi
+        v=$(q -c "SHOW shared_preload_libraries")
+        case ",${v// /}," in *,gbtree,*) ;; *) bad "standby: gbtree not in the primary's shared_preload_libraries ('$v')"; return 1 ;; esac
+        # the primary must stream WAL: only a restart changes these
+        wl=$(q -c "SHOW wal_level")
+        mws=$(q -c "SHOW max_wal_senders")
+        if [ "$wl" = minimal ] || [ "$mws" -lt 2 ]; then
+            echo "  primary: wal_level = $wl, max_wal_senders = $mws: ALTER SYSTEM and restart"
+            q -c "ALTER SYSTEM SET wal_level = replica" -c "ALTER SYSTEM SET max_wal_senders = 10" >/dev/null
+            as_owner pg_ctl -D "$sb_pgdata" -l /tmp/gpu-standby-primary.log -m fast -w -t 120 restart >/dev/null ||
+                { bad "standby: primary did not restart (/tmp/gpu-standby-primary.log)"; return 1; }
+            for _ in $(seq 1 30); do q -c "SELECT 1" >/dev/null 2>&1 && break; sleep 1; done
+            [ "$SB_DEV" = gpu ] && wait_ready
+            wl=$(q -c "SHOW wal_level")
+            [ "$wl" != minimal ] || { bad "standby: primary still has wal_level = minimal (set on its command line?)"; return 1; }
+        fi
+        sb_dir=$(mktemp -d /tmp/gbtree-standby.XXXXXX) || return 1
+        chown "$sb_owner" "$sb_dir" && chmod 700 "$sb_dir"
+        # a free port: no Unix socket for it in the usual places, nothing
+        # listening on it over TCP (the standby itself listens only on a
+        # socket in $sb_dir)
+        sb_port=$((${PGPORT:-5432} + 1))
+        while [ -e "/tmp/.s.PGSQL.$sb_port" ] || [ -e "${PGHOST:-/tmp}/.s.PGSQL.$sb_port" ] ||
+            [ -e "/var/run/postgresql/.s.PGSQL.$sb_port" ] || (exec 3<>"/dev/tcp/127.0.0.1/$sb_port") 2>/dev/null; do
+            sb_port=$((sb_port + 1))
+        done
+        local penv=()
+        for v in PGHOST PGPORT PGUSER; do
+            [ -n "${!v:-}" ] && penv+=("$v=${!v}")
+        done
+        if ! as_owner "${penv[@]}" pg_basebackup -D "$sb_dir/data" -R -X stream -c fast -w -l gbtree-standby-test >"$sb_dir/basebackup.log" 2>&1; then
+            if grep -q 'pg_hba.conf' "$sb_dir/basebackup.log"; then
+                # no replication entry for us: add one, reload, and again
+                sb_hba=$(q -c "SHOW hba_file")
+                cp "$sb_hba" "$sb_dir/pg_hba.conf.orig" &&
+                    printf '%s\n' "# added by test/gpu/run-gpu-tests.sh (standby), removed after it" \
+                        "local replication all trust" "host replication all 127.0.0.1/32 trust" \
+                        "host replication all ::1/128 trust" >>"$sb_hba"
+                q -c "SELECT pg_reload_conf()" >/dev/null
+                sleep 1
+                rm -rf "$sb_dir/data"
+                echo "  primary: replication entries added to $sb_hba"
+                as_owner "${penv[@]}" pg_basebackup -D "$sb_dir/data" -R -X stream -c fast -w -l gbtree-standby-test >"$sb_dir/basebackup.log" 2>&1
+            else
+                false
+            fi || { tail -n 5 "$sb_dir/basebackup.log"; bad "standby: pg_basebackup failed"; return 1; }
+        fi
+        # the primary's command-line settings (pg-up.sh passes them with -o)
+        # and what a standby of ours needs, after what pg_basebackup copied
+        {
+            echo "# run-gpu-tests.sh standby"
+            q -c "SELECT name || ' = ''' || replace(replace(current_setting(name), '\\', '\\\\'), '''', '''''') || ''''
+                  FROM pg_settings WHERE source = 'command line' AND name NOT IN
+                  ('port', 'unix_socket_directories', 'listen_addresses', 'data_directory', 'config_file',
+                   'hba_file', 'ident_file', 'external_pid_file')"
+            echo "shared_preload_libraries = '$(q -c "SHOW shared_preload_libraries")'"
+            echo "port = $sb_port"
+            echo "unix_socket_directories = '$sb_dir'"
+            echo "listen_addresses = ''"
+            echo "hot_standby = on"
+            echo "hot_standby_feedback = on"
+            echo "logging_collector = off"
+        } >>"$sb_dir/data/postgresql.auto.conf"
+        if ! as_owner pg_ctl -D "$sb_dir/data" -l "$sb_dir/server.log" -w -t 120 start >/dev/null 2>&1; then
+            tail -n 10 "$sb_dir/server.log"
+            bad "standby: did not start"
+            return 1
+        fi
+        if [ "$(qs -c "SELECT pg_is_in_recovery()")" != t ]; then
+            bad "standby: not in recovery"
+            return 1
+        fi
+        for _ in $(seq 1 60); do
+            v=$(sinfo service 2>/dev/null)
+            case $v in ready | "no device" | "not loaded") break ;; esac
+            sleep 1
+        done
+        if [ "$SB_DEV" = gpu ] && [ "$v" != ready ]; then
+            bad "standby: GPU service on the standby: ${v:-?} ($(sinfo detail 2>&1))"
+            return 1
+        fi
+        ok "standby: streaming from the primary on port $sb_port (run as $sb_owner, $(qs -c "SHOW shared_preload_libraries") preloaded), GPU service: $v"
+    }
+
+    # the twins, made after the base backup: the builds reach the standby
+    # through WAL too
+    sb_load() {
+        q <<'EOF' >/dev/null
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS sb_g, sb_b, sbs_g, sbs_b;
+CREATE TABLE sb_g (id int8, k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE sb_b (id int8, k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE sbs_g (id int8, k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE sbs_b (id int8, k int8) WITH (autovacuum_enabled = off);
+-- 300,000 rows: keys 0..99,999 about 3 times each, key 42 3,000 times
+INSERT INTO sb_g SELECT i, CASE WHEN i % 100 = 0 THEN 42 ELSE i % 100000 END FROM generate_series(1, 300000) i;
+INSERT INTO sb_b SELECT * FROM sb_g;
+INSERT INTO sbs_g SELECT i, i % 200 FROM generate_series(1, 400) i;
+INSERT INTO sbs_b SELECT * FROM sbs_g;
+CREATE INDEX sb_g_k ON sb_g USING gbtree (k);
+CREATE INDEX sb_b_k ON sb_b USING btree (k);
+CREATE INDEX sbs_g_k ON sbs_g USING gbtree (k);
+CREATE INDEX sbs_b_k ON sbs_b USING btree (k);
+VACUUM ANALYZE sb_g, sb_b, sbs_g, sbs_b;
+-- count:sum(k)[:sum(id)] of the rows whose key is in round r's key set
+-- (65,000 keys from -199,999 to 259,999, present and missing, and 42),
+-- the array a constant in the query; then ' ' and the plan's scan nodes
+CREATE OR REPLACE FUNCTION sb_probe(tab regclass, ios boolean, r int) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+    keys text := (SELECT array_agg(g)::text FROM
+                  (SELECT generate_series(-200000 + r, 260000, 7) AS g UNION ALL SELECT 42) s);
+    q text := format('SELECT count(*) || '':'' || coalesce(sum(k), 0) %s FROM %s WHERE k = ANY(%L::int8[])',
+                     CASE WHEN ios THEN '' ELSE '|| '':'' || coalesce(sum(id), 0)' END, tab, keys);
+    l text;
+    plan text := '';
+    res text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF l ~ 'Scan (on|using) ' THEN
+            plan := plan || btrim(regexp_replace(l, '^\s*->', '')) || ';';
+        END IF;
+    END LOOP;
+    EXECUTE q INTO res;
+    RETURN res || ' ' || plan;
+END
+$f$;
+EOF
+    }
+    # round $1's changes to twin $2, $3 rows inserted
+    sb_changes() {
+        cat <<EOF
+INSERT INTO $2 SELECT $1 * 1000000 + i, CASE WHEN i % 50 = 0 THEN 42 ELSE (i::int8 * 7919 + $1 * 13) % 200000 END
+    FROM generate_series(1, $3) i;
+DELETE FROM $2 WHERE id % 13 = $1 OR k BETWEEN $1 * 20000 AND $1 * 20000 + 2999;
+VACUUM $2;
+UPDATE $2 SET k = -k - 1 WHERE id % 11 = $1 AND k >= 0;
+EOF
+    }
+
+    trap sb_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    if sb_setup; then
+        if ! sb_load; then
+            bad "standby: creating the twins on the primary failed"
+        elif ! sb_wait_replay; then
+            bad "standby: did not replay the twins' creation within 120 s"
+        else
+            q -c "CHECKPOINT" >/dev/null
+            lv0=$(sb_level sbs_g_k)
+            lvm0=$(sb_level sb_g_k)
+            lv=$lv0
+            lvm=$lvm0
+            sb_batches0=$(sinfo gpu_batches)
+            # round 0 loads the device copies (gbtree.device = gpu)
+            if sb_compare 0; then
+                ok "standby round 0 (loads the device copies): 7 scans x 2 twins equal to the primary ($sb_rows)"
+            else
+                bad "standby round 0: answers differ"
+            fi
+            [ "$SB_DEV" = gpu ] && sb_device "round 0"
+            for r in $(seq 1 "$SB_ROUNDS"); do
+                if ! { for t in sb_g sb_b; do sb_changes "$r" $t 60000; done
+                       for t in sbs_g sbs_b; do sb_changes "$r" $t 50000; done; } | q >/dev/null; then
+                    bad "standby round $r: changes on the primary failed"
+                    break
+                fi
+                q -c "CHECKPOINT" >/dev/null
+                lv=$(sb_level sbs_g_k)
+                lvm=$(sb_level sb_g_k)
+                if ! sb_wait_replay; then
+                    bad "standby round $r: not replayed within 120 s"
+                    break
+                fi
+                if sb_compare "$r"; then
+                    ok "standby round $r (+60,000/+50,000 rows, deletes, VACUUM, key updates): 7 scans x 2 twins equal to the primary ($sb_rows; root levels $lvm, $lv)"
+                else
+                    bad "standby round $r: answers differ"
+                fi
+                [ "$SB_DEV" = gpu ] && sb_device "round $r"
+            done
+            if [ "$SB_ROUNDS" = 0 ]; then
+                :
+            elif [ "$lv" != "?" ] && [ "$lv0" != "?" ] && [ "$lv" -gt "$lv0" ]; then
+                ok "standby: root splits replayed after the copies were loaded (sbs_g_k root level $lv0 -> $lv; sb_g_k $lvm0 -> $lvm)"
+            else
+                bad "standby: no root split of sbs_g_k seen (root level $lv0 -> $lv)"
+            fi
+            if r=$(qs -c "SELECT gbtree_check('sb_g_k', true)" -c "SELECT gbtree_check('sbs_g_k', true)" 2>&1); then
+                ok "standby: gbtree_check(heapallindexed) on the standby"
+            else
+                bad "standby: gbtree_check: $r"
+            fi
+        fi
+    fi
+    sb_cleanup
+    trap - EXIT INT TERM
 fi
 
 echo
