@@ -73,7 +73,7 @@ unit: test/unit/test_node test/unit/test_keys
 test:
 	test/run-tests.sh
 
-# GPU suites (a machine with an NVIDIA GPU; test/gpu/README.md)
+# GPU suites (a machine with an NVIDIA GPU; test/gpu/RESULTS.md)
 test-gpu:
 	test/gpu/run-gpu-tests.sh
 

@@ -235,7 +235,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		GenericXLogFinish(state);
 		{
 			BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(lbuf),
-			BufferGetBlockNumber(rsbuf)};
+			BufferGetBlockNumber(rsbuf), InvalidBlockNumber};
 
 			if (BufferIsValid(lsbuf))
 				changed[3] = BufferGetBlockNumber(lsbuf);

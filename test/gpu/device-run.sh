@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gpu/device-run.sh: set-up used on the GPU machine (bare Ubuntu,
 # CUDA, no PostgreSQL): carry the PostgreSQL 15 bundle (see
-# test/gpu/README.md), build and install gbtree with its CUDA library,
+# test/gpu/RESULTS.md), build and install gbtree with its CUDA library,
 # restart with gbtree preloaded, then run what is asked:
 #   test/gpu/device-run.sh test        make test-gpu
 #   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)

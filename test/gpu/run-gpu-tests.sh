@@ -2,7 +2,7 @@
 # test/gpu/run-gpu-tests.sh: what `make test-gpu` runs, on a machine with an
 # NVIDIA GPU.  Needs a running PostgreSQL 15 reachable through the PG*
 # environment, with this tree's gbtree installed and in
-# shared_preload_libraries (test/gpu/README.md shows the set-up used on the
+# shared_preload_libraries (test/gpu/RESULTS.md shows the set-up used on the
 # GPU machine).  Suites:
 #   cuda      CUDA unit tests and compute-sanitizer (make cuda-test)
 #   service   the service is up and owns the device
