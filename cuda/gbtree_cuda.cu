@@ -2312,6 +2312,29 @@ ensure_out(GbtCudaCopy *c, size_t n)
 }
 
 /*
+ * The parameters the count and leaf kernels share: the copy's pages, the
+ * batch and its per-query outputs.
+ */
+template <typename P>
+static void
+set_tree_params(P *p, const GbtCudaCopy *c, uint32_t root, uint64_t n,
+				const uint32_t *perm, QRec *rec)
+{
+	p->pages = c->d_pages;
+	p->nblocks = c->nblocks;
+	p->root = root;
+	p->queries = c->d_queries;
+	p->perm = perm;
+	p->n = n;
+	p->counts = c->d_counts;
+	p->first = c->d_first;
+	p->start = c->d_start;
+	p->rec = rec;
+	p->err = c->d_err;
+	p->maxhops = c->nblocks + 64;
+}
+
+/*
  * Device-side phases, on queries already on the device (c->d_queries).
  * group: 8 or 16 lanes per query; grid_blocks 0 = persistent grid.
  */
@@ -2323,19 +2346,8 @@ launch_count(GbtCudaCopy *c, uint32_t root, uint64_t n, int group, int grid_bloc
 	int			maxb = group == 16 ? c->count_blocks_g16 : c->count_blocks_g8;
 	uint64_t	want = (n * (uint64_t) group + 255) / 256;
 
-	p.pages = c->d_pages;
-	p.nblocks = c->nblocks;
-	p.root = root;
-	p.queries = c->d_queries;
-	p.perm = perm;
-	p.n = n;
+	set_tree_params(&p, c, root, n, perm, rec);
 	p.n_dev = n_dev;
-	p.counts = c->d_counts;
-	p.first = c->d_first;
-	p.start = c->d_start;
-	p.rec = rec;
-	p.err = c->d_err;
-	p.maxhops = c->nblocks + 64;
 	if (grid_blocks <= 0)
 		grid_blocks = maxb;
 	if ((uint64_t) grid_blocks > want)
@@ -2471,23 +2483,12 @@ launch_leaf(GbtCudaCopy *c, uint32_t root, uint64_t n, const uint32_t *perm, boo
 	uint64_t	want = (n + 255) / 256;	/* 8 warps of 32 queries */
 	int			grid = c->leaf_blocks;
 
-	p.pages = c->d_pages;
-	p.nblocks = c->nblocks;
-	p.root = root;
-	p.queries = c->d_queries;
-	p.perm = perm;
-	p.n = n;
-	p.counts = c->d_counts;
-	p.first = c->d_first;
-	p.start = c->d_start;
-	p.rec = perm ? c->d_rec : NULL;
+	set_tree_params(&p, c, root, n, perm, perm ? c->d_rec : NULL);
 	p.out_keys = direct && keys ? c->d_out_keys : NULL;
 	p.out_tids = direct ? c->d_out_tids : NULL;
 	p.multi = c->d_err + 3;
 	p.list = c->d_skeys[0];
 	p.nlist = c->d_err + 1;
-	p.err = c->d_err;
-	p.maxhops = c->nblocks + 64;
 	if ((uint64_t) grid > want)
 		grid = (int) (want ? want : 1);
 	if (perm)

@@ -663,7 +663,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		 * The GPU sorts into the scratch array and leaves the entries as
 		 * they were, so a failure can still fall back to the CPU sort.
 		 */
-		if (bs.nentries > 1 && gbt_gpu_build_wanted(index, bs.nentries))
+		if (bs.nentries > 1 && gbt_gpu_wanted(bs.nentries))
 		{
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
 			if (gbt_gpu_sort_entries(index, bs.entries, scratch, bs.nentries,

@@ -204,7 +204,13 @@ extern void gbt_gpu_define_gucs(void);
 extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n,
 								 bool multi_page);
 extern void gbt_gpu_forget(Relation index);
-extern bool gbt_gpu_wanted(int nqueries);
+/*
+ * Whether a batch of nitems (scan ranges, or a build's entries) goes to
+ * the GPU: always under gbtree.device = gpu (which then fails clearly if
+ * it cannot), under auto when the service is ready and nitems reaches
+ * gbtree.gpu_min_batch.
+ */
+extern bool gbt_gpu_wanted(Size nitems);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
 						   const GbtRange *ranges, int nranges,
 						   GbtEntry **entries, uint64 *nentries);
@@ -219,7 +225,6 @@ typedef struct GbtGpuSortTimes
 	double		from_device_ms; /* sorted entries back */
 } GbtGpuSortTimes;
 
-extern bool gbt_gpu_build_wanted(Relation index, Size nentries);
 extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,
 								 Size n, bool tid_sorted, GbtGpuSortTimes *times);
 extern void gbt_gpu_preload(Relation index);

@@ -707,7 +707,7 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 }
 
 bool
-gbt_gpu_wanted(int nqueries)
+gbt_gpu_wanted(Size nitems)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 
@@ -718,7 +718,8 @@ gbt_gpu_wanted(int nqueries)
 		case GBT_DEVICE_GPU:
 			return true;
 		default:
-			return sh != NULL && sh->state == GBT_SVC_READY && nqueries >= gbt_gpu_min_batch;
+			return sh != NULL && sh->state == GBT_SVC_READY &&
+				nitems >= (Size) gbt_gpu_min_batch;
 	}
 }
 
@@ -974,29 +975,6 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
  * CREATE INDEX on the GPU
  * ------------------------------------------------------------------------
  */
-
-/*
- * Whether CREATE INDEX should sort on the GPU: always under
- * gbtree.device = gpu (failing clearly if it cannot), under auto when the
- * service is ready and the build has at least gbtree.gpu_min_batch
- * entries.
- */
-bool
-gbt_gpu_build_wanted(Relation index, Size nentries)
-{
-	GbtGpuShared *sh = gbt_gpu_shared;
-
-	switch (gbt_device_mode)
-	{
-		case GBT_DEVICE_CPU:
-			return false;
-		case GBT_DEVICE_GPU:
-			return true;
-		default:
-			return sh != NULL && sh->state == GBT_SVC_READY &&
-				nentries >= (Size) gbt_gpu_min_batch;
-	}
-}
 
 /* A buffer of size bytes for one transfer: the staging area, or DSM. */
 static char *

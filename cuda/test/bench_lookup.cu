@@ -138,19 +138,8 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 				b;
 	std::vector<float> ts;
 
-	p.pages = c->d_pages;
-	p.nblocks = c->nblocks;
-	p.root = 1;
-	p.queries = c->d_queries;
-	p.perm = NULL;
-	p.n = n;
+	set_tree_params(&p, c, 1, n, NULL, NULL);
 	p.n_dev = NULL;
-	p.rec = NULL;
-	p.counts = c->d_counts;
-	p.first = c->d_first;
-	p.start = c->d_start;
-	p.err = c->d_err;
-	p.maxhops = c->nblocks + 64;
 	CKB(cudaEventCreate(&a));
 	CKB(cudaEventCreate(&b));
 	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
@@ -185,22 +174,11 @@ time_leaf(GbtCudaCopy *c, LeafFn fn, int nsm, uint64_t n, int reps)
 	int			nb = 0;
 
 	CKB(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, 256, 0));
-	p.pages = c->d_pages;
-	p.nblocks = c->nblocks;
-	p.root = 1;
-	p.queries = c->d_queries;
-	p.perm = NULL;
-	p.n = n;
-	p.counts = c->d_counts;
-	p.first = c->d_first;
-	p.start = c->d_start;
-	p.rec = NULL;
+	set_tree_params(&p, c, 1, n, NULL, NULL);
 	p.out_keys = p.out_tids = NULL;
 	p.multi = c->d_err + 3;
 	p.list = c->d_skeys[0];
 	p.nlist = c->d_err + 1;
-	p.err = c->d_err;
-	p.maxhops = c->nblocks + 64;
 	CKB(cudaEventCreate(&a));
 	CKB(cudaEventCreate(&b));
 	CKB(cudaMemsetAsync(c->d_err, 0, 8, c->stream));
