@@ -14,11 +14,17 @@
  * the copy lead to the neighbour pages (Lehman and Yao); a next range that
  * starts beyond the leaf's high key is found by a fresh descent.
  *
- * Parallel scans (forward) share one position in dynamic shared memory:
- * the next leaf to read, or the next (segment, key) to descend to.  A
- * participant "seizes" it, reads that one leaf, publishes the leaf's
- * successor and only then returns the leaf's entries, so the others read
- * on meanwhile; each participant's own output stays in index order.
+ * Parallel scans (forward) split the key space into chunks instead of
+ * passing one position from leaf to leaf: the first participant reads the
+ * separators of the highest inner level that has enough of them inside
+ * the scan's key range (a few pages), and every participant then claims
+ * chunks in order from a shared counter and scans each one serially,
+ * clipped to [its bound, the next bound).  Participants meet once per
+ * chunk rather than once per leaf, which matters most where workers share
+ * few cores.  The separators are only hints: whatever splits happen
+ * meanwhile, each chunk is an ordinary Lehman and Yao range scan, and the
+ * chunks partition the (key, TID) order exactly.  Each participant claims
+ * chunks in increasing order, so its own output stays in index order.
  * A backward parallel scan is run whole by the first participant.
  *
  *-------------------------------------------------------------------------
@@ -89,8 +95,10 @@ typedef struct GbtScanOpaqueData
 	GbtScanPos	pos;
 	GbtScanPos *mark;			/* saved by ammarkpos */
 	bool		par_serial;		/* parallel scan run whole by this participant */
-	bool		par_seized;		/* holds the shared position: read_leaf() publishes */
-	bool		par_more;		/* the scan goes on after the leaf just read */
+	bool		par_chunk;		/* scanning a claimed chunk of a parallel scan */
+	bool		clip;			/* entries from (clip_key, clip_tid) on are */
+	uint64		clip_key;		/* another chunk's */
+	uint64		clip_tid;
 	/* GPU scans: every match, fetched in one batch, in index order */
 	GbtEntry   *gpu_items;
 	int64		gpu_n;
@@ -102,6 +110,7 @@ typedef struct GbtScanOpaqueData
 	bool		markValid;
 	IndexTuple	itup;			/* index-only result for non-null keys */
 	int16		attlen;
+	bool		int64_keys;		/* ascending int8-like keys: a datum is key ^ sign */
 } GbtScanOpaqueData;
 
 typedef GbtScanOpaqueData *GbtScanOpaque;
@@ -111,33 +120,38 @@ typedef enum GbtParState
 {
 	GBT_PAR_NOT_STARTED,
 	GBT_PAR_SERIAL,				/* one participant runs the whole scan */
-	GBT_PAR_ADVANCING,			/* a participant is reading the next leaf */
-	GBT_PAR_IDLE,				/* the next target below is free to take */
-	GBT_PAR_DONE
+	GBT_PAR_PLANNING,			/* a participant is collecting the bounds */
+	GBT_PAR_CHUNKS				/* chunks are there to claim */
 } GbtParState;
 
-/* Where a parallel scan goes next */
-typedef struct GbtParTarget
+/*
+ * Chunk i starts at bounds[i] and ends before bounds[i + 1], or at the end
+ * of its segment when there is no next bound in that segment.
+ */
+typedef struct GbtParBound
 {
-	int			seg;			/* -1: the very first leaf of the scan */
-	bool		seek;			/* descend to (key, tid) in seg ... */
-	uint64		key;			/* ... else read blk, whose low key must be */
-	uint64		tid;			/* (key, tid), reached from leaf 'from' */
-	BlockNumber blk;
-	BlockNumber from;
-} GbtParTarget;
+	int32		seg;
+	bool		segstart;		/* the start of segment seg (key, tid unused) */
+	uint64		key;
+	uint64		tid;
+} GbtParBound;
+
+#define GBT_PAR_MAX_BOUNDS	1024
+/* enough chunks that participants finish close together */
+#define GBT_PAR_WANT_CHUNKS 64
 
 typedef struct GbtParallelScanData
 {
 	slock_t		mutex;
 	ConditionVariable cv;
 	GbtParState state;
-	GbtParTarget next;			/* valid while IDLE */
+	int			nbounds;		/* valid in GBT_PAR_CHUNKS */
+	int			nextchunk;
+	GbtParBound bounds[GBT_PAR_MAX_BOUNDS];
 } GbtParallelScanData;
 
 typedef GbtParallelScanData *GbtParallelScan;
 
-static void par_publish(IndexScanDesc scan);
 
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
@@ -156,7 +170,8 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->mark = NULL;
 	so->markValid = false;
 	so->par_serial = false;
-	so->par_seized = false;
+	so->par_chunk = false;
+	so->clip = false;
 	so->gpu_items = NULL;
 	so->gpu_locked = false;
 	so->info = gbt_index_info(index);
@@ -172,6 +187,9 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->attlen = TupleDescAttr(RelationGetDescr(index), 0)->attlen;
 	so->itup = palloc0(MAXALIGN(sizeof(IndexTupleData)) + sizeof(Datum));
 	so->itup->t_info = MAXALIGN(MAXALIGN(sizeof(IndexTupleData)) + so->attlen);
+	so->int64_keys = !so->info->desc &&
+		(so->info->keytype == INT8OID || so->info->keytype == TIMESTAMPOID ||
+		 so->info->keytype == TIMESTAMPTZOID);
 	scan->opaque = so;
 	scan->xs_itupdesc = RelationGetDescr(index);
 	return scan;
@@ -738,21 +756,12 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		pos->hitid = op->lowtid;
 		pos->nitems = 0;
 		pos->hasentries = false;
-		if (so->par_seized)
-			par_publish(scan);
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		hold_pin(scan, buf, false);
 		return;
 	}
 	pos->hikey = op->hikey;
 	pos->hitid = op->hitid;
-
-	/*
-	 * A parallel scan knows its successor now: let the others read on
-	 * while this participant copies the entries (as nbtree does).
-	 */
-	if (so->par_seized)
-		par_publish(scan);
 
 	first = gbt_node_first_used(&node);
 	last = gbt_node_last_used(&node);
@@ -762,32 +771,57 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		uint64		fk = node.keys[first];
 		uint64		lk = node.keys[last];
 		int			r = first_range_hi_ge(seg, fk);
+		int			nwords = (node.nslots + 63) / 64;
+		bool		disorder = false;
 
 		pos->lowkey = fk;
+
 		for (; r < seg->nranges && seg->ranges[r].lo <= lk; r++)
 		{
 			uint64		rhi = seg->ranges[r].hi;
-			int			s = gbt_node_next_used(&node,
-											   gbt_node_lower_bound(&node, seg->ranges[r].lo));
+			int			s = gbt_node_lower_bound(&node, seg->ranges[r].lo);
+			bool		done = false;
 
-			while (s < node.nslots && node.keys[s] <= rhi)
+			/* walk the used-slot bitmap from s while keys stay <= rhi */
+			for (int w = s >> 6; w < nwords && !done; w++)
 			{
-				pos->items[n].key = node.keys[s];
-				pos->items[n].tid = node.tids[s];
-				/* cheap guard: a damaged page must not yield rows silently */
-				if (n > 0 && !gbt_entry_lt(pos->items[n - 1].key, pos->items[n - 1].tid,
-										   node.keys[s], node.tids[s]))
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" block %u: entries out of order",
-									RelationGetRelationName(scan->indexRelation),
-									BufferGetBlockNumber(buf)),
-							 errhint("Please REINDEX it.")));
-				n++;
-				s = gbt_node_next_used(&node, s + 1);
+				uint64		bits = node.used[w];
+
+				if (w == (s >> 6))
+					bits &= ~UINT64CONST(0) << (s & 63);
+				while (bits)
+				{
+					int			t = (w << 6) + pg_rightmost_one_pos64(bits);
+
+					bits &= bits - 1;
+					if (t >= node.nslots || node.keys[t] > rhi)
+					{
+						done = true;
+						break;
+					}
+					pos->items[n].key = node.keys[t];
+					pos->items[n].tid = node.tids[t];
+					/* cheap guard: a damaged page must not yield rows silently */
+					if (n > 0)
+						disorder |= !gbt_entry_lt(pos->items[n - 1].key, pos->items[n - 1].tid,
+												  node.keys[t], node.tids[t]);
+					n++;
+				}
 			}
 		}
+		if (disorder)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" block %u: entries out of order",
+							RelationGetRelationName(scan->indexRelation),
+							BufferGetBlockNumber(buf)),
+					 errhint("Please REINDEX it.")));
 	}
+	/* a parallel chunk ends where the next one starts */
+	if (so->clip)
+		while (n > 0 && !gbt_entry_lt(pos->items[n - 1].key, pos->items[n - 1].tid,
+									  so->clip_key, so->clip_tid))
+			n--;
 	pos->nitems = n;
 
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -1027,20 +1061,16 @@ static bool par_next(IndexScanDesc scan);
 static bool gpu_next(IndexScanDesc scan, ScanDirection dir);
 static bool par_claim_serial(IndexScanDesc scan);
 
+/*
+ * The serial part of step(); a parallel participant runs it inside the
+ * chunk it claimed (so->par_chunk), where the end of the chunk (so->clip)
+ * or of its segment ends the walk.
+ */
 static bool
-step(IndexScanDesc scan, ScanDirection dir)
+step_serial(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
-
-	if (scan->parallel_scan && !so->par_serial)
-	{
-		if (!ScanDirectionIsForward(dir))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree parallel scans cannot change direction")));
-		return par_next(scan);
-	}
 
 	for (;;)
 	{
@@ -1051,12 +1081,19 @@ step(IndexScanDesc scan, ScanDirection dir)
 		{
 			int			r;
 
+			/* everything right of this leaf is at or past the clip */
+			if (so->clip && !pos->rightmost &&
+				!gbt_entry_lt(pos->hikey, pos->hitid, so->clip_key, so->clip_tid))
+			{
+				pos->itemIndex = pos->nitems;
+				return false;
+			}
 			if (!pos->rightmost)
 				r = first_range_hi_ge(seg, pos->hikey);
 			if (pos->rightmost || r >= seg->nranges)
 			{
 				/* this segment is done */
-				if (pos->seg + 1 >= so->nsegs)
+				if (pos->seg + 1 >= so->nsegs || so->par_chunk)
 				{
 					pos->itemIndex = pos->nitems;
 					return false;
@@ -1064,6 +1101,11 @@ step(IndexScanDesc scan, ScanDirection dir)
 				if (seek_segment_start(scan, pos->seg + 1, false))
 					return true;
 				continue;
+			}
+			if (so->clip && !gbt_entry_lt(seg->ranges[r].lo, 0, so->clip_key, so->clip_tid))
+			{
+				pos->itemIndex = pos->nitems;
+				return false;
 			}
 			if (seg->ranges[r].lo <= pos->hikey)
 			{
@@ -1169,6 +1211,23 @@ step(IndexScanDesc scan, ScanDirection dir)
 }
 
 
+static bool
+step(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	if (scan->parallel_scan && !so->par_serial)
+	{
+		if (!ScanDirectionIsForward(dir))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree parallel scans cannot change direction")));
+		return par_next(scan);
+	}
+	return step_serial(scan, dir);
+}
+
+
 /* ------------------------------------------------------------------------
  * Parallel scans
  * ------------------------------------------------------------------------
@@ -1225,167 +1284,229 @@ par_claim_serial(IndexScanDesc scan)
 }
 
 /*
- * Take the shared position: returns false when the scan is over, else
- * fills *t with the target to read (t->seg < 0: the very first one).
+ * Append to out[] (at most max) the bounds that split segment segno's key
+ * range into chunks: the separators (downlink low keys) strictly inside
+ * the range, from the highest inner level that has GBT_PAR_WANT_CHUNKS of
+ * them there, evenly thinned to max.  Reads one page per level on the way
+ * down plus that level's pages across the range.  Returns the count; 0
+ * when the segment's tree is a single leaf.
  */
-static bool
-par_seize(IndexScanDesc scan, GbtParTarget *t)
+static int
+collect_bounds(IndexScanDesc scan, int segno, GbtParBound *out, int max)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	GbtSegment *seg = &so->segs[segno];
+	uint64		lo = seg->ranges[0].lo;
+	uint64		hi = seg->ranges[seg->nranges - 1].hi;
+	BlockNumber blk = seg->root;
+	int			cap = 1024;
+	uint64	   *keys = palloc(cap * sizeof(uint64));
+	uint64	   *tids = palloc(cap * sizeof(uint64));
+	int			n = 0;
+	int			result = 0;
+
+	for (;;)
+	{
+		BlockNumber down = GBT_NO_BLOCK;
+		BlockNumber b = blk;
+		int			level = -1;
+		int			hops = 0;
+
+		n = 0;
+		while (b != GBT_NO_BLOCK)
+		{
+			Buffer		buf = lock_shared(index, b);
+			Page		page = BufferGetPage(buf);
+			GbtPageOpaque op = gbt_page_opaque((char *) page);
+			GbtNode		node;
+			bool		last;
+
+			if ((op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_META)) ||
+				(level >= 0 && op->level != level) || ++hops > 100000)
+			{
+				/* a leaf root, or something odd: chunk by what we have */
+				UnlockReleaseBuffer(buf);
+				break;
+			}
+			level = op->level;
+			/* moved right by a split: not yet at the range's start */
+			if (down == GBT_NO_BLOCK && !(op->flags & GBT_F_RIGHTMOST) &&
+				gbt_hikey_le(op, lo, 0))
+			{
+				b = op->rightlink;
+				UnlockReleaseBuffer(buf);
+				continue;
+			}
+			gbt_page_view(page, &node);
+			if (down == GBT_NO_BLOCK)
+			{
+				int			s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, lo, 0));
+
+				if (s < 0)
+					s = gbt_node_first_used(&node);
+				down = s < node.nslots ? node.child[s] : GBT_NO_BLOCK;
+			}
+			for (int s = gbt_node_first_used(&node); s < node.nslots;
+				 s = gbt_node_next_used(&node, s + 1))
+			{
+				uint64		k = node.keys[s],
+							t = node.tids[s];
+
+				if (k > hi)
+					break;
+				if (!gbt_entry_lt(lo, 0, k, t) ||
+					(n > 0 && !gbt_entry_lt(keys[n - 1], tids[n - 1], k, t)))
+					continue;
+				if (n == cap)
+				{
+					cap *= 2;
+					keys = repalloc(keys, cap * sizeof(uint64));
+					tids = repalloc(tids, cap * sizeof(uint64));
+				}
+				keys[n] = k;
+				tids[n] = t;
+				n++;
+			}
+			last = (op->flags & GBT_F_RIGHTMOST) || op->hikey > hi;
+			b = last ? GBT_NO_BLOCK : op->rightlink;
+			UnlockReleaseBuffer(buf);
+		}
+		if (level < 0)
+			break;
+		if (n >= GBT_PAR_WANT_CHUNKS || level <= 1 || down == GBT_NO_BLOCK)
+		{
+			/* keep max of them, evenly spaced */
+			result = Min(n, max);
+			for (int i = 0; i < result; i++)
+			{
+				int			src = (n <= max) ? i : (int) (((int64) (i + 1) * n) / (max + 1));
+
+				out[i].seg = segno;
+				out[i].segstart = false;
+				out[i].key = keys[src];
+				out[i].tid = tids[src];
+			}
+			break;
+		}
+		blk = down;
+	}
+	pfree(keys);
+	pfree(tids);
+	return result;
+}
+
+/* Fill the shared bounds: each segment's start, then its separators. */
+static int
+plan_chunks(IndexScanDesc scan, GbtParBound *bounds)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	int			per_seg = GBT_PAR_MAX_BOUNDS / so->nsegs - 1;
+	int			n = 0;
+
+	for (int s = 0; s < so->nsegs; s++)
+	{
+		bounds[n].seg = s;
+		bounds[n].segstart = true;
+		bounds[n].key = bounds[n].tid = 0;
+		n++;
+		n += collect_bounds(scan, s, bounds + n, per_seg);
+	}
+	return n;
+}
+
+/*
+ * Claim the next chunk: its number, or -1 when none is left.  The first
+ * participant to come plans the chunks while the others wait.  On error
+ * the query fails as a whole, so a scan left PLANNING is never waited on.
+ */
+static int
+par_claim_chunk(IndexScanDesc scan)
 {
 	GbtParallelScan ps = par_shared(scan);
-	bool		result = false;
 
 	for (;;)
 	{
 		GbtParState st;
+		int			chunk = -1;
 
 		SpinLockAcquire(&ps->mutex);
 		st = ps->state;
-		if (st == GBT_PAR_NOT_STARTED || st == GBT_PAR_IDLE)
-		{
-			if (st == GBT_PAR_IDLE)
-				*t = ps->next;
-			else
-			{
-				memset(t, 0, sizeof(*t));
-				t->seg = -1;
-			}
-			ps->state = GBT_PAR_ADVANCING;
-			result = true;
-		}
+		if (st == GBT_PAR_NOT_STARTED)
+			ps->state = GBT_PAR_PLANNING;
+		else if (st == GBT_PAR_CHUNKS && ps->nextchunk < ps->nbounds)
+			chunk = ps->nextchunk++;
 		SpinLockRelease(&ps->mutex);
-		if (st != GBT_PAR_ADVANCING)
-			break;
-		ConditionVariableSleep(&ps->cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
-	return result;
-}
 
-/* Publish the next target (NULL: the scan is over) and wake the others. */
-static void
-par_release(IndexScanDesc scan, const GbtParTarget *t)
-{
-	GbtParallelScan ps = par_shared(scan);
+		if (st == GBT_PAR_NOT_STARTED)
+		{
+			int			n = plan_chunks(scan, ps->bounds);
 
-	SpinLockAcquire(&ps->mutex);
-	if (t == NULL)
-		ps->state = GBT_PAR_DONE;
-	else
-	{
-		ps->next = *t;
-		ps->state = GBT_PAR_IDLE;
+			SpinLockAcquire(&ps->mutex);
+			ps->nbounds = n;
+			ps->nextchunk = 0;
+			ps->state = GBT_PAR_CHUNKS;
+			SpinLockRelease(&ps->mutex);
+			ConditionVariableBroadcast(&ps->cv);
+			continue;
+		}
+		if (st == GBT_PAR_PLANNING)
+		{
+			ConditionVariableSleep(&ps->cv, PG_WAIT_EXTENSION);
+			continue;
+		}
+		ConditionVariableCancelSleep();
+		return chunk;
 	}
-	SpinLockRelease(&ps->mutex);
-	ConditionVariableBroadcast(&ps->cv);
 }
 
 /*
- * The leaf in pos was just read: where the scan goes next (the forward
- * logic of step()), or false at the end.  After a leaf that had matches,
- * the right sibling is tried before a new descent, as sorted array keys
- * usually continue there.
- */
-static bool
-par_successor(GbtScanOpaque so, GbtParTarget *t)
-{
-	GbtScanPos *pos = &so->pos;
-	GbtSegment *seg = &so->segs[pos->seg];
-	int			r = 0;
-
-	memset(t, 0, sizeof(*t));
-	if (!pos->rightmost)
-		r = first_range_hi_ge(seg, pos->hikey);
-	if (pos->rightmost || r >= seg->nranges)
-	{
-		if (pos->seg + 1 >= so->nsegs)
-			return false;
-		t->seg = pos->seg + 1;
-		t->seek = true;
-		t->key = so->segs[t->seg].ranges[0].lo;
-		t->tid = 0;
-		return true;
-	}
-	t->seg = pos->seg;
-	if (seg->ranges[r].lo <= pos->hikey ||
-		(!pos->deleted && pos->hikey >= pos->pagelowkey &&
-		 seg->ranges[r].lo - pos->hikey <= pos->hikey - pos->pagelowkey))
-	{
-		t->seek = false;
-		t->blk = pos->next;
-		t->key = pos->hikey;
-		t->tid = pos->hitid;
-		t->from = pos->blk;
-	}
-	else
-	{
-		t->seek = true;
-		t->key = seg->ranges[r].lo;
-		t->tid = 0;
-	}
-	return true;
-}
-
-/* The leaf in pos was just read (links, high key): publish its successor. */
-static void
-par_publish(IndexScanDesc scan)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtParTarget t;
-
-	so->par_more = par_successor(so, &t);
-	par_release(scan, so->par_more ? &t : NULL);
-	so->par_seized = false;
-}
-
-/*
- * Forward parallel scan: read leaves from the shared position until one
- * yields entries for this participant.  On error the query fails as a
- * whole, so a position left ADVANCING is never waited on.
+ * Forward parallel scan: go on in the current chunk, and claim the next
+ * one when it is used up, until one yields an entry.
  */
 static bool
 par_next(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
-	GbtParTarget t;
+	GbtParallelScan ps = par_shared(scan);
 
 	for (;;)
 	{
-		bool		more;
+		int			chunk;
+		GbtParBound *b;
+		bool		found;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!par_seize(scan, &t))
+		if (so->par_chunk)
+		{
+			if (step_serial(scan, ForwardScanDirection))
+				return true;
+			so->par_chunk = false;
+			so->clip = false;
+		}
+		chunk = par_claim_chunk(scan);
+		if (chunk < 0)
 		{
 			drop_pin(so);
 			pos->seg = -1;
 			return false;
 		}
-		so->par_seized = true;
-		if (t.seg < 0)
-			seek_segment_start(scan, 0, false);
-		else if (t.seek)
-			seek(scan, t.seg, t.key, t.tid, false);
+		/* the bounds do not change once claiming has begun */
+		b = &ps->bounds[chunk];
+		so->clip = chunk + 1 < ps->nbounds && !ps->bounds[chunk + 1].segstart;
+		if (so->clip)
+		{
+			so->clip_key = ps->bounds[chunk + 1].key;
+			so->clip_tid = ps->bounds[chunk + 1].tid;
+		}
+		so->par_chunk = true;
+		if (b->segstart)
+			found = seek_segment_start(scan, b->seg, false);
 		else
-		{
-			/* read_right() from the leaf another participant read */
-			pos->seg = t.seg;
-			pos->blk = t.from;
-			pos->next = t.blk;
-			pos->hikey = t.key;
-			pos->hitid = t.tid;
-			read_right(scan);
-			pos->itemIndex = 0;
-		}
-		Assert(!so->par_seized);	/* read_leaf() published the successor */
-		more = so->par_more;
-		if (pos->itemIndex >= 0 && pos->itemIndex < pos->nitems)
+			found = seek(scan, b->seg, b->key, b->tid, false);
+		if (found)
 			return true;
-		if (!more)
-		{
-			drop_pin(so);
-			pos->seg = -1;
-			return false;
-		}
 	}
 }
 
@@ -1581,7 +1702,10 @@ return_entry(IndexScanDesc scan, GbtEntry *e, bool entry_isnull)
 
 		if (!isnull)
 		{
-			value = gbt_index_datum(so->info, e->key, e->tid);
+			if (so->int64_keys)
+				value = Int64GetDatum(gbt_key_to_int64(e->key));
+			else
+				value = gbt_index_datum(so->info, e->key, e->tid);
 			store_att_byval((char *) so->itup + MAXALIGN(sizeof(IndexTupleData)),
 							value, so->attlen);
 			scan->xs_itup = so->itup;
@@ -1727,6 +1851,8 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 	so->started = false;
 	so->markValid = false;
 	so->pos.seg = -1;
+	so->par_chunk = false;
+	so->clip = false;
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 }

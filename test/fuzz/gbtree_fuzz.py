@@ -136,11 +136,18 @@ MODES = {
     "ios": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off"],
     "bitmap": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_indexscan = off",
                "SET LOCAL enable_indexonlyscan = off"],
+    # parallel index (only) scans: chunks claimed while writers split pages
+    "parallel": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off",
+                 "SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
+                 "SET LOCAL min_parallel_index_scan_size = 0",
+                 "SET LOCAL max_parallel_workers_per_gather = 2"],
 }
 SEQ = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = off",
        "SET LOCAL enable_indexonlyscan = off", "SET LOCAL enable_bitmapscan = off"]
 RESET = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = on",
-         "SET LOCAL enable_indexonlyscan = on", "SET LOCAL enable_bitmapscan = on"]
+         "SET LOCAL enable_indexonlyscan = on", "SET LOCAL enable_bitmapscan = on",
+         "RESET parallel_setup_cost", "RESET parallel_tuple_cost",
+         "RESET min_parallel_index_scan_size", "RESET max_parallel_workers_per_gather"]
 
 
 def connect(dsn):
