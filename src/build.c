@@ -404,6 +404,79 @@ gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n)
 	pfree(hist);
 }
 
+/*
+ * Merge the nruns consecutive sorted runs of src (runlen entries each, the
+ * last one shorter) into dst, by (key, TID), through a binary heap of the
+ * runs' next entries.
+ */
+static void
+merge_runs(const GbtEntry *src, GbtEntry *dst, Size n, Size runlen, int nruns)
+{
+	Size	   *next = palloc(sizeof(Size) * nruns);
+	Size	   *end = palloc(sizeof(Size) * nruns);
+	int		   *heap = palloc(sizeof(int) * nruns);
+	int			nheap = 0;
+
+#define RUN_LT(a, b) gbt_entry_lt(src[next[a]].key, src[next[a]].tid, \
+								  src[next[b]].key, src[next[b]].tid)
+
+	for (int r = 0; r < nruns; r++)
+	{
+		next[r] = (Size) r * runlen;
+		end[r] = Min(n, next[r] + runlen);
+		if (next[r] < end[r])
+		{
+			/* sift up */
+			int			i = nheap++;
+
+			heap[i] = r;
+			while (i > 0 && RUN_LT(heap[i], heap[(i - 1) / 2]))
+			{
+				int			t = heap[i];
+
+				heap[i] = heap[(i - 1) / 2];
+				heap[(i - 1) / 2] = t;
+				i = (i - 1) / 2;
+			}
+		}
+	}
+	for (Size out = 0; nheap > 0; out++)
+	{
+		int			r = heap[0];
+		int			i = 0;
+
+		dst[out] = src[next[r]++];
+		if (next[r] == end[r])
+			heap[0] = heap[--nheap];
+		/* sift down */
+		for (;;)
+		{
+			int			l = 2 * i + 1,
+						m = i;
+
+			if (l < nheap && RUN_LT(heap[l], heap[m]))
+				m = l;
+			if (l + 1 < nheap && RUN_LT(heap[l + 1], heap[m]))
+				m = l + 1;
+			if (m == i)
+				break;
+			{
+				int			t = heap[i];
+
+				heap[i] = heap[m];
+				heap[m] = t;
+			}
+			i = m;
+		}
+		if ((out & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+#undef RUN_LT
+	pfree(next);
+	pfree(end);
+	pfree(heap);
+}
+
 static void
 writer_flush(GbtPageWriter *w)
 {
@@ -618,7 +691,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		scan_ms,
 				sort_ms,
 				write_ms,
-				preload_ms;
+				preload_ms,
+				merge_ms = 0;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -674,6 +748,22 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				scratch = bs.entries;
 				bs.entries = sorted;
 				on_gpu = true;
+				/* more than the device takes at once: merge its runs */
+				if (gtimes.nruns > 1)
+				{
+					instr_time	m0,
+								m1;
+
+					INSTR_TIME_SET_CURRENT(m0);
+					pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_MERGE);
+					merge_runs(bs.entries, scratch, bs.nentries, gtimes.run_entries, gtimes.nruns);
+					sorted = scratch;
+					scratch = bs.entries;
+					bs.entries = sorted;
+					INSTR_TIME_SET_CURRENT(m1);
+					INSTR_TIME_SUBTRACT(m1, m0);
+					merge_ms = INSTR_TIME_GET_MILLISEC(m1);
+				}
 			}
 		}
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
@@ -707,10 +797,11 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (on_gpu)
 		ereport(DEBUG1,
-				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (to the device %.1f ms, device sort %.1f ms in a %.1f ms request, back %.1f ms), layout and write %.1f ms, device copy %.1f ms",
+				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (%d run%s; to the device %.1f ms, device sort %.1f ms in %.1f ms of requests, back %.1f ms, merge %.1f ms), layout and write %.1f ms, device copy %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
-								 scan_ms, Max(nparticipants, 1), sort_ms, gtimes.to_device_ms, gtimes.sort_ms,
-								 gtimes.run_ms, gtimes.from_device_ms, write_ms, preload_ms)));
+								 scan_ms, Max(nparticipants, 1), sort_ms, gtimes.nruns,
+								 gtimes.nruns == 1 ? "" : "s", gtimes.to_device_ms, gtimes.sort_ms,
+								 gtimes.run_ms, gtimes.from_device_ms, merge_ms, write_ms, preload_ms)));
 	else
 		ereport(DEBUG1,
 				(errmsg_internal("gbtree build of \"%s\" on the CPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms, layout and write %.1f ms",
@@ -766,6 +857,8 @@ gbtbuildphasename(int64 phasenum)
 			return "building index: sorting keys on the GPU";
 		case GBT_PHASE_GPU_LOAD:
 			return "building index: loading the device copy";
+		case GBT_PHASE_GPU_MERGE:
+			return "building index: merging the GPU's sorted runs";
 		default:
 			return NULL;
 	}

@@ -52,6 +52,7 @@
 #define GBT_PHASE_LOAD			4
 #define GBT_PHASE_GPU_SORT		5
 #define GBT_PHASE_GPU_LOAD		6
+#define GBT_PHASE_GPU_MERGE		7
 
 /* How a column type maps to normalized keys */
 typedef enum GbtKeyKind

@@ -39,6 +39,7 @@ typedef enum GbtDeviceMode
 extern int	gbt_device_mode;
 extern int	gbt_gpu_min_batch;
 extern int	gbt_gpu_memory_limit_mb;
+extern int	gbt_gpu_sort_run;
 extern int	gbt_gpu_inject_fault;
 extern int	gbt_gpu_staging_mb;
 
@@ -184,6 +185,7 @@ typedef struct GbtGpuShared
 	uint64		fallback_memory;
 	uint64		fallback_error;
 	uint64		gpu_builds;
+	uint64		gpu_build_runs; /* sorted runs of those builds */
 	uint64		staged_batches;
 	bool		staging_busy;	/* one user at a time; see gpu_client.c */
 	char		last_fallback[160];
@@ -223,6 +225,8 @@ typedef struct GbtGpuSortTimes
 	double		sort_ms;		/* device time of the sort */
 	double		run_ms;			/* the sort request, end to end */
 	double		from_device_ms; /* sorted entries back */
+	int			nruns;			/* sorted runs (consecutive in the output) */
+	Size		run_entries;	/* entries per run, the last one excepted */
 } GbtGpuSortTimes;
 
 extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,

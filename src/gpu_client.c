@@ -48,6 +48,7 @@
 int			gbt_device_mode = GBT_DEVICE_AUTO;
 int			gbt_gpu_min_batch = 10000;
 int			gbt_gpu_memory_limit_mb = 0;
+int			gbt_gpu_sort_run = 0;
 int			gbt_gpu_inject_fault = 0;
 int			gbt_gpu_staging_mb = 64;
 char	   *gbt_gpu_staging = NULL;
@@ -116,6 +117,14 @@ gbt_gpu_define_gucs(void)
 								PGC_POSTMASTER,
 								GUC_UNIT_MB,
 								NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.gpu_sort_run",
+							"Most entries one GPU sort of a build takes at once (0: a quarter of the device memory's worth).",
+							"Larger builds are sorted as several runs, merged on the CPU before the pages are laid out.",
+							&gbt_gpu_sort_run,
+							0, 0, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("gbtree.gpu_inject_fault",
 							"Testing only: 1 makes the GPU service fail this session's lookups and builds as a device error would.",
 							"2 makes the GPU service exit, as a crash would, when it receives this session's "
@@ -1011,43 +1020,36 @@ sort_end(uint64 slot)
 }
 
 /*
- * Sort a build's n entries on the GPU by (key, TID): from in, into out
- * (both n entries; in is left as it was, so that after a failure the CPU
- * can still sort it).  Returns false when the GPU could not do it (see
- * gpu_failed).
+ * One GPU sort: n entries from in, sorted by (key, TID) into out; adds its
+ * times to *times.  Returns 0 or the service's error code (errbuf says
+ * why).
  */
-bool
-gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
-					 bool tid_sorted, GbtGpuSortTimes *times)
+static int
+sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
+			 GbtGpuSortTimes *times, char *errbuf, Size errlen)
 {
-	GbtGpuShared *sh = gbt_gpu_shared;
-	char		errbuf[256];
 	uint64		args[3];
 	uint64		slot = 0;
 	int			rc;
 	Size		chunk;
+	double		sort_ms = 0;
 	instr_time	t0,
 				t1;
-
-	memset(times, 0, sizeof(*times));
-	if (!service_usable(index, true))
-		return false;
-	if (gbt_gpu_inject_fault == 1)
-		return gpu_failed(index, true, "injected device error (gbtree.gpu_inject_fault)",
-						  &sh->fallback_error);
 
 	/* chunks that fit the staging area, else 64 MB DSM segments */
 	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
 			 gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
 
-	errbuf[0] = '\0';
 	args[0] = n;
 	args[1] = args[2] = 0;
 	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
-						 errbuf, sizeof(errbuf));
+						 errbuf, errlen);
 	if (rc != 0)
-		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU service could not start the sort",
-						  fallback_counter(rc));
+	{
+		if (errbuf[0] == '\0')
+			strlcpy(errbuf, "the GPU service could not start the sort", errlen);
+		return rc;
+	}
 	PG_TRY();
 	{
 		INSTR_TIME_SET_CURRENT(t0);
@@ -1062,24 +1064,25 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 			args[1] = off;
 			args[2] = cnt;
 			rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
-								 errbuf, sizeof(errbuf));
+								 errbuf, errlen);
 			transfer_done(seg);
 			CHECK_FOR_INTERRUPTS();
 		}
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
-		times->to_device_ms = INSTR_TIME_GET_MILLISEC(t1);
+		times->to_device_ms += INSTR_TIME_GET_MILLISEC(t1);
 		if (rc == 0)
 		{
 			INSTR_TIME_SET_CURRENT(t0);
 			args[0] = slot;
 			args[1] = tid_sorted ? 1 : 0;
 			args[2] = 0;
-			rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, NULL, &times->sort_ms,
-								 errbuf, sizeof(errbuf));
+			rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, NULL, &sort_ms,
+								 errbuf, errlen);
+			times->sort_ms += sort_ms;
 			INSTR_TIME_SET_CURRENT(t1);
 			INSTR_TIME_SUBTRACT(t1, t0);
-			times->run_ms = INSTR_TIME_GET_MILLISEC(t1);
+			times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
 		}
 		INSTR_TIME_SET_CURRENT(t0);
 		for (Size off = 0; off < n && rc == 0; off += chunk)
@@ -1092,7 +1095,7 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 			args[1] = off;
 			args[2] = cnt;
 			rc = submit_and_wait(GBT_OP_SORT_GET, -1, 0, seg, seg == NULL, args, NULL, NULL,
-								 errbuf, sizeof(errbuf));
+								 errbuf, errlen);
 			if (rc == 0)
 				memcpy(out + off, buf, cnt * sizeof(GbtEntry));
 			transfer_done(seg);
@@ -1100,7 +1103,7 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 		}
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
-		times->from_device_ms = INSTR_TIME_GET_MILLISEC(t1);
+		times->from_device_ms += INSTR_TIME_GET_MILLISEC(t1);
 	}
 	PG_CATCH();
 	{
@@ -1110,11 +1113,66 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 	}
 	PG_END_TRY();
 	sort_end(slot);
+	return rc;
+}
+
+/*
+ * Entries one GPU sort may take: gbtree.gpu_sort_run, else a quarter of
+ * the device memory the service may use (a sort holds the entries twice
+ * plus the radix sort's scratch, and index copies share the device).
+ */
+static Size
+sort_run_entries(void)
+{
+	uint64		budget;
+
+	if (gbt_gpu_sort_run > 0)
+		return (Size) gbt_gpu_sort_run;
+	budget = gbt_gpu_shared->mem_total;
+	if (gbt_gpu_memory_limit_mb > 0)
+		budget = Min(budget, (uint64) gbt_gpu_memory_limit_mb << 20);
+	return Max((Size) 1024, (Size) (budget / 4 / (3 * sizeof(GbtEntry))));
+}
+
+/*
+ * Sort a build's n entries on the GPU by (key, TID): from in, into out
+ * (both n entries; in is left as it was, so that after a failure the CPU
+ * can still sort it).  More entries than one sort may take (see
+ * sort_run_entries) are sorted as consecutive runs of out, each sorted on
+ * its own; times->nruns says how many, and the caller merges them.
+ * Returns false when the GPU could not do it (see gpu_failed).
+ */
+bool
+gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
+					 bool tid_sorted, GbtGpuSortTimes *times)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	char		errbuf[256];
+	int			rc = 0;
+	Size		run;
+
+	memset(times, 0, sizeof(*times));
+	if (!service_usable(index, true))
+		return false;
+	if (gbt_gpu_inject_fault == 1)
+		return gpu_failed(index, true, "injected device error (gbtree.gpu_inject_fault)",
+						  &sh->fallback_error);
+
+	errbuf[0] = '\0';
+	run = sort_run_entries();
+	times->run_entries = run;
+	for (Size off = 0; off < n && rc == 0; off += run)
+	{
+		rc = sort_one_run(in + off, out + off, Min(run, n - off), tid_sorted,
+						  times, errbuf, sizeof(errbuf));
+		times->nruns++;
+	}
 	if (rc != 0)
 		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU sort failed",
 						  fallback_counter(rc));
 	SpinLockAcquire(&sh->mutex);
 	sh->gpu_builds++;
+	sh->gpu_build_runs += times->nruns;
 	SpinLockRelease(&sh->mutex);
 	return true;
 }
@@ -1252,6 +1310,7 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "gpu_batches", snapp->batches);
 	info_u64(rsinfo, "staged_batches", snapp->staged_batches);
 	info_u64(rsinfo, "gpu_builds", snapp->gpu_builds);
+	info_u64(rsinfo, "gpu_build_runs", snapp->gpu_build_runs);
 	info_u64(rsinfo, "gpu_keys", snapp->keys);
 	info_u64(rsinfo, "gpu_matches", snapp->matches);
 	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);
