@@ -4,6 +4,10 @@
  *	  CREATE INDEX for gbtree: heap scan, radix sort of fixed-width
  *	  (key, TID) pairs, bottom-up page layout, sequential bulk writes.
  *
+ * The entries held in memory are bounded by maintenance_work_mem; beyond
+ * it each participant spills sorted runs, which are merged on the way to
+ * the pages (see src/README, "Build").
+ *
  * Pages are built in local memory, WAL-logged in batches with
  * log_newpages() and written with smgrextend() in block order, as nbtree's
  * build does; the two roots and the metapage sit in blocks 0-2 and are
@@ -42,18 +46,48 @@
 
 #define GBT_WRITE_BATCH		32
 
+/*
+ * A sorted run spilled to a temporary file: the participant's own
+ * anonymous file (file != NULL) or a worker's file in the shared file set.
+ */
+typedef struct GbtRun
+{
+	BufFile    *file;
+	int			worker;
+	char		tree;			/* 'v' values, 'n' NULLs */
+	int			runno;
+	bool		merged;			/* taken by a merge already */
+} GbtRun;
+
 typedef struct GbtBuildState
 {
 	Relation	index;
 	GbtIndexInfo *info;
-	GbtEntry   *entries;		/* non-null (key, tid) */
+	GbtEntry   *entries;		/* non-null (key, tid) in memory */
 	Size		nentries;
 	Size		capacity;
-	GbtEntry   *nulls;			/* tids of NULL keys (key 0) */
+	GbtEntry   *nulls;			/* tids of NULL keys (key 0) in memory */
 	Size		nnulls;
 	Size		nullcap;
 	double		heaptuples;
 	bool		tid_sorted;		/* entries arrived in TID order */
+
+	/*
+	 * maintenance_work_mem: at most limit entries (values and NULLs
+	 * together) are held in memory; beyond that the larger part is sorted
+	 * and spilled as a run.  Runs are merged on the way to the pages.
+	 */
+	Size		limit;
+	int			worker;			/* parallel worker number, -1 in the leader */
+	FileSet    *fileset;		/* workers: where their runs go */
+	Size		spilled_v;		/* entries in runs */
+	Size		spilled_n;
+	int			nruns_v;
+	int			nruns_n;
+	GbtRun	   *runs;			/* the leader's runs, then the workers' */
+	int			nruns;
+	int			maxruns;
+	int			gpu_runs;		/* runs the GPU sorted */
 } GbtBuildState;
 
 typedef struct GbtPageWriter
@@ -87,9 +121,13 @@ advise_huge(void *p, Size len)
 }
 
 static void
-grow(GbtEntry **arr, Size *cap)
+grow(GbtEntry **arr, Size *cap, Size limit)
 {
 	Size		newcap = (*cap == 0) ? 65536 : *cap * 2;
+
+	/* never more than the build holds before it spills a run */
+	if (newcap > limit && limit > *cap)
+		newcap = limit;
 
 	if (newcap * sizeof(GbtEntry) > MaxAllocHugeSize)
 		ereport(ERROR,
@@ -101,307 +139,6 @@ grow(GbtEntry **arr, Size *cap)
 		*arr = repalloc_huge(*arr, newcap * sizeof(GbtEntry));
 	*cap = newcap;
 	advise_huge(*arr, newcap * sizeof(GbtEntry));
-}
-
-static void
-gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
-				   bool *isnull, bool tupleIsAlive, void *state)
-{
-	GbtBuildState *bs = (GbtBuildState *) state;
-
-	if (isnull[0])
-	{
-		if (bs->nnulls == bs->nullcap)
-			grow(&bs->nulls, &bs->nullcap);
-		bs->nulls[bs->nnulls].key = 0;
-		bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
-		bs->nnulls++;
-	}
-	else
-	{
-		uint16		flags;
-		uint64		key = gbt_index_key(bs->info, values[0], &flags);
-
-		uint64		t = gbt_tid_from_itemptr(tid, flags);
-
-		if (bs->nentries == bs->capacity)
-			grow(&bs->entries, &bs->capacity);
-		if (bs->nentries > 0 && bs->entries[bs->nentries - 1].tid > t)
-			bs->tid_sorted = false;
-		bs->entries[bs->nentries].key = key;
-		bs->entries[bs->nentries].tid = t;
-		bs->nentries++;
-	}
-	bs->heaptuples += 1;
-}
-
-/* ------------------------------------------------------------------------
- * Parallel heap scan
- *
- * As nbtree's parallel build: workers and the leader scan the heap
- * together through a parallel table scan; each worker hands its entries to
- * the leader in a temporary file of a shared file set, and the leader
- * sorts them all as one.  The sort fixes the order completely, (key, TID)
- * being unique, so the index is the one a serial build writes.
- * ------------------------------------------------------------------------
- */
-
-#define PARALLEL_KEY_GBT_SHARED		UINT64CONST(0xA000000000000001)
-#define PARALLEL_KEY_QUERY_TEXT		UINT64CONST(0xA000000000000002)
-
-typedef struct GbtBuildShared
-{
-	Oid			heaprelid;
-	Oid			indexrelid;
-	bool		isconcurrent;
-	slock_t		mutex;
-	double		heaptuples;		/* summed over workers */
-	SharedFileSet fileset;
-	/* then the ParallelTableScanDesc */
-} GbtBuildShared;
-
-#define GbtBuildSharedScan(shared) \
-	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GbtBuildShared))))
-
-static void
-write_entries(FileSet *fs, const char *name, const GbtEntry *e, Size n)
-{
-	BufFile    *f = BufFileCreateFileSet(fs, name);
-
-	BufFileWrite(f, (void *) e, n * sizeof(GbtEntry));
-	BufFileClose(f);
-}
-
-/* Append a worker's file of entries to *arr (n, cap as grow() keeps them). */
-static void
-read_entries(FileSet *fs, const char *name, GbtEntry **arr, Size *n, Size *cap)
-{
-	BufFile    *f = BufFileOpenFileSet(fs, name, O_RDONLY, false);
-	Size		m = (Size) (BufFileSize(f) / sizeof(GbtEntry));
-
-	if (*cap < *n + m)
-	{
-		/* room for it all at once: growing by doubling would copy more */
-		Size		newcap = *n + m;
-
-		if (newcap * sizeof(GbtEntry) > MaxAllocHugeSize)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many index entries for one gbtree build")));
-		*arr = (*arr == NULL) ?
-			MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry)) :
-			repalloc_huge(*arr, newcap * sizeof(GbtEntry));
-		*cap = newcap;
-		advise_huge(*arr, newcap * sizeof(GbtEntry));
-	}
-	if (m > 0 && BufFileRead(f, *arr + *n, m * sizeof(GbtEntry)) != m * sizeof(GbtEntry))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("gbtree: could not read a parallel build worker's entries")));
-	*n += m;
-	BufFileClose(f);
-}
-
-PGDLLEXPORT void gbt_build_worker_main(dsm_segment *seg, shm_toc *toc);
-
-void
-gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
-{
-	GbtBuildShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_GBT_SHARED, false);
-	char	   *sharedquery = shm_toc_lookup(toc, PARALLEL_KEY_QUERY_TEXT, true);
-	LOCKMODE	heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
-	LOCKMODE	indexlock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
-	Relation	heap;
-	Relation	index;
-	IndexInfo  *indexInfo;
-	GbtBuildState bs;
-	char		name[32];
-
-	debug_query_string = sharedquery;
-	pgstat_report_activity(STATE_RUNNING, debug_query_string);
-	heap = table_open(shared->heaprelid, heaplock);
-	index = index_open(shared->indexrelid, indexlock);
-	indexInfo = BuildIndexInfo(index);
-	indexInfo->ii_Concurrent = shared->isconcurrent;
-	SharedFileSetAttach(&shared->fileset, seg);
-
-	memset(&bs, 0, sizeof(bs));
-	bs.index = index;
-	bs.info = gbt_index_info(index);
-	bs.tid_sorted = true;
-	table_index_build_scan(heap, index, indexInfo, true, false,
-						   gbt_build_callback, (void *) &bs,
-						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
-
-	snprintf(name, sizeof(name), "e%d", ParallelWorkerNumber);
-	write_entries(&shared->fileset.fs, name, bs.entries, bs.nentries);
-	snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
-	write_entries(&shared->fileset.fs, name, bs.nulls, bs.nnulls);
-	SpinLockAcquire(&shared->mutex);
-	shared->heaptuples += bs.heaptuples;
-	SpinLockRelease(&shared->mutex);
-
-	index_close(index, indexlock);
-	table_close(heap, heaplock);
-}
-
-/*
- * Scan the heap with parallel workers when the planner's rule for index
- * builds (plan_create_index_workers: table size, max_parallel_maintenance_
- * workers, maintenance_work_mem) grants any.  Returns the number of
- * workers that took part, 0 if the caller must scan alone.
- */
-static int
-parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs)
-{
-	int			request;
-	ParallelContext *pcxt;
-	Snapshot	snapshot;
-	Size		estshared;
-	GbtBuildShared *shared;
-	char	   *sharedquery;
-	int			querylen;
-	int			launched;
-
-	if (!IsNormalProcessingMode())
-		return 0;
-	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
-	if (request <= 0)
-		return 0;
-
-	EnterParallelMode();
-	pcxt = CreateParallelContext("gbtree", "gbt_build_worker_main", request);
-	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
-
-	estshared = add_size(BUFFERALIGN(sizeof(GbtBuildShared)),
-						 table_parallelscan_estimate(heap, snapshot));
-	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
-	querylen = debug_query_string ? strlen(debug_query_string) : 0;
-	shm_toc_estimate_chunk(&pcxt->estimator, querylen + 1);
-	shm_toc_estimate_keys(&pcxt->estimator, 2);
-	InitializeParallelDSM(pcxt);
-	if (pcxt->seg == NULL)
-	{
-		/* no dynamic shared memory to be had: scan alone */
-		if (IsMVCCSnapshot(snapshot))
-			UnregisterSnapshot(snapshot);
-		DestroyParallelContext(pcxt);
-		ExitParallelMode();
-		return 0;
-	}
-
-	shared = shm_toc_allocate(pcxt->toc, estshared);
-	shared->heaprelid = RelationGetRelid(heap);
-	shared->indexrelid = RelationGetRelid(index);
-	shared->isconcurrent = indexInfo->ii_Concurrent;
-	SpinLockInit(&shared->mutex);
-	shared->heaptuples = 0;
-	SharedFileSetInit(&shared->fileset, pcxt->seg);
-	table_parallelscan_initialize(heap, GbtBuildSharedScan(shared), snapshot);
-	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_SHARED, shared);
-	sharedquery = shm_toc_allocate(pcxt->toc, querylen + 1);
-	if (querylen > 0)
-		memcpy(sharedquery, debug_query_string, querylen);
-	sharedquery[querylen] = '\0';
-	shm_toc_insert(pcxt->toc, PARALLEL_KEY_QUERY_TEXT, sharedquery);
-
-	LaunchParallelWorkers(pcxt);
-	launched = pcxt->nworkers_launched;
-
-	/* the leader scans too (alone, if no worker could be started) */
-	table_index_build_scan(heap, index, indexInfo, true, true,
-						   gbt_build_callback, (void *) bs,
-						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
-	WaitForParallelWorkersToFinish(pcxt);
-
-	for (int i = 0; i < launched; i++)
-	{
-		char		name[32];
-
-		snprintf(name, sizeof(name), "e%d", i);
-		read_entries(&shared->fileset.fs, name, &bs->entries, &bs->nentries, &bs->capacity);
-		snprintf(name, sizeof(name), "n%d", i);
-		read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
-	}
-	bs->heaptuples += shared->heaptuples;
-	if (launched > 0)
-		bs->tid_sorted = false;	/* the parts interleave */
-
-	if (IsMVCCSnapshot(snapshot))
-		UnregisterSnapshot(snapshot);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
-	return Max(launched, 0) + 1;
-}
-
-/*
- * LSD radix sort by (key, tid), one byte per pass, skipping passes where
- * every entry has the same byte.  The TID's low 16 bits are flags and
- * never distinguish two entries, so they are not sorted on.  If the input
- * is already in TID order (a plain heap scan), the TID passes are skipped.
- */
-void
-gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n)
-{
-	/* 14 passes: tid bytes 2..7, then key bytes 0..7 */
-	Size	   *hist;
-	GbtEntry   *src = entries,
-			   *dst = scratch;
-	bool		tid_sorted = true;
-	int			pass;
-
-	if (n < 2)
-		return;
-	hist = palloc0(sizeof(Size) * 14 * 256);
-	for (Size i = 0; i < n; i++)
-	{
-		uint64		t = entries[i].tid;
-		uint64		k = entries[i].key;
-
-		if (i > 0 && entries[i - 1].tid > t)
-			tid_sorted = false;
-		for (int b = 0; b < 6; b++)
-			hist[b * 256 + ((t >> (16 + 8 * b)) & 0xFF)]++;
-		for (int b = 0; b < 8; b++)
-			hist[(6 + b) * 256 + ((k >> (8 * b)) & 0xFF)]++;
-		if ((i & 0xFFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-
-	for (pass = tid_sorted ? 6 : 0; pass < 14; pass++)
-	{
-		Size	   *h = hist + pass * 256;
-		Size		offs[256];
-		Size		sum = 0;
-		int			shift = pass < 6 ? 16 + 8 * pass : 8 * (pass - 6);
-		bool		trivial = false;
-
-		for (int v = 0; v < 256; v++)
-		{
-			if (h[v] == n)
-				trivial = true;
-			offs[v] = sum;
-			sum += h[v];
-		}
-		if (trivial)
-			continue;
-		for (Size i = 0; i < n; i++)
-		{
-			uint64		word = pass < 6 ? src[i].tid : src[i].key;
-
-			dst[offs[(word >> shift) & 0xFF]++] = src[i];
-		}
-		{
-			GbtEntry   *tmp = src;
-
-			src = dst;
-			dst = tmp;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (src != entries)
-		memcpy(entries, src, sizeof(GbtEntry) * n);
-	pfree(hist);
 }
 
 /*
@@ -477,6 +214,733 @@ merge_runs(const GbtEntry *src, GbtEntry *dst, Size n, Size runlen, int nruns)
 	pfree(heap);
 }
 
+/*
+ * Sort the n entries of arr by (key, TID), on the GPU when gbtree.device
+ * and the size call for it, else on the CPU.  Returns the sorted array:
+ * arr or scratch.  Parallel workers sort their runs on the CPU, in
+ * parallel: the GPU service runs a bounded number of sorts at once, and
+ * the leader's runs keep it busy.
+ */
+static GbtEntry *
+sort_entries(GbtBuildState *bs, GbtEntry *arr, GbtEntry *scratch, Size n, bool tid_sorted,
+			 bool nulls)
+{
+	GbtGpuSortTimes gtimes;
+
+	if (!nulls && n > 1 && bs->worker < 0 && gbt_gpu_wanted(n) &&
+		gbt_gpu_sort_entries(bs->index, arr, scratch, n, tid_sorted, &gtimes))
+	{
+		bs->gpu_runs++;
+		if (gtimes.nruns > 1)
+		{
+			merge_runs(scratch, arr, n, gtimes.run_entries, gtimes.nruns);
+			return arr;
+		}
+		return scratch;
+	}
+	gbt_radix_sort(arr, scratch, n);
+	return arr;
+}
+
+static void
+add_run(GbtBuildState *bs, BufFile *file, int worker, char tree, int runno)
+{
+	if (bs->nruns == bs->maxruns)
+	{
+		bs->maxruns = Max(16, bs->maxruns * 2);
+		bs->runs = bs->runs ? repalloc(bs->runs, sizeof(GbtRun) * bs->maxruns) :
+			palloc(sizeof(GbtRun) * bs->maxruns);
+	}
+	bs->runs[bs->nruns].file = file;
+	bs->runs[bs->nruns].worker = worker;
+	bs->runs[bs->nruns].tree = tree;
+	bs->runs[bs->nruns].runno = runno;
+	bs->runs[bs->nruns].merged = false;
+	bs->nruns++;
+}
+
+/*
+ * Sort the values (or the NULLs) held in memory and write them out as a
+ * run: a worker's into the shared file set, where the leader finds it by
+ * name, the leader's into an anonymous temporary file it keeps open.
+ */
+static void
+spill(GbtBuildState *bs, bool nulls)
+{
+	GbtEntry  **arr = nulls ? &bs->nulls : &bs->entries;
+	Size	   *n = nulls ? &bs->nnulls : &bs->nentries;
+	int		   *nruns = nulls ? &bs->nruns_n : &bs->nruns_v;
+	char		tree = nulls ? 'n' : 'v';
+	GbtEntry   *scratch;
+	GbtEntry   *sorted;
+	BufFile    *f;
+
+	if (*n == 0)
+		return;
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, *n * sizeof(GbtEntry));
+	sorted = sort_entries(bs, *arr, scratch, *n, nulls || bs->tid_sorted, nulls);
+	if (bs->worker >= 0)
+	{
+		char		name[64];
+
+		snprintf(name, sizeof(name), "w%d.%c.%d", bs->worker, tree, *nruns);
+		f = BufFileCreateFileSet(bs->fileset, name);
+		BufFileWrite(f, (void *) sorted, *n * sizeof(GbtEntry));
+		BufFileClose(f);
+	}
+	else
+	{
+		f = BufFileCreateTemp(false);
+		BufFileWrite(f, (void *) sorted, *n * sizeof(GbtEntry));
+		add_run(bs, f, -1, tree, *nruns);
+	}
+	pfree(scratch);
+	(*nruns)++;
+	if (nulls)
+		bs->spilled_n += *n;
+	else
+		bs->spilled_v += *n;
+	*n = 0;
+	/* the callback checks the TID order of each run anew */
+	if (!nulls)
+		bs->tid_sorted = true;
+	CHECK_FOR_INTERRUPTS();
+}
+
+static void
+gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
+				   bool *isnull, bool tupleIsAlive, void *state)
+{
+	GbtBuildState *bs = (GbtBuildState *) state;
+
+	if (isnull[0])
+	{
+		if (bs->nnulls == bs->nullcap)
+			grow(&bs->nulls, &bs->nullcap, bs->limit);
+		bs->nulls[bs->nnulls].key = 0;
+		bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
+		bs->nnulls++;
+	}
+	else
+	{
+		uint16		flags;
+		uint64		key = gbt_index_key(bs->info, values[0], &flags);
+
+		uint64		t = gbt_tid_from_itemptr(tid, flags);
+
+		if (bs->nentries == bs->capacity)
+			grow(&bs->entries, &bs->capacity, bs->limit);
+		if (bs->nentries > 0 && bs->entries[bs->nentries - 1].tid > t)
+			bs->tid_sorted = false;
+		bs->entries[bs->nentries].key = key;
+		bs->entries[bs->nentries].tid = t;
+		bs->nentries++;
+	}
+	bs->heaptuples += 1;
+	if (bs->nentries + bs->nnulls >= bs->limit)
+		spill(bs, bs->nnulls > bs->nentries);
+}
+
+/* ------------------------------------------------------------------------
+ * Parallel heap scan
+ *
+ * As nbtree's parallel build: workers and the leader scan the heap
+ * together through a parallel table scan; each worker hands its entries to
+ * the leader in a temporary file of a shared file set, and the leader
+ * sorts them all as one.  The sort fixes the order completely, (key, TID)
+ * being unique, so the index is the one a serial build writes.
+ * ------------------------------------------------------------------------
+ */
+
+#define PARALLEL_KEY_GBT_SHARED		UINT64CONST(0xA000000000000001)
+#define PARALLEL_KEY_QUERY_TEXT		UINT64CONST(0xA000000000000002)
+
+typedef struct GbtBuildShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	bool		isconcurrent;
+	slock_t		mutex;
+	double		heaptuples;		/* summed over workers */
+	Size		limit;			/* entries each participant holds in memory */
+	SharedFileSet fileset;
+	/* then the ParallelTableScanDesc */
+} GbtBuildShared;
+
+/* What a worker left for the leader */
+typedef struct GbtWorkerReport
+{
+	int			nruns_v;		/* sorted runs "w<i>.v.<r>", "w<i>.n.<r>"; */
+	int			nruns_n;		/* none: unsorted "e<i>" and "n<i>" instead */
+	Size		nvalues;
+	Size		nnulls;
+} GbtWorkerReport;
+
+#define PARALLEL_KEY_GBT_REPORTS	UINT64CONST(0xA000000000000003)
+
+#define GbtBuildSharedScan(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(GbtBuildShared))))
+
+static void
+write_entries(FileSet *fs, const char *name, const GbtEntry *e, Size n)
+{
+	BufFile    *f = BufFileCreateFileSet(fs, name);
+
+	BufFileWrite(f, (void *) e, n * sizeof(GbtEntry));
+	BufFileClose(f);
+}
+
+/* Append a worker's file of entries to *arr (n, cap as grow() keeps them). */
+static void
+read_entries(FileSet *fs, const char *name, GbtEntry **arr, Size *n, Size *cap)
+{
+	BufFile    *f = BufFileOpenFileSet(fs, name, O_RDONLY, false);
+	Size		m = (Size) (BufFileSize(f) / sizeof(GbtEntry));
+
+	if (*cap < *n + m)
+	{
+		/* room for it all at once: growing by doubling would copy more */
+		Size		newcap = *n + m;
+
+		if (newcap * sizeof(GbtEntry) > MaxAllocHugeSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many index entries for one gbtree build")));
+		*arr = (*arr == NULL) ?
+			MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry)) :
+			repalloc_huge(*arr, newcap * sizeof(GbtEntry));
+		*cap = newcap;
+		advise_huge(*arr, newcap * sizeof(GbtEntry));
+	}
+	if (m > 0 && BufFileRead(f, *arr + *n, m * sizeof(GbtEntry)) != m * sizeof(GbtEntry))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("gbtree: could not read a parallel build worker's entries")));
+	*n += m;
+	BufFileClose(f);
+}
+
+PGDLLEXPORT void gbt_build_worker_main(dsm_segment *seg, shm_toc *toc);
+
+void
+gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
+{
+	GbtBuildShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_GBT_SHARED, false);
+	GbtWorkerReport *reports = shm_toc_lookup(toc, PARALLEL_KEY_GBT_REPORTS, false);
+	char	   *sharedquery = shm_toc_lookup(toc, PARALLEL_KEY_QUERY_TEXT, true);
+	LOCKMODE	heaplock = shared->isconcurrent ? ShareUpdateExclusiveLock : ShareLock;
+	LOCKMODE	indexlock = shared->isconcurrent ? RowExclusiveLock : AccessExclusiveLock;
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+	GbtBuildState bs;
+	char		name[32];
+
+	debug_query_string = sharedquery;
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, indexlock);
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	SharedFileSetAttach(&shared->fileset, seg);
+
+	memset(&bs, 0, sizeof(bs));
+	bs.index = index;
+	bs.info = gbt_index_info(index);
+	bs.tid_sorted = true;
+	bs.limit = shared->limit;
+	bs.worker = ParallelWorkerNumber;
+	bs.fileset = &shared->fileset.fs;
+	table_index_build_scan(heap, index, indexInfo, true, false,
+						   gbt_build_callback, (void *) &bs,
+						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
+
+	if (bs.nruns_v + bs.nruns_n > 0)
+	{
+		/* spilled already: the rest as runs too */
+		spill(&bs, false);
+		spill(&bs, true);
+	}
+	else
+	{
+		/* all in memory: the leader takes it unsorted */
+		snprintf(name, sizeof(name), "e%d", ParallelWorkerNumber);
+		write_entries(&shared->fileset.fs, name, bs.entries, bs.nentries);
+		snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
+		write_entries(&shared->fileset.fs, name, bs.nulls, bs.nnulls);
+	}
+	reports[ParallelWorkerNumber].nruns_v = bs.nruns_v;
+	reports[ParallelWorkerNumber].nruns_n = bs.nruns_n;
+	reports[ParallelWorkerNumber].nvalues = bs.nentries + bs.spilled_v;
+	reports[ParallelWorkerNumber].nnulls = bs.nnulls + bs.spilled_n;
+	SpinLockAcquire(&shared->mutex);
+	shared->heaptuples += bs.heaptuples;
+	SpinLockRelease(&shared->mutex);
+
+	index_close(index, indexlock);
+	table_close(heap, heaplock);
+}
+
+/* A parallel build's context, kept until the workers' runs are merged */
+typedef struct GbtParallelBuild
+{
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	GbtBuildShared *shared;
+} GbtParallelBuild;
+
+static void end_parallel(GbtParallelBuild *pb);
+
+/* Entries that memory_kb of maintenance_work_mem holds (and sorts) */
+static Size
+entries_for_memory(Size memory_kb)
+{
+	if (gbt_build_run_size > 0)
+		return Max((Size) 100, (Size) gbt_build_run_size);
+	/* 32 bytes an entry: the entry and the sort's scratch copy of it */
+	return Max((Size) 1024, memory_kb * 1024 / (2 * sizeof(GbtEntry)));
+}
+
+/*
+ * Scan the heap with parallel workers when the planner's rule for index
+ * builds (plan_create_index_workers: table size, max_parallel_maintenance_
+ * workers, maintenance_work_mem) grants any.  maintenance_work_mem is
+ * shared among the participants, as in nbtree.  Returns the number of
+ * processes that took part, 0 if the caller must scan alone (pb->pcxt is
+ * then NULL).  If any participant spilled runs, every worker's entries end
+ * up in runs of bs; else they are all in bs's arrays.  The caller ends
+ * the parallel context (end_parallel) once the runs are merged.
+ */
+static int
+parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs,
+			  GbtParallelBuild *pb)
+{
+	int			request;
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	Size		estshared;
+	GbtBuildShared *shared;
+	GbtWorkerReport *reports;
+	char	   *sharedquery;
+	int			querylen;
+	int			launched;
+	bool		any_runs;
+
+	pb->pcxt = NULL;
+	if (!IsNormalProcessingMode())
+		return 0;
+	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+	if (request <= 0)
+		return 0;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("gbtree", "gbt_build_worker_main", request);
+	snapshot = indexInfo->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+
+	estshared = add_size(BUFFERALIGN(sizeof(GbtBuildShared)),
+						 table_parallelscan_estimate(heap, snapshot));
+	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
+	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(GbtWorkerReport) * request);
+	querylen = debug_query_string ? strlen(debug_query_string) : 0;
+	shm_toc_estimate_chunk(&pcxt->estimator, querylen + 1);
+	shm_toc_estimate_keys(&pcxt->estimator, 3);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		/* no dynamic shared memory to be had: scan alone */
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return 0;
+	}
+
+	shared = shm_toc_allocate(pcxt->toc, estshared);
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	SpinLockInit(&shared->mutex);
+	shared->heaptuples = 0;
+	shared->limit = entries_for_memory((Size) maintenance_work_mem / (request + 1));
+	SharedFileSetInit(&shared->fileset, pcxt->seg);
+	table_parallelscan_initialize(heap, GbtBuildSharedScan(shared), snapshot);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_SHARED, shared);
+	reports = shm_toc_allocate(pcxt->toc, sizeof(GbtWorkerReport) * request);
+	memset(reports, 0, sizeof(GbtWorkerReport) * request);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_REPORTS, reports);
+	sharedquery = shm_toc_allocate(pcxt->toc, querylen + 1);
+	if (querylen > 0)
+		memcpy(sharedquery, debug_query_string, querylen);
+	sharedquery[querylen] = '\0';
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_QUERY_TEXT, sharedquery);
+
+	LaunchParallelWorkers(pcxt);
+	launched = pcxt->nworkers_launched;
+	pb->pcxt = pcxt;
+	pb->snapshot = snapshot;
+	pb->shared = shared;
+
+	/* the leader scans too (alone, if no worker could be started) */
+	bs->limit = shared->limit;
+	table_index_build_scan(heap, index, indexInfo, true, true,
+						   gbt_build_callback, (void *) bs,
+						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
+	WaitForParallelWorkersToFinish(pcxt);
+	bs->heaptuples += shared->heaptuples;
+	if (launched > 0)
+		bs->tid_sorted = false;	/* the parts interleave */
+
+	any_runs = bs->nruns > 0;
+	for (int i = 0; i < launched; i++)
+		any_runs |= reports[i].nruns_v + reports[i].nruns_n > 0;
+
+	if (any_runs)
+	{
+		/* the leader's rest, then each worker's entries, as runs */
+		spill(bs, false);
+		spill(bs, true);
+		for (int i = 0; i < launched; i++)
+		{
+			char		name[32];
+
+			if (reports[i].nruns_v + reports[i].nruns_n > 0)
+			{
+				for (int r = 0; r < reports[i].nruns_v; r++)
+					add_run(bs, NULL, i, 'v', r);
+				for (int r = 0; r < reports[i].nruns_n; r++)
+					add_run(bs, NULL, i, 'n', r);
+				bs->spilled_v += reports[i].nvalues;
+				bs->spilled_n += reports[i].nnulls;
+				continue;
+			}
+			/* it held everything in memory: at most its share, sort it here */
+			bs->tid_sorted = true;
+			snprintf(name, sizeof(name), "e%d", i);
+			read_entries(&shared->fileset.fs, name, &bs->entries, &bs->nentries, &bs->capacity);
+			for (Size e = 1; e < bs->nentries && bs->tid_sorted; e++)
+				bs->tid_sorted = bs->entries[e - 1].tid < bs->entries[e].tid;
+			spill(bs, false);
+			snprintf(name, sizeof(name), "n%d", i);
+			read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
+			spill(bs, true);
+		}
+	}
+	else
+	{
+		for (int i = 0; i < launched; i++)
+		{
+			char		name[32];
+
+			snprintf(name, sizeof(name), "e%d", i);
+			read_entries(&shared->fileset.fs, name, &bs->entries, &bs->nentries, &bs->capacity);
+			snprintf(name, sizeof(name), "n%d", i);
+			read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
+		}
+		end_parallel(pb);
+	}
+	return Max(launched, 0) + 1;
+}
+
+static void
+end_parallel(GbtParallelBuild *pb)
+{
+	if (pb->pcxt == NULL)
+		return;
+	if (IsMVCCSnapshot(pb->snapshot))
+		UnregisterSnapshot(pb->snapshot);
+	DestroyParallelContext(pb->pcxt);
+	ExitParallelMode();
+	pb->pcxt = NULL;
+}
+
+/*
+ * LSD radix sort by (key, tid), one byte per pass, skipping passes where
+ * every entry has the same byte.  The TID's low 16 bits are flags and
+ * never distinguish two entries, so they are not sorted on.  If the input
+ * is already in TID order (a plain heap scan), the TID passes are skipped.
+ */
+void
+gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n)
+{
+	/* 14 passes: tid bytes 2..7, then key bytes 0..7 */
+	Size	   *hist;
+	GbtEntry   *src = entries,
+			   *dst = scratch;
+	bool		tid_sorted = true;
+	int			pass;
+
+	if (n < 2)
+		return;
+	hist = palloc0(sizeof(Size) * 14 * 256);
+	for (Size i = 0; i < n; i++)
+	{
+		uint64		t = entries[i].tid;
+		uint64		k = entries[i].key;
+
+		if (i > 0 && entries[i - 1].tid > t)
+			tid_sorted = false;
+		for (int b = 0; b < 6; b++)
+			hist[b * 256 + ((t >> (16 + 8 * b)) & 0xFF)]++;
+		for (int b = 0; b < 8; b++)
+			hist[(6 + b) * 256 + ((k >> (8 * b)) & 0xFF)]++;
+		if ((i & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	for (pass = tid_sorted ? 6 : 0; pass < 14; pass++)
+	{
+		Size	   *h = hist + pass * 256;
+		Size		offs[256];
+		Size		sum = 0;
+		int			shift = pass < 6 ? 16 + 8 * pass : 8 * (pass - 6);
+		bool		trivial = false;
+
+		for (int v = 0; v < 256; v++)
+		{
+			if (h[v] == n)
+				trivial = true;
+			offs[v] = sum;
+			sum += h[v];
+		}
+		if (trivial)
+			continue;
+		for (Size i = 0; i < n; i++)
+		{
+			uint64		word = pass < 6 ? src[i].tid : src[i].key;
+
+			dst[offs[(word >> shift) & 0xFF]++] = src[i];
+		}
+		{
+			GbtEntry   *tmp = src;
+
+			src = dst;
+			dst = tmp;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (src != entries)
+		memcpy(entries, src, sizeof(GbtEntry) * n);
+	pfree(hist);
+}
+
+/*
+ * Where build_tree() takes the leaf entries from, in (key, TID) order:
+ * a sorted array, or a merge of sorted runs in temporary files.
+ */
+#define GBT_RUN_READ	4096
+
+typedef struct GbtMergeInput
+{
+	BufFile    *file;
+	bool		own;			/* opened here: close when done */
+	GbtEntry   *buf;
+	int			nbuf;
+	int			pos;
+} GbtMergeInput;
+
+typedef struct GbtSource
+{
+	const GbtEntry *arr;		/* array mode */
+	Size		pos;
+	Size		n;
+	GbtMergeInput *in;			/* merge mode: a heap of inputs by next entry */
+	int		   *heap;
+	int			nheap;
+	int			nin;
+} GbtSource;
+
+static void
+source_from_array(GbtSource *src, const GbtEntry *arr, Size n)
+{
+	memset(src, 0, sizeof(*src));
+	src->arr = arr;
+	src->n = n;
+}
+
+/* refill input i; false when its run is used up */
+static bool
+merge_fill(GbtMergeInput *in)
+{
+	size_t		got = BufFileRead(in->file, in->buf, GBT_RUN_READ * sizeof(GbtEntry));
+
+	if (got % sizeof(GbtEntry) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("gbtree: could not read a sorted run of the build")));
+	in->nbuf = (int) (got / sizeof(GbtEntry));
+	in->pos = 0;
+	return in->nbuf > 0;
+}
+
+#define MERGE_LT(src, a, b) \
+	gbt_entry_lt((src)->in[a].buf[(src)->in[a].pos].key, (src)->in[a].buf[(src)->in[a].pos].tid, \
+				 (src)->in[b].buf[(src)->in[b].pos].key, (src)->in[b].buf[(src)->in[b].pos].tid)
+
+static void
+merge_sift_down(GbtSource *src, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					m = i,
+					t;
+
+		if (l < src->nheap && MERGE_LT(src, src->heap[l], src->heap[m]))
+			m = l;
+		if (l + 1 < src->nheap && MERGE_LT(src, src->heap[l + 1], src->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = src->heap[i];
+		src->heap[i] = src->heap[m];
+		src->heap[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Merge up to maxin runs of bs for tree ('v' or 'n') not merged yet;
+ * shared: the workers' file set.
+ */
+static void
+source_from_runs(GbtSource *src, GbtBuildState *bs, char tree, FileSet *shared, int maxin)
+{
+	int			k = 0;
+
+	memset(src, 0, sizeof(*src));
+	src->in = palloc0(sizeof(GbtMergeInput) * Max(1, Min(bs->nruns, maxin)));
+	src->heap = palloc(sizeof(int) * Max(1, Min(bs->nruns, maxin)));
+	for (int r = 0; r < bs->nruns && k < maxin; r++)
+	{
+		GbtRun	   *run = &bs->runs[r];
+		GbtMergeInput *in = &src->in[k];
+
+		if (run->tree != tree || run->merged)
+			continue;
+		run->merged = true;
+		if (run->file)
+		{
+			in->file = run->file;
+			if (BufFileSeek(in->file, 0, 0, SEEK_SET) != 0)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("gbtree: could not rewind a sorted run of the build")));
+		}
+		else
+		{
+			char		name[64];
+
+			snprintf(name, sizeof(name), "w%d.%c.%d", run->worker, run->tree, run->runno);
+			in->file = BufFileOpenFileSet(shared, name, O_RDONLY, false);
+		}
+		in->own = true;
+		in->buf = palloc(GBT_RUN_READ * sizeof(GbtEntry));
+		if (merge_fill(in))
+			src->heap[src->nheap++] = k;
+		k++;
+	}
+	src->nin = k;
+	for (int i = src->nheap / 2 - 1; i >= 0; i--)
+		merge_sift_down(src, i);
+}
+
+/* the next entry, without taking it; false at the end */
+static inline bool
+source_peek(GbtSource *src, GbtEntry *e)
+{
+	if (src->in == NULL)
+	{
+		if (src->pos >= src->n)
+			return false;
+		*e = src->arr[src->pos];
+		return true;
+	}
+	if (src->nheap == 0)
+		return false;
+	*e = src->in[src->heap[0]].buf[src->in[src->heap[0]].pos];
+	return true;
+}
+
+static inline void
+source_next(GbtSource *src, GbtEntry *e)
+{
+	GbtMergeInput *in;
+
+	if (src->in == NULL)
+	{
+		if (src->pos >= src->n)
+			elog(ERROR, "gbtree build: fewer entries than counted");
+		*e = src->arr[src->pos++];
+		return;
+	}
+	if (src->nheap == 0)
+		elog(ERROR, "gbtree build: fewer entries in the sorted runs than counted");
+	in = &src->in[src->heap[0]];
+	*e = in->buf[in->pos++];
+	if (in->pos == in->nbuf && !merge_fill(in))
+		src->heap[0] = src->heap[--src->nheap];
+	merge_sift_down(src, 0);
+}
+
+static void
+source_end(GbtSource *src)
+{
+	if (src->in == NULL)
+		return;
+	for (int i = 0; i < src->nin; i++)
+	{
+		if (src->in[i].own && src->in[i].file)
+			BufFileClose(src->in[i].file);
+		if (src->in[i].buf)
+			pfree(src->in[i].buf);
+	}
+	pfree(src->in);
+	pfree(src->heap);
+}
+
+/*
+ * A merge reads every run at once, with a buffer for each: merge runs in
+ * groups into longer ones first while there are more than this.
+ */
+#define GBT_MERGE_FANIN 128
+
+static void
+reduce_runs(GbtBuildState *bs, char tree, FileSet *shared)
+{
+	GbtEntry   *out = palloc(GBT_RUN_READ * sizeof(GbtEntry));
+
+	for (;;)
+	{
+		int			left = 0;
+		GbtSource	src;
+		BufFile    *f;
+		int			nout = 0;
+		GbtEntry	e;
+
+		for (int r = 0; r < bs->nruns; r++)
+			left += (bs->runs[r].tree == tree && !bs->runs[r].merged);
+		if (left <= GBT_MERGE_FANIN)
+			break;
+		source_from_runs(&src, bs, tree, shared, GBT_MERGE_FANIN);
+		f = BufFileCreateTemp(false);
+		while (source_peek(&src, &e))
+		{
+			source_next(&src, &out[nout++]);
+			if (nout == GBT_RUN_READ)
+			{
+				BufFileWrite(f, out, nout * sizeof(GbtEntry));
+				nout = 0;
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+		if (nout > 0)
+			BufFileWrite(f, out, nout * sizeof(GbtEntry));
+		source_end(&src);
+		add_run(bs, f, -1, tree, -1);
+	}
+	pfree(out);
+}
+
 static void
 writer_flush(GbtPageWriter *w)
 {
@@ -523,7 +987,7 @@ writer_page(GbtPageWriter *w, BlockNumber blkno)
  * Separators of inner pages are the first entry of each child.
  */
 static void
-build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
+build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 		   uint16 treeflag, int fillfactor)
 {
 	int			leafcap = Max(1, GBT_LEAF_SLOTS * fillfactor / 100);
@@ -583,8 +1047,11 @@ build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
 			{
 				if (level == 0)
 				{
-					kbuf[i] = entries[from + i].key;
-					tbuf[i] = entries[from + i].tid;
+					GbtEntry	e;
+
+					source_next(src, &e);
+					kbuf[i] = e.key;
+					tbuf[i] = e.tid;
 				}
 				else
 				{
@@ -610,16 +1077,29 @@ build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
 			op->leftlink = (p == 0) ? GBT_NO_BLOCK : blk - 1;
 			if (p > 0)
 			{
-				op->lowkey = level == 0 ? entries[from].key : seps[from].key;
-				op->lowtid = level == 0 ? entries[from].tid : seps[from].tid;
+				op->lowkey = level == 0 ? kbuf[0] : seps[from].key;
+				op->lowtid = level == 0 ? tbuf[0] : seps[from].tid;
 			}
 			if (p + 1 < np)
 			{
 				Size		nf = (nin * (p + 1)) / np;
 
 				op->rightlink = blk + 1;
-				op->hikey = level == 0 ? entries[nf].key : seps[nf].key;
-				op->hitid = level == 0 ? entries[nf].tid : seps[nf].tid;
+				if (level == 0)
+				{
+					GbtEntry	e;
+
+					/* the next page's first entry */
+					if (!source_peek(src, &e))
+						elog(ERROR, "gbtree build: fewer entries than counted");
+					op->hikey = e.key;
+					op->hitid = e.tid;
+				}
+				else
+				{
+					op->hikey = seps[nf].key;
+					op->hitid = seps[nf].tid;
+				}
 			}
 			else
 				op->flags |= GBT_F_RIGHTMOST;
@@ -651,7 +1131,7 @@ build_tree(GbtPageWriter *w, GbtEntry *entries, Size n, BlockNumber rootblk,
 }
 
 static void
-write_index(Relation index, GbtEntry *entries, Size n, GbtEntry *nulls, Size nnulls,
+write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
 			bool use_wal)
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
@@ -665,7 +1145,7 @@ write_index(Relation index, GbtEntry *entries, Size n, GbtEntry *nulls, Size nnu
 	for (int i = 0; i < GBT_WRITE_BATCH; i++)
 		w->pages[i] = palloc(BLCKSZ);
 
-	build_tree(w, entries, n, GBT_ROOT_BLKNO, 0, ff);
+	build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
 	build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
 	meta = writer_page(w, GBT_META_BLKNO);
 	gbt_init_metapage(meta, index, n + nnulls);
@@ -686,6 +1166,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	GbtGpuSortTimes gtimes;
 	bool		on_gpu = false;
 	int			nparticipants;
+	GbtParallelBuild pb;
 	instr_time	t0,
 				t1;
 	double		scan_ms,
@@ -707,6 +1188,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.info = gbt_index_info(index);
+	bs.worker = -1;
+	bs.limit = entries_for_memory((Size) maintenance_work_mem);
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree build",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -715,13 +1198,65 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
 	bs.tid_sorted = true;
-	nparticipants = parallel_scan(heap, index, indexInfo, &bs);
+	nparticipants = parallel_scan(heap, index, indexInfo, &bs, &pb);
 	if (nparticipants == 0)
+	{
 		table_index_build_scan(heap, index, indexInfo, true, true,
 							   gbt_build_callback, (void *) &bs, NULL);
+		if (bs.nruns > 0)
+		{
+			spill(&bs, false);
+			spill(&bs, true);
+		}
+	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	scan_ms = INSTR_TIME_GET_MILLISEC(t1);
+
+	if (bs.nruns > 0)
+	{
+		/* more than maintenance_work_mem: merge the runs into the pages */
+		GbtSource	vsrc,
+					nsrc;
+		FileSet    *fs;
+
+		INSTR_TIME_SET_CURRENT(t0);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
+									 (int64) (bs.spilled_v + bs.spilled_n));
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_MERGE_LOAD);
+		fs = pb.pcxt ? &pb.shared->fileset.fs : NULL;
+		reduce_runs(&bs, 'v', fs);
+		reduce_runs(&bs, 'n', fs);
+		source_from_runs(&vsrc, &bs, 'v', fs, INT_MAX);
+		source_from_runs(&nsrc, &bs, 'n', fs, INT_MAX);
+		write_index(index, &vsrc, bs.spilled_v, &nsrc, bs.spilled_n, RelationNeedsWAL(index));
+		source_end(&vsrc);
+		source_end(&nsrc);
+		end_parallel(&pb);
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		write_ms = INSTR_TIME_GET_MILLISEC(t1);
+		INSTR_TIME_SET_CURRENT(t0);
+		if (bs.gpu_runs > 0)
+		{
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_LOAD);
+			gbt_gpu_preload(index);
+		}
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		preload_ms = INSTR_TIME_GET_MILLISEC(t1);
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree build of \"%s\" in sorted runs: %zu entries; heap scan, sorting and writing %d runs (%d sorted on the GPU) %.1f ms (%d processes), merge, layout and write %.1f ms, device copy %.1f ms",
+								 RelationGetRelationName(index), (size_t) (bs.spilled_v + bs.spilled_n),
+								 bs.nruns, bs.gpu_runs, scan_ms, Max(nparticipants, 1), write_ms,
+								 preload_ms)));
+		MemoryContextSwitchTo(oldcxt);
+		result = palloc(sizeof(IndexBuildResult));
+		result->heap_tuples = bs.heaptuples;
+		result->index_tuples = (double) (bs.spilled_v + bs.spilled_n);
+		MemoryContextDelete(buildcxt);
+		return result;
+	}
 
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
@@ -778,8 +1313,14 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
-	write_index(index, bs.entries, bs.nentries, bs.nulls, bs.nnulls,
-				RelationNeedsWAL(index));
+	{
+		GbtSource	vsrc,
+					nsrc;
+
+		source_from_array(&vsrc, bs.entries, bs.nentries);
+		source_from_array(&nsrc, bs.nulls, bs.nnulls);
+		write_index(index, &vsrc, bs.nentries, &nsrc, bs.nnulls, RelationNeedsWAL(index));
+	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	write_ms = INSTR_TIME_GET_MILLISEC(t1);
@@ -859,6 +1400,8 @@ gbtbuildphasename(int64 phasenum)
 			return "building index: loading the device copy";
 		case GBT_PHASE_GPU_MERGE:
 			return "building index: merging the GPU's sorted runs";
+		case GBT_PHASE_MERGE_LOAD:
+			return "building index: merging sorted runs into pages";
 		default:
 			return NULL;
 	}

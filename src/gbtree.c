@@ -27,6 +27,7 @@ static relopt_kind gbt_relopt_kind;
 
 /* gbtree.simd: -1 = auto, else a GbtSimdLevel */
 int			gbt_simd_guc = -1;
+int			gbt_build_run_size = 0;
 
 static const struct config_enum_entry gbt_simd_options[] = {
 	{"auto", -1, false},
@@ -77,6 +78,15 @@ _PG_init(void)
 							 gbt_simd_check,
 							 gbt_simd_assign,
 							 NULL);
+
+	DefineCustomIntVariable("gbtree.build_run_size",
+							"Testing: entries each CREATE INDEX participant holds before it spills a sorted run (0: what maintenance_work_mem holds).",
+							NULL,
+							&gbt_build_run_size,
+							0, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
 
 	gbt_gpu_define_gucs();
 	MarkGUCPrefixReserved("gbtree");

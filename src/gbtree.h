@@ -53,6 +53,7 @@
 #define GBT_PHASE_GPU_SORT		5
 #define GBT_PHASE_GPU_LOAD		6
 #define GBT_PHASE_GPU_MERGE		7
+#define GBT_PHASE_MERGE_LOAD	8
 
 /* How a column type maps to normalized keys */
 typedef enum GbtKeyKind
@@ -110,6 +111,7 @@ typedef struct GbtRange
 
 /* gbtree.c */
 extern int	gbt_simd_guc;
+extern int	gbt_build_run_size;
 extern Datum gbtree_handler(PG_FUNCTION_ARGS);
 extern void _PG_init(void);
 extern bytea *gbtoptions(Datum reloptions, bool validate);
