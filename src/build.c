@@ -101,24 +101,8 @@ typedef struct GbtPageWriter
 	char	   *pages[GBT_WRITE_BATCH];
 	PGAlignedBlock zero;		/* palloc0'd with the writer */
 	int64		done;
+	GbtGpuPageLoad *load;		/* loading the device copy meanwhile, or NULL */
 } GbtPageWriter;
-
-/*
- * Ask for transparent huge pages on a large array: a 100M-entry build
- * touches 1.6 GB per array, and taking it in 4 kB page faults costs about
- * a second each time.
- */
-static void
-advise_huge(void *p, Size len)
-{
-#if defined(MADV_HUGEPAGE)
-	uintptr_t	start = TYPEALIGN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p);
-	uintptr_t	end = TYPEALIGN_DOWN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p + len);
-
-	if (len >= (Size) 64 * 1024 * 1024 && end > start)
-		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
-#endif
-}
 
 static void
 grow(GbtEntry **arr, Size *cap, Size limit)
@@ -138,7 +122,7 @@ grow(GbtEntry **arr, Size *cap, Size limit)
 	else
 		*arr = repalloc_huge(*arr, newcap * sizeof(GbtEntry));
 	*cap = newcap;
-	advise_huge(*arr, newcap * sizeof(GbtEntry));
+	gbt_advise_huge(*arr, newcap * sizeof(GbtEntry));
 }
 
 /*
@@ -410,7 +394,7 @@ read_entries(FileSet *fs, const char *name, GbtEntry **arr, Size *n, Size *cap)
 			MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtEntry)) :
 			repalloc_huge(*arr, newcap * sizeof(GbtEntry));
 		*cap = newcap;
-		advise_huge(*arr, newcap * sizeof(GbtEntry));
+		gbt_advise_huge(*arr, newcap * sizeof(GbtEntry));
 	}
 	if (m > 0 && BufFileRead(f, *arr + *n, m * sizeof(GbtEntry)) != m * sizeof(GbtEntry))
 		ereport(ERROR,
@@ -969,17 +953,63 @@ writer_flush(GbtPageWriter *w)
 		else
 			smgrwrite(smgr, MAIN_FORKNUM, blk, w->pages[i], true);
 	}
+	/* the pages are final now: they may go to the device */
+	if (w->load)
+		gbt_gpu_load_done(w->load, w->blknos, w->n);
 	w->n = 0;
 }
 
-/* Returns the batch slot for block blkno; the caller fills the page. */
+/*
+ * Returns the batch slot for block blkno; the caller fills the page.
+ * While the device copy is loaded, the slots lie in the loader's
+ * shipment buffer, so the pages need no copying to get there.
+ */
 static Page
 writer_page(GbtPageWriter *w, BlockNumber blkno)
 {
 	if (w->n == GBT_WRITE_BATCH)
 		writer_flush(w);
+	if (w->load)
+	{
+		if (w->n == 0 && gbt_gpu_load_room(w->load) < GBT_WRITE_BATCH)
+			gbt_gpu_load_ship(w->load);
+		w->pages[w->n] = gbt_gpu_load_slot(w->load, w->n);
+	}
 	w->blknos[w->n] = blkno;
 	return (Page) w->pages[w->n++];
+}
+
+/*
+ * Pages per level of a tree of n entries built at fillfactor: fills
+ * npages[] bottom up and returns the number of levels.
+ */
+static int
+tree_levels(Size n, int fillfactor, Size *npages)
+{
+	int			leafcap = Max(1, GBT_LEAF_SLOTS * fillfactor / 100);
+	int			innercap = Max(2, GBT_INNER_SLOTS * GBT_INNER_FILLFACTOR / 100);
+	int			nlevels = 1;
+
+	npages[0] = Max((Size) 1, (n + leafcap - 1) / leafcap);
+	while (npages[nlevels - 1] > 1)
+	{
+		npages[nlevels] = (npages[nlevels - 1] + innercap - 1) / innercap;
+		nlevels++;
+	}
+	return nlevels;
+}
+
+/* Blocks a tree takes beyond its fixed root block. */
+static Size
+tree_blocks(Size n, int fillfactor)
+{
+	Size		npages[32];
+	int			nlevels = tree_levels(n, fillfactor, npages);
+	Size		total = 0;
+
+	for (int level = 0; level < nlevels - 1; level++)
+		total += npages[level];
+	return total;
 }
 
 /*
@@ -990,27 +1020,14 @@ static void
 build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 		   uint16 treeflag, int fillfactor)
 {
-	int			leafcap = Max(1, GBT_LEAF_SLOTS * fillfactor / 100);
-	int			innercap = Max(2, GBT_INNER_SLOTS * GBT_INNER_FILLFACTOR / 100);
 	Size		npages[32];
-	int			nlevels = 0;
-	Size		cnt;
+	int			nlevels = tree_levels(n, fillfactor, npages);
 	GbtEntry   *seps = NULL;	/* separators of the level being built */
 	BlockNumber *sepblk = NULL;
 	Size		nseps = 0;
 	uint64	   *kbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint64	   *tbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint32	   *cbuf = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
-
-	/* number of pages per level */
-	cnt = n;
-	npages[0] = Max((Size) 1, (cnt + leafcap - 1) / leafcap);
-	nlevels = 1;
-	while (npages[nlevels - 1] > 1)
-	{
-		npages[nlevels] = (npages[nlevels - 1] + innercap - 1) / innercap;
-		nlevels++;
-	}
 
 	for (int level = 0; level < nlevels; level++)
 	{
@@ -1130,9 +1147,13 @@ build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 	pfree(cbuf);
 }
 
+/*
+ * Lay out and write the index.  load_device: a GPU build, whose index
+ * goes onto the device as it is written.
+ */
 static void
 write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
-			bool use_wal)
+			bool use_wal, bool load_device)
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
 	int			ff = gbt_get_fillfactor(index);
@@ -1144,12 +1165,28 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	w->extended = 0;
 	for (int i = 0; i < GBT_WRITE_BATCH; i++)
 		w->pages[i] = palloc(BLCKSZ);
+	if (load_device)
+		w->load = gbt_gpu_load_begin(index, (BlockNumber) (GBT_FIRST_FREE_BLKNO +
+														   tree_blocks(n, ff) +
+														   tree_blocks(nnulls, ff)));
 
-	build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
-	build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
-	meta = writer_page(w, GBT_META_BLKNO);
-	gbt_init_metapage(meta, index, n + nnulls);
-	writer_flush(w);
+	PG_TRY();
+	{
+		build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
+		meta = writer_page(w, GBT_META_BLKNO);
+		gbt_init_metapage(meta, index, n + nnulls);
+		writer_flush(w);
+		if (w->load)
+			gbt_gpu_load_finish(w->load, w->extended);
+	}
+	PG_CATCH();
+	{
+		if (w->load)
+			gbt_gpu_load_abort(w->load);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 
 	/* as nbtree: the pages bypassed shared buffers, so sync them now */
 	if (use_wal)
@@ -1172,7 +1209,6 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		scan_ms,
 				sort_ms,
 				write_ms,
-				preload_ms,
 				merge_ms = 0;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
@@ -1229,27 +1265,19 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		reduce_runs(&bs, 'n', fs);
 		source_from_runs(&vsrc, &bs, 'v', fs, INT_MAX);
 		source_from_runs(&nsrc, &bs, 'n', fs, INT_MAX);
-		write_index(index, &vsrc, bs.spilled_v, &nsrc, bs.spilled_n, RelationNeedsWAL(index));
+		write_index(index, &vsrc, bs.spilled_v, &nsrc, bs.spilled_n, RelationNeedsWAL(index),
+					bs.gpu_runs > 0);
 		source_end(&vsrc);
 		source_end(&nsrc);
 		end_parallel(&pb);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		write_ms = INSTR_TIME_GET_MILLISEC(t1);
-		INSTR_TIME_SET_CURRENT(t0);
-		if (bs.gpu_runs > 0)
-		{
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_LOAD);
-			gbt_gpu_preload(index);
-		}
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		preload_ms = INSTR_TIME_GET_MILLISEC(t1);
 		ereport(DEBUG1,
-				(errmsg_internal("gbtree build of \"%s\" in sorted runs: %zu entries; heap scan, sorting and writing %d runs (%d sorted on the GPU) %.1f ms (%d processes), merge, layout and write %.1f ms, device copy %.1f ms",
+				(errmsg_internal("gbtree build of \"%s\" in sorted runs: %zu entries; heap scan, sorting and writing %d runs (%d sorted on the GPU) %.1f ms (%d processes), merge, layout and write%s %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.spilled_v + bs.spilled_n),
-								 bs.nruns, bs.gpu_runs, scan_ms, Max(nparticipants, 1), write_ms,
-								 preload_ms)));
+								 bs.nruns, bs.gpu_runs, scan_ms, Max(nparticipants, 1),
+								 bs.gpu_runs > 0 ? " (and device copy)" : "", write_ms)));
 		MemoryContextSwitchTo(oldcxt);
 		result = palloc(sizeof(IndexBuildResult));
 		result->heap_tuples = bs.heaptuples;
@@ -1266,7 +1294,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		Size		maxn = Max(bs.nentries, bs.nnulls);
 		GbtEntry   *scratch = MemoryContextAllocHuge(buildcxt, maxn * sizeof(GbtEntry));
 
-		advise_huge(scratch, maxn * sizeof(GbtEntry));
+		gbt_advise_huge(scratch, maxn * sizeof(GbtEntry));
 
 		/*
 		 * The GPU sorts into the scratch array and leaves the entries as
@@ -1319,30 +1347,21 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 		source_from_array(&vsrc, bs.entries, bs.nentries);
 		source_from_array(&nsrc, bs.nulls, bs.nnulls);
-		write_index(index, &vsrc, bs.nentries, &nsrc, bs.nnulls, RelationNeedsWAL(index));
+		/* the first GPU scan of a GPU-built index finds it on the device */
+		write_index(index, &vsrc, bs.nentries, &nsrc, bs.nnulls, RelationNeedsWAL(index),
+					on_gpu);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	write_ms = INSTR_TIME_GET_MILLISEC(t1);
 
-	/* the first GPU scan of a GPU-built index finds it on the device */
-	INSTR_TIME_SET_CURRENT(t0);
-	if (on_gpu)
-	{
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_LOAD);
-		gbt_gpu_preload(index);
-	}
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	preload_ms = INSTR_TIME_GET_MILLISEC(t1);
-
 	if (on_gpu)
 		ereport(DEBUG1,
-				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (%d run%s; to the device %.1f ms, device sort %.1f ms in %.1f ms of requests, back %.1f ms, merge %.1f ms), layout and write %.1f ms, device copy %.1f ms",
+				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (%d run%s; to the device %.1f ms, device sort %.1f ms in %.1f ms of requests, back %.1f ms, merge %.1f ms), layout, write and device copy %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
 								 scan_ms, Max(nparticipants, 1), sort_ms, gtimes.nruns,
 								 gtimes.nruns == 1 ? "" : "s", gtimes.to_device_ms, gtimes.sort_ms,
-								 gtimes.run_ms, gtimes.from_device_ms, merge_ms, write_ms, preload_ms)));
+								 gtimes.run_ms, gtimes.from_device_ms, merge_ms, write_ms)));
 	else
 		ereport(DEBUG1,
 				(errmsg_internal("gbtree build of \"%s\" on the CPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms, layout and write %.1f ms",
@@ -1396,8 +1415,6 @@ gbtbuildphasename(int64 phasenum)
 			return "building index: writing pages";
 		case GBT_PHASE_GPU_SORT:
 			return "building index: sorting keys on the GPU";
-		case GBT_PHASE_GPU_LOAD:
-			return "building index: loading the device copy";
 		case GBT_PHASE_GPU_MERGE:
 			return "building index: merging the GPU's sorted runs";
 		case GBT_PHASE_MERGE_LOAD:

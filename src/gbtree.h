@@ -51,7 +51,7 @@
 #define GBT_PHASE_SORT			3
 #define GBT_PHASE_LOAD			4
 #define GBT_PHASE_GPU_SORT		5
-#define GBT_PHASE_GPU_LOAD		6
+/* 6 was a separate device-copy load; builds now load it as they write */
 #define GBT_PHASE_GPU_MERGE		7
 #define GBT_PHASE_MERGE_LOAD	8
 
@@ -129,6 +129,7 @@ extern Datum gbt_index_datum(GbtIndexInfo *info, uint64 ikey, uint64 tid);
 extern void gbt_init_page(Page page, bool leaf, uint16 level, uint16 flags);
 extern void gbt_init_metapage(Page page, Relation index, uint64 entries);
 extern Buffer gbt_new_buffer(Relation index, bool may_recycle);
+extern void gbt_advise_huge(void *p, Size len);
 extern bool gbt_lock_recycling(Relation index);
 extern void gbt_unlock_recycling(Relation index);
 extern void gbt_check_page(Relation index, Buffer buf);

@@ -231,6 +231,15 @@ typedef struct GbtGpuSortTimes
 
 extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,
 								 Size n, bool tid_sorted, GbtGpuSortTimes *times);
-extern void gbt_gpu_preload(Relation index);
+
+/* Loading a new index onto the device as CREATE INDEX writes it */
+typedef struct GbtGpuPageLoad GbtGpuPageLoad;
+extern GbtGpuPageLoad *gbt_gpu_load_begin(Relation index, BlockNumber nblocks);
+extern char *gbt_gpu_load_slot(GbtGpuPageLoad *ld, int i);
+extern int	gbt_gpu_load_room(GbtGpuPageLoad *ld);
+extern void gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n);
+extern void gbt_gpu_load_ship(GbtGpuPageLoad *ld);
+extern void gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks);
+extern void gbt_gpu_load_abort(GbtGpuPageLoad *ld);
 
 #endif							/* GBTREE_GPU_H */

@@ -315,16 +315,22 @@ staging_acquire(Size size)
 	return got ? gbt_gpu_staging : NULL;
 }
 
-/* Submit a request and wait for it.  Returns the service's result code. */
-static int
-submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool staged,
-				const uint64 *args, uint64 *total, double *ms, char *errbuf, Size errlen)
+/*
+ * Queue a request for the service; NULL (with a message) when the service
+ * is not ready or every slot is taken.  Requests the caller will wait for
+ * become this backend's request in flight (my_request), which an error or
+ * exit abandons.
+ */
+static GbtGpuRequest *
+submit_request(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool staged,
+			   const uint64 *args, char *errbuf, Size errlen)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	GbtGpuRequest *req = NULL;
 	int			svc = -1;
-	int			result = GBT_GPU_ESERVICE;
+	bool		nowait = (op == GBT_OP_DROP || op == GBT_OP_SORT_END);
 
+	Assert(my_request == NULL || nowait);
 	SpinLockAcquire(&sh->mutex);
 	if (sh->state == GBT_SVC_READY)
 	{
@@ -350,7 +356,7 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 			req->total = 0;
 			req->errmsg[0] = '\0';
 			/* nobody waits for these: the service frees their slots */
-			req->abandoned = (op == GBT_OP_DROP || op == GBT_OP_SORT_END);
+			req->abandoned = nowait;
 			req->inject_fault = gbt_gpu_inject_fault;
 			req->state = GBT_REQ_PENDING;
 			svc = sh->service_pgprocno;
@@ -360,14 +366,30 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 	if (req == NULL)
 	{
 		strlcpy(errbuf, "the GPU service is not ready or busy", errlen);
-		return GBT_GPU_ESERVICE;
+		return NULL;
+	}
+	if (!nowait)
+	{
+		if (!exit_callback_set)
+		{
+			before_shmem_exit(gpu_client_exit, (Datum) 0);
+			exit_callback_set = true;
+		}
+		my_request = req;
 	}
 	if (svc >= 0)
 		SetLatch(&ProcGlobal->allProcs[svc].procLatch);
-	if (op == GBT_OP_DROP || op == GBT_OP_SORT_END)
-		return 0;
+	return req;
+}
 
-	my_request = req;
+/* Wait for this backend's request in flight.  Returns its result code. */
+static int
+wait_request(GbtGpuRequest *req, uint64 *total, double *ms, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			result = GBT_GPU_ESERVICE;
+
+	Assert(req == my_request);
 	PG_TRY();
 	{
 		for (;;)
@@ -405,6 +427,20 @@ submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stag
 	}
 	PG_END_TRY();
 	return result;
+}
+
+/* Submit a request and wait for it.  Returns the service's result code. */
+static int
+submit_and_wait(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool staged,
+				const uint64 *args, uint64 *total, double *ms, char *errbuf, Size errlen)
+{
+	GbtGpuRequest *req = submit_request(op, copyno, gen, seg, staged, args, errbuf, errlen);
+
+	if (req == NULL)
+		return GBT_GPU_ESERVICE;
+	if (op == GBT_OP_DROP || op == GBT_OP_SORT_END)
+		return 0;
+	return wait_request(req, total, ms, errbuf, errlen);
 }
 
 /* The copy slot for this index, creating (or taking over) one. */
@@ -924,6 +960,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 
 					out = MemoryContextAllocHuge(CurrentMemoryContext,
 												 sizeof(GbtEntry) * Max(total, 1));
+					gbt_advise_huge(out, sizeof(GbtEntry) * Max(total, 1));
 					for (uint64 j = 0; j < total; j++)
 					{
 						out[j].key = keys[j];
@@ -1178,34 +1215,232 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 }
 
 /*
- * After a build: ship the new index to the device now, so that the first
- * GPU scan needs no load.  Best effort: if it fails, the first GPU scan
- * loads it.
+ * Loading a new index onto the device while CREATE INDEX writes it, so
+ * that the first GPU scan needs no load.  The build lays its pages out
+ * directly in one of two shared buffers of LOAD_CHUNK_PAGES pages; a full
+ * buffer goes to the service while the build fills the other one, so the
+ * device copy costs the build almost nothing beyond the last chunk.  Best
+ * effort: on any failure the loading stops (DEBUG1) and the first GPU
+ * scan loads the index as it would any other.
+ *
+ * The copy is claimed as a full load claims it (a new generation, not
+ * valid), and made valid at the end only if nobody started another load
+ * meanwhile; the index is not visible to other sessions until the build
+ * commits, so nobody normally does.
  */
+#define LOAD_CHUNK_PAGES	1024	/* 8 MB per shipment */
+
+struct GbtGpuPageLoad
+{
+	Relation	index;
+	int			copyno;
+	uint64		gen;
+	BlockNumber capacity;		/* expected size, to size the copy */
+	dsm_segment *seg[2];
+	int			cur;			/* the buffer being filled */
+	uint32		n;				/* pages in it */
+	GbtGpuRequest *inflight;	/* the other buffer's shipment, if running */
+	bool		reset;			/* the next shipment starts the copy */
+	bool		failed;
+	uint64		shipped;
+	char		errbuf[256];
+};
+
+static inline GbtGpuPutPayload *
+load_header(GbtGpuPageLoad *ld, int b)
+{
+	return (GbtGpuPutPayload *) dsm_segment_address(ld->seg[b]);
+}
+
+static inline BlockNumber *
+load_blknos(GbtGpuPageLoad *ld, int b)
+{
+	return (BlockNumber *) ((char *) dsm_segment_address(ld->seg[b]) +
+							MAXALIGN(sizeof(GbtGpuPutPayload)));
+}
+
+/* the page images start where the service looks for them (serve_put) */
+static inline char *
+load_images(GbtGpuPageLoad *ld, int b)
+{
+	return (char *) load_blknos(ld, b) +
+		TYPEALIGN(BLCKSZ, sizeof(BlockNumber) * LOAD_CHUNK_PAGES);
+}
+
+static void
+load_fail(GbtGpuPageLoad *ld, int rc)
+{
+	if (ld->failed)
+		return;
+	ld->failed = true;
+	ereport(DEBUG1,
+			(errmsg_internal("gbtree: index \"%s\" is not loaded onto the device during its build: %s (code %d)",
+							 RelationGetRelationName(ld->index),
+							 ld->errbuf[0] ? ld->errbuf : "no room", rc)));
+}
+
+/* Wait for the shipment in flight, if any. */
+static void
+load_wait(GbtGpuPageLoad *ld)
+{
+	int			rc;
+
+	if (ld->inflight == NULL)
+		return;
+	rc = wait_request(ld->inflight, NULL, NULL, ld->errbuf, sizeof(ld->errbuf));
+	ld->inflight = NULL;
+	if (rc != 0)
+		load_fail(ld, rc);
+}
+
+/* Ship the current buffer and switch to the other one. */
 void
-gbt_gpu_preload(Relation index)
+gbt_gpu_load_ship(GbtGpuPageLoad *ld)
+{
+	GbtGpuPutPayload *hdr = load_header(ld, ld->cur);
+
+	load_wait(ld);
+	if (ld->failed || ld->n == 0)
+	{
+		ld->n = 0;
+		return;
+	}
+	hdr->npages = ld->n;
+	hdr->nblocks = ld->capacity;
+	hdr->reset = ld->reset;
+	ld->inflight = submit_request(GBT_OP_PUT_PAGES, ld->copyno, ld->gen, ld->seg[ld->cur],
+								  false, NULL, ld->errbuf, sizeof(ld->errbuf));
+	if (ld->inflight == NULL)
+	{
+		load_fail(ld, GBT_GPU_ESERVICE);
+		return;
+	}
+	ld->reset = false;
+	ld->shipped += ld->n;
+	ld->n = 0;
+	ld->cur = 1 - ld->cur;
+}
+
+/*
+ * Start loading index, expected to have about nblocks blocks, or NULL
+ * when there is no GPU to load it onto.
+ */
+GbtGpuPageLoad *
+gbt_gpu_load_begin(Relation index, BlockNumber nblocks)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
-	char		errbuf[256];
-	uint64		gen;
-	int			copyno;
-	int			rc;
+	GbtGpuPageLoad *ld;
+	GbtGpuCopy *c;
+	Size		bufsz = MAXALIGN(sizeof(GbtGpuPutPayload)) +
+		TYPEALIGN(BLCKSZ, sizeof(BlockNumber) * LOAD_CHUNK_PAGES) +
+		(Size) BLCKSZ * LOAD_CHUNK_PAGES;
 
 	if (sh == NULL || sh->state != GBT_SVC_READY || gbt_device_mode == GBT_DEVICE_CPU ||
 		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		return;
-	errbuf[0] = '\0';
-	copyno = get_copy(index);
-	LWLockAcquire(&sh->sync_locks[copyno].lock, LW_EXCLUSIVE);
-	if (find_copy(RelationGetRelid(index)) == copyno)
-		rc = sync_copy(index, copyno, &gen, errbuf, sizeof(errbuf));
-	else
-		rc = GBT_GPU_ENOCOPY;
-	LWLockRelease(&sh->sync_locks[copyno].lock);
-	if (rc != 0)
-		ereport(DEBUG1,
-				(errmsg_internal("gbtree: index \"%s\" was not loaded onto the device after its build: %s",
-								 RelationGetRelationName(index), errbuf[0] ? errbuf : "no room")));
+		return NULL;
+	ld = palloc0(sizeof(GbtGpuPageLoad));
+	ld->index = index;
+	ld->capacity = nblocks;
+	ld->reset = true;
+	ld->copyno = get_copy(index);
+	c = &sh->copies[ld->copyno];
+	LWLockAcquire(&sh->sync_locks[ld->copyno].lock, LW_EXCLUSIVE);
+	if (find_copy(RelationGetRelid(index)) != ld->copyno)
+	{
+		LWLockRelease(&sh->sync_locks[ld->copyno].lock);
+		pfree(ld);
+		return NULL;
+	}
+	SpinLockAcquire(&c->mutex);
+	c->gen++;
+	c->relfilenode = index->rd_node.relNode;
+	c->ndirty = 0;
+	c->overflow = false;
+	c->valid = false;
+	ld->gen = c->gen;
+	SpinLockRelease(&c->mutex);
+	LWLockRelease(&sh->sync_locks[ld->copyno].lock);
+
+	for (int b = 0; b < 2; b++)
+		ld->seg[b] = dsm_create(bufsz, 0);
+	return ld;
+}
+
+/*
+ * Where the caller lays out the next page; every page handed out is
+ * complete and final by the next call of gbt_gpu_load_done().
+ */
+char *
+gbt_gpu_load_slot(GbtGpuPageLoad *ld, int i)
+{
+	Assert(ld->n + i < LOAD_CHUNK_PAGES);
+	return load_images(ld, ld->cur) + (Size) (ld->n + i) * BLCKSZ;
+}
+
+/* How many more slots the current buffer has. */
+int
+gbt_gpu_load_room(GbtGpuPageLoad *ld)
+{
+	return LOAD_CHUNK_PAGES - ld->n;
+}
+
+/*
+ * The n slots from the current position hold the final images of blocks
+ * blknos[]; ship the buffer when it is full.
+ */
+void
+gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
+{
+	Assert(ld->n + n <= LOAD_CHUNK_PAGES);
+	memcpy(load_blknos(ld, ld->cur) + ld->n, blknos, sizeof(BlockNumber) * n);
+	ld->n += n;
+	if (ld->n == LOAD_CHUNK_PAGES)
+		gbt_gpu_load_ship(ld);
+}
+
+/* Ship what is left and make the copy valid with nblocks blocks. */
+void
+gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuCopy *c = &sh->copies[ld->copyno];
+
+	gbt_gpu_load_ship(ld);
+	load_wait(ld);
+	if (!ld->failed)
+	{
+		LWLockAcquire(&sh->sync_locks[ld->copyno].lock, LW_EXCLUSIVE);
+		SpinLockAcquire(&c->mutex);
+		if (find_copy(RelationGetRelid(ld->index)) == ld->copyno && c->gen == ld->gen &&
+			c->relfilenode == ld->index->rd_node.relNode && !c->overflow)
+		{
+			c->valid = true;
+			c->nblocks = nblocks;
+			c->standby_lsn = InvalidXLogRecPtr;
+			c->pages_shipped += ld->shipped;
+		}
+		SpinLockRelease(&c->mutex);
+		LWLockRelease(&sh->sync_locks[ld->copyno].lock);
+		SpinLockAcquire(&sh->mutex);
+		sh->pages_shipped += ld->shipped;
+		SpinLockRelease(&sh->mutex);
+	}
+	gbt_gpu_load_abort(ld);
+}
+
+/* Stop loading (also on error): give up a shipment in flight. */
+void
+gbt_gpu_load_abort(GbtGpuPageLoad *ld)
+{
+	if (ld->inflight)
+	{
+		abandon_request();
+		ld->inflight = NULL;
+	}
+	for (int b = 0; b < 2; b++)
+		if (ld->seg[b])
+			dsm_detach(ld->seg[b]);
+	ld->seg[0] = ld->seg[1] = NULL;
 }
 
 /* DROP INDEX: free the device copy now rather than at eviction. */

@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
@@ -306,4 +308,22 @@ void
 gbt_unlock_recycling(Relation index)
 {
 	UnlockPage(index, GBT_ROOT_BLKNO, ExclusiveLock);
+}
+
+/*
+ * Ask for transparent huge pages on a large array.  Fresh memory taken in
+ * 4 kB page faults costs about 2.5 us per page on the GPU machine: a
+ * second per 1.6 GB array of a 100M-entry build, tens of milliseconds for
+ * the keys and results of a million-key = ANY scan.
+ */
+void
+gbt_advise_huge(void *p, Size len)
+{
+#if defined(MADV_HUGEPAGE)
+	uintptr_t	start = TYPEALIGN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p);
+	uintptr_t	end = TYPEALIGN_DOWN((uintptr_t) 2 * 1024 * 1024, (uintptr_t) p + len);
+
+	if (len >= (Size) 4 * 1024 * 1024 && end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#endif
 }

@@ -295,6 +295,7 @@ radix_sort_u64(uint64 *v, int n)
 	start = palloc0(sizeof(uint32) * (nb + 1));
 	pos = palloc(sizeof(uint32) * nb);
 	tmp = palloc(sizeof(uint64) * n);
+	gbt_advise_huge(tmp, sizeof(uint64) * n);
 	for (int i = 0; i < n; i++)
 		start[((v[i] >> shift) & (nb - 1)) + 1]++;
 	for (int d = 0; d < nb; d++)
@@ -499,6 +500,7 @@ preprocess_keys(IndexScanDesc scan)
 
 			get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
 			vals = palloc(sizeof(uint64) * Max(nelems, 1));
+			gbt_advise_huge(vals, sizeof(uint64) * Max(nelems, 1));
 			if (!ARR_HASNULL(a) && elmbyval && elmlen > 0)
 			{
 				/*
@@ -601,6 +603,7 @@ preprocess_keys(IndexScanDesc scan)
 		{
 			valseg.nranges = narr;
 			valseg.ranges = palloc(sizeof(GbtRange) * narr);
+			gbt_advise_huge(valseg.ranges, sizeof(GbtRange) * narr);
 			for (int j = 0; j < narr; j++)
 				valseg.ranges[j].lo = valseg.ranges[j].hi = arr[j];
 		}
