@@ -1409,9 +1409,12 @@ gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
 	load_wait(ld);
 	if (!ld->failed)
 	{
+		bool		ours;
+
 		LWLockAcquire(&sh->sync_locks[ld->copyno].lock, LW_EXCLUSIVE);
+		ours = find_copy(RelationGetRelid(ld->index)) == ld->copyno;
 		SpinLockAcquire(&c->mutex);
-		if (find_copy(RelationGetRelid(ld->index)) == ld->copyno && c->gen == ld->gen &&
+		if (ours && c->gen == ld->gen &&
 			c->relfilenode == ld->index->rd_node.relNode && !c->overflow)
 		{
 			c->valid = true;
