@@ -100,7 +100,7 @@ for n in 100000 1000000; do echo "  btree default plan n=$n: $(run_default $n ""
 q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
 t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
 GB_BUILD=$(sub "$t1" "$t0")
-echo "gbtree CREATE INDEX (CPU build): $GB_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
+echo "gbtree CREATE INDEX (default settings, gbtree.device = auto): $GB_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
 q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
 measure gbtree-cpu "SET gbtree.device = cpu;"
 # first GPU use ships the whole index: time it apart
@@ -120,11 +120,11 @@ gpu_phases 1000000
     echo "# GPU SQL benchmark: count(*) WHERE k = ANY(\$1), $ROWS rows"
     echo
     echo "- command: \`test/gpu/device-run.sh sqlbench\` (test/bench/gpu-sql.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT)"
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL: $(q -c 'SHOW server_version'), default settings except max_parallel_workers_per_gather = 0 in the timed sessions; the index is prewarmed"
     echo "- values: EXPLAIN (ANALYZE, TIMING OFF) execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
-    echo "- CREATE INDEX: btree $BT_BUILD s, gbtree (CPU build) $GB_BUILD s; the first GPU query, which ships the whole index to the device: $LOAD s"
+    echo "- CREATE INDEX: btree $BT_BUILD s, gbtree $GB_BUILD s (default settings under gbtree.device = auto: on the GPU when the service is up, in sorted runs within the default maintenance_work_mem, and loaded onto the device as it is written); the first GPU query, which ships the index to the device unless the build left it there: $LOAD s"
     echo
     echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | rows |"
     echo "|---|---|---|---|---|---|---|---|"
