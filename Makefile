@@ -77,6 +77,11 @@ test:
 test-gpu:
 	test/gpu/run-gpu-tests.sh
 
+# The same suites without a GPU, against the CPU stand-in for the CUDA
+# library (test/gpu/emu); make test runs them as suite gpuemu.
+test-gpu-emu:
+	test/gpu/run-emu.sh
+
 # regress, isolation and TAP suites on a PostgreSQL 15 built with
 # --enable-cassert --enable-debug, cached (test/cassert/README.md)
 test-cassert:
@@ -107,4 +112,4 @@ bench-cpu-goals:
 	BENCH_CLIENTS=1 BENCH_PGBENCH_SCALE=0 BENCH_PGBENCH_SECS=$${BENCH_PGBENCH_SECS:-10} BENCH_DEFAULTS=1 BENCH_README=0 \
 	BENCH_OUT=$${BENCH_OUT:-test/bench/results/cpu-goals} test/bench/run-bench.sh
 
-.PHONY: test-gpu test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak
+.PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak

@@ -42,6 +42,7 @@ extern int	gbt_gpu_memory_limit_mb;
 extern int	gbt_gpu_sort_run;
 extern int	gbt_gpu_inject_fault;
 extern int	gbt_gpu_staging_mb;
+extern char *gbt_device_library;
 
 /*
  * The staging area: a buffer in the main shared memory segment through

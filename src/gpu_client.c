@@ -51,6 +51,7 @@ int			gbt_gpu_memory_limit_mb = 0;
 int			gbt_gpu_sort_run = 0;
 int			gbt_gpu_inject_fault = 0;
 int			gbt_gpu_staging_mb = 64;
+char	   *gbt_device_library = NULL;
 char	   *gbt_gpu_staging = NULL;
 Size		gbt_gpu_staging_size = 0;
 
@@ -106,7 +107,16 @@ gbt_gpu_define_gucs(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
-	/* sized at server start: exists only when gbtree is preloaded */
+	/* read at server start: these exist only when gbtree is preloaded */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomStringVariable("gbtree.device_library",
+								   "The library the GPU service loads for the device (empty: $libdir/libgbtree_cuda.so).",
+								   "Testing: test/gpu/emu builds a stand-in that runs on the CPU.",
+								   &gbt_device_library,
+								   "",
+								   PGC_POSTMASTER,
+								   GUC_SUPERUSER_ONLY,
+								   NULL, NULL, NULL);
 	if (process_shared_preload_libraries_in_progress)
 		DefineCustomIntVariable("gbtree.gpu_staging_buffer",
 								"Shared memory through which GPU lookups pass their keys and results (0: none).",

@@ -258,7 +258,10 @@ service_open_device(void)
 	uint64_t	mem_total = 0;
 	void	   *lib;
 
-	snprintf(path, sizeof(path), "%s/libgbtree_cuda.so", pkglib_path);
+	if (gbt_device_library && gbt_device_library[0])
+		strlcpy(path, gbt_device_library, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s/libgbtree_cuda.so", pkglib_path);
 	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (lib == NULL)
 	{

@@ -10,7 +10,7 @@
 # installs the extension directly or through `sudo -n`.
 #
 # Environment:
-#   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak   suites to run (default: all)
+#   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak,gpuemu   suites to run (default: all)
 #   SOAK_SECONDS=60                         the short concurrency soak
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   KEEP_TMP=1                              keep the scratch directory
@@ -36,7 +36,7 @@ unset LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LANG
 # shellcheck source=test/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap,fuzz,soak}
+TESTS_ONLY=${TESTS_ONLY:-unit,regress,isolation,tap,fuzz,soak,gpuemu}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-5100}
 KEEP_TMP=${KEEP_TMP:-0}
@@ -181,8 +181,8 @@ show_diffs() {  # OUTPUTDIR TEMP_INSTANCE
 # ============================================================================
 gb_section "setup"
 for s in ${TESTS_ONLY//,/ }; do
-    case $s in unit|regress|isolation|tap|fuzz|soak) ;;
-        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz,soak)" ;;
+    case $s in unit|regress|isolation|tap|fuzz|soak|gpuemu) ;;
+        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz,soak,gpuemu)" ;;
     esac
 done
 gb_ensure_packages
@@ -194,7 +194,7 @@ gb_copy_tree "$WORK" || gb_die "could not copy the tree to $WORK"
 gb_say "Scratch directory: $GB_SCRATCH (tests run as $GB_TEST_USER)"
 
 NEED_SERVER=0
-for s in regress isolation tap; do want "$s" && NEED_SERVER=1; done
+for s in regress isolation tap gpuemu; do want "$s" && NEED_SERVER=1; done
 BUILD_OK=1
 if [ "$NEED_SERVER" = 1 ]; then
     # As root build in the copy (owned by the test user); otherwise in the
@@ -429,6 +429,29 @@ if want soak; then
             record soak pgbench-mixed FAILED "exit status $rc"
         fi
         suite_summary soak "$p0" "$f0"
+    fi
+fi
+
+# ============================================================================
+# The GPU suites of make test-gpu against the CPU stand-in for the CUDA
+# library: the GPU service and everything around the kernels, without a GPU.
+if want gpuemu; then
+    gb_section "gpuemu"
+    p0=$N_PASS f0=$N_FAIL
+    if [ "$BUILD_OK" != 1 ]; then
+        gb_say "extension not built/installed: skipping"
+        suite_summary gpuemu "$p0" "$f0" "extension not built/installed"
+    else
+        timeout --kill-after=20 "$SUITE_TIMEOUT" "$WORK/test/gpu/run-emu.sh" 2>&1 | tee "$GB_SCRATCH/gpuemu.log"
+        while read -r line; do
+            case $line in
+                "ok   "*) record gpuemu "${line#ok   }" ok ;;
+                "FAIL "*) record gpuemu "${line#FAIL }" FAILED ;;
+            esac
+        done < <(grep -E '^(ok   |FAIL )' "$GB_SCRATCH/gpuemu.log")
+        tail -n 1 "$GB_SCRATCH/gpuemu.log" | grep -qE '^[0-9]+ passed, 0 failed$' ||
+            record gpuemu run-emu FAILED "$(tail -n 1 "$GB_SCRATCH/gpuemu.log")"
+        suite_summary gpuemu "$p0" "$f0"
     fi
 fi
 

@@ -1,0 +1,404 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_cuda_emu.c
+ *	  A stand-in for libgbtree_cuda.so that runs on the CPU, for testing.
+ *
+ * It implements the C interface of cuda/gbtree_cuda.h and
+ * cuda/gbtree_cuda_sort.h with plain memory and the page layer of
+ * src/node.c: a "device copy" is an array of page images, a lookup is the
+ * reference descent and leaf walk that the CUDA tests check the kernels
+ * against (cuda/test/tree_model.h), a sort is a sort by (key, TID).  With
+ * gbtree.device_library pointing at it, the GPU service, device copies,
+ * page shipping, lookups, GPU builds and their failure paths all run on a
+ * machine without a GPU, so CI tests them (test/run-tests.sh, suite gpuemu);
+ * the real kernels are tested on the GPU machine (make test-gpu).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gbtree_node.h"
+#include "gbtree_cuda.h"
+#include "gbtree_cuda_sort.h"
+
+#ifndef Max
+#define Max(a, b)	((a) > (b) ? (a) : (b))
+#endif
+
+#define EMU_MEMORY	((uint64_t) 8 << 30)	/* what the "device" reports */
+
+static __thread char emu_error[256];
+
+struct GbtCudaCopy
+{
+	char	   *img;
+	uint32_t	capacity;
+};
+
+struct GbtCudaSort
+{
+	uint64_t   *e;				/* n (key, tid) pairs */
+	uint64_t	n;
+};
+
+static int
+fail(int code, const char *msg)
+{
+	snprintf(emu_error, sizeof(emu_error), "emulated device: %s", msg);
+	return code;
+}
+
+int
+gbt_cuda_abi_version(void)
+{
+	return GBT_CUDA_ABI_VERSION;
+}
+
+int
+gbt_cuda_probe(char *desc, int desclen, uint64_t *mem_total)
+{
+	snprintf(desc, desclen, "gbtree CPU emulator (test/gpu/emu, no GPU)");
+	*mem_total = EMU_MEMORY;
+	return 0;
+}
+
+int
+gbt_cuda_init(int device, char *err, int errlen)
+{
+	if (err && errlen > 0)
+		err[0] = '\0';
+	return 0;
+}
+
+const char *
+gbt_cuda_last_error(void)
+{
+	return emu_error;
+}
+
+static int
+grow(GbtCudaCopy *c, uint32_t nblocks)
+{
+	uint32_t	cap;
+	char	   *img;
+
+	if (nblocks <= c->capacity)
+		return 0;
+	cap = Max(nblocks, c->capacity + c->capacity / 4 + 64);
+	img = realloc(c->img, (size_t) cap * GBT_PAGE_SIZE);
+	if (img == NULL)
+		return fail(GBT_CUDA_ENOMEM, "out of memory");
+	memset(img + (size_t) c->capacity * GBT_PAGE_SIZE, 0,
+		   (size_t) (cap - c->capacity) * GBT_PAGE_SIZE);
+	c->img = img;
+	c->capacity = cap;
+	return 0;
+}
+
+int
+gbt_cuda_copy_create(GbtCudaCopy **copy, uint32_t capacity_blocks)
+{
+	GbtCudaCopy *c = calloc(1, sizeof(GbtCudaCopy));
+	int			rc;
+
+	if (c == NULL)
+		return fail(GBT_CUDA_ENOMEM, "out of memory");
+	rc = grow(c, Max(capacity_blocks, 1));
+	if (rc != 0)
+	{
+		free(c);
+		return rc;
+	}
+	*copy = c;
+	return 0;
+}
+
+int
+gbt_cuda_copy_put_pages(GbtCudaCopy *copy, const uint32_t *blknos,
+						const void *images, uint32_t npages)
+{
+	for (uint32_t i = 0; i < npages; i++)
+	{
+		int			rc = grow(copy, blknos[i] + 1);
+
+		if (rc != 0)
+			return rc;
+		memcpy(copy->img + (size_t) blknos[i] * GBT_PAGE_SIZE,
+			   (const char *) images + (size_t) i * GBT_PAGE_SIZE, GBT_PAGE_SIZE);
+	}
+	return 0;
+}
+
+int
+gbt_cuda_copy_put_range(GbtCudaCopy *copy, uint32_t first_blkno,
+						const void *images, uint32_t npages)
+{
+	int			rc = grow(copy, first_blkno + npages);
+
+	if (rc != 0)
+		return rc;
+	memcpy(copy->img + (size_t) first_blkno * GBT_PAGE_SIZE, images,
+		   (size_t) npages * GBT_PAGE_SIZE);
+	return 0;
+}
+
+uint32_t
+gbt_cuda_copy_nblocks(const GbtCudaCopy *copy)
+{
+	return copy->capacity;
+}
+
+uint64_t
+gbt_cuda_copy_device_bytes(const GbtCudaCopy *copy)
+{
+	return (uint64_t) copy->capacity * GBT_PAGE_SIZE;
+}
+
+void
+gbt_cuda_copy_free(GbtCudaCopy *copy)
+{
+	if (copy)
+	{
+		free(copy->img);
+		free(copy);
+	}
+}
+
+/*
+ * The leaf where (key, tid) belongs, from root: Lehman and Yao descent
+ * with the checks the kernels make.  -1 on an inconsistent page.
+ */
+static int
+descend(const GbtCudaCopy *c, uint32_t root, uint64_t key, uint64_t tid, uint32_t *leaf)
+{
+	uint32_t	blk = root;
+	int			expect = -1;
+	long		hops = 0;
+
+	for (;;)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		int			s;
+
+		if (blk >= c->capacity)
+			return -1;
+		page = c->img + (size_t) blk * GBT_PAGE_SIZE;
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			(expect >= 0 && op->level != expect) || ++hops > 1000000)
+			return -1;
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_entry_lt(key, tid, op->hikey, op->hitid)))
+		{
+			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
+				return -1;
+			expect = op->level;
+			blk = op->rightlink;
+			continue;
+		}
+		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
+			return -1;
+		if (op->flags & GBT_F_LEAF)
+		{
+			*leaf = blk;
+			return 0;
+		}
+		gbt_node_view(page, &node);
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK || node.child[s] <= 2)
+			return -1;
+		expect = op->level - 1;
+		blk = node.child[s];
+	}
+}
+
+/*
+ * Matches of one query, in (key, TID) order: counted when keys and tids
+ * are NULL, else written from there.  -1 on an inconsistent page.
+ */
+static int64_t
+query_matches(const GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *q,
+			  uint64_t *keys, uint64_t *tids)
+{
+	uint32_t	blk;
+	bool		firstpage = true;
+	int64_t		n = 0;
+
+	if (!gbt_entry_lt(q->lo_key, q->lo_tid, q->hi_key, q->hi_tid))
+		return 0;
+	if (descend(c, root, q->lo_key, q->lo_tid, &blk) != 0)
+		return -1;
+	for (uint64_t hops = 0;; hops++)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		int			s;
+
+		if (hops > (uint64_t) c->capacity + 10 || blk >= c->capacity)
+			return -1;
+		page = c->img + (size_t) blk * GBT_PAGE_SIZE;
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF))
+			return -1;
+		if (op->flags & GBT_F_DELETED)
+		{
+			blk = op->rightlink;
+			continue;
+		}
+		gbt_node_view(page, &node);
+		s = firstpage ? gbt_node_lower_bound_entry(&node, q->lo_key, q->lo_tid) : 0;
+		for (s = gbt_node_next_used(&node, s); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
+		{
+			if (!gbt_entry_lt(node.keys[s], node.tids[s], q->hi_key, q->hi_tid))
+				return n;
+			if (keys)
+				keys[n] = node.keys[s];
+			if (tids)
+				tids[n] = node.tids[s];
+			n++;
+		}
+		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_entry_lt(op->hikey, op->hitid, q->hi_key, q->hi_tid))
+			return n;
+		blk = op->rightlink;
+		firstpage = false;
+	}
+}
+
+int
+gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
+				const GbtCudaQuery *queries, uint32_t nqueries,
+				int queries_sorted, uint64_t *offsets,
+				uint64_t *out_keys, uint64_t *out_tids,
+				uint64_t out_capacity, uint64_t *out_total)
+{
+	uint64_t	total = 0;
+	uint64_t	dummy;
+
+	*out_total = 0;
+	for (uint32_t i = 0; i < nqueries; i++)
+	{
+		int64_t		n = query_matches(copy, root_blkno, &queries[i], NULL, NULL);
+
+		if (n < 0)
+			return fail(GBT_CUDA_ECORRUPT, "inconsistent page images");
+		offsets[i] = total;
+		total += (uint64_t) n;
+	}
+	offsets[nqueries] = total;
+	*out_total = total;
+	if (total > out_capacity)
+		return GBT_CUDA_ESPACE;
+	for (uint32_t i = 0; i < nqueries; i++)
+		(void) query_matches(copy, root_blkno, &queries[i],
+							 out_keys ? out_keys + offsets[i] : NULL,
+							 out_tids ? out_tids + offsets[i] : &dummy);
+	return 0;
+}
+
+int
+gbt_cuda_host_register(void *ptr, size_t bytes)
+{
+	return 0;
+}
+
+int
+gbt_cuda_host_unregister(void *ptr)
+{
+	return 0;
+}
+
+int
+gbt_cuda_count_lt16(const uint64_t *blocks, const uint64_t *queries,
+					int *counts, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int			c = 0;
+
+		for (int j = 0; j < 16; j++)
+			c += blocks[i * 16 + j] < queries[i];
+		counts[i] = c;
+	}
+	return 0;
+}
+
+/* ---- sorting: by (key, TID bits 16-63), as the device sort ---- */
+
+int
+gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out)
+{
+	GbtCudaSort *s = calloc(1, sizeof(GbtCudaSort));
+
+	if (s == NULL || (s->e = malloc(sizeof(uint64_t) * 2 * Max(n, 1))) == NULL)
+	{
+		free(s);
+		return fail(GBT_CUDA_ENOMEM, "out of memory");
+	}
+	s->n = n;
+	*out = s;
+	return 0;
+}
+
+int
+gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint64_t count)
+{
+	if (offset + count > s->n)
+		return fail(GBT_CUDA_EINVAL, "sort_put beyond the sort's size");
+	memcpy(s->e + 2 * offset, entries, sizeof(uint64_t) * 2 * count);
+	return 0;
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const uint64_t *x = a;
+	const uint64_t *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	if ((x[1] >> 16) != (y[1] >> 16))
+		return (x[1] >> 16) < (y[1] >> 16) ? -1 : 1;
+	return 0;
+}
+
+int
+gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted)
+{
+	/* (key, TID) is unique, so an unstable sort gives the one order */
+	qsort(s->e, s->n, sizeof(uint64_t) * 2, cmp_entry);
+	return 0;
+}
+
+int
+gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset, uint64_t *entries, uint64_t count)
+{
+	if (offset + count > s->n)
+		return fail(GBT_CUDA_EINVAL, "sort_get beyond the sort's size");
+	memcpy(entries, s->e + 2 * offset, sizeof(uint64_t) * 2 * count);
+	return 0;
+}
+
+double
+gbt_cuda_sort_last_ms(GbtCudaSort *s)
+{
+	return 0.0;
+}
+
+void
+gbt_cuda_sort_free(GbtCudaSort *s)
+{
+	if (s)
+	{
+		free(s->e);
+		free(s);
+	}
+}
