@@ -96,6 +96,9 @@ typedef struct GbtScanOpaqueData
 	GbtScanPos *mark;			/* saved by ammarkpos */
 	bool		par_serial;		/* parallel scan run whole by this participant */
 	bool		par_chunk;		/* scanning a claimed chunk of a parallel scan */
+	bool		par_slices;		/* ... whose chunks are slices of the ranges */
+	GbtRange   *slice_base;		/* all the ranges of segment 0, which a */
+	int			slice_nbase;	/* slice narrows to its part */
 	bool		clip;			/* entries from (clip_key, clip_tid) on are */
 	uint64		clip_key;		/* another chunk's */
 	uint64		clip_tid;
@@ -121,7 +124,8 @@ typedef enum GbtParState
 	GBT_PAR_NOT_STARTED,
 	GBT_PAR_SERIAL,				/* one participant runs the whole scan */
 	GBT_PAR_PLANNING,			/* a participant is collecting the bounds */
-	GBT_PAR_CHUNKS				/* chunks are there to claim */
+	GBT_PAR_CHUNKS,				/* chunks are there to claim */
+	GBT_PAR_SLICES				/* GPU batches: slices of the ranges to claim */
 } GbtParState;
 
 /*
@@ -139,13 +143,17 @@ typedef struct GbtParBound
 #define GBT_PAR_MAX_BOUNDS	1024
 /* enough chunks that participants finish close together */
 #define GBT_PAR_WANT_CHUNKS 64
+/* GPU slices: enough ranges each that a batch's fixed cost stays small */
+#define GBT_PAR_SLICE_RANGES 8192
+#define GBT_PAR_MAX_SLICES	16
 
 typedef struct GbtParallelScanData
 {
 	slock_t		mutex;
 	ConditionVariable cv;
 	GbtParState state;
-	int			nbounds;		/* valid in GBT_PAR_CHUNKS */
+	int			nbounds;		/* valid in GBT_PAR_CHUNKS; slices in
+								 * GBT_PAR_SLICES */
 	int			nextchunk;
 	GbtParBound bounds[GBT_PAR_MAX_BOUNDS];
 } GbtParallelScanData;
@@ -1060,7 +1068,7 @@ walk_left(IndexScanDesc scan)
  * end, with pos left on the last leaf visited (itemIndex just past it), so
  * that a scroll in the other direction resumes correctly.
  */
-static bool par_next(IndexScanDesc scan);
+static bool par_next(IndexScanDesc scan, int want_slices);
 static bool gpu_next(IndexScanDesc scan, ScanDirection dir);
 static bool par_claim_serial(IndexScanDesc scan);
 
@@ -1225,7 +1233,7 @@ step(IndexScanDesc scan, ScanDirection dir)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gbtree parallel scans cannot change direction")));
-		return par_next(scan);
+		return par_next(scan, 0);
 	}
 	return step_serial(scan, dir);
 }
@@ -1420,11 +1428,15 @@ plan_chunks(IndexScanDesc scan, GbtParBound *bounds)
 
 /*
  * Claim the next chunk: its number, or -1 when none is left.  The first
- * participant to come plans the chunks while the others wait.  On error
- * the query fails as a whole, so a scan left PLANNING is never waited on.
+ * participant to come decides how the scan is split: in want_slices
+ * slices of the ranges, run as GPU batches, when it asks for them (*slices
+ * says which way it went), else in chunks of the key space that it plans
+ * while the others wait.  Every participant follows that decision, whatever
+ * it would have chosen.  On error the query fails as a whole, so a scan
+ * left PLANNING is never waited on.
  */
 static int
-par_claim_chunk(IndexScanDesc scan)
+par_claim_chunk(IndexScanDesc scan, int want_slices, bool *slices)
 {
 	GbtParallelScan ps = par_shared(scan);
 
@@ -1435,10 +1447,17 @@ par_claim_chunk(IndexScanDesc scan)
 
 		SpinLockAcquire(&ps->mutex);
 		st = ps->state;
-		if (st == GBT_PAR_NOT_STARTED)
+		if (st == GBT_PAR_NOT_STARTED && want_slices > 0)
+		{
+			ps->state = st = GBT_PAR_SLICES;
+			ps->nbounds = want_slices;
+			ps->nextchunk = 0;
+		}
+		else if (st == GBT_PAR_NOT_STARTED)
 			ps->state = GBT_PAR_PLANNING;
-		else if (st == GBT_PAR_CHUNKS && ps->nextchunk < ps->nbounds)
+		if ((st == GBT_PAR_CHUNKS || st == GBT_PAR_SLICES) && ps->nextchunk < ps->nbounds)
 			chunk = ps->nextchunk++;
+		*slices = (st == GBT_PAR_SLICES);
 		SpinLockRelease(&ps->mutex);
 
 		if (st == GBT_PAR_NOT_STARTED)
@@ -1463,12 +1482,55 @@ par_claim_chunk(IndexScanDesc scan)
 	}
 }
 
+static bool gpu_fetch(IndexScanDesc scan);
+static void gpu_release(IndexScanDesc scan);
+
 /*
- * Forward parallel scan: go on in the current chunk, and claim the next
- * one when it is used up, until one yields an entry.
+ * Start slice number slice of a parallel scan split into slices: segment
+ * 0 narrowed to that slice's ranges, looked up as one GPU batch, or on the
+ * CPU if the GPU cannot serve it.  True when it yields an entry (a GPU
+ * batch's first entry is already returned, as gpu_next() does).
  */
 static bool
-par_next(IndexScanDesc scan)
+par_start_slice(IndexScanDesc scan, int slice, int nslices)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtSegment *seg = &so->segs[0];
+	int			from = (int) ((int64) so->slice_nbase * slice / nslices);
+	int			to = (int) ((int64) so->slice_nbase * (slice + 1) / nslices);
+
+	if (so->nsegs != 1)
+		elog(ERROR, "gbtree: the participants of a parallel scan disagree on its keys");
+	if (to <= from)
+		return false;
+	seg->ranges = so->slice_base + from;
+	seg->nranges = to - from;
+	if (gbt_device_mode != GBT_DEVICE_CPU && gpu_fetch(scan))
+	{
+		so->gpu_i = -1;
+		if (gpu_next(scan, ForwardScanDirection))
+			return true;
+		gpu_release(scan);
+		return false;
+	}
+	so->par_chunk = true;
+	so->clip = false;
+	if (seek_segment_start(scan, 0, false))
+		return true;
+	so->par_chunk = false;
+	return false;
+}
+
+/*
+ * Forward parallel scan: go on in the current chunk, and claim the next
+ * one when it is used up, until one yields an entry.  want_slices: the
+ * number of GPU slices this participant would split the scan into (0 for
+ * chunks of the key space), if it is the first to claim.  A GPU slice's
+ * entry comes back already returned (so->gpu_items is set), a CPU one
+ * positioned for return_item().
+ */
+static bool
+par_next(IndexScanDesc scan, int want_slices)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
@@ -1479,6 +1541,7 @@ par_next(IndexScanDesc scan)
 		int			chunk;
 		GbtParBound *b;
 		bool		found;
+		bool		slices;
 
 		CHECK_FOR_INTERRUPTS();
 		if (so->par_chunk)
@@ -1488,12 +1551,19 @@ par_next(IndexScanDesc scan)
 			so->par_chunk = false;
 			so->clip = false;
 		}
-		chunk = par_claim_chunk(scan);
+		chunk = par_claim_chunk(scan, want_slices, &slices);
 		if (chunk < 0)
 		{
 			drop_pin(so);
 			pos->seg = -1;
 			return false;
+		}
+		if (slices)
+		{
+			so->par_slices = true;
+			if (par_start_slice(scan, chunk, ps->nbounds))
+				return true;
+			continue;
 		}
 		/* the bounds do not change once claiming has begun */
 		b = &ps->bounds[chunk];
@@ -1637,15 +1707,30 @@ first(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	}
 	so->par_serial = false;
+	so->par_slices = false;
+	so->slice_base = so->segs[0].ranges;
+	so->slice_nbase = so->segs[0].nranges;
 	if (gbt_device_mode != GBT_DEVICE_CPU)
 	{
 		int			nq = 0;
 
 		for (int s = 0; s < so->nsegs; s++)
 			nq += so->segs[s].nranges;
+		if (gbt_gpu_wanted(nq) && scan->parallel_scan && !backward && so->nsegs == 1)
+		{
+			/*
+			 * A forward parallel scan of one segment goes in slices of its
+			 * ranges, each one GPU batch, that the participants claim in
+			 * order: each one's output stays in index order, and they
+			 * share the work of returning the rows.
+			 */
+			so->slice_base = so->segs[0].ranges;
+			so->slice_nbase = so->segs[0].nranges;
+			return par_next(scan, Max(1, Min(GBT_PAR_MAX_SLICES, nq / GBT_PAR_SLICE_RANGES)));
+		}
 		if (gbt_gpu_wanted(nq))
 		{
-			/* one participant of a parallel scan runs the whole batch */
+			/* one participant of other parallel scans runs the whole batch */
 			if (scan->parallel_scan)
 			{
 				if (!par_claim_serial(scan))
@@ -1665,7 +1750,7 @@ first(IndexScanDesc scan, ScanDirection dir)
 	if (scan->parallel_scan && !so->par_serial)
 	{
 		if (!backward)
-			return par_next(scan);
+			return par_next(scan, 0);
 		if (!par_claim_serial(scan))
 		{
 			so->pos.seg = -1;
@@ -1768,7 +1853,16 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			return true;		/* gpu_next() returned the entry */
 	}
 	else if (so->gpu_items)
-		return gpu_next(scan, dir);
+	{
+		if (gpu_next(scan, dir))
+			return true;
+		if (!so->par_slices)
+			return false;
+		/* a parallel scan's GPU slice is used up: on to the next slice */
+		gpu_release(scan);
+		if (!par_next(scan, 0))
+			return false;
+	}
 	else
 	{
 		if (pos->seg < 0)
@@ -1792,6 +1886,8 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			}
 		}
 	}
+	if (so->gpu_items)
+		return true;			/* a GPU slice began: its entry is returned */
 	return_item(scan);
 	return true;
 }

@@ -47,6 +47,42 @@ EXECUTE p(:'arr') \\gset c_
 EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
 EOF
 }
+# the same with a parallel plan (leader + 2 workers, the default
+# max_parallel_workers_per_gather): a generic plan's = ANY($1) is estimated
+# at 10 keys, so the planner is told that parallel workers cost nothing to
+# start and that rows are dear.  Same settings for both engines.  Prints
+# "<count> <execution ms> <workers launched>"
+PAR_SETTINGS="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_index_scan_size = 0; SET cpu_tuple_cost = 1;"
+run_qp() {   # $1 = n keys, $2 = settings
+    q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } /Workers Launched:/ { w = $3 } END { print c, t, w + 0 }'
+$PAR_SETTINGS
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SET plan_cache_mode = force_generic_plan;
+$2
+SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
+PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
+EXECUTE p(:'arr') \\gset c_
+\\echo COUNT :c_count
+EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
+EOF
+}
+measure_par() {   # $1 label, $2 settings
+    local n r out cnt vals w med
+    for n in 10000 100000 1000000; do
+        vals=""; w=""
+        for r in $(seq 1 "$REPEAT"); do
+            out=$(run_qp "$n" "$2")
+            read -r cnt med w <<<"$out"
+            vals="$vals $med"
+        done
+        med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+        RES["$1,$n"]=$med
+        RES["$1,$n,count"]=$cnt
+        RES["$1,$n,workers"]=$w
+        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt, workers launched $w"
+    done
+}
+
 # the plan the server picks with default settings (parallel plans allowed,
 # no enable_* changes), its time and shape: prints "<ms> <plan nodes>"
 run_default() {   # $1 = n keys, $2 = settings
@@ -96,6 +132,7 @@ BT_BUILD=$(sub "$t1" "$t0")
 echo "btree CREATE INDEX: $BT_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
 q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
 measure btree ""
+measure_par btree-par ""
 for n in 100000 1000000; do echo "  btree default plan n=$n: $(run_default $n "")"; done
 q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
 t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
@@ -109,6 +146,7 @@ LOAD=$(sub "$t1" "$t0")
 echo "first GPU query (ships the index to the device): $LOAD s"
 measure gbtree-gpu "SET gbtree.device = gpu;"
 measure gbtree-auto "SET gbtree.device = auto;"
+measure_par gbtree-gpu-par "SET gbtree.device = gpu;"
 for n in 100000 1000000; do
     echo "  gbtree default plan n=$n: $(run_default $n "")"
     echo "  gbtree gpu default plan n=$n: $(run_default $n "SET gbtree.device = gpu;")"
@@ -134,10 +172,20 @@ gpu_phases 1000000
             "$(div "$b" "$g")" "$(div "$c" "$g")" "${RES["btree,$n,count"]}"
     done
     echo
+    echo "Parallel plans (Gather + Partial Aggregate over a parallel index-only scan, leader and 2 workers; $PAR_SETTINGS for both engines; gbtree splits the keys into slices that the participants claim, each one GPU batch):"
+    echo
+    echo "| keys | btree ms | gbtree GPU ms | btree / GPU | serial btree / parallel GPU | workers launched (btree, gbtree) |"
+    echo "|---|---|---|---|---|---|"
+    for n in 10000 100000 1000000; do
+        bp=${RES["btree-par,$n"]}; gp=${RES["gbtree-gpu-par,$n"]}; b=${RES["btree,$n"]}
+        printf "| %s | %s | %s | %s | %s | %s, %s |\n" "$n" "$bp" "$gp" "$(div "$bp" "$gp")" "$(div "$b" "$gp")" \
+            "${RES["btree-par,$n,workers"]}" "${RES["gbtree-gpu-par,$n,workers"]}"
+    done
+    echo
     q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info()"
 } | tee "$OUTFILE"
 for n in 10000 100000 1000000; do
-    for e in gbtree-cpu gbtree-gpu gbtree-auto; do
+    for e in gbtree-cpu gbtree-gpu gbtree-auto btree-par gbtree-gpu-par; do
         [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
     done
 done

@@ -108,6 +108,56 @@ SELECT gpu_check('i4 = ANY(int8 keys incl. out of range)', 'SELECT i4 FROM %s WH
 SELECT gpu_check('f8 = ANY(float4 keys)', 'SELECT f8 FROM %s WHERE f8 = ANY(ARRAY[0.5::float4, ''NaN''::float4, ''-0''::float4])', 'ionly', false);
 SELECT gpu_check('i8 = ANY(empty)', 'SELECT i8 FROM %s WHERE i8 = ANY(''{}''::int8[])', 'ionly', false, false);
 SELECT gpu_check('i8 = ANY(NULLs only)', 'SELECT i8 FROM %s WHERE i8 = ANY(''{NULL,NULL}''::int8[])', 'ionly', false, false);
+-- parallel scans: GPU batches in slices of the ranges, claimed by the
+-- participants; Gather Merge must see each participant's rows in order
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_index_scan_size = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = on;
+-- dear rows, so that sharing them out is worth a Gather Merge
+SET cpu_tuple_cost = 1;
+-- constant arrays: the planner then knows their size and goes parallel
+SELECT array_agg(i8)::text AS arr_i8 FROM (SELECT i8 FROM t_b WHERE mod(id, 2) = 0 UNION ALL SELECT 42) s \gset
+SELECT array_agg(f8)::text AS arr_f8 FROM (SELECT f8 FROM t_b WHERE mod(id, 5) <> 0 UNION ALL SELECT 'NaN' UNION ALL SELECT '-0') s \gset
+SELECT array_agg(i4)::text AS arr_i4 FROM t_b WHERE mod(id, 5) <> 1 \gset
+SELECT gpu_check('parallel i8 = ANY(25k keys)', format('SELECT i8 FROM %%s WHERE i8 = ANY(%L::int8[])', :'arr_i8'), 'ionly', false);
+SELECT gpu_check('parallel i8 = ANY(25k keys)', format('SELECT id FROM %%s WHERE i8 = ANY(%L::int8[])', :'arr_i8'), 'iscan', false);
+SELECT gpu_check('parallel i8 = ANY(25k keys) ORDER BY', format('SELECT i8 FROM %%s WHERE i8 = ANY(%L::int8[]) ORDER BY i8', :'arr_i8'), 'ionly', true);
+SELECT gpu_check('parallel f8 = ANY(40k keys) ORDER BY (DESC index)', format('SELECT f8 FROM %%s WHERE f8 = ANY(%L::float8[]) ORDER BY f8 DESC', :'arr_f8'), 'ionly', true);
+SELECT gpu_check('parallel count(*) i4 = ANY(40k keys)', format('SELECT count(*) FROM %%s WHERE i4 = ANY(%L::int4[])', :'arr_i4'), 'ionly', false);
+SET parallel_leader_participation = off;
+SELECT gpu_check('parallel, workers only, i8 = ANY(25k keys) ORDER BY', format('SELECT i8 FROM %%s WHERE i8 = ANY(%L::int8[]) ORDER BY i8', :'arr_i8'), 'ionly', true);
+RESET parallel_leader_participation;
+-- the plan really was parallel, and its scan ran as several GPU batches
+CREATE FUNCTION parallel_plan_check(arr text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	line text; plan text := ''; b0 bigint; b1 bigint;
+BEGIN
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('enable_bitmapscan', 'off', true);
+	PERFORM set_config('gbtree.device', 'gpu', true);
+	SELECT value::bigint INTO b0 FROM gbtree_device_info() WHERE name = 'gpu_batches';
+	FOR line IN EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT i8 FROM t_g WHERE i8 = ANY(%L::int8[]) ORDER BY i8', arr) LOOP
+		plan := plan || line || E'\n';
+	END LOOP;
+	SELECT value::bigint INTO b1 FROM gbtree_device_info() WHERE name = 'gpu_batches';
+	INSERT INTO checks (what, result) VALUES ('parallel plan: Gather Merge over a parallel index-only scan run as several GPU batches',
+		CASE WHEN plan ~ 'Gather Merge' AND plan ~ 'Parallel Index Only Scan' AND plan ~ 'Workers Launched: [1-9]' AND b1 - b0 >= 2
+			 THEN 'ok'
+			 ELSE format('FAIL %s GPU batches; plan: %s', b1 - b0, left(replace(plan, E'\n', ' / '), 400)) END);
+END
+$f$;
+SELECT parallel_plan_check(:'arr_i8');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_index_scan_size;
+RESET min_parallel_table_scan_size;
+RESET cpu_tuple_cost;
+SET max_parallel_workers_per_gather = 0;
+
 -- merge join: mark and restore on the GPU result (duplicates on both sides)
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
