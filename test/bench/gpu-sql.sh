@@ -172,7 +172,7 @@ gpu_phases 1000000
             "$(div "$b" "$g")" "$(div "$c" "$g")" "${RES["btree,$n,count"]}"
     done
     echo
-    echo "Parallel plans (Gather + Partial Aggregate over a parallel index-only scan, leader and 2 workers; $PAR_SETTINGS for both engines; gbtree splits the keys into slices that the participants claim, each one GPU batch):"
+    echo "Parallel plans (Gather + Partial Aggregate over a parallel index-only scan, the leader and the workers the planner gives it, at most 2; $PAR_SETTINGS for both engines; gbtree splits the keys into slices that the participants claim, each one GPU batch):"
     echo
     echo "| keys | btree ms | gbtree GPU ms | btree / GPU | serial btree / parallel GPU | workers launched (btree, gbtree) |"
     echo "|---|---|---|---|---|---|"
