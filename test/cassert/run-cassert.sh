@@ -12,7 +12,7 @@
 #   GBTREE_CASSERT_CACHE=dir  cache directory (default: as root
 #                             /var/cache/gbtree-pg15-cassert, otherwise
 #                             $HOME/.cache/gbtree-pg15-cassert)
-#   CASSERT_SUITES=list       harness suites (default regress,isolation,tap)
+#   CASSERT_SUITES=list       harness suites (default regress,isolation,tap,gpuemu)
 #   CASSERT_REBUILD=1         rebuild even when the cache holds a build
 #   CASSERT_BUILD_ONLY=1      make sure the cache holds a build; run no tests
 #   CASSERT_PG_VERSION=v      Debian source version to build, e.g.
@@ -73,7 +73,7 @@ LOG_DIR=$CACHE/logs
 STAMP=$CACHE/stamp
 CORE_LIMITS=/etc/security/limits.d/90-gbtree-cassert-core.conf
 CORES_SET=0
-SUITES=${CASSERT_SUITES:-regress,isolation,tap}
+SUITES=${CASSERT_SUITES:-regress,isolation,tap,gpuemu}
 JOBS=${CASSERT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 CFLAGS_WANTED=${CASSERT_CFLAGS:-}
 CONFIGURE_FLAGS=(
