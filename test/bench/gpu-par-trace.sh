@@ -52,5 +52,5 @@ EOF
         grep -E "gbtree (scan of|GPU batch)" | sed 's/^[^[]*\[\([0-9]*\)\] DEBUG: */  [\1] /' | tail -n 80
 }
 trace serial "SET max_parallel_workers_per_gather = 0;"
-trace "parallel (as gpu-sql.sh)" "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_index_scan_size = 0; SET cpu_tuple_cost = 1;"
+trace "parallel (as gpu-sql.sh)" "SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_index_scan_size = 0; SET cpu_tuple_cost = 1;"
 q -c "ALTER SYSTEM RESET log_min_messages" -c "SELECT pg_reload_conf()" >/dev/null
