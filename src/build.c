@@ -961,7 +961,7 @@ writer_flush(GbtPageWriter *w)
 
 /*
  * Returns the batch slot for block blkno; the caller fills the page.
- * While the device copy is loaded, the slots lie in the loader's
+ * While the device copy is loaded, a batch's slots lie in the loader's
  * shipment buffer, so the pages need no copying to get there.
  */
 static Page
@@ -969,11 +969,12 @@ writer_page(GbtPageWriter *w, BlockNumber blkno)
 {
 	if (w->n == GBT_WRITE_BATCH)
 		writer_flush(w);
-	if (w->load)
+	if (w->load && w->n == 0)
 	{
-		if (w->n == 0 && gbt_gpu_load_room(w->load) < GBT_WRITE_BATCH)
-			gbt_gpu_load_ship(w->load);
-		w->pages[w->n] = gbt_gpu_load_slot(w->load, w->n);
+		char	   *slots = gbt_gpu_load_next(w->load, GBT_WRITE_BATCH);
+
+		for (int i = 0; i < GBT_WRITE_BATCH; i++)
+			w->pages[i] = slots + (Size) i * BLCKSZ;
 	}
 	w->blknos[w->n] = blkno;
 	return (Page) w->pages[w->n++];
@@ -1163,12 +1164,13 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	w->use_wal = use_wal;
 	w->nextblk = GBT_FIRST_FREE_BLKNO;
 	w->extended = 0;
-	for (int i = 0; i < GBT_WRITE_BATCH; i++)
-		w->pages[i] = palloc(BLCKSZ);
 	if (load_device)
 		w->load = gbt_gpu_load_begin(index, (BlockNumber) (GBT_FIRST_FREE_BLKNO +
 														   tree_blocks(n, ff) +
 														   tree_blocks(nnulls, ff)));
+	if (w->load == NULL)
+		for (int i = 0; i < GBT_WRITE_BATCH; i++)
+			w->pages[i] = palloc(BLCKSZ);
 
 	PG_TRY();
 	{

@@ -236,10 +236,8 @@ extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *o
 /* Loading a new index onto the device as CREATE INDEX writes it */
 typedef struct GbtGpuPageLoad GbtGpuPageLoad;
 extern GbtGpuPageLoad *gbt_gpu_load_begin(Relation index, BlockNumber nblocks);
-extern char *gbt_gpu_load_slot(GbtGpuPageLoad *ld, int i);
-extern int	gbt_gpu_load_room(GbtGpuPageLoad *ld);
+extern char *gbt_gpu_load_next(GbtGpuPageLoad *ld, int n);
 extern void gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n);
-extern void gbt_gpu_load_ship(GbtGpuPageLoad *ld);
 extern void gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks);
 extern void gbt_gpu_load_abort(GbtGpuPageLoad *ld);
 

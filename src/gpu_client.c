@@ -300,6 +300,16 @@ gpu_client_exit(int code, Datum arg)
 	staging_release();
 }
 
+static void
+register_exit_callback(void)
+{
+	if (!exit_callback_set)
+	{
+		before_shmem_exit(gpu_client_exit, (Datum) 0);
+		exit_callback_set = true;
+	}
+}
+
 /* The staging area, if it is free and holds size bytes. */
 static char *
 staging_acquire(Size size)
@@ -308,11 +318,7 @@ staging_acquire(Size size)
 
 	if (gbt_gpu_staging == NULL || size > gbt_gpu_staging_size)
 		return NULL;
-	if (!exit_callback_set)
-	{
-		before_shmem_exit(gpu_client_exit, (Datum) 0);
-		exit_callback_set = true;
-	}
+	register_exit_callback();
 	SpinLockAcquire(&gbt_gpu_shared->mutex);
 	if (!gbt_gpu_shared->staging_busy)
 	{
@@ -380,11 +386,7 @@ submit_request(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bool stage
 	}
 	if (!nowait)
 	{
-		if (!exit_callback_set)
-		{
-			before_shmem_exit(gpu_client_exit, (Datum) 0);
-			exit_callback_set = true;
-		}
+		register_exit_callback();
 		my_request = req;
 	}
 	if (svc >= 0)
@@ -524,6 +526,50 @@ get_copy(Relation index)
 }
 
 /*
+ * Start a full load of copy c (its mutex held): a new generation, not
+ * valid, with changes tracked from now on.
+ */
+static void
+copy_restart_locked(GbtGpuCopy *c, Relation index)
+{
+	c->gen++;
+	c->relfilenode = index->rd_node.relNode;
+	c->ndirty = 0;
+	c->overflow = false;
+	c->valid = false;
+}
+
+/*
+ * A full load of generation gen is on the device with nblocks blocks: the
+ * copy is valid unless another load (or a takeover) began meanwhile.
+ */
+static void
+copy_loaded(GbtGpuCopy *c, uint64 gen, BlockNumber nblocks, XLogRecPtr standby_lsn)
+{
+	SpinLockAcquire(&c->mutex);
+	if (c->gen == gen)
+	{
+		c->valid = true;
+		c->nblocks = nblocks;
+		c->standby_lsn = standby_lsn;
+	}
+	SpinLockRelease(&c->mutex);
+}
+
+static void
+count_shipped(int copyno, uint64 shipped)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	SpinLockAcquire(&sh->mutex);
+	sh->pages_shipped += shipped;
+	SpinLockRelease(&sh->mutex);
+	SpinLockAcquire(&sh->copies[copyno].mutex);
+	sh->copies[copyno].pages_shipped += shipped;
+	SpinLockRelease(&sh->copies[copyno].mutex);
+}
+
+/*
  * Ship pages to the device copy: blknos[n] (sorted), or, with blknos NULL,
  * blocks [first, first + n).  When lsn_after is valid only pages whose LSN
  * is past it go (hot standby).  reset: this starts a full load.
@@ -533,7 +579,6 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 		   BlockNumber first, BlockNumber n, BlockNumber nblocks, bool reset,
 		   XLogRecPtr lsn_after, char *errbuf, Size errlen)
 {
-	GbtGpuShared *sh = gbt_gpu_shared;
 	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
 	Size		hdrsz = MAXALIGN(sizeof(GbtGpuPutPayload));
 	Size		blksz = TYPEALIGN(BLCKSZ, sizeof(BlockNumber) * SHIP_CHUNK_PAGES);
@@ -593,13 +638,7 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 	}
 	dsm_detach(seg);
 	FreeAccessStrategy(strategy);
-
-	SpinLockAcquire(&sh->mutex);
-	sh->pages_shipped += shipped;
-	SpinLockRelease(&sh->mutex);
-	SpinLockAcquire(&sh->copies[copyno].mutex);
-	sh->copies[copyno].pages_shipped += shipped;
-	SpinLockRelease(&sh->copies[copyno].mutex);
+	count_shipped(copyno, shipped);
 	return rc;
 }
 
@@ -650,12 +689,7 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 		standby_lsn = c->standby_lsn;
 		if (!valid || overflow || rfn != index->rd_node.relNode)
 		{
-			/* start a full load: changes from now on are tracked */
-			c->gen++;
-			c->relfilenode = index->rd_node.relNode;
-			c->ndirty = 0;
-			c->overflow = false;
-			c->valid = false;
+			copy_restart_locked(c, index);
 			valid = false;
 			n = 0;
 		}
@@ -680,14 +714,7 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 							InvalidXLogRecPtr, errbuf, errlen);
 			if (rc != 0)
 				break;
-			SpinLockAcquire(&c->mutex);
-			if (c->gen == gen)
-			{
-				c->valid = true;
-				c->nblocks = nblocks;
-				c->standby_lsn = lsn0;
-			}
-			SpinLockRelease(&c->mutex);
+			copy_loaded(c, gen, nblocks, lsn0);
 			continue;			/* then the pages changed meanwhile */
 		}
 
@@ -1304,8 +1331,8 @@ load_wait(GbtGpuPageLoad *ld)
 }
 
 /* Ship the current buffer and switch to the other one. */
-void
-gbt_gpu_load_ship(GbtGpuPageLoad *ld)
+static void
+load_ship(GbtGpuPageLoad *ld)
 {
 	GbtGpuPutPayload *hdr = load_header(ld, ld->cur);
 
@@ -1362,11 +1389,7 @@ gbt_gpu_load_begin(Relation index, BlockNumber nblocks)
 		return NULL;
 	}
 	SpinLockAcquire(&c->mutex);
-	c->gen++;
-	c->relfilenode = index->rd_node.relNode;
-	c->ndirty = 0;
-	c->overflow = false;
-	c->valid = false;
+	copy_restart_locked(c, index);
 	ld->gen = c->gen;
 	SpinLockRelease(&c->mutex);
 	LWLockRelease(&sh->sync_locks[ld->copyno].lock);
@@ -1377,21 +1400,17 @@ gbt_gpu_load_begin(Relation index, BlockNumber nblocks)
 }
 
 /*
- * Where the caller lays out the next page; every page handed out is
- * complete and final by the next call of gbt_gpu_load_done().
+ * Where the caller lays out its next n pages (consecutive images), which
+ * it hands over with gbt_gpu_load_done() once they are final.  Ships the
+ * current buffer first if it lacks the room.
  */
 char *
-gbt_gpu_load_slot(GbtGpuPageLoad *ld, int i)
+gbt_gpu_load_next(GbtGpuPageLoad *ld, int n)
 {
-	Assert(ld->n + i < LOAD_CHUNK_PAGES);
-	return load_images(ld, ld->cur) + (Size) (ld->n + i) * BLCKSZ;
-}
-
-/* How many more slots the current buffer has. */
-int
-gbt_gpu_load_room(GbtGpuPageLoad *ld)
-{
-	return LOAD_CHUNK_PAGES - ld->n;
+	Assert(n <= LOAD_CHUNK_PAGES);
+	if (ld->n + n > LOAD_CHUNK_PAGES)
+		load_ship(ld);
+	return load_images(ld, ld->cur) + (Size) ld->n * BLCKSZ;
 }
 
 /*
@@ -1405,7 +1424,7 @@ gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
 	memcpy(load_blknos(ld, ld->cur) + ld->n, blknos, sizeof(BlockNumber) * n);
 	ld->n += n;
 	if (ld->n == LOAD_CHUNK_PAGES)
-		gbt_gpu_load_ship(ld);
+		load_ship(ld);
 }
 
 /* Ship what is left and make the copy valid with nblocks blocks. */
@@ -1413,30 +1432,16 @@ void
 gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
-	GbtGpuCopy *c = &sh->copies[ld->copyno];
 
-	gbt_gpu_load_ship(ld);
+	load_ship(ld);
 	load_wait(ld);
 	if (!ld->failed)
 	{
-		bool		ours;
-
+		/* a takeover of the slot or another load bumped the generation */
 		LWLockAcquire(&sh->sync_locks[ld->copyno].lock, LW_EXCLUSIVE);
-		ours = find_copy(RelationGetRelid(ld->index)) == ld->copyno;
-		SpinLockAcquire(&c->mutex);
-		if (ours && c->gen == ld->gen &&
-			c->relfilenode == ld->index->rd_node.relNode && !c->overflow)
-		{
-			c->valid = true;
-			c->nblocks = nblocks;
-			c->standby_lsn = InvalidXLogRecPtr;
-			c->pages_shipped += ld->shipped;
-		}
-		SpinLockRelease(&c->mutex);
+		copy_loaded(&sh->copies[ld->copyno], ld->gen, nblocks, InvalidXLogRecPtr);
 		LWLockRelease(&sh->sync_locks[ld->copyno].lock);
-		SpinLockAcquire(&sh->mutex);
-		sh->pages_shipped += ld->shipped;
-		SpinLockRelease(&sh->mutex);
+		count_shipped(ld->copyno, ld->shipped);
 	}
 	gbt_gpu_load_abort(ld);
 }

@@ -1560,7 +1560,13 @@ par_next(IndexScanDesc scan, int want_slices)
 		}
 		if (slices)
 		{
-			so->par_slices = true;
+			if (!so->par_slices)
+			{
+				/* the whole set, before a slice narrows segment 0 */
+				so->par_slices = true;
+				so->slice_base = so->segs[0].ranges;
+				so->slice_nbase = so->segs[0].nranges;
+			}
 			if (par_start_slice(scan, chunk, ps->nbounds))
 				return true;
 			continue;
@@ -1708,8 +1714,6 @@ first(IndexScanDesc scan, ScanDirection dir)
 	}
 	so->par_serial = false;
 	so->par_slices = false;
-	so->slice_base = so->segs[0].ranges;
-	so->slice_nbase = so->segs[0].nranges;
 	if (gbt_device_mode != GBT_DEVICE_CPU)
 	{
 		int			nq = 0;
@@ -1724,8 +1728,6 @@ first(IndexScanDesc scan, ScanDirection dir)
 			 * order: each one's output stays in index order, and they
 			 * share the work of returning the rows.
 			 */
-			so->slice_base = so->segs[0].ranges;
-			so->slice_nbase = so->segs[0].nranges;
 			return par_next(scan, Max(1, Min(GBT_PAR_MAX_SLICES, nq / GBT_PAR_SLICE_RANGES)));
 		}
 		if (gbt_gpu_wanted(nq))

@@ -32,33 +32,21 @@ INSERT INTO gb_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gb_t TABL
 FROM unnest(ARRAY[10000, 100000, 1000000]) n;
 EOF
 
-# one EXECUTE for the count, one EXPLAIN ANALYZE EXECUTE for the time:
-# prints "<count> <execution ms>"
-run_q() {   # $1 = n keys, $2 = settings
-    q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } END { print c, t }'
-SET max_parallel_workers_per_gather = 0;
-SET enable_seqscan = off; SET enable_bitmapscan = off;
-SET plan_cache_mode = force_generic_plan;
-$2
-SELECT a AS arr FROM gb_keys WHERE n = $1 \gset
-PREPARE p(int8[]) AS SELECT count(*) FROM gb_t WHERE k = ANY(\$1);
-EXECUTE p(:'arr') \\gset c_
-\\echo COUNT :c_count
-EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
-EOF
-}
-# the same with a parallel plan (leader + 2 workers, the default
-# max_parallel_workers_per_gather): a generic plan's = ANY($1) is estimated
-# at 10 keys, so the planner is told that parallel workers cost nothing to
-# start and that rows are dear.  With the 10-key estimate it still gathers
-# every row into the leader rather than counting them in each participant
-# (test/bench/gpu-par-trace.sh shows the plan).  Same settings for both
-# engines.  Prints
-# "<count> <execution ms> <workers launched>"
+# Plans of the timed queries.  Serial, as issue 5 measures; or parallel
+# (leader + 2 workers, the default max_parallel_workers_per_gather): a
+# generic plan's = ANY($1) is estimated at 10 keys, so the planner is told
+# that parallel workers cost nothing to start and that rows are dear.
+# With the 10-key estimate it still gathers every row into the leader
+# rather than counting them in each participant (test/bench/gpu-par-trace.sh
+# shows the plan).  Same settings for both engines.
+SERIAL_SETTINGS="SET max_parallel_workers_per_gather = 0;"
 PAR_SETTINGS="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_index_scan_size = 0; SET cpu_tuple_cost = 1;"
-run_qp() {   # $1 = n keys, $2 = settings
+
+# one EXECUTE for the count, one EXPLAIN ANALYZE EXECUTE for the time:
+# prints "<count> <execution ms> <workers launched>"
+run_q() {   # $1 = n keys, $2 = settings, $3 = plan settings (default serial)
     q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } /Workers Launched:/ { w = $3 } END { print c, t, w + 0 }'
-$PAR_SETTINGS
+${3:-$SERIAL_SETTINGS}
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET plan_cache_mode = force_generic_plan;
 $2
@@ -68,22 +56,6 @@ EXECUTE p(:'arr') \\gset c_
 \\echo COUNT :c_count
 EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');
 EOF
-}
-measure_par() {   # $1 label, $2 settings
-    local n r out cnt vals w med
-    for n in 10000 100000 1000000; do
-        vals=""; w=""
-        for r in $(seq 1 "$REPEAT"); do
-            out=$(run_qp "$n" "$2")
-            read -r cnt med w <<<"$out"
-            vals="$vals $med"
-        done
-        med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-        RES["$1,$n"]=$med
-        RES["$1,$n,count"]=$cnt
-        RES["$1,$n,workers"]=$w
-        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt, workers launched $w"
-    done
 }
 
 # the plan the server picks with default settings (parallel plans allowed,
@@ -113,19 +85,19 @@ EXECUTE p(:'arr');
 EOF
 }
 declare -A RES
-measure() {   # $1 label, $2 settings
+measure() {   # $1 label, $2 settings, $3 plan settings (default serial)
+    local n r cnt ms w vals med
     for n in 10000 100000 1000000; do
         vals=""
         for r in $(seq 1 "$REPEAT"); do
-            out=$(run_q "$n" "$2")
-            cnt=${out% *}
-            ms=${out#* }
+            read -r cnt ms w <<<"$(run_q "$n" "$2" "${3:-}")"
             vals="$vals $ms"
         done
         med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
         RES["$1,$n"]=$med
         RES["$1,$n,count"]=$cnt
-        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt"
+        RES["$1,$n,workers"]=$w
+        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt, workers launched $w"
     done
 }
 
@@ -135,7 +107,7 @@ BT_BUILD=$(sub "$t1" "$t0")
 echo "btree CREATE INDEX: $BT_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation_size('gb_t_k'))")"
 q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
 measure btree ""
-measure_par btree-par ""
+measure btree-par "" "$PAR_SETTINGS"
 for n in 100000 1000000; do echo "  btree default plan n=$n: $(run_default $n "")"; done
 q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
 t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
@@ -149,7 +121,7 @@ LOAD=$(sub "$t1" "$t0")
 echo "first GPU query (ships the index to the device): $LOAD s"
 measure gbtree-gpu "SET gbtree.device = gpu;"
 measure gbtree-auto "SET gbtree.device = auto;"
-measure_par gbtree-gpu-par "SET gbtree.device = gpu;"
+measure gbtree-gpu-par "SET gbtree.device = gpu;" "$PAR_SETTINGS"
 for n in 100000 1000000; do
     echo "  gbtree default plan n=$n: $(run_default $n "")"
     echo "  gbtree gpu default plan n=$n: $(run_default $n "SET gbtree.device = gpu;")"
