@@ -16,6 +16,7 @@
 
 #include "gbtree_cuda.h"
 #include "gbtree_cuda_sort.h"
+#include "gbtree_layout.h"
 
 struct GbtCudaSort
 {
@@ -28,6 +29,8 @@ struct GbtCudaSort
 	void	   *temp;			/* CUB temporary storage */
 	size_t		temp_bytes;
 	float		last_ms;
+	char	   *pages;			/* laid-out pages in transit */
+	uint32_t	pages_n;
 };
 
 /* gbtree_cuda.cu's: failures read back with gbt_cuda_last_error() */
@@ -86,6 +89,7 @@ gbt_cuda_sort_free(GbtCudaSort *s)
 	}
 	cudaFree(s->scratch);
 	cudaFree(s->temp);
+	cudaFree(s->pages);
 	delete s;
 }
 
@@ -230,4 +234,61 @@ extern "C" double
 gbt_cuda_sort_last_ms(GbtCudaSort *s)
 {
 	return s ? s->last_ms : 0.0;
+}
+
+/*
+ * Page layout (gbt_cuda_sort_layout): one thread block per page, each
+ * thread computing 8-byte words of it with gbtree_layout.h.
+ */
+#define LAYOUT_THREADS	256
+
+__global__ static void
+layout_pages(GbtCudaTreePlan plan, const uint64_t *keys, const uint64_t *tids,
+			 uint64_t first, uint64_t *out)
+{
+	GbtLayoutPage lp;
+	uint64_t   *page = out + (uint64_t) blockIdx.x * GBT_LAYOUT_PAGE_WORDS;
+
+	gbt_layout_locate(&plan, first + blockIdx.x, &lp);
+	for (int w = threadIdx.x; w < GBT_LAYOUT_PAGE_WORDS; w += blockDim.x)
+		page[w] = gbt_layout_word(&plan, &lp, keys, tids, w);
+}
+
+extern "C" int
+gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first,
+					 uint32_t count, void *pages)
+{
+	uint64_t	total = 0;
+
+	if (s == NULL || plan == NULL || plan->n != s->n || plan->nlevels < 1 ||
+		plan->nlevels > GBT_CUDA_MAX_LEVELS)
+	{
+		gbt_cuda_set_error("sort_layout: the plan does not fit the sort");
+		return GBT_CUDA_EINVAL;
+	}
+	for (uint32_t l = 0; l < plan->nlevels; l++)
+		total += plan->npages[l];
+	if (first > total || count > total - first || plan->npages[plan->nlevels - 1] != 1)
+	{
+		gbt_cuda_set_error("sort_layout: pages %llu..%llu outside 0..%llu",
+						   (unsigned long long) first, (unsigned long long) (first + count),
+						   (unsigned long long) total);
+		return GBT_CUDA_EINVAL;
+	}
+	if (count == 0)
+		return 0;
+	if (count > s->pages_n)
+	{
+		cudaFree(s->pages);
+		s->pages = NULL;
+		s->pages_n = 0;
+		CHECK(cudaMalloc(&s->pages, (size_t) count * GBT_PAGE_SIZE), "allocating the layout buffer");
+		s->pages_n = count;
+	}
+	layout_pages<<<count, LAYOUT_THREADS>>>(*plan, s->keys[s->cur], s->tids[s->cur], first,
+											(uint64_t *) s->pages);
+	CHECK(cudaGetLastError(), "laying out pages");
+	CHECK(cudaMemcpy(pages, s->pages, (size_t) count * GBT_PAGE_SIZE, cudaMemcpyDeviceToHost),
+		  "copying laid-out pages back");
+	return 0;
 }

@@ -44,6 +44,40 @@ extern int	gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted);
 extern int	gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset,
 							  uint64_t *entries, uint64_t count);
 
+/*
+ * The shape of a tree laid out from all n sorted entries, as build.c lays
+ * it out on the CPU: npages[l] pages at level l (leaves first), page p of
+ * a level taking inputs [in * p / np, in * (p + 1) / np) of the in inputs
+ * (the entries for the leaves, one separator per page of the level below
+ * otherwise), level l's pages at blocks first_blkno[l].. except the top
+ * page, which goes to root_blkno.  header[0] and header[1] are the first
+ * GBT_BODY_OFFSET bytes of an empty leaf and inner page (PostgreSQL's page
+ * header, which this library does not know).
+ */
+#define GBT_CUDA_MAX_LEVELS		16
+
+typedef struct GbtCudaTreePlan
+{
+	uint64_t	n;
+	uint32_t	nlevels;
+	uint32_t	root_blkno;
+	uint16_t	tree_flags;		/* GBT_F_NULLTREE or 0 */
+	uint16_t	pad[3];
+	uint64_t	npages[GBT_CUDA_MAX_LEVELS];
+	uint32_t	first_blkno[GBT_CUDA_MAX_LEVELS];
+	unsigned char header[2][64];
+} GbtCudaTreePlan;
+
+/*
+ * Lay out pages [first, first + count) of the tree in build order (level
+ * by level from the leaves, each level left to right; the top page last)
+ * from the sorted entries, on the device, and copy them into host memory
+ * (count * 8192 bytes).  The pages are what build.c's build_tree writes,
+ * byte for byte.  Call after gbt_cuda_sort_run().
+ */
+extern int	gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan,
+								 uint64_t first, uint32_t count, void *pages);
+
 /* Device milliseconds of the last run (sort only, no transfers). */
 extern double gbt_cuda_sort_last_ms(GbtCudaSort *s);
 

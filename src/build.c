@@ -1149,12 +1149,95 @@ build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 }
 
 /*
+ * Build one tree as build_tree does, from the n entries of GPU sort slot,
+ * with the pages laid out on the device and brought back a chunk at a
+ * time.  False when the GPU failed under gbtree.device = auto (the sort is
+ * then released): the caller lays the tree out again on the CPU, over the
+ * blocks written so far, which it rewrites with the same images.
+ */
+static bool
+build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint16 treeflag,
+				  int fillfactor, double *layout_ms)
+{
+	Size		npages[32];
+	int			nlevels = tree_levels(n, fillfactor, npages);
+	GbtCudaTreePlan plan;
+	PGAlignedBlock tmp;
+	BlockNumber first = w->nextblk;
+	BlockNumber blk = first;
+	uint64		total = 0;
+	int			chunk = gbt_gpu_layout_chunk();
+	char	   *buf;
+
+	if (nlevels > GBT_CUDA_MAX_LEVELS)
+		elog(ERROR, "gbtree build: a tree of %d levels", nlevels);
+	memset(&plan, 0, sizeof(plan));
+	plan.n = n;
+	plan.nlevels = nlevels;
+	plan.root_blkno = rootblk;
+	plan.tree_flags = treeflag;
+	for (int level = 0; level < nlevels; level++)
+	{
+		plan.npages[level] = npages[level];
+		total += npages[level];
+		if (level < nlevels - 1)
+		{
+			plan.first_blkno[level] = blk;
+			blk += npages[level];
+		}
+	}
+	/* the page header is PostgreSQL's: the device copies it */
+	gbt_init_page((Page) tmp.data, true, 0, 0);
+	memcpy(plan.header[0], tmp.data, sizeof(plan.header[0]));
+	gbt_init_page((Page) tmp.data, false, 1, 0);
+	memcpy(plan.header[1], tmp.data, sizeof(plan.header[1]));
+
+	buf = palloc((Size) chunk * BLCKSZ);
+	for (uint64 from = 0; from < total; from += chunk)
+	{
+		int			cnt = (int) Min((uint64) chunk, total - from);
+
+		/* one request at a time: a device copy shipment may be in flight */
+		if (w->load)
+			gbt_gpu_load_wait(w->load);
+		if (!gbt_gpu_layout_pages(w->index, slot, &plan, from, cnt, buf, layout_ms))
+		{
+			pfree(buf);
+			return false;
+		}
+		for (int j = 0; j < cnt; j++)
+		{
+			uint64		pageno = from + j;
+			char	   *img = buf + (Size) j * BLCKSZ;
+			GbtPageOpaque op = gbt_page_opaque(img);
+			Page		page = writer_page(w, pageno == total - 1 ? rootblk :
+										   first + (BlockNumber) pageno);
+
+			memcpy(page, img, BLCKSZ);
+			if (op->flags & GBT_F_LEAF)
+			{
+				w->done += op->nused;
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, w->done);
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+	w->nextblk = blk;
+	return true;
+}
+
+/*
  * Lay out and write the index.  load_device: a GPU build, whose index
- * goes onto the device as it is written.
+ * goes onto the device as it is written.  dev_slot >= 0: the values'
+ * entries sorted on the device by that GPU sort, whose pages the device
+ * lays out; values then reads unsorted, the same entries in host memory,
+ * which the CPU sorts and lays out should the GPU fail (*dev_failed).
  */
 static void
 write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
-			bool use_wal, bool load_device)
+			bool use_wal, bool load_device, int dev_slot, GbtEntry *unsorted,
+			double *layout_ms, bool *dev_failed)
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
 	int			ff = gbt_get_fillfactor(index);
@@ -1174,7 +1257,29 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 
 	PG_TRY();
 	{
-		build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+		if (dev_slot >= 0)
+		{
+			if (build_tree_device(w, dev_slot, n, GBT_ROOT_BLKNO, 0, ff, layout_ms))
+				gbt_gpu_sort_release(dev_slot, true);
+			else
+			{
+				GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+															 Max(n, 1) * sizeof(GbtEntry));
+
+				gbt_gpu_sort_abort(dev_slot);
+				dev_slot = -1;
+				*dev_failed = true;
+				writer_flush(w);
+				w->nextblk = GBT_FIRST_FREE_BLKNO;
+				w->done = 0;
+				gbt_radix_sort(unsorted, scratch, n);
+				pfree(scratch);
+				build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+			}
+			dev_slot = -1;
+		}
+		else
+			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
 		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
 		meta = writer_page(w, GBT_META_BLKNO);
 		gbt_init_metapage(meta, index, n + nnulls);
@@ -1186,6 +1291,8 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	{
 		if (w->load)
 			gbt_gpu_load_abort(w->load);
+		if (dev_slot >= 0)
+			gbt_gpu_sort_abort(dev_slot);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -1211,7 +1318,10 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		scan_ms,
 				sort_ms,
 				write_ms,
-				merge_ms = 0;
+				merge_ms = 0,
+				layout_ms = 0;
+	int			dev_slot = -1;	/* entries sorted and kept on the device */
+	bool		dev_failed = false;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -1268,7 +1378,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		source_from_runs(&vsrc, &bs, 'v', fs, INT_MAX);
 		source_from_runs(&nsrc, &bs, 'n', fs, INT_MAX);
 		write_index(index, &vsrc, bs.spilled_v, &nsrc, bs.spilled_n, RelationNeedsWAL(index),
-					bs.gpu_runs > 0);
+					bs.gpu_runs > 0, -1, NULL, NULL, NULL);
 		source_end(&vsrc);
 		source_end(&nsrc);
 		end_parallel(&pb);
@@ -1305,8 +1415,15 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		if (bs.nentries > 1 && gbt_gpu_wanted(bs.nentries))
 		{
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
-			if (gbt_gpu_sort_entries(index, bs.entries, scratch, bs.nentries,
-									 bs.tid_sorted, &gtimes))
+			if (gbt_gpu_can_layout(bs.nentries))
+			{
+				/* sorted and laid out on the device; bs.entries stay as they are */
+				dev_slot = gbt_gpu_sort_keep(index, bs.entries, bs.nentries, bs.tid_sorted,
+											 &gtimes);
+				on_gpu = (dev_slot >= 0);
+			}
+			else if (gbt_gpu_sort_entries(index, bs.entries, scratch, bs.nentries,
+										  bs.tid_sorted, &gtimes))
 			{
 				GbtEntry   *sorted = scratch;
 
@@ -1351,13 +1468,22 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		source_from_array(&nsrc, bs.nulls, bs.nnulls);
 		/* the first GPU scan of a GPU-built index finds it on the device */
 		write_index(index, &vsrc, bs.nentries, &nsrc, bs.nnulls, RelationNeedsWAL(index),
-					on_gpu);
+					on_gpu, dev_slot, bs.entries, &layout_ms, &dev_failed);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	write_ms = INSTR_TIME_GET_MILLISEC(t1);
 
-	if (on_gpu)
+	if (dev_slot >= 0)
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (to the device %.1f ms, device sort %.1f ms in %.1f ms of requests), %s %.1f ms",
+								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),
+								 scan_ms, Max(nparticipants, 1), sort_ms, gtimes.to_device_ms,
+								 gtimes.sort_ms, gtimes.run_ms,
+								 dev_failed ? "the GPU failed laying out the pages: sorted and laid out on the CPU, written, with device copy," :
+								 psprintf("pages laid out on the device and brought back (%.1f ms of requests), written, with device copy,", layout_ms),
+								 write_ms)));
+	else if (on_gpu)
 		ereport(DEBUG1,
 				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (%d run%s; to the device %.1f ms, device sort %.1f ms in %.1f ms of requests, back %.1f ms, merge %.1f ms), layout, write and device copy %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs.nentries + bs.nnulls),

@@ -27,6 +27,7 @@
 #include "utils/relcache.h"
 
 #include "gbtree.h"
+#include "gbtree_cuda_sort.h"	/* plain C: the tree plan of device layouts */
 
 /* gbtree.device */
 typedef enum GbtDeviceMode
@@ -98,8 +99,15 @@ typedef enum GbtGpuOp
 	GBT_OP_SORT_PUT,			/* entries [arg[1], +arg[2]) of sort arg[0] */
 	GBT_OP_SORT_RUN,			/* sort arg[0]; arg[1]: arrived in TID order */
 	GBT_OP_SORT_GET,			/* sorted entries [arg[1], +arg[2]) of sort arg[0] */
-	GBT_OP_SORT_END				/* free sort arg[0] */
+	GBT_OP_SORT_END,			/* free sort arg[0] */
+	GBT_OP_SORT_LAYOUT			/* pages [arg[1], +arg[2]) of sort arg[0]'s tree */
 } GbtGpuOp;
+
+/*
+ * Payload of SORT_LAYOUT: the tree's shape (GbtCudaTreePlan, plain C, in
+ * the first GBT_GPU_PLAN_SPACE bytes), then room for the pages.
+ */
+#define GBT_GPU_PLAN_SPACE	1024
 
 #define GBT_GPU_MAX_SORTS		8	/* concurrent GPU index builds */
 
@@ -187,6 +195,8 @@ typedef struct GbtGpuShared
 	uint64		fallback_error;
 	uint64		gpu_builds;
 	uint64		gpu_build_runs; /* sorted runs of those builds */
+	uint64		gpu_build_layouts;	/* of those, laid out on the device */
+	bool		can_layout;		/* the library lays out pages (SORT_LAYOUT) */
 	uint64		staged_batches;
 	bool		staging_busy;	/* one user at a time; see gpu_client.c */
 	char		last_fallback[160];
@@ -233,6 +243,16 @@ typedef struct GbtGpuSortTimes
 extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,
 								 Size n, bool tid_sorted, GbtGpuSortTimes *times);
 
+/* Builds laid out on the device */
+extern bool gbt_gpu_can_layout(Size n);
+extern int	gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
+							  GbtGpuSortTimes *times);
+extern int	gbt_gpu_layout_chunk(void);
+extern bool gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan,
+								 uint64 first, int count, char *pages, double *ms);
+extern void gbt_gpu_sort_release(int slot, bool laid_out);
+extern void gbt_gpu_sort_abort(int slot);
+
 /* Loading a new index onto the device as CREATE INDEX writes it */
 typedef struct GbtGpuPageLoad GbtGpuPageLoad;
 extern GbtGpuPageLoad *gbt_gpu_load_begin(Relation index, BlockNumber nblocks);
@@ -240,5 +260,6 @@ extern char *gbt_gpu_load_next(GbtGpuPageLoad *ld, int n);
 extern void gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n);
 extern void gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks);
 extern void gbt_gpu_load_abort(GbtGpuPageLoad *ld);
+extern void gbt_gpu_load_wait(GbtGpuPageLoad *ld);
 
 #endif							/* GBTREE_GPU_H */

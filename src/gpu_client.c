@@ -138,9 +138,9 @@ gbt_gpu_define_gucs(void)
 	DefineCustomIntVariable("gbtree.gpu_inject_fault",
 							"Testing only: 1 makes the GPU service fail this session's lookups and builds as a device error would.",
 							"2 makes the GPU service exit, as a crash would, when it receives this session's "
-							"next build data.",
+							"next build data; 3 when it lays out a build's pages past the first chunk.",
 							&gbt_gpu_inject_fault,
-							0, 0, 2,
+							0, 0, 3,
 							PGC_SUSET,
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
@@ -1094,16 +1094,16 @@ sort_end(uint64 slot)
 }
 
 /*
- * One GPU sort: n entries from in, sorted by (key, TID) into out; adds its
- * times to *times.  Returns 0 or the service's error code (errbuf says
- * why).
+ * Start a GPU sort of n entries from in: entries onto the device, then
+ * sorted there; adds to *times.  Returns 0 with the sort's slot in *slot
+ * (the caller ends it with sort_end), or the service's error code
+ * (errbuf says why) with the sort already ended.
  */
 static int
-sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
-			 GbtGpuSortTimes *times, char *errbuf, Size errlen)
+sort_start(const GbtEntry *in, Size n, bool tid_sorted, GbtGpuSortTimes *times,
+		   uint64 *slot, char *errbuf, Size errlen)
 {
 	uint64		args[3];
-	uint64		slot = 0;
 	int			rc;
 	Size		chunk;
 	double		sort_ms = 0;
@@ -1116,7 +1116,8 @@ sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
 
 	args[0] = n;
 	args[1] = args[2] = 0;
-	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
+	*slot = 0;
+	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, slot, NULL,
 						 errbuf, errlen);
 	if (rc != 0)
 	{
@@ -1134,7 +1135,7 @@ sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
 			char	   *buf = transfer_buffer(cnt * sizeof(GbtEntry), &seg);
 
 			memcpy(buf, in + off, cnt * sizeof(GbtEntry));
-			args[0] = slot;
+			args[0] = *slot;
 			args[1] = off;
 			args[2] = cnt;
 			rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
@@ -1148,7 +1149,7 @@ sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
 		if (rc == 0)
 		{
 			INSTR_TIME_SET_CURRENT(t0);
-			args[0] = slot;
+			args[0] = *slot;
 			args[1] = tid_sorted ? 1 : 0;
 			args[2] = 0;
 			rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, NULL, &sort_ms,
@@ -1158,6 +1159,42 @@ sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
 			INSTR_TIME_SUBTRACT(t1, t0);
 			times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
 		}
+	}
+	PG_CATCH();
+	{
+		staging_release();
+		sort_end(*slot);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (rc != 0)
+		sort_end(*slot);
+	return rc;
+}
+
+/*
+ * One GPU sort: n entries from in, sorted by (key, TID) into out; adds its
+ * times to *times.  Returns 0 or the service's error code (errbuf says
+ * why).
+ */
+static int
+sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
+			 GbtGpuSortTimes *times, char *errbuf, Size errlen)
+{
+	uint64		args[3];
+	uint64		slot;
+	int			rc;
+	Size		chunk;
+	instr_time	t0,
+				t1;
+
+	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
+			 gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
+	rc = sort_start(in, n, tid_sorted, times, &slot, errbuf, errlen);
+	if (rc != 0)
+		return rc;
+	PG_TRY();
+	{
 		INSTR_TIME_SET_CURRENT(t0);
 		for (Size off = 0; off < n && rc == 0; off += chunk)
 		{
@@ -1249,6 +1286,127 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 	sh->gpu_build_runs += times->nruns;
 	SpinLockRelease(&sh->mutex);
 	return true;
+}
+
+/*
+ * Builds whose pages are laid out on the device.  gbt_gpu_sort_keep sorts
+ * the entries as gbt_gpu_sort_entries does but leaves them on the device;
+ * gbt_gpu_layout_pages then brings back the pages of a tree laid out from
+ * them, chunk by chunk, as the build writes them; gbt_gpu_sort_release
+ * frees the device's entries.  Only for builds one sort takes whole (no
+ * runs to merge), and only with a library that lays pages out.
+ */
+bool
+gbt_gpu_can_layout(Size n)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	return sh != NULL && sh->state == GBT_SVC_READY && sh->can_layout &&
+		n <= sort_run_entries() && gbt_gpu_inject_fault != 1;
+}
+
+/* Returns the sort's slot, or -1 (see gpu_failed) */
+int
+gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
+				  GbtGpuSortTimes *times)
+{
+	char		errbuf[256];
+	uint64		slot;
+	int			rc;
+
+	memset(times, 0, sizeof(*times));
+	if (!service_usable(index, true))
+		return -1;
+	errbuf[0] = '\0';
+	rc = sort_start(in, n, tid_sorted, times, &slot, errbuf, sizeof(errbuf));
+	if (rc != 0)
+	{
+		(void) gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU sort failed",
+						  fallback_counter(rc));
+		return -1;
+	}
+	times->nruns = 1;
+	times->run_entries = n;
+	return (int) slot;
+}
+
+/* Pages in one layout request: the staging area's worth, at most 8 MB */
+int
+gbt_gpu_layout_chunk(void)
+{
+	Size		room = gbt_gpu_staging_size > GBT_GPU_PLAN_SPACE ?
+		gbt_gpu_staging_size - GBT_GPU_PLAN_SPACE : 0;
+
+	return (int) Max(16, Min(1024, room / BLCKSZ));
+}
+
+/*
+ * Pages [first, first + count) of plan's tree (count at most
+ * gbt_gpu_layout_chunk()) into pages.  False when the GPU could not (see
+ * gpu_failed); the caller still ends the sort (gbt_gpu_sort_abort).
+ */
+bool
+gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan, uint64 first,
+					 int count, char *pages, double *ms)
+{
+	char		errbuf[256];
+	uint64		args[3];
+	dsm_segment *seg;
+	char	   *buf;
+	int			rc;
+	instr_time	t0,
+				t1;
+
+	StaticAssertStmt(sizeof(GbtCudaTreePlan) <= GBT_GPU_PLAN_SPACE, "plan too large");
+	INSTR_TIME_SET_CURRENT(t0);
+	errbuf[0] = '\0';
+	buf = transfer_buffer(GBT_GPU_PLAN_SPACE + (Size) count * BLCKSZ, &seg);
+	memcpy(buf, plan, sizeof(GbtCudaTreePlan));
+	args[0] = slot;
+	args[1] = first;
+	args[2] = count;
+	PG_TRY();
+	{
+		rc = submit_and_wait(GBT_OP_SORT_LAYOUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
+							 errbuf, sizeof(errbuf));
+		if (rc == 0)
+			memcpy(pages, buf + GBT_GPU_PLAN_SPACE, (Size) count * BLCKSZ);
+	}
+	PG_CATCH();
+	{
+		transfer_done(seg);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	transfer_done(seg);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	*ms += INSTR_TIME_GET_MILLISEC(t1);
+	if (rc != 0)
+		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU could not lay out the pages",
+						  fallback_counter(rc));
+	return true;
+}
+
+/* After an error: free the device's entries, no questions asked */
+void
+gbt_gpu_sort_abort(int slot)
+{
+	sort_end(slot);
+}
+
+void
+gbt_gpu_sort_release(int slot, bool laid_out)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	sort_end(slot);
+	SpinLockAcquire(&sh->mutex);
+	sh->gpu_builds++;
+	sh->gpu_build_runs++;
+	if (laid_out)
+		sh->gpu_build_layouts++;
+	SpinLockRelease(&sh->mutex);
 }
 
 /*
@@ -1427,6 +1585,13 @@ gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
 		load_ship(ld);
 }
 
+/* Wait for the shipment in flight: before this backend's next request */
+void
+gbt_gpu_load_wait(GbtGpuPageLoad *ld)
+{
+	load_wait(ld);
+}
+
 /* Ship what is left and make the copy valid with nblocks blocks. */
 void
 gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
@@ -1564,6 +1729,7 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "staged_batches", snapp->staged_batches);
 	info_u64(rsinfo, "gpu_builds", snapp->gpu_builds);
 	info_u64(rsinfo, "gpu_build_runs", snapp->gpu_build_runs);
+	info_u64(rsinfo, "gpu_build_layouts", snapp->gpu_build_layouts);
 	info_u64(rsinfo, "gpu_keys", snapp->keys);
 	info_u64(rsinfo, "gpu_matches", snapp->matches);
 	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);

@@ -65,6 +65,9 @@ typedef struct GbtCudaApi
 							 uint64_t count);
 	double		(*sort_last_ms) (GbtCudaSort *s);
 	void		(*sort_free) (GbtCudaSort *s);
+	/* the build's page layout: optional (NULL: the CPU lays pages out) */
+	int			(*sort_layout) (GbtCudaSort *s, const GbtCudaTreePlan *plan,
+								uint64_t first, uint32_t count, void *pages);
 	int			(*host_register) (void *ptr, size_t bytes);
 } GbtCudaApi;
 
@@ -293,10 +296,13 @@ service_open_device(void)
 	cuda.sort_get = dlsym(lib, "gbt_cuda_sort_get");
 	cuda.sort_last_ms = dlsym(lib, "gbt_cuda_sort_last_ms");
 	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
+	cuda.sort_layout = dlsym(lib, "gbt_cuda_sort_layout");
 	cuda.host_register = resolve(lib, "gbt_cuda_host_register");
 	if (!cuda.sort_create || !cuda.sort_put || !cuda.sort_run || !cuda.sort_get ||
 		!cuda.sort_last_ms || !cuda.sort_free)
 		cuda.sort_create = NULL;
+	if (cuda.sort_create == NULL)
+		cuda.sort_layout = NULL;
 
 	if (cuda.probe(desc, sizeof(desc), &mem_total) != 0)
 	{
@@ -566,6 +572,22 @@ serve_sort(GbtGpuRequest *req, char *payload)
 		case GBT_OP_SORT_GET:
 			rc = cuda.sort_get(dev_sort[i], req->arg[1], (uint64_t *) payload, req->arg[2]);
 			break;
+		case GBT_OP_SORT_LAYOUT:
+			if (cuda.sort_layout == NULL)
+			{
+				strlcpy(req->errmsg, "libgbtree_cuda.so does not lay out pages", sizeof(req->errmsg));
+				return GBT_CUDA_EINVAL;
+			}
+			/* past the first chunk, so that the build has written pages */
+			if (req->inject_fault == 3 && req->arg[1] > 0)
+			{
+				ereport(LOG,
+						(errmsg("gbtree gpu service: exiting while laying out a build's pages, as gbtree.gpu_inject_fault asks")));
+				proc_exit(1);
+			}
+			rc = cuda.sort_layout(dev_sort[i], (const GbtCudaTreePlan *) payload, req->arg[1],
+								  (uint32_t) req->arg[2], payload + GBT_GPU_PLAN_SPACE);
+			break;
 		case GBT_OP_SORT_END:
 			cuda.sort_free(dev_sort[i]);
 			dev_sort[i] = NULL;
@@ -621,6 +643,7 @@ gbt_gpu_service_main(Datum arg)
 
 	SpinLockAcquire(&sh->mutex);
 	sh->service_pgprocno = MyProc->pgprocno;
+	sh->can_layout = (cuda.sort_layout != NULL);
 	sh->state = GBT_SVC_READY;
 	strlcpy(sh->detail, "ready", sizeof(sh->detail));
 	SpinLockRelease(&sh->mutex);
@@ -675,6 +698,7 @@ gbt_gpu_service_main(Datum arg)
 						break;
 					case GBT_OP_SORT_PUT:
 					case GBT_OP_SORT_GET:
+					case GBT_OP_SORT_LAYOUT:
 						rc = serve_sort(req, payload);
 						break;
 					default:

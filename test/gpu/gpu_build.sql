@@ -112,7 +112,14 @@ BEGIN
 END
 $f$;
 
+SELECT value AS l0 FROM gbtree_device_info() WHERE name = 'gpu_build_layouts' \gset
 SELECT pg_temp.build_compare(name, typ, expr, opts, :rows) FROM gb_types ORDER BY name;
+-- those builds fit one GPU sort: their pages were laid out on the device
+-- (2 GPU builds per type), and are the CPU's byte for byte (above)
+SELECT CASE WHEN value::int8 - :l0 = 2 * (SELECT count(*) FROM gb_types)
+            THEN 'ok   the GPU builds above laid their pages out on the device (' || value::int8 - :l0 || ' builds)'
+            ELSE 'FAIL device layouts: gpu_build_layouts ' || :l0 || ' -> ' || value END
+  FROM gbtree_device_info() WHERE name = 'gpu_build_layouts';
 
 -- More entries than one GPU sort takes (gbtree.gpu_sort_run, here a small
 -- odd number, so run boundaries split duplicate runs): sorted runs on the

@@ -295,6 +295,23 @@ EOF
     [ "$r" = "checked 3000000" ] && ok "build: the service crashed mid-build under auto: built on the CPU, complete, checks" ||
         bad "build: service crash mid-build: $r"
     wait_ready || bad "service did not come back after the build test"
+    # the service dies while it lays out the pages (some already written);
+    # room for all entries at once, since only such builds are laid out on
+    # the device
+    q -c "DROP INDEX IF EXISTS fb_k" >/dev/null
+    r=$(q -c "SET maintenance_work_mem = '256MB'; SET gbtree.gpu_inject_fault = 3; CREATE INDEX fb_k ON fb USING gbtree (k)" -c "SELECT 'checked ' || count(*) FROM gbtree_check('fb_k', true), fb WHERE k IS NOT NULL" 2>&1 | tail -n 1)
+    [ "$r" = "checked 3000000" ] && ok "build: the service crashed laying out pages under auto: laid out on the CPU, complete, checks" ||
+        bad "build: service crash during the device layout: $r"
+    wait_ready || bad "service did not come back after the layout crash test"
+    q -c "DROP INDEX IF EXISTS fb_k" >/dev/null
+    r=$(q -c "SET maintenance_work_mem = '256MB'; SET gbtree.gpu_inject_fault = 3; SET gbtree.device = gpu; CREATE INDEX fb_k ON fb USING gbtree (k)" 2>&1 | tail -n 3)
+    left=$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'fb_k'")
+    case $r in
+        *"GPU cannot build"*) [ "$left" = 0 ] && ok "build: service crash laying out pages under gpu: clear error, no index left" ||
+            bad "build: layout crash under gpu left $left index(es)" ;;
+        *) bad "build: layout crash under gpu: $r" ;;
+    esac
+    wait_ready || bad "service did not come back after the layout crash test"
     q -c "DROP TABLE fb" >/dev/null
 
     # 5. DROP INDEX frees the device copy

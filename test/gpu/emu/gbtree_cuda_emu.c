@@ -24,6 +24,7 @@
 #include "gbtree_node.h"
 #include "gbtree_cuda.h"
 #include "gbtree_cuda_sort.h"
+#include "gbtree_layout.h"
 
 #ifndef Max
 #define Max(a, b)	((a) > (b) ? (a) : (b))
@@ -42,6 +43,8 @@ struct GbtCudaCopy
 struct GbtCudaSort
 {
 	uint64_t   *e;				/* n (key, tid) pairs */
+	uint64_t   *keys;			/* the sorted entries split, for layouts */
+	uint64_t   *tids;
 	uint64_t	n;
 };
 
@@ -375,6 +378,46 @@ gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted)
 {
 	/* (key, TID) is unique, so an unstable sort gives the one order */
 	qsort(s->e, s->n, sizeof(uint64_t) * 2, cmp_entry);
+	free(s->keys);
+	free(s->tids);
+	s->keys = s->tids = NULL;
+	return 0;
+}
+
+/* The device's layout, word by word with gbtree_layout.h, as the kernel. */
+int
+gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first,
+					 uint32_t count, void *pages)
+{
+	uint64_t	total = 0;
+
+	if (plan->n != s->n || plan->nlevels < 1 || plan->nlevels > GBT_CUDA_MAX_LEVELS)
+		return fail(GBT_CUDA_EINVAL, "sort_layout: the plan does not fit the sort");
+	for (uint32_t l = 0; l < plan->nlevels; l++)
+		total += plan->npages[l];
+	if (first > total || count > total - first || plan->npages[plan->nlevels - 1] != 1)
+		return fail(GBT_CUDA_EINVAL, "sort_layout: pages outside the tree");
+	if (s->keys == NULL)
+	{
+		s->keys = malloc(sizeof(uint64_t) * Max(s->n, 1));
+		s->tids = malloc(sizeof(uint64_t) * Max(s->n, 1));
+		if (s->keys == NULL || s->tids == NULL)
+			return fail(GBT_CUDA_ENOMEM, "out of memory");
+		for (uint64_t i = 0; i < s->n; i++)
+		{
+			s->keys[i] = s->e[2 * i];
+			s->tids[i] = s->e[2 * i + 1];
+		}
+	}
+	for (uint32_t j = 0; j < count; j++)
+	{
+		GbtLayoutPage lp;
+		uint64_t   *page = (uint64_t *) pages + (uint64_t) j * GBT_LAYOUT_PAGE_WORDS;
+
+		gbt_layout_locate(plan, first + j, &lp);
+		for (int w = 0; w < GBT_LAYOUT_PAGE_WORDS; w++)
+			page[w] = gbt_layout_word(plan, &lp, s->keys, s->tids, w);
+	}
 	return 0;
 }
 
@@ -399,6 +442,8 @@ gbt_cuda_sort_free(GbtCudaSort *s)
 	if (s)
 	{
 		free(s->e);
+		free(s->keys);
+		free(s->tids);
 		free(s);
 	}
 }
