@@ -20,7 +20,8 @@
 
 struct GbtCudaSort
 {
-	uint64_t	n;				/* capacity in entries */
+	uint64_t	cap;			/* room in entries */
+	uint64_t	n;				/* entries put: the end of the furthest put */
 	uint64_t   *keys[2];
 	uint64_t   *tids[2];
 	int			cur;			/* which buffer holds the data */
@@ -123,8 +124,71 @@ gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out)
 		gbt_cuda_sort_free(s);
 		return rc;
 	}
-	s->n = n;
+	s->cap = n;
+	s->n = 0;
 	*out = s;
+	return 0;
+}
+
+/*
+ * Room for at least want entries: new buffers, the entries so far copied
+ * over (a build streaming more entries than its estimate).
+ */
+static int
+grow(GbtCudaSort *s, uint64_t want)
+{
+	uint64_t	cap = s->cap + s->cap / 2;
+	uint64_t   *k[2] = {NULL, NULL};
+	uint64_t   *t[2] = {NULL, NULL};
+	void	   *temp = NULL;
+	size_t		temp_bytes = 0;
+	cudaError_t e = cudaSuccess;
+
+	if (cap < want)
+		cap = want;
+	for (int i = 0; i < 2 && e == cudaSuccess; i++)
+	{
+		e = cudaMalloc(&k[i], (size_t) cap * sizeof(uint64_t));
+		if (e == cudaSuccess)
+			e = cudaMalloc(&t[i], (size_t) cap * sizeof(uint64_t));
+	}
+	if (e == cudaSuccess)
+	{
+		cub::DoubleBuffer<uint64_t> kb(k[0], k[1]);
+		cub::DoubleBuffer<uint64_t> vb(t[0], t[1]);
+
+		e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, kb, vb, (int64_t) cap);
+		if (e == cudaSuccess)
+			e = cudaMalloc(&temp, temp_bytes ? temp_bytes : 1);
+	}
+	if (e == cudaSuccess && s->n > 0)
+		e = cudaMemcpy(k[0], s->keys[s->cur], (size_t) s->n * sizeof(uint64_t),
+					   cudaMemcpyDeviceToDevice);
+	if (e == cudaSuccess && s->n > 0)
+		e = cudaMemcpy(t[0], s->tids[s->cur], (size_t) s->n * sizeof(uint64_t),
+					   cudaMemcpyDeviceToDevice);
+	if (e != cudaSuccess)
+	{
+		for (int i = 0; i < 2; i++)
+		{
+			cudaFree(k[i]);
+			cudaFree(t[i]);
+		}
+		cudaFree(temp);
+		return cuda_fail(e, "growing the build's sort buffers");
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		cudaFree(s->keys[i]);
+		cudaFree(s->tids[i]);
+		s->keys[i] = k[i];
+		s->tids[i] = t[i];
+	}
+	cudaFree(s->temp);
+	s->temp = temp;
+	s->temp_bytes = temp_bytes;
+	s->cur = 0;
+	s->cap = cap;
 	return 0;
 }
 
@@ -160,7 +224,13 @@ gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint
 {
 	int			rc;
 
-	if ((rc = begin_transfer(s, offset, count, "sort_put")) != 0 || count == 0)
+	if (s == NULL || offset + count < offset)
+		return GBT_CUDA_EINVAL;
+	if (offset + count > s->cap && (rc = grow(s, offset + count)) != 0)
+		return rc;
+	if (count == 0)
+		return 0;
+	if ((rc = ensure_scratch(s, count)) != 0)
 		return rc;
 	CHECK(cudaMemcpy(s->scratch, entries, (size_t) count * 2 * sizeof(uint64_t),
 					 cudaMemcpyHostToDevice), "copying entries to the device");
@@ -168,6 +238,8 @@ gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint
 											s->tids[s->cur] + offset, count);
 	CHECK(cudaGetLastError(), "splitting entries");
 	CHECK(cudaDeviceSynchronize(), "splitting entries");
+	if (offset + count > s->n)
+		s->n = offset + count;
 	return 0;
 }
 
@@ -228,6 +300,12 @@ gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset, uint64_t *entries, uint64_t c
 	CHECK(cudaMemcpy(entries, s->scratch, (size_t) count * 2 * sizeof(uint64_t),
 					 cudaMemcpyDeviceToHost), "copying sorted entries back");
 	return 0;
+}
+
+extern "C" uint64_t
+gbt_cuda_sort_count(GbtCudaSort *s)
+{
+	return s ? s->n : 0;
 }
 
 extern "C" double

@@ -30,12 +30,20 @@ typedef struct GbtCudaSort GbtCudaSort;
 /* Room on the device for n entries (GBT_CUDA_ENOMEM when it does not fit). */
 extern int	gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out);
 
-/* Entries [offset, offset + count) from host memory (key, tid pairs). */
+/*
+ * Entries [offset, offset + count) from host memory (key, tid pairs).
+ * Puts beyond the room grow it (a build streaming more entries than it
+ * expected); the sort holds entries up to the end of the furthest put,
+ * and its caller fills every one of them.
+ */
 extern int	gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset,
 							  const uint64_t *entries, uint64_t count);
 
+/* Entries the sort holds: the end of the furthest put. */
+extern uint64_t gbt_cuda_sort_count(GbtCudaSort *s);
+
 /*
- * Sort the n entries put so far by (key, tid >> 16); tid_sorted says they
+ * Sort the entries put so far by (key, tid >> 16); tid_sorted says they
  * arrived in TID order (a serial heap scan), which saves the TID passes.
  */
 extern int	gbt_cuda_sort_run(GbtCudaSort *s, int tid_sorted);

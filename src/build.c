@@ -88,7 +88,25 @@ typedef struct GbtBuildState
 	int			nruns;
 	int			maxruns;
 	int			gpu_runs;		/* runs the GPU sorted */
+	bool		cpu_only;		/* a GPU build failed: everything on the CPU */
+
+	/*
+	 * Streaming to the device (stream_slot >= 0): values go to the GPU
+	 * sort in chunks of GBT_STREAM_CHUNK as the scan finds them, at offsets
+	 * reserved in *stream_next; entries[] only holds the chunk being
+	 * filled.  Any participant's failure sets *stream_bad, and the build
+	 * starts over on the CPU.
+	 */
+	int			stream_slot;
+	pg_atomic_uint64 *stream_next;
+	pg_atomic_uint32 *stream_bad;
+	bool		stream_failed;
+	Size		streamed;		/* this participant's values sent */
+	uint64		last_tid;		/* the previous value's TID */
+	char		stream_err[160];
 } GbtBuildState;
+
+#define GBT_STREAM_CHUNK	((Size) 512 * 1024)	/* 8 MB of entries */
 
 typedef struct GbtPageWriter
 {
@@ -211,7 +229,7 @@ sort_entries(GbtBuildState *bs, GbtEntry *arr, GbtEntry *scratch, Size n, bool t
 {
 	GbtGpuSortTimes gtimes;
 
-	if (!nulls && n > 1 && bs->worker < 0 && gbt_gpu_wanted(n) &&
+	if (!nulls && n > 1 && bs->worker < 0 && !bs->cpu_only && gbt_gpu_wanted(n) &&
 		gbt_gpu_sort_entries(bs->index, arr, scratch, n, tid_sorted, &gtimes))
 	{
 		bs->gpu_runs++;
@@ -291,11 +309,74 @@ spill(GbtBuildState *bs, bool nulls)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/* Send the chunk of values in memory to the device. */
+static void
+stream_flush(GbtBuildState *bs)
+{
+	uint64		off;
+
+	if (bs->nentries == 0)
+		return;
+	if (!bs->stream_failed)
+	{
+		off = pg_atomic_fetch_add_u64(bs->stream_next, bs->nentries);
+		if (pg_atomic_read_u32(bs->stream_bad) != 0)
+			bs->stream_failed = true;	/* someone else failed: stop */
+		else if (!gbt_gpu_stream_put(bs->stream_slot, off, bs->entries, bs->nentries,
+									 bs->stream_err, sizeof(bs->stream_err)))
+		{
+			bs->stream_failed = true;
+			pg_atomic_write_u32(bs->stream_bad, 1);
+		}
+	}
+	bs->streamed += bs->nentries;
+	bs->nentries = 0;
+	CHECK_FOR_INTERRUPTS();
+}
+
 static void
 gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 				   bool *isnull, bool tupleIsAlive, void *state)
 {
 	GbtBuildState *bs = (GbtBuildState *) state;
+
+	if (bs->stream_slot >= 0)
+	{
+		bs->heaptuples += 1;
+		if (bs->stream_failed)
+			return;				/* the build starts over on the CPU */
+		if (isnull[0])
+		{
+			if (bs->nnulls >= bs->limit)
+			{
+				strlcpy(bs->stream_err, "more NULLs than maintenance_work_mem holds",
+						sizeof(bs->stream_err));
+				bs->stream_failed = true;
+				pg_atomic_write_u32(bs->stream_bad, 1);
+				return;
+			}
+			if (bs->nnulls == bs->nullcap)
+				grow(&bs->nulls, &bs->nullcap, bs->limit);
+			bs->nulls[bs->nnulls].key = 0;
+			bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
+			bs->nnulls++;
+		}
+		else
+		{
+			uint16		flags;
+			uint64		key = gbt_index_key(bs->info, values[0], &flags);
+			uint64		t = gbt_tid_from_itemptr(tid, flags);
+
+			if (bs->last_tid > t)
+				bs->tid_sorted = false;
+			bs->last_tid = t;
+			bs->entries[bs->nentries].key = key;
+			bs->entries[bs->nentries].tid = t;
+			if (++bs->nentries == GBT_STREAM_CHUNK)
+				stream_flush(bs);
+		}
+		return;
+	}
 
 	if (isnull[0])
 	{
@@ -347,6 +428,9 @@ typedef struct GbtBuildShared
 	slock_t		mutex;
 	double		heaptuples;		/* summed over workers */
 	Size		limit;			/* entries each participant holds in memory */
+	int			stream_slot;	/* streaming to this GPU sort, or -1 */
+	pg_atomic_uint64 stream_next;
+	pg_atomic_uint32 stream_bad;
 	SharedFileSet fileset;
 	/* then the ParallelTableScanDesc */
 } GbtBuildShared;
@@ -435,11 +519,33 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	bs.limit = shared->limit;
 	bs.worker = ParallelWorkerNumber;
 	bs.fileset = &shared->fileset.fs;
+	bs.stream_slot = shared->stream_slot;
+	bs.stream_next = &shared->stream_next;
+	bs.stream_bad = &shared->stream_bad;
+	if (bs.stream_slot >= 0)
+	{
+		bs.entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+		bs.capacity = GBT_STREAM_CHUNK;
+	}
 	table_index_build_scan(heap, index, indexInfo, true, false,
 						   gbt_build_callback, (void *) &bs,
 						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
 
-	if (bs.nruns_v + bs.nruns_n > 0)
+	if (bs.stream_slot >= 0)
+	{
+		/* the values are on the device: only the NULLs go to the leader */
+		stream_flush(&bs);
+		if (!bs.stream_failed)
+		{
+			snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
+			write_entries(&shared->fileset.fs, name, bs.nulls, bs.nnulls);
+		}
+		else if (bs.stream_err[0])
+			ereport(DEBUG1,
+					(errmsg_internal("gbtree build worker %d stops streaming to the GPU: %s",
+									 ParallelWorkerNumber, bs.stream_err)));
+	}
+	else if (bs.nruns_v + bs.nruns_n > 0)
 	{
 		/* spilled already: the rest as runs too */
 		spill(&bs, false);
@@ -455,7 +561,7 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	}
 	reports[ParallelWorkerNumber].nruns_v = bs.nruns_v;
 	reports[ParallelWorkerNumber].nruns_n = bs.nruns_n;
-	reports[ParallelWorkerNumber].nvalues = bs.nentries + bs.spilled_v;
+	reports[ParallelWorkerNumber].nvalues = bs.nentries + bs.spilled_v + bs.streamed;
 	reports[ParallelWorkerNumber].nnulls = bs.nnulls + bs.spilled_n;
 	SpinLockAcquire(&shared->mutex);
 	shared->heaptuples += bs.heaptuples;
@@ -546,6 +652,9 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 	SpinLockInit(&shared->mutex);
 	shared->heaptuples = 0;
 	shared->limit = entries_for_memory((Size) maintenance_work_mem / (request + 1));
+	shared->stream_slot = bs->stream_slot;
+	pg_atomic_init_u64(&shared->stream_next, 0);
+	pg_atomic_init_u32(&shared->stream_bad, 0);
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	table_parallelscan_initialize(heap, GbtBuildSharedScan(shared), snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_SHARED, shared);
@@ -566,13 +675,36 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 
 	/* the leader scans too (alone, if no worker could be started) */
 	bs->limit = shared->limit;
+	if (bs->stream_slot >= 0)
+	{
+		bs->stream_next = &shared->stream_next;
+		bs->stream_bad = &shared->stream_bad;
+	}
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   gbt_build_callback, (void *) bs,
 						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
+	if (bs->stream_slot >= 0)
+		stream_flush(bs);
 	WaitForParallelWorkersToFinish(pcxt);
 	bs->heaptuples += shared->heaptuples;
 	if (launched > 0)
 		bs->tid_sorted = false;	/* the parts interleave */
+
+	if (bs->stream_slot >= 0)
+	{
+		/* the workers' values are on the device; their NULLs come here */
+		bs->streamed = pg_atomic_read_u64(&shared->stream_next);
+		bs->stream_failed |= pg_atomic_read_u32(&shared->stream_bad) != 0;
+		for (int i = 0; i < launched && !bs->stream_failed; i++)
+		{
+			char		name[32];
+
+			snprintf(name, sizeof(name), "n%d", i);
+			read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
+		}
+		end_parallel(pb);
+		return launched + 1;
+	}
 
 	any_runs = bs->nruns > 0;
 	for (int i = 0; i < launched; i++)
@@ -1234,7 +1366,7 @@ build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint1
  * lays out; values then reads unsorted, the same entries in host memory,
  * which the CPU sorts and lays out should the GPU fail (*dev_failed).
  */
-static void
+static bool
 write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
 			bool use_wal, bool load_device, int dev_slot, GbtEntry *unsorted,
 			double *layout_ms, bool *dev_failed)
@@ -1246,7 +1378,8 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	w->index = index;
 	w->use_wal = use_wal;
 	w->nextblk = GBT_FIRST_FREE_BLKNO;
-	w->extended = 0;
+	/* a build started over after a GPU failure rewrites what it wrote */
+	w->extended = RelationGetNumberOfBlocks(index);
 	if (load_device)
 		w->load = gbt_gpu_load_begin(index, (BlockNumber) (GBT_FIRST_FREE_BLKNO +
 														   tree_blocks(n, ff) +
@@ -1261,6 +1394,15 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 		{
 			if (build_tree_device(w, dev_slot, n, GBT_ROOT_BLKNO, 0, ff, layout_ms))
 				gbt_gpu_sort_release(dev_slot, true);
+			else if (unsorted == NULL)
+			{
+				/* streamed: the entries are nowhere else; the caller starts over */
+				gbt_gpu_sort_abort(dev_slot);
+				if (w->load)
+					gbt_gpu_load_abort(w->load);
+				*dev_failed = true;
+				return false;
+			}
 			else
 			{
 				GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
@@ -1300,10 +1442,141 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	/* as nbtree: the pages bypassed shared buffers, so sync them now */
 	if (use_wal)
 		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+	return true;
 }
+
+/*
+ * The rest of a build that streamed its values to the device: sort them
+ * there, lay out and write the pages.  NULL when the GPU failed (under
+ * gbtree.device = auto; an ERROR under gpu): the caller starts over.
+ */
+static IndexBuildResult *
+build_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nparticipants)
+{
+	IndexBuildResult *result;
+	GbtGpuSortTimes gtimes;
+	instr_time	t0,
+				t1;
+	double		sort_ms,
+				write_ms,
+				layout_ms = 0;
+	bool		dev_failed = false;
+	int			slot = bs->stream_slot;
+	GbtSource	vsrc,
+				nsrc;
+
+	memset(&gtimes, 0, sizeof(gtimes));
+	if (bs->stream_failed)
+	{
+		gbt_gpu_sort_abort(slot);
+		gbt_gpu_stream_failed(index, bs->stream_err[0] ? bs->stream_err :
+							  "a participant of the scan could not stream to the GPU");
+		return NULL;
+	}
+	INSTR_TIME_SET_CURRENT(t0);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
+								 (int64) (bs->streamed + bs->nnulls));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
+	PG_TRY();
+	{
+		if (!gbt_gpu_stream_sort(index, slot, bs->streamed, bs->tid_sorted, &gtimes))
+			slot = -1;
+	}
+	PG_CATCH();
+	{
+		gbt_gpu_sort_abort(slot);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (slot < 0)
+	{
+		gbt_gpu_sort_abort(bs->stream_slot);
+		return NULL;
+	}
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
+	if (bs->nnulls > 1)
+	{
+		GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+													 bs->nnulls * sizeof(GbtEntry));
+
+		gbt_radix_sort(bs->nulls, scratch, bs->nnulls);
+		pfree(scratch);
+	}
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	sort_ms = INSTR_TIME_GET_MILLISEC(t1);
+
+	INSTR_TIME_SET_CURRENT(t0);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
+	source_from_array(&vsrc, NULL, 0);
+	source_from_array(&nsrc, bs->nulls, bs->nnulls);
+	if (!write_index(index, &vsrc, bs->streamed, &nsrc, bs->nnulls, RelationNeedsWAL(index),
+					 true, slot, NULL, &layout_ms, &dev_failed))
+		return NULL;
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	write_ms = INSTR_TIME_GET_MILLISEC(t1);
+
+	ereport(DEBUG1,
+			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries; heap scan, streaming the values to the device, %.1f ms (%d processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back (%.1f ms of requests), written, with device copy, %.1f ms",
+							 RelationGetRelationName(index), (size_t) (bs->streamed + bs->nnulls),
+							 scan_ms, nparticipants, sort_ms, gtimes.sort_ms, gtimes.run_ms,
+							 layout_ms, write_ms)));
+	result = palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = bs->heaptuples;
+	result->index_tuples = (double) (bs->streamed + bs->nnulls);
+	return result;
+}
+
+/* Values the heap will give, for sizing a streamed GPU sort (it grows). */
+static Size
+estimate_entries(Relation heap)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
+	double		reltuples = heap->rd_rel->reltuples;
+	BlockNumber relpages = heap->rd_rel->relpages;
+	double		est;
+
+	if (reltuples >= 0 && relpages > 0)
+		est = reltuples / relpages * nblocks;
+	else
+		est = (double) nblocks * 128;	/* never analyzed: narrow rows */
+	return (Size) Min(est * 1.05 + 1024, (double) MaxAllocHugeSize / sizeof(GbtEntry));
+}
+
+static IndexBuildResult *build_index(Relation heap, Relation index, IndexInfo *indexInfo,
+									 bool cpu_only);
 
 IndexBuildResult *
 gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	IndexBuildResult *result;
+
+	if (RelationGetNumberOfBlocks(index) != 0)
+		elog(ERROR, "index \"%s\" already contains data",
+			 RelationGetRelationName(index));
+	/* rebuilt in place (TRUNCATE): any device copy is of the old content */
+	gbt_gpu_forget(index);
+	if (indexInfo->ii_NumIndexKeyAttrs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree indexes support only one key column")));
+
+	result = build_index(heap, index, indexInfo, false);
+	/* a streamed GPU build failed under gbtree.device = auto: start over */
+	if (result == NULL)
+		result = build_index(heap, index, indexInfo, true);
+	return result;
+}
+
+/*
+ * The build.  NULL when a GPU build that streamed its entries to the
+ * device failed (under gbtree.device = auto; under gpu it is an ERROR):
+ * the entries are then nowhere else, so the caller starts over with
+ * cpu_only.
+ */
+static IndexBuildResult *
+build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 {
 	IndexBuildResult *result;
 	GbtBuildState bs;
@@ -1322,31 +1595,80 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				layout_ms = 0;
 	int			dev_slot = -1;	/* entries sorted and kept on the device */
 	bool		dev_failed = false;
-
-	if (RelationGetNumberOfBlocks(index) != 0)
-		elog(ERROR, "index \"%s\" already contains data",
-			 RelationGetRelationName(index));
-	/* rebuilt in place (TRUNCATE): any device copy is of the old content */
-	gbt_gpu_forget(index);
-	if (indexInfo->ii_NumIndexKeyAttrs != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("gbtree indexes support only one key column")));
+	pg_atomic_uint64 stream_next;	/* a serial streamed scan's */
+	pg_atomic_uint32 stream_bad;
 
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
 	bs.info = gbt_index_info(index);
 	bs.worker = -1;
 	bs.limit = entries_for_memory((Size) maintenance_work_mem);
+	bs.cpu_only = cpu_only;
+	bs.stream_slot = -1;
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree build",
 									 ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(buildcxt);
 
+	/*
+	 * A GPU build whose sort the device takes whole streams the values to
+	 * it during the scan, from every participant, and has the device lay
+	 * the pages out: no entries gather in the leader.
+	 */
+	if (!cpu_only)
+	{
+		Size		est = estimate_entries(heap);
+
+		if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est))
+			bs.stream_slot = gbt_gpu_stream_begin(index, est);
+		if (bs.stream_slot >= 0)
+		{
+			pg_atomic_init_u64(&stream_next, 0);
+			pg_atomic_init_u32(&stream_bad, 0);
+			bs.stream_next = &stream_next;
+			bs.stream_bad = &stream_bad;
+			bs.entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+			bs.capacity = GBT_STREAM_CHUNK;
+		}
+	}
+
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
 	bs.tid_sorted = true;
-	nparticipants = parallel_scan(heap, index, indexInfo, &bs, &pb);
+	PG_TRY();
+	{
+		nparticipants = parallel_scan(heap, index, indexInfo, &bs, &pb);
+		if (nparticipants == 0 && bs.stream_slot >= 0)
+		{
+			table_index_build_scan(heap, index, indexInfo, true, true,
+								   gbt_build_callback, (void *) &bs, NULL);
+			stream_flush(&bs);
+		}
+	}
+	PG_CATCH();
+	{
+		if (bs.stream_slot >= 0)
+			gbt_gpu_sort_abort(bs.stream_slot);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (bs.stream_slot >= 0)
+	{
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		scan_ms = INSTR_TIME_GET_MILLISEC(t1);
+		result = build_streamed(index, &bs, scan_ms, Max(nparticipants, 1));
+		MemoryContextSwitchTo(oldcxt);
+		if (result)
+		{
+			IndexBuildResult *r = palloc(sizeof(IndexBuildResult));
+
+			*r = *result;
+			result = r;
+		}
+		MemoryContextDelete(buildcxt);
+		return result;
+	}
 	if (nparticipants == 0)
 	{
 		table_index_build_scan(heap, index, indexInfo, true, true,
@@ -1412,7 +1734,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		 * The GPU sorts into the scratch array and leaves the entries as
 		 * they were, so a failure can still fall back to the CPU sort.
 		 */
-		if (bs.nentries > 1 && gbt_gpu_wanted(bs.nentries))
+		if (bs.nentries > 1 && !cpu_only && gbt_gpu_wanted(bs.nentries))
 		{
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
 			if (gbt_gpu_can_layout(bs.nentries))

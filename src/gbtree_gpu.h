@@ -252,6 +252,12 @@ extern bool gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan
 								 uint64 first, int count, char *pages, double *ms);
 extern void gbt_gpu_sort_release(int slot, bool laid_out);
 extern void gbt_gpu_sort_abort(int slot);
+extern int	gbt_gpu_stream_begin(Relation index, Size capacity);
+extern bool gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
+							   char *errbuf, Size errlen);
+extern bool gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted,
+								GbtGpuSortTimes *times);
+extern void gbt_gpu_stream_failed(Relation index, const char *why);
 
 /* Loading a new index onto the device as CREATE INDEX writes it */
 typedef struct GbtGpuPageLoad GbtGpuPageLoad;

@@ -1330,6 +1330,114 @@ gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
 	return (int) slot;
 }
 
+/*
+ * Builds that stream their entries to the device during the heap scan:
+ * gbt_gpu_stream_begin starts a sort with room for about capacity entries
+ * (it grows if need be); every participant of the scan, the leader and
+ * the parallel workers, puts its chunks at offsets it reserves
+ * (gbt_gpu_stream_put); gbt_gpu_stream_sort sorts the n entries once all
+ * are in.  The pages are then laid out as for gbt_gpu_sort_keep.
+ */
+int
+gbt_gpu_stream_begin(Relation index, Size capacity)
+{
+	char		errbuf[256];
+	uint64		args[3] = {capacity, 0, 0};
+	uint64		slot = 0;
+	int			rc;
+
+	if (!service_usable(index, true))
+		return -1;
+	errbuf[0] = '\0';
+	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
+						 errbuf, sizeof(errbuf));
+	if (rc != 0)
+	{
+		(void) gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU service could not start the sort",
+						  fallback_counter(rc));
+		return -1;
+	}
+	return (int) slot;
+}
+
+/* Put n entries at offset; false (errbuf says why) if the GPU could not. */
+bool
+gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
+				   char *errbuf, Size errlen)
+{
+	uint64		args[3] = {slot, offset, n};
+	dsm_segment *seg;
+	char	   *buf;
+	int			rc;
+
+	if (n == 0)
+		return true;
+	errbuf[0] = '\0';
+	if (gbt_gpu_shared == NULL || gbt_gpu_shared->state != GBT_SVC_READY)
+	{
+		strlcpy(errbuf, "the GPU service is not ready", errlen);
+		return false;
+	}
+	buf = transfer_buffer(n * sizeof(GbtEntry), &seg);
+	memcpy(buf, entries, n * sizeof(GbtEntry));
+	PG_TRY();
+	{
+		rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
+							 errbuf, errlen);
+	}
+	PG_CATCH();
+	{
+		transfer_done(seg);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	transfer_done(seg);
+	if (rc != 0 && errbuf[0] == '\0')
+		strlcpy(errbuf, "the GPU could not take the build's entries", errlen);
+	return rc == 0;
+}
+
+/* Sort the n entries streamed; false when the GPU could not (see gpu_failed) */
+bool
+gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted, GbtGpuSortTimes *times)
+{
+	char		errbuf[256];
+	uint64		args[3] = {slot, tid_sorted ? 1 : 0, 0};
+	uint64		total = 0;
+	double		sort_ms = 0;
+	int			rc;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	errbuf[0] = '\0';
+	rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, &total, &sort_ms,
+						 errbuf, sizeof(errbuf));
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	times->sort_ms += sort_ms;
+	times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
+	times->nruns = 1;
+	times->run_entries = n;
+	if (rc == 0 && total != n)
+	{
+		snprintf(errbuf, sizeof(errbuf), "the device holds %llu entries of the %llu streamed",
+				 (unsigned long long) total, (unsigned long long) n);
+		rc = GBT_CUDA_EDEVICE;
+	}
+	if (rc != 0)
+		return gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU sort failed",
+						  fallback_counter(rc));
+	return true;
+}
+
+/* A streamed build gave up: count it as gpu_failed does (ERROR under gpu) */
+void
+gbt_gpu_stream_failed(Relation index, const char *why)
+{
+	(void) gpu_failed(index, true, why, &gbt_gpu_shared->fallback_error);
+}
+
 /* Pages in one layout request: the staging area's worth, at most 8 MB */
 int
 gbt_gpu_layout_chunk(void)

@@ -68,6 +68,7 @@ typedef struct GbtCudaApi
 	/* the build's page layout: optional (NULL: the CPU lays pages out) */
 	int			(*sort_layout) (GbtCudaSort *s, const GbtCudaTreePlan *plan,
 								uint64_t first, uint32_t count, void *pages);
+	uint64_t	(*sort_count) (GbtCudaSort *s);
 	int			(*host_register) (void *ptr, size_t bytes);
 } GbtCudaApi;
 
@@ -297,6 +298,9 @@ service_open_device(void)
 	cuda.sort_last_ms = dlsym(lib, "gbt_cuda_sort_last_ms");
 	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
 	cuda.sort_layout = dlsym(lib, "gbt_cuda_sort_layout");
+	cuda.sort_count = dlsym(lib, "gbt_cuda_sort_count");
+	if (cuda.sort_count == NULL)
+		cuda.sort_layout = NULL;
 	cuda.host_register = resolve(lib, "gbt_cuda_host_register");
 	if (!cuda.sort_create || !cuda.sort_put || !cuda.sort_run || !cuda.sort_get ||
 		!cuda.sort_last_ms || !cuda.sort_free)
@@ -568,6 +572,7 @@ serve_sort(GbtGpuRequest *req, char *payload)
 		case GBT_OP_SORT_RUN:
 			rc = cuda.sort_run(dev_sort[i], (int) req->arg[1]);
 			req->ms = cuda.sort_last_ms(dev_sort[i]);
+			req->total = cuda.sort_count ? cuda.sort_count(dev_sort[i]) : 0;
 			break;
 		case GBT_OP_SORT_GET:
 			rc = cuda.sort_get(dev_sort[i], req->arg[1], (uint64_t *) payload, req->arg[2]);

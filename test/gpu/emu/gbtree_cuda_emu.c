@@ -42,7 +42,8 @@ struct GbtCudaCopy
 
 struct GbtCudaSort
 {
-	uint64_t   *e;				/* n (key, tid) pairs */
+	uint64_t   *e;				/* cap (key, tid) pairs, n of them put */
+	uint64_t	cap;
 	uint64_t   *keys;			/* the sorted entries split, for layouts */
 	uint64_t   *tids;
 	uint64_t	n;
@@ -346,7 +347,8 @@ gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out)
 		free(s);
 		return fail(GBT_CUDA_ENOMEM, "out of memory");
 	}
-	s->n = n;
+	s->cap = n;
+	s->n = 0;
 	*out = s;
 	return 0;
 }
@@ -354,10 +356,26 @@ gbt_cuda_sort_create(uint64_t n, GbtCudaSort **out)
 int
 gbt_cuda_sort_put(GbtCudaSort *s, uint64_t offset, const uint64_t *entries, uint64_t count)
 {
-	if (offset + count > s->n)
-		return fail(GBT_CUDA_EINVAL, "sort_put beyond the sort's size");
+	if (offset + count > s->cap)
+	{
+		uint64_t	cap = Max(offset + count, s->cap + s->cap / 2);
+		uint64_t   *e = realloc(s->e, sizeof(uint64_t) * 2 * cap);
+
+		if (e == NULL)
+			return fail(GBT_CUDA_ENOMEM, "out of memory");
+		s->e = e;
+		s->cap = cap;
+	}
 	memcpy(s->e + 2 * offset, entries, sizeof(uint64_t) * 2 * count);
+	if (offset + count > s->n)
+		s->n = offset + count;
 	return 0;
+}
+
+uint64_t
+gbt_cuda_sort_count(GbtCudaSort *s)
+{
+	return s->n;
 }
 
 static int
