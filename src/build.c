@@ -102,6 +102,9 @@ typedef struct GbtBuildState
 	pg_atomic_uint32 *stream_bad;
 	bool		stream_failed;
 	Size		streamed;		/* this participant's values sent */
+	double		stream_ms;		/* time in its puts */
+	int			stream_chunks;
+	pg_atomic_uint64 *stream_us;	/* the workers' put times, summed (shared) */
 	uint64		last_tid;		/* the previous value's TID */
 	char		stream_err[160];
 } GbtBuildState;
@@ -322,11 +325,22 @@ stream_flush(GbtBuildState *bs)
 		off = pg_atomic_fetch_add_u64(bs->stream_next, bs->nentries);
 		if (pg_atomic_read_u32(bs->stream_bad) != 0)
 			bs->stream_failed = true;	/* someone else failed: stop */
-		else if (!gbt_gpu_stream_put(bs->stream_slot, off, bs->entries, bs->nentries,
-									 bs->stream_err, sizeof(bs->stream_err)))
+		else
 		{
-			bs->stream_failed = true;
-			pg_atomic_write_u32(bs->stream_bad, 1);
+			instr_time	t0,
+						t1;
+
+			INSTR_TIME_SET_CURRENT(t0);
+			if (!gbt_gpu_stream_put(bs->stream_slot, off, bs->entries, bs->nentries,
+									bs->stream_err, sizeof(bs->stream_err)))
+			{
+				bs->stream_failed = true;
+				pg_atomic_write_u32(bs->stream_bad, 1);
+			}
+			INSTR_TIME_SET_CURRENT(t1);
+			INSTR_TIME_SUBTRACT(t1, t0);
+			bs->stream_ms += INSTR_TIME_GET_MILLISEC(t1);
+			bs->stream_chunks++;
 		}
 	}
 	bs->streamed += bs->nentries;
@@ -431,6 +445,8 @@ typedef struct GbtBuildShared
 	int			stream_slot;	/* streaming to this GPU sort, or -1 */
 	pg_atomic_uint64 stream_next;
 	pg_atomic_uint32 stream_bad;
+	pg_atomic_uint64 stream_us;	/* the workers' put times */
+	pg_atomic_uint32 stream_chunks;
 	SharedFileSet fileset;
 	/* then the ParallelTableScanDesc */
 } GbtBuildShared;
@@ -535,6 +551,8 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	{
 		/* the values are on the device: only the NULLs go to the leader */
 		stream_flush(&bs);
+		pg_atomic_fetch_add_u64(&shared->stream_us, (uint64) (bs.stream_ms * 1000));
+		pg_atomic_fetch_add_u32(&shared->stream_chunks, (uint32) bs.stream_chunks);
 		if (!bs.stream_failed)
 		{
 			snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
@@ -655,6 +673,8 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 	shared->stream_slot = bs->stream_slot;
 	pg_atomic_init_u64(&shared->stream_next, 0);
 	pg_atomic_init_u32(&shared->stream_bad, 0);
+	pg_atomic_init_u64(&shared->stream_us, 0);
+	pg_atomic_init_u32(&shared->stream_chunks, 0);
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	table_parallelscan_initialize(heap, GbtBuildSharedScan(shared), snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_GBT_SHARED, shared);
@@ -695,6 +715,8 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 		/* the workers' values are on the device; their NULLs come here */
 		bs->streamed = pg_atomic_read_u64(&shared->stream_next);
 		bs->stream_failed |= pg_atomic_read_u32(&shared->stream_bad) != 0;
+		bs->stream_ms += pg_atomic_read_u64(&shared->stream_us) / 1000.0;
+		bs->stream_chunks += (int) pg_atomic_read_u32(&shared->stream_chunks);
 		for (int i = 0; i < launched && !bs->stream_failed; i++)
 		{
 			char		name[32];
@@ -1518,10 +1540,10 @@ build_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nparticipa
 	write_ms = INSTR_TIME_GET_MILLISEC(t1);
 
 	ereport(DEBUG1,
-			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries; heap scan, streaming the values to the device, %.1f ms (%d processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back (%.1f ms of requests), written, with device copy, %.1f ms",
+			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries; heap scan %.1f ms (%d processes), during which the values went to the device (%d chunks, %.1f ms of requests over all processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back %.1f ms of requests, written (with the device copy) in %.1f ms in all",
 							 RelationGetRelationName(index), (size_t) (bs->streamed + bs->nnulls),
-							 scan_ms, nparticipants, sort_ms, gtimes.sort_ms, gtimes.run_ms,
-							 layout_ms, write_ms)));
+							 scan_ms, nparticipants, bs->stream_chunks, bs->stream_ms, sort_ms,
+							 gtimes.sort_ms, gtimes.run_ms, layout_ms, write_ms)));
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs->heaptuples;
 	result->index_tuples = (double) (bs->streamed + bs->nnulls);
