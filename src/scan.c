@@ -1894,6 +1894,9 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	return true;
 }
 
+/* GPU batches of at least this many matches go into a bitmap in TID order */
+#define GBT_BITMAP_SORT_MIN		4096
+
 int64
 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
@@ -1908,6 +1911,34 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		if (so->gpu_items)
 			gpu_release(scan);
 		return 0;
+	}
+	if (so->gpu_items && so->gpu_n >= GBT_BITMAP_SORT_MIN && so->gpu_n <= INT_MAX)
+	{
+		/*
+		 * A large batch's TIDs come in key order, so nearly every one is on
+		 * another heap block than the one before, and the bitmap looks its
+		 * block up again for each.  In (block, offset) order it looks up
+		 * each block once: sort them first (radix, linear).
+		 */
+		int			n = (int) so->gpu_n;
+		uint64	   *t = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+
+		gbt_advise_huge(t, sizeof(uint64) * n);
+		for (int i = 0; i < n; i++)
+			t[i] = so->gpu_items[i].tid >> 16;	/* block, offset; no flags */
+		gpu_release(scan);
+		radix_sort_u64(t, n);
+		for (int i = 0; i < n; i += GBT_MAX_SLOTS)
+		{
+			int			m = Min(n - i, GBT_MAX_SLOTS);
+
+			for (int j = 0; j < m; j++)
+				ItemPointerSet(&tids[j], (BlockNumber) (t[i + j] >> 16),
+							   (OffsetNumber) (t[i + j] & 0xFFFF));
+			tbm_add_tuples(tbm, tids, m, false);
+		}
+		pfree(t);
+		return n;
 	}
 	if (so->gpu_items)
 	{

@@ -40,6 +40,13 @@ EOF
 # rather than counting them in each participant (test/bench/gpu-par-trace.sh
 # shows the plan).  Same settings for both engines.
 SERIAL_SETTINGS="SET max_parallel_workers_per_gather = 0;"
+# Bitmap plans (serial): a bitmap index scan under a bitmap heap scan,
+# which for count(*) reads no heap page that the visibility map says is
+# all visible and returns each TID's row without the index-only scan's
+# per-row visibility-map probe.  work_mem large enough for an exact bitmap
+# (1M TIDs; with the default 4MB the bitmap turns lossy and every heap
+# page is read and rechecked).  Same settings for both engines.
+BITMAP_SETTINGS="SET enable_bitmapscan = on; SET enable_indexscan = off; SET enable_indexonlyscan = off; SET work_mem = '64MB';"
 PAR_SETTINGS="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET min_parallel_index_scan_size = 0; SET cpu_tuple_cost = 1;"
 
 # one EXECUTE for the count, one EXPLAIN ANALYZE EXECUTE for the time:
@@ -108,6 +115,7 @@ echo "btree CREATE INDEX: $BT_BUILD s, $(q -c "SELECT pg_size_pretty(pg_relation
 q -c "SELECT pg_prewarm('gb_t_k')" >/dev/null
 measure btree ""
 measure btree-par "" "$PAR_SETTINGS"
+measure btree-bm "$BITMAP_SETTINGS"
 for n in 100000 1000000; do echo "  btree default plan n=$n: $(run_default $n "")"; done
 q -c "DROP INDEX gb_t_k; CHECKPOINT" >/dev/null
 t0=$(now); q -c "CREATE INDEX gb_t_k ON gb_t USING gbtree (k)"; t1=$(now)
@@ -122,6 +130,7 @@ echo "first GPU query (ships the index to the device): $LOAD s"
 measure gbtree-gpu "SET gbtree.device = gpu;"
 measure gbtree-auto "SET gbtree.device = auto;"
 measure gbtree-gpu-par "SET gbtree.device = gpu;" "$PAR_SETTINGS"
+measure gbtree-gpu-bm "SET gbtree.device = gpu; $BITMAP_SETTINGS"
 for n in 100000 1000000; do
     echo "  gbtree default plan n=$n: $(run_default $n "")"
     echo "  gbtree gpu default plan n=$n: $(run_default $n "SET gbtree.device = gpu;")"
@@ -157,10 +166,19 @@ gpu_phases 1000000
             "${RES["btree-par,$n,workers"]}" "${RES["gbtree-gpu-par,$n,workers"]}"
     done
     echo
+    echo "Bitmap plans (serial; a bitmap index scan under a bitmap heap scan; $BITMAP_SETTINGS for both engines):"
+    echo
+    echo "| keys | btree ms | gbtree GPU ms | btree / GPU | serial index-only btree / bitmap GPU |"
+    echo "|---|---|---|---|---|"
+    for n in 10000 100000 1000000; do
+        bb=${RES["btree-bm,$n"]}; gb=${RES["gbtree-gpu-bm,$n"]}; b=${RES["btree,$n"]}
+        printf "| %s | %s | %s | %s | %s |\n" "$n" "$bb" "$gb" "$(div "$bb" "$gb")" "$(div "$b" "$gb")"
+    done
+    echo
     q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info()"
 } | tee "$OUTFILE"
 for n in 10000 100000 1000000; do
-    for e in gbtree-cpu gbtree-gpu gbtree-auto btree-par gbtree-gpu-par; do
+    for e in gbtree-cpu gbtree-gpu gbtree-auto btree-par gbtree-gpu-par btree-bm gbtree-gpu-bm; do
         [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
     done
 done
