@@ -146,7 +146,7 @@ gpu_phases 1000000
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL: $(q -c 'SHOW server_version'), default settings except max_parallel_workers_per_gather = 0 in the timed sessions; the index is prewarmed"
     echo "- values: EXPLAIN (ANALYZE, TIMING OFF) execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
-    echo "- CREATE INDEX: btree $BT_BUILD s, gbtree $GB_BUILD s (default settings under gbtree.device = auto: on the GPU when the service is up, in sorted runs within the default maintenance_work_mem, and loaded onto the device as it is written); the first GPU query, which ships the index to the device unless the build left it there: $LOAD s"
+    echo "- CREATE INDEX: btree $BT_BUILD s, gbtree $GB_BUILD s (default settings under gbtree.device = auto: on the GPU when the service is up, the values streamed to the device during the heap scan and the pages laid out there, and the index loaded onto the device as it is written); the first GPU query, which ships the index to the device unless the build left it there: $LOAD s"
     echo
     echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | rows |"
     echo "|---|---|---|---|---|---|---|---|"
