@@ -92,13 +92,17 @@ typedef struct GbtBuildState
 
 	/*
 	 * Streaming to the device (stream_slot >= 0): values go to the GPU
-	 * sort in chunks of GBT_STREAM_CHUNK as the scan finds them, at offsets
-	 * reserved in *stream_next; entries[] only holds the chunk being
-	 * filled.  Any participant's failure sets *stream_bad, and the build
-	 * starts over on the CPU.
+	 * sort stream_slot, NULLs to the GPU sort null_slot, in chunks of
+	 * GBT_STREAM_CHUNK as the scan finds them, at offsets reserved in
+	 * *stream_next and *null_next; entries[] and nulls[] only hold the
+	 * chunks being filled.  Any participant's failure sets *stream_bad,
+	 * and the build starts over on the CPU.
 	 */
 	int			stream_slot;
+	int			null_slot;
 	pg_atomic_uint64 *stream_next;
+	pg_atomic_uint64 *null_next;
+	Size		nulls_streamed;
 	pg_atomic_uint32 *stream_bad;
 	bool		stream_failed;
 	Size		streamed;		/* this participant's values sent */
@@ -312,17 +316,18 @@ spill(GbtBuildState *bs, bool nulls)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Send the chunk of values in memory to the device. */
+/* Send the chunk of values (or NULLs) in memory to the device. */
 static void
-stream_flush(GbtBuildState *bs)
+stream_chunk(GbtBuildState *bs, bool nulls)
 {
+	Size	   *n = nulls ? &bs->nnulls : &bs->nentries;
 	uint64		off;
 
-	if (bs->nentries == 0)
+	if (*n == 0)
 		return;
 	if (!bs->stream_failed)
 	{
-		off = pg_atomic_fetch_add_u64(bs->stream_next, bs->nentries);
+		off = pg_atomic_fetch_add_u64(nulls ? bs->null_next : bs->stream_next, *n);
 		if (pg_atomic_read_u32(bs->stream_bad) != 0)
 			bs->stream_failed = true;	/* someone else failed: stop */
 		else
@@ -331,7 +336,8 @@ stream_flush(GbtBuildState *bs)
 						t1;
 
 			INSTR_TIME_SET_CURRENT(t0);
-			if (!gbt_gpu_stream_put(bs->stream_slot, off, bs->entries, bs->nentries,
+			if (!gbt_gpu_stream_put(nulls ? bs->null_slot : bs->stream_slot, off,
+									nulls ? bs->nulls : bs->entries, *n,
 									bs->stream_err, sizeof(bs->stream_err)))
 			{
 				bs->stream_failed = true;
@@ -343,9 +349,19 @@ stream_flush(GbtBuildState *bs)
 			bs->stream_chunks++;
 		}
 	}
-	bs->streamed += bs->nentries;
-	bs->nentries = 0;
+	if (nulls)
+		bs->nulls_streamed += *n;
+	else
+		bs->streamed += *n;
+	*n = 0;
 	CHECK_FOR_INTERRUPTS();
+}
+
+static void
+stream_flush(GbtBuildState *bs)
+{
+	stream_chunk(bs, false);
+	stream_chunk(bs, true);
 }
 
 static void
@@ -361,19 +377,10 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 			return;				/* the build starts over on the CPU */
 		if (isnull[0])
 		{
-			if (bs->nnulls >= bs->limit)
-			{
-				strlcpy(bs->stream_err, "more NULLs than maintenance_work_mem holds",
-						sizeof(bs->stream_err));
-				bs->stream_failed = true;
-				pg_atomic_write_u32(bs->stream_bad, 1);
-				return;
-			}
-			if (bs->nnulls == bs->nullcap)
-				grow(&bs->nulls, &bs->nullcap, bs->limit);
 			bs->nulls[bs->nnulls].key = 0;
 			bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
-			bs->nnulls++;
+			if (++bs->nnulls == GBT_STREAM_CHUNK)
+				stream_chunk(bs, true);
 		}
 		else
 		{
@@ -387,7 +394,7 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 			bs->entries[bs->nentries].key = key;
 			bs->entries[bs->nentries].tid = t;
 			if (++bs->nentries == GBT_STREAM_CHUNK)
-				stream_flush(bs);
+				stream_chunk(bs, false);
 		}
 		return;
 	}
@@ -443,7 +450,9 @@ typedef struct GbtBuildShared
 	double		heaptuples;		/* summed over workers */
 	Size		limit;			/* entries each participant holds in memory */
 	int			stream_slot;	/* streaming to this GPU sort, or -1 */
+	int			null_slot;		/* and the NULLs to this one */
 	pg_atomic_uint64 stream_next;
+	pg_atomic_uint64 null_next;
 	pg_atomic_uint32 stream_bad;
 	pg_atomic_uint64 stream_us;	/* the workers' put times */
 	pg_atomic_uint32 stream_chunks;
@@ -536,12 +545,16 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	bs.worker = ParallelWorkerNumber;
 	bs.fileset = &shared->fileset.fs;
 	bs.stream_slot = shared->stream_slot;
+	bs.null_slot = shared->null_slot;
 	bs.stream_next = &shared->stream_next;
+	bs.null_next = &shared->null_next;
 	bs.stream_bad = &shared->stream_bad;
 	if (bs.stream_slot >= 0)
 	{
 		bs.entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
 		bs.capacity = GBT_STREAM_CHUNK;
+		bs.nulls = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+		bs.nullcap = GBT_STREAM_CHUNK;
 	}
 	table_index_build_scan(heap, index, indexInfo, true, false,
 						   gbt_build_callback, (void *) &bs,
@@ -549,16 +562,11 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 
 	if (bs.stream_slot >= 0)
 	{
-		/* the values are on the device: only the NULLs go to the leader */
+		/* everything is on the device: nothing goes to the leader */
 		stream_flush(&bs);
 		pg_atomic_fetch_add_u64(&shared->stream_us, (uint64) (bs.stream_ms * 1000));
 		pg_atomic_fetch_add_u32(&shared->stream_chunks, (uint32) bs.stream_chunks);
-		if (!bs.stream_failed)
-		{
-			snprintf(name, sizeof(name), "n%d", ParallelWorkerNumber);
-			write_entries(&shared->fileset.fs, name, bs.nulls, bs.nnulls);
-		}
-		else if (bs.stream_err[0])
+		if (bs.stream_failed && bs.stream_err[0])
 			ereport(DEBUG1,
 					(errmsg_internal("gbtree build worker %d stops streaming to the GPU: %s",
 									 ParallelWorkerNumber, bs.stream_err)));
@@ -580,7 +588,7 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	reports[ParallelWorkerNumber].nruns_v = bs.nruns_v;
 	reports[ParallelWorkerNumber].nruns_n = bs.nruns_n;
 	reports[ParallelWorkerNumber].nvalues = bs.nentries + bs.spilled_v + bs.streamed;
-	reports[ParallelWorkerNumber].nnulls = bs.nnulls + bs.spilled_n;
+	reports[ParallelWorkerNumber].nnulls = bs.nnulls + bs.spilled_n + bs.nulls_streamed;
 	SpinLockAcquire(&shared->mutex);
 	shared->heaptuples += bs.heaptuples;
 	SpinLockRelease(&shared->mutex);
@@ -671,7 +679,9 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 	shared->heaptuples = 0;
 	shared->limit = entries_for_memory((Size) maintenance_work_mem / (request + 1));
 	shared->stream_slot = bs->stream_slot;
+	shared->null_slot = bs->null_slot;
 	pg_atomic_init_u64(&shared->stream_next, 0);
+	pg_atomic_init_u64(&shared->null_next, 0);
 	pg_atomic_init_u32(&shared->stream_bad, 0);
 	pg_atomic_init_u64(&shared->stream_us, 0);
 	pg_atomic_init_u32(&shared->stream_chunks, 0);
@@ -698,6 +708,7 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 	if (bs->stream_slot >= 0)
 	{
 		bs->stream_next = &shared->stream_next;
+		bs->null_next = &shared->null_next;
 		bs->stream_bad = &shared->stream_bad;
 	}
 	table_index_build_scan(heap, index, indexInfo, true, true,
@@ -712,18 +723,12 @@ parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState
 
 	if (bs->stream_slot >= 0)
 	{
-		/* the workers' values are on the device; their NULLs come here */
+		/* the workers' entries are all on the device */
 		bs->streamed = pg_atomic_read_u64(&shared->stream_next);
+		bs->nulls_streamed = pg_atomic_read_u64(&shared->null_next);
 		bs->stream_failed |= pg_atomic_read_u32(&shared->stream_bad) != 0;
 		bs->stream_ms += pg_atomic_read_u64(&shared->stream_us) / 1000.0;
 		bs->stream_chunks += (int) pg_atomic_read_u32(&shared->stream_chunks);
-		for (int i = 0; i < launched && !bs->stream_failed; i++)
-		{
-			char		name[32];
-
-			snprintf(name, sizeof(name), "n%d", i);
-			read_entries(&shared->fileset.fs, name, &bs->nulls, &bs->nnulls, &bs->nullcap);
-		}
 		end_parallel(pb);
 		return launched + 1;
 	}
@@ -1390,12 +1395,15 @@ build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint1
  */
 static bool
 write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
-			bool use_wal, bool load_device, int dev_slot, GbtEntry *unsorted,
+			bool use_wal, bool load_device, int dev_slot, int null_slot, GbtEntry *unsorted,
 			double *layout_ms, bool *dev_failed)
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
 	int			ff = gbt_get_fillfactor(index);
 	Page		meta;
+	volatile int vslot;
+	volatile int vnull_slot;
+	bool		failed = false;
 
 	w->index = index;
 	w->use_wal = use_wal;
@@ -1410,28 +1418,28 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 		for (int i = 0; i < GBT_WRITE_BATCH; i++)
 			w->pages[i] = palloc(BLCKSZ);
 
+	/* changed in PG_TRY, read in PG_CATCH */
+	vslot = dev_slot;
+	vnull_slot = null_slot;
 	PG_TRY();
 	{
-		if (dev_slot >= 0)
+		if (vslot >= 0)
 		{
-			if (build_tree_device(w, dev_slot, n, GBT_ROOT_BLKNO, 0, ff, layout_ms))
-				gbt_gpu_sort_release(dev_slot, true);
+			if (build_tree_device(w, vslot, n, GBT_ROOT_BLKNO, 0, ff, layout_ms))
+				gbt_gpu_sort_release(vslot, true);
 			else if (unsorted == NULL)
 			{
 				/* streamed: the entries are nowhere else; the caller starts over */
-				gbt_gpu_sort_abort(dev_slot);
-				if (w->load)
-					gbt_gpu_load_abort(w->load);
-				*dev_failed = true;
-				return false;
+				gbt_gpu_sort_abort(vslot);
+				failed = true;
 			}
 			else
 			{
 				GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
 															 Max(n, 1) * sizeof(GbtEntry));
 
-				gbt_gpu_sort_abort(dev_slot);
-				dev_slot = -1;
+				gbt_gpu_sort_abort(vslot);
+				vslot = -1;
 				*dev_failed = true;
 				writer_flush(w);
 				w->nextblk = GBT_FIRST_FREE_BLKNO;
@@ -1440,26 +1448,50 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 				pfree(scratch);
 				build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
 			}
-			dev_slot = -1;
+			vslot = -1;
 		}
 		else
 			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
-		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
-		meta = writer_page(w, GBT_META_BLKNO);
-		gbt_init_metapage(meta, index, n + nnulls);
-		writer_flush(w);
-		if (w->load)
-			gbt_gpu_load_finish(w->load, w->extended);
+		if (vnull_slot >= 0)
+		{
+			/* streamed NULLs, sorted on the device: laid out there too */
+			if (!failed &&
+				!build_tree_device(w, vnull_slot, nnulls, GBT_NULLROOT_BLKNO,
+								   GBT_F_NULLTREE, ff, layout_ms))
+				failed = true;
+			/* counted with the values' sort: just end this one */
+			gbt_gpu_sort_abort(vnull_slot);
+			vnull_slot = -1;
+		}
+		else if (!failed)
+			build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
+		if (!failed)
+		{
+			meta = writer_page(w, GBT_META_BLKNO);
+			gbt_init_metapage(meta, index, n + nnulls);
+			writer_flush(w);
+			if (w->load)
+				gbt_gpu_load_finish(w->load, w->extended);
+		}
+		else if (w->load)
+			gbt_gpu_load_abort(w->load);
 	}
 	PG_CATCH();
 	{
 		if (w->load)
 			gbt_gpu_load_abort(w->load);
-		if (dev_slot >= 0)
-			gbt_gpu_sort_abort(dev_slot);
+		if (vslot >= 0)
+			gbt_gpu_sort_abort(vslot);
+		if (vnull_slot >= 0)
+			gbt_gpu_sort_abort(vnull_slot);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	if (failed)
+	{
+		*dev_failed = true;
+		return false;
+	}
 
 	/* as nbtree: the pages bypassed shared buffers, so sync them now */
 	if (use_wal)
@@ -1477,52 +1509,58 @@ build_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nparticipa
 {
 	IndexBuildResult *result;
 	GbtGpuSortTimes gtimes;
+	GbtGpuSortTimes ntimes;
 	instr_time	t0,
 				t1;
 	double		sort_ms,
 				write_ms,
 				layout_ms = 0;
 	bool		dev_failed = false;
-	int			slot = bs->stream_slot;
+	volatile bool sorted = false;
 	GbtSource	vsrc,
 				nsrc;
+	Size		nnulls = bs->nulls_streamed;
 
 	memset(&gtimes, 0, sizeof(gtimes));
+	memset(&ntimes, 0, sizeof(ntimes));
 	if (bs->stream_failed)
 	{
-		gbt_gpu_sort_abort(slot);
+		gbt_gpu_sort_abort(bs->stream_slot);
+		gbt_gpu_sort_abort(bs->null_slot);
 		gbt_gpu_stream_failed(index, bs->stream_err[0] ? bs->stream_err :
 							  "a participant of the scan could not stream to the GPU");
 		return NULL;
 	}
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
-								 (int64) (bs->streamed + bs->nnulls));
+								 (int64) (bs->streamed + nnulls));
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
 	PG_TRY();
 	{
-		if (!gbt_gpu_stream_sort(index, slot, bs->streamed, bs->tid_sorted, &gtimes))
-			slot = -1;
+		/* the NULLs in TID order: key 0 each, so sorting them sorts TIDs */
+		sorted = gbt_gpu_stream_sort(index, bs->stream_slot, bs->streamed, bs->tid_sorted,
+									 &gtimes) &&
+			(nnulls == 0 ||
+			 gbt_gpu_stream_sort(index, bs->null_slot, nnulls, false, &ntimes));
 	}
 	PG_CATCH();
 	{
-		gbt_gpu_sort_abort(slot);
+		gbt_gpu_sort_abort(bs->stream_slot);
+		gbt_gpu_sort_abort(bs->null_slot);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	if (slot < 0)
+	if (!sorted)
 	{
 		gbt_gpu_sort_abort(bs->stream_slot);
+		gbt_gpu_sort_abort(bs->null_slot);
 		return NULL;
 	}
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
-	if (bs->nnulls > 1)
+	if (nnulls == 0)
 	{
-		GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
-													 bs->nnulls * sizeof(GbtEntry));
-
-		gbt_radix_sort(bs->nulls, scratch, bs->nnulls);
-		pfree(scratch);
+		/* an empty NULL tree: the CPU lays it out */
+		gbt_gpu_sort_abort(bs->null_slot);
+		bs->null_slot = -1;
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
@@ -1531,22 +1569,23 @@ build_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nparticipa
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
 	source_from_array(&vsrc, NULL, 0);
-	source_from_array(&nsrc, bs->nulls, bs->nnulls);
-	if (!write_index(index, &vsrc, bs->streamed, &nsrc, bs->nnulls, RelationNeedsWAL(index),
-					 true, slot, NULL, &layout_ms, &dev_failed))
+	source_from_array(&nsrc, NULL, 0);
+	if (!write_index(index, &vsrc, bs->streamed, &nsrc, nnulls, RelationNeedsWAL(index),
+					 true, bs->stream_slot, bs->null_slot, NULL, &layout_ms, &dev_failed))
 		return NULL;
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	write_ms = INSTR_TIME_GET_MILLISEC(t1);
 
 	ereport(DEBUG1,
-			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries; heap scan %.1f ms (%d processes), during which the values went to the device (%d chunks, %.1f ms of requests over all processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back %.1f ms of requests, written (with the device copy) in %.1f ms in all",
-							 RelationGetRelationName(index), (size_t) (bs->streamed + bs->nnulls),
-							 scan_ms, nparticipants, bs->stream_chunks, bs->stream_ms, sort_ms,
-							 gtimes.sort_ms, gtimes.run_ms, layout_ms, write_ms)));
+			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries (%zu NULL); heap scan %.1f ms (%d processes), during which the entries went to the device (%d chunks, %.1f ms of requests over all processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back %.1f ms of requests, written (with the device copy) in %.1f ms in all",
+							 RelationGetRelationName(index), (size_t) (bs->streamed + nnulls),
+							 (size_t) nnulls, scan_ms, nparticipants, bs->stream_chunks,
+							 bs->stream_ms, sort_ms, gtimes.sort_ms + ntimes.sort_ms,
+							 gtimes.run_ms + ntimes.run_ms, layout_ms, write_ms)));
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = bs->heaptuples;
-	result->index_tuples = (double) (bs->streamed + bs->nnulls);
+	result->index_tuples = (double) (bs->streamed + nnulls);
 	return result;
 }
 
@@ -1618,6 +1657,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	int			dev_slot = -1;	/* entries sorted and kept on the device */
 	bool		dev_failed = false;
 	pg_atomic_uint64 stream_next;	/* a serial streamed scan's */
+	pg_atomic_uint64 null_next;
 	pg_atomic_uint32 stream_bad;
 
 	memset(&bs, 0, sizeof(bs));
@@ -1627,6 +1667,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	bs.limit = entries_for_memory((Size) maintenance_work_mem);
 	bs.cpu_only = cpu_only;
 	bs.stream_slot = -1;
+	bs.null_slot = -1;
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree build",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -1643,14 +1684,25 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 
 		if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est))
 			bs.stream_slot = gbt_gpu_stream_begin(index, est);
+		/* the NULLs to a sort of their own, which grows from a little */
+		if (bs.stream_slot >= 0 &&
+			(bs.null_slot = gbt_gpu_stream_begin(index, Min(est, 65536))) < 0)
+		{
+			gbt_gpu_sort_abort(bs.stream_slot);
+			bs.stream_slot = -1;
+		}
 		if (bs.stream_slot >= 0)
 		{
 			pg_atomic_init_u64(&stream_next, 0);
+			pg_atomic_init_u64(&null_next, 0);
 			pg_atomic_init_u32(&stream_bad, 0);
 			bs.stream_next = &stream_next;
+			bs.null_next = &null_next;
 			bs.stream_bad = &stream_bad;
 			bs.entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
 			bs.capacity = GBT_STREAM_CHUNK;
+			bs.nulls = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+			bs.nullcap = GBT_STREAM_CHUNK;
 		}
 	}
 
@@ -1670,7 +1722,10 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	PG_CATCH();
 	{
 		if (bs.stream_slot >= 0)
+		{
 			gbt_gpu_sort_abort(bs.stream_slot);
+			gbt_gpu_sort_abort(bs.null_slot);
+		}
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -1722,7 +1777,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 		source_from_runs(&vsrc, &bs, 'v', fs, INT_MAX);
 		source_from_runs(&nsrc, &bs, 'n', fs, INT_MAX);
 		write_index(index, &vsrc, bs.spilled_v, &nsrc, bs.spilled_n, RelationNeedsWAL(index),
-					bs.gpu_runs > 0, -1, NULL, NULL, NULL);
+					bs.gpu_runs > 0, -1, -1, NULL, NULL, NULL);
 		source_end(&vsrc);
 		source_end(&nsrc);
 		end_parallel(&pb);
@@ -1812,7 +1867,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 		source_from_array(&nsrc, bs.nulls, bs.nnulls);
 		/* the first GPU scan of a GPU-built index finds it on the device */
 		write_index(index, &vsrc, bs.nentries, &nsrc, bs.nnulls, RelationNeedsWAL(index),
-					on_gpu, dev_slot, bs.entries, &layout_ms, &dev_failed);
+					on_gpu, dev_slot, -1, bs.entries, &layout_ms, &dev_failed);
 	}
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);

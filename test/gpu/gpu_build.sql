@@ -134,6 +134,39 @@ SELECT CASE WHEN value::int8 - :r0 >= 6 * ((:rows * 9 / 10) / 7001) THEN 'ok   t
             ELSE 'FAIL sorted runs: gpu_build_runs ' || :r0 || ' -> ' || value END
   FROM gbtree_device_info() WHERE name = 'gpu_build_runs';
 
+-- Mostly NULLs, more than one streaming chunk (512k entries) of them:
+-- the NULL tree is streamed, sorted and laid out on the device too, in
+-- a parallel build where the table is large enough for workers.
+SET max_parallel_maintenance_workers = 2;
+SET min_parallel_table_scan_size = 0;
+DROP TABLE IF EXISTS gb_nul;
+CREATE TABLE gb_nul AS SELECT g AS id, CASE WHEN g % 5 < 3 THEN NULL WHEN g % 5 = 3 THEN 7 ELSE hashint8(g) END AS k
+  FROM generate_series(1, 1500000) g ORDER BY random();
+SET gbtree.device = cpu;
+CREATE INDEX gb_nul_cpu ON gb_nul USING gbtree (k);
+SET gbtree.device = gpu;
+SELECT value AS l0 FROM gbtree_device_info() WHERE name = 'gpu_build_layouts' \gset
+CREATE INDEX gb_nul_gpu ON gb_nul USING gbtree (k);
+SET gbtree.device = cpu;
+SELECT CASE WHEN value::int8 = :l0 + 1 THEN 'ok   900k NULLs: the GPU build laid out its pages on the device'
+            ELSE 'FAIL 900k NULLs: gpu_build_layouts ' || :l0 || ' -> ' || value END
+  FROM gbtree_device_info() WHERE name = 'gpu_build_layouts';
+SELECT CASE WHEN pg_relation_size('gb_nul_gpu') = pg_relation_size('gb_nul_cpu') AND
+                 (SELECT count(*) FROM generate_series(0, pg_relation_size('gb_nul_cpu') / 8192 - 1) b
+                   WHERE substr(get_raw_page('gb_nul_cpu', b::int), 11) IS DISTINCT FROM
+                         substr(get_raw_page('gb_nul_gpu', b::int), 11)) = 0
+            THEN 'ok   900k NULLs: ' || pg_relation_size('gb_nul_cpu') / 8192 || ' pages identical to the CPU build'
+            ELSE 'FAIL 900k NULLs: the GPU build''s pages differ from the CPU build''s' END;
+SELECT 'ok   900k NULLs: gbtree_check passes' FROM gbtree_check('gb_nul_gpu', true);
+SET enable_seqscan = off;
+SELECT CASE WHEN count(*) = 900000 THEN 'ok   900k NULLs: IS NULL finds them all through the GPU-built index'
+            ELSE 'FAIL 900k NULLs: IS NULL found ' || count(*) END FROM gb_nul WHERE k IS NULL;
+RESET enable_seqscan;
+DROP TABLE gb_nul;
+RESET max_parallel_maintenance_workers;
+RESET min_parallel_table_scan_size;
+RESET gbtree.device;
+
 -- REINDEX runs the same build
 SET gbtree.device = gpu;
 DROP TABLE IF EXISTS gb_r;
