@@ -1685,11 +1685,23 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 		if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est))
 			bs.stream_slot = gbt_gpu_stream_begin(index, est);
 		/* the NULLs to a sort of their own, which grows from a little */
-		if (bs.stream_slot >= 0 &&
-			(bs.null_slot = gbt_gpu_stream_begin(index, Min(est, 65536))) < 0)
+		if (bs.stream_slot >= 0)
 		{
-			gbt_gpu_sort_abort(bs.stream_slot);
-			bs.stream_slot = -1;
+			PG_TRY();
+			{
+				bs.null_slot = gbt_gpu_stream_begin(index, Min(est, 65536));
+			}
+			PG_CATCH();
+			{
+				gbt_gpu_sort_abort(bs.stream_slot);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			if (bs.null_slot < 0)
+			{
+				gbt_gpu_sort_abort(bs.stream_slot);
+				bs.stream_slot = -1;
+			}
 		}
 		if (bs.stream_slot >= 0)
 		{
