@@ -336,21 +336,11 @@ extern "C" int
 gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first,
 					 uint32_t count, void *pages)
 {
-	uint64_t	total = 0;
+	const char *bad = s ? gbt_layout_check(plan, s->n, first, count) : "sort_layout: no sort";
 
-	if (s == NULL || plan == NULL || plan->n != s->n || plan->nlevels < 1 ||
-		plan->nlevels > GBT_CUDA_MAX_LEVELS)
+	if (bad)
 	{
-		gbt_cuda_set_error("sort_layout: the plan does not fit the sort");
-		return GBT_CUDA_EINVAL;
-	}
-	for (uint32_t l = 0; l < plan->nlevels; l++)
-		total += plan->npages[l];
-	if (first > total || count > total - first || plan->npages[plan->nlevels - 1] != 1)
-	{
-		gbt_cuda_set_error("sort_layout: pages %llu..%llu outside 0..%llu",
-						   (unsigned long long) first, (unsigned long long) (first + count),
-						   (unsigned long long) total);
+		gbt_cuda_set_error("%s", bad);
 		return GBT_CUDA_EINVAL;
 	}
 	if (count == 0)

@@ -47,6 +47,25 @@ typedef struct GbtLayoutPage
 	int			top;
 } GbtLayoutPage;
 
+/*
+ * Whether pages [first, first + count) of plan can be laid out from n
+ * sorted entries: NULL if so, else why not.  Host code (both libraries).
+ */
+static inline const char *
+gbt_layout_check(const GbtCudaTreePlan *plan, uint64_t n, uint64_t first, uint64_t count)
+{
+	uint64_t	total = 0;
+
+	if (plan == NULL || plan->n != n || plan->nlevels < 1 ||
+		plan->nlevels > GBT_CUDA_MAX_LEVELS || plan->npages[plan->nlevels - 1] != 1)
+		return "sort_layout: the plan does not fit the sort";
+	for (uint32_t l = 0; l < plan->nlevels; l++)
+		total += plan->npages[l];
+	if (first > total || count > total - first)
+		return "sort_layout: pages outside the tree";
+	return NULL;
+}
+
 /* Index into the sorted entries of input j of level level. */
 GBT_LAYOUT_FN uint64_t
 gbt_layout_entry(const GbtCudaTreePlan *plan, int level, uint64_t j)

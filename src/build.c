@@ -109,7 +109,7 @@ typedef struct GbtBuildState
 	double		stream_ms;		/* time in its puts */
 	int			stream_chunks;
 	pg_atomic_uint64 *stream_us;	/* the workers' put times, summed (shared) */
-	uint64		last_tid;		/* the previous value's TID */
+	uint64		last_tid;		/* the previous value's TID (in this run) */
 	char		stream_err[160];
 } GbtBuildState;
 
@@ -312,7 +312,10 @@ spill(GbtBuildState *bs, bool nulls)
 	*n = 0;
 	/* the callback checks the TID order of each run anew */
 	if (!nulls)
+	{
 		bs->tid_sorted = true;
+		bs->last_tid = 0;
+	}
 	CHECK_FOR_INTERRUPTS();
 }
 
@@ -369,61 +372,40 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 				   bool *isnull, bool tupleIsAlive, void *state)
 {
 	GbtBuildState *bs = (GbtBuildState *) state;
+	bool		null = isnull[0];
+	GbtEntry   *e;
 
-	if (bs->stream_slot >= 0)
-	{
-		bs->heaptuples += 1;
-		if (bs->stream_failed)
-			return;				/* the build starts over on the CPU */
-		if (isnull[0])
-		{
-			bs->nulls[bs->nnulls].key = 0;
-			bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
-			if (++bs->nnulls == GBT_STREAM_CHUNK)
-				stream_chunk(bs, true);
-		}
-		else
-		{
-			uint16		flags;
-			uint64		key = gbt_index_key(bs->info, values[0], &flags);
-			uint64		t = gbt_tid_from_itemptr(tid, flags);
-
-			if (bs->last_tid > t)
-				bs->tid_sorted = false;
-			bs->last_tid = t;
-			bs->entries[bs->nentries].key = key;
-			bs->entries[bs->nentries].tid = t;
-			if (++bs->nentries == GBT_STREAM_CHUNK)
-				stream_chunk(bs, false);
-		}
-		return;
-	}
-
-	if (isnull[0])
+	bs->heaptuples += 1;
+	if (bs->stream_failed)
+		return;					/* a streamed build starts over on the CPU */
+	if (null)
 	{
 		if (bs->nnulls == bs->nullcap)
 			grow(&bs->nulls, &bs->nullcap, bs->limit);
-		bs->nulls[bs->nnulls].key = 0;
-		bs->nulls[bs->nnulls].tid = gbt_tid_from_itemptr(tid, 0);
-		bs->nnulls++;
+		e = &bs->nulls[bs->nnulls++];
+		e->key = 0;
+		e->tid = gbt_tid_from_itemptr(tid, 0);
 	}
 	else
 	{
 		uint16		flags;
-		uint64		key = gbt_index_key(bs->info, values[0], &flags);
-
-		uint64		t = gbt_tid_from_itemptr(tid, flags);
 
 		if (bs->nentries == bs->capacity)
 			grow(&bs->entries, &bs->capacity, bs->limit);
-		if (bs->nentries > 0 && bs->entries[bs->nentries - 1].tid > t)
+		e = &bs->entries[bs->nentries++];
+		e->key = gbt_index_key(bs->info, values[0], &flags);
+		e->tid = gbt_tid_from_itemptr(tid, flags);
+		if (bs->last_tid > e->tid)
 			bs->tid_sorted = false;
-		bs->entries[bs->nentries].key = key;
-		bs->entries[bs->nentries].tid = t;
-		bs->nentries++;
+		bs->last_tid = e->tid;
 	}
-	bs->heaptuples += 1;
-	if (bs->nentries + bs->nnulls >= bs->limit)
+	if (bs->stream_slot >= 0)
+	{
+		/* a chunk of each in memory: a full one goes to the device */
+		if ((null ? bs->nnulls : bs->nentries) == GBT_STREAM_CHUNK)
+			stream_chunk(bs, null);
+	}
+	else if (bs->nentries + bs->nnulls >= bs->limit)
 		spill(bs, bs->nnulls > bs->nentries);
 }
 
@@ -1682,8 +1664,9 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	{
 		Size		est = estimate_entries(heap);
 
-		if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est))
-			bs.stream_slot = gbt_gpu_stream_begin(index, est);
+		if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est) &&
+			(bs.stream_slot = gbt_gpu_stream_begin(index, est)) < 0)
+			bs.cpu_only = true; /* the GPU failed (auto): the CPU builds it */
 		/* the NULLs to a sort of their own, which grows from a little */
 		if (bs.stream_slot >= 0)
 		{
@@ -1701,6 +1684,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 			{
 				gbt_gpu_sort_abort(bs.stream_slot);
 				bs.stream_slot = -1;
+				bs.cpu_only = true;
 			}
 		}
 		if (bs.stream_slot >= 0)
@@ -1823,7 +1807,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 		 * The GPU sorts into the scratch array and leaves the entries as
 		 * they were, so a failure can still fall back to the CPU sort.
 		 */
-		if (bs.nentries > 1 && !cpu_only && gbt_gpu_wanted(bs.nentries))
+		if (bs.nentries > 1 && !bs.cpu_only && gbt_gpu_wanted(bs.nentries))
 		{
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
 			if (gbt_gpu_can_layout(bs.nentries))

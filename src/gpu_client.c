@@ -1093,6 +1093,75 @@ sort_end(uint64 slot)
 						   errbuf, sizeof(errbuf));
 }
 
+/* Entries per transfer: the staging area's worth, else 64 MB DSM segments */
+static Size
+transfer_entries(void)
+{
+	return (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
+			gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
+}
+
+/* A device sort with room for n entries (it grows): its slot in *slot. */
+static int
+sort_begin(Size n, uint64 *slot, char *errbuf, Size errlen)
+{
+	uint64		args[3] = {n, 0, 0};
+	int			rc;
+
+	*slot = 0;
+	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, slot, NULL,
+						 errbuf, errlen);
+	if (rc != 0 && errbuf[0] == '\0')
+		strlcpy(errbuf, "the GPU service could not start the sort", errlen);
+	return rc;
+}
+
+/* Entries [offset, offset + n) of sort slot, n at most transfer_entries() */
+static int
+sort_put(uint64 slot, uint64 offset, const GbtEntry *entries, Size n, char *errbuf, Size errlen)
+{
+	uint64		args[3] = {slot, offset, n};
+	dsm_segment *seg;
+	char	   *buf = transfer_buffer(n * sizeof(GbtEntry), &seg);
+	int			rc;
+
+	memcpy(buf, entries, n * sizeof(GbtEntry));
+	PG_TRY();
+	{
+		rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
+							 errbuf, errlen);
+	}
+	PG_CATCH();
+	{
+		transfer_done(seg);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	transfer_done(seg);
+	return rc;
+}
+
+/* Sort what sort slot holds; *total: how many entries that is.  Adds to *times. */
+static int
+sort_run(uint64 slot, bool tid_sorted, uint64 *total, GbtGpuSortTimes *times,
+		 char *errbuf, Size errlen)
+{
+	uint64		args[3] = {slot, tid_sorted ? 1 : 0, 0};
+	double		sort_ms = 0;
+	int			rc;
+	instr_time	t0,
+				t1;
+
+	INSTR_TIME_SET_CURRENT(t0);
+	rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, total, &sort_ms,
+						 errbuf, errlen);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	times->sort_ms += sort_ms;
+	times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
+	return rc;
+}
+
 /*
  * Start a GPU sort of n entries from in: entries onto the device, then
  * sorted there; adds to *times.  Returns 0 with the sort's slot in *slot
@@ -1103,66 +1172,31 @@ static int
 sort_start(const GbtEntry *in, Size n, bool tid_sorted, GbtGpuSortTimes *times,
 		   uint64 *slot, char *errbuf, Size errlen)
 {
-	uint64		args[3];
+	Size		chunk = transfer_entries();
+	uint64		total;
 	int			rc;
-	Size		chunk;
-	double		sort_ms = 0;
 	instr_time	t0,
 				t1;
 
-	/* chunks that fit the staging area, else 64 MB DSM segments */
-	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
-			 gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
-
-	args[0] = n;
-	args[1] = args[2] = 0;
-	*slot = 0;
-	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, slot, NULL,
-						 errbuf, errlen);
+	rc = sort_begin(n, slot, errbuf, errlen);
 	if (rc != 0)
-	{
-		if (errbuf[0] == '\0')
-			strlcpy(errbuf, "the GPU service could not start the sort", errlen);
 		return rc;
-	}
 	PG_TRY();
 	{
 		INSTR_TIME_SET_CURRENT(t0);
 		for (Size off = 0; off < n && rc == 0; off += chunk)
 		{
-			Size		cnt = Min(chunk, n - off);
-			dsm_segment *seg;
-			char	   *buf = transfer_buffer(cnt * sizeof(GbtEntry), &seg);
-
-			memcpy(buf, in + off, cnt * sizeof(GbtEntry));
-			args[0] = *slot;
-			args[1] = off;
-			args[2] = cnt;
-			rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
-								 errbuf, errlen);
-			transfer_done(seg);
+			rc = sort_put(*slot, off, in + off, Min(chunk, n - off), errbuf, errlen);
 			CHECK_FOR_INTERRUPTS();
 		}
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		times->to_device_ms += INSTR_TIME_GET_MILLISEC(t1);
 		if (rc == 0)
-		{
-			INSTR_TIME_SET_CURRENT(t0);
-			args[0] = *slot;
-			args[1] = tid_sorted ? 1 : 0;
-			args[2] = 0;
-			rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, NULL, &sort_ms,
-								 errbuf, errlen);
-			times->sort_ms += sort_ms;
-			INSTR_TIME_SET_CURRENT(t1);
-			INSTR_TIME_SUBTRACT(t1, t0);
-			times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
-		}
+			rc = sort_run(*slot, tid_sorted, &total, times, errbuf, errlen);
 	}
 	PG_CATCH();
 	{
-		staging_release();
 		sort_end(*slot);
 		PG_RE_THROW();
 	}
@@ -1184,12 +1218,10 @@ sort_one_run(const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
 	uint64		args[3];
 	uint64		slot;
 	int			rc;
-	Size		chunk;
+	Size		chunk = transfer_entries();
 	instr_time	t0,
 				t1;
 
-	chunk = (gbt_gpu_staging_size >= 1024 * sizeof(GbtEntry) ?
-			 gbt_gpu_staging_size : (Size) 64 * 1024 * 1024) / sizeof(GbtEntry);
 	rc = sort_start(in, n, tid_sorted, times, &slot, errbuf, errlen);
 	if (rc != 0)
 		return rc;
@@ -1245,6 +1277,18 @@ sort_run_entries(void)
 	return Max((Size) 1024, (Size) (budget / 4 / (3 * sizeof(GbtEntry))));
 }
 
+/* Whether a build may use the GPU now; if not, see gpu_failed. */
+static bool
+build_usable(Relation index)
+{
+	if (!service_usable(index, true))
+		return false;
+	if (gbt_gpu_inject_fault == 1)
+		return gpu_failed(index, true, "injected device error (gbtree.gpu_inject_fault)",
+						  &gbt_gpu_shared->fallback_error);
+	return true;
+}
+
 /*
  * Sort a build's n entries on the GPU by (key, TID): from in, into out
  * (both n entries; in is left as it was, so that after a failure the CPU
@@ -1263,11 +1307,8 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 	Size		run;
 
 	memset(times, 0, sizeof(*times));
-	if (!service_usable(index, true))
+	if (!build_usable(index))
 		return false;
-	if (gbt_gpu_inject_fault == 1)
-		return gpu_failed(index, true, "injected device error (gbtree.gpu_inject_fault)",
-						  &sh->fallback_error);
 
 	errbuf[0] = '\0';
 	run = sort_run_entries();
@@ -1302,7 +1343,7 @@ gbt_gpu_can_layout(Size n)
 	GbtGpuShared *sh = gbt_gpu_shared;
 
 	return sh != NULL && sh->state == GBT_SVC_READY && sh->can_layout &&
-		n <= sort_run_entries() && gbt_gpu_inject_fault != 1;
+		n <= sort_run_entries();
 }
 
 /* Returns the sort's slot, or -1 (see gpu_failed) */
@@ -1315,7 +1356,7 @@ gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
 	int			rc;
 
 	memset(times, 0, sizeof(*times));
-	if (!service_usable(index, true))
+	if (!build_usable(index))
 		return -1;
 	errbuf[0] = '\0';
 	rc = sort_start(in, n, tid_sorted, times, &slot, errbuf, sizeof(errbuf));
@@ -1342,59 +1383,42 @@ int
 gbt_gpu_stream_begin(Relation index, Size capacity)
 {
 	char		errbuf[256];
-	uint64		args[3] = {capacity, 0, 0};
-	uint64		slot = 0;
+	uint64		slot;
 	int			rc;
 
-	if (!service_usable(index, true))
+	if (!build_usable(index))
 		return -1;
 	errbuf[0] = '\0';
-	rc = submit_and_wait(GBT_OP_SORT_BEGIN, -1, 0, NULL, false, args, &slot, NULL,
-						 errbuf, sizeof(errbuf));
+	rc = sort_begin(capacity, &slot, errbuf, sizeof(errbuf));
 	if (rc != 0)
 	{
-		(void) gpu_failed(index, true, errbuf[0] ? errbuf : "the GPU service could not start the sort",
-						  fallback_counter(rc));
+		(void) gpu_failed(index, true, errbuf, fallback_counter(rc));
 		return -1;
 	}
 	return (int) slot;
 }
 
-/* Put n entries at offset; false (errbuf says why) if the GPU could not. */
+/*
+ * Put n entries (at most 512k) at offset; false (errbuf says why) if the
+ * GPU could not.
+ */
 bool
 gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
 				   char *errbuf, Size errlen)
 {
-	uint64		args[3] = {slot, offset, n};
-	dsm_segment *seg;
-	char	   *buf;
-	int			rc;
-
+	errbuf[0] = '\0';
 	if (n == 0)
 		return true;
-	errbuf[0] = '\0';
 	if (gbt_gpu_shared == NULL || gbt_gpu_shared->state != GBT_SVC_READY)
 	{
 		strlcpy(errbuf, "the GPU service is not ready", errlen);
 		return false;
 	}
-	buf = transfer_buffer(n * sizeof(GbtEntry), &seg);
-	memcpy(buf, entries, n * sizeof(GbtEntry));
-	PG_TRY();
-	{
-		rc = submit_and_wait(GBT_OP_SORT_PUT, -1, 0, seg, seg == NULL, args, NULL, NULL,
-							 errbuf, errlen);
-	}
-	PG_CATCH();
-	{
-		transfer_done(seg);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	transfer_done(seg);
-	if (rc != 0 && errbuf[0] == '\0')
+	if (sort_put(slot, offset, entries, n, errbuf, errlen) == 0)
+		return true;
+	if (errbuf[0] == '\0')
 		strlcpy(errbuf, "the GPU could not take the build's entries", errlen);
-	return rc == 0;
+	return false;
 }
 
 /* Sort the n entries streamed; false when the GPU could not (see gpu_failed) */
@@ -1402,21 +1426,11 @@ bool
 gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted, GbtGpuSortTimes *times)
 {
 	char		errbuf[256];
-	uint64		args[3] = {slot, tid_sorted ? 1 : 0, 0};
 	uint64		total = 0;
-	double		sort_ms = 0;
 	int			rc;
-	instr_time	t0,
-				t1;
 
-	INSTR_TIME_SET_CURRENT(t0);
 	errbuf[0] = '\0';
-	rc = submit_and_wait(GBT_OP_SORT_RUN, -1, 0, NULL, false, args, &total, &sort_ms,
-						 errbuf, sizeof(errbuf));
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	times->sort_ms += sort_ms;
-	times->run_ms += INSTR_TIME_GET_MILLISEC(t1);
+	rc = sort_run(slot, tid_sorted, &total, times, errbuf, sizeof(errbuf));
 	times->nruns = 1;
 	times->run_entries = n;
 	if (rc == 0 && total != n)

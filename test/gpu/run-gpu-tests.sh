@@ -280,13 +280,19 @@ EOF
 
     # 4. builds: injected device error, service killed mid-build
     q -c "DROP TABLE IF EXISTS fb; CREATE TABLE fb AS SELECT g AS id, hashint8(g) # (g << 20) AS k FROM generate_series(1, 3000000) g" >/dev/null
-    r=$(q -c "SET gbtree.gpu_inject_fault = 1; SET gbtree.device = gpu; CREATE INDEX fb_k ON fb USING gbtree (k)" 2>&1 | tail -n 3)
-    left=$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'fb_k'")
-    case $r in
-        *"GPU cannot build"*"injected device error"*) [ "$left" = 0 ] && ok "build: device error under gpu: clear error, no index left" ||
-            bad "build: device error under gpu left $left index(es)" ;;
-        *) bad "build: device error under gpu: $r" ;;
-    esac
+    # a build under gbtree.device = gpu that must fail: clear error, no index left
+    build_fails_under_gpu() {   # $1 what, $2 settings, $3 pattern of the error
+        local r left
+        r=$(q -c "$2 SET gbtree.device = gpu; CREATE INDEX fb_k ON fb USING gbtree (k)" 2>&1 | tail -n 3)
+        left=$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'fb_k'")
+        # shellcheck disable=SC2254
+        case $r in
+            $3) [ "$left" = 0 ] && ok "build: $1 under gpu: clear error, no index left" ||
+                bad "build: $1 under gpu left $left index(es)" ;;
+            *) bad "build: $1 under gpu: $r" ;;
+        esac
+    }
+    build_fails_under_gpu "device error" "SET gbtree.gpu_inject_fault = 1;" '*"GPU cannot build"*"injected device error"*'
     r=$(q -c "SET gbtree.gpu_inject_fault = 1; CREATE INDEX fb_k ON fb USING gbtree (k)" -c "SELECT 'checked' FROM gbtree_check('fb_k', true)" 2>&1 | tail -n 1)
     [ "$r" = checked ] && ok "build: device error under auto: built on the CPU, gbtree_check passes" ||
         bad "build: device error under auto: $r"
@@ -295,22 +301,15 @@ EOF
     [ "$r" = "checked 3000000" ] && ok "build: the service crashed mid-build under auto: built on the CPU, complete, checks" ||
         bad "build: service crash mid-build: $r"
     wait_ready || bad "service did not come back after the build test"
-    # the service dies while it lays out the pages (some already written);
-    # room for all entries at once, since only such builds are laid out on
-    # the device
+    # the service dies while it lays out the pages, past the first chunk
+    # (some pages already written)
     q -c "DROP INDEX IF EXISTS fb_k" >/dev/null
     r=$(q -c "SET maintenance_work_mem = '256MB'; SET gbtree.gpu_inject_fault = 3; CREATE INDEX fb_k ON fb USING gbtree (k)" -c "SELECT 'checked ' || count(*) FROM gbtree_check('fb_k', true), fb WHERE k IS NOT NULL" 2>&1 | tail -n 1)
     [ "$r" = "checked 3000000" ] && ok "build: the service crashed laying out pages under auto: laid out on the CPU, complete, checks" ||
         bad "build: service crash during the device layout: $r"
     wait_ready || bad "service did not come back after the layout crash test"
     q -c "DROP INDEX IF EXISTS fb_k" >/dev/null
-    r=$(q -c "SET maintenance_work_mem = '256MB'; SET gbtree.gpu_inject_fault = 3; SET gbtree.device = gpu; CREATE INDEX fb_k ON fb USING gbtree (k)" 2>&1 | tail -n 3)
-    left=$(q -c "SELECT count(*) FROM pg_class WHERE relname = 'fb_k'")
-    case $r in
-        *"GPU cannot build"*) [ "$left" = 0 ] && ok "build: service crash laying out pages under gpu: clear error, no index left" ||
-            bad "build: layout crash under gpu left $left index(es)" ;;
-        *) bad "build: layout crash under gpu: $r" ;;
-    esac
+    build_fails_under_gpu "service crash laying out pages" "SET maintenance_work_mem = '256MB'; SET gbtree.gpu_inject_fault = 3;" '*"GPU cannot build"*'
     wait_ready || bad "service did not come back after the layout crash test"
     q -c "DROP TABLE fb" >/dev/null
 

@@ -407,14 +407,10 @@ int
 gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first,
 					 uint32_t count, void *pages)
 {
-	uint64_t	total = 0;
+	const char *bad = gbt_layout_check(plan, s->n, first, count);
 
-	if (plan->n != s->n || plan->nlevels < 1 || plan->nlevels > GBT_CUDA_MAX_LEVELS)
-		return fail(GBT_CUDA_EINVAL, "sort_layout: the plan does not fit the sort");
-	for (uint32_t l = 0; l < plan->nlevels; l++)
-		total += plan->npages[l];
-	if (first > total || count > total - first || plan->npages[plan->nlevels - 1] != 1)
-		return fail(GBT_CUDA_EINVAL, "sort_layout: pages outside the tree");
+	if (bad)
+		return fail(GBT_CUDA_EINVAL, bad);
 	if (s->keys == NULL)
 	{
 		s->keys = malloc(sizeof(uint64_t) * Max(s->n, 1));
