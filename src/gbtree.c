@@ -89,6 +89,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	gbt_gpu_define_gucs();
+	gbt_count_init();
 	MarkGUCPrefixReserved("gbtree");
 
 	/* the GPU service exists only when preloaded (it needs shared memory) */

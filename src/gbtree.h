@@ -157,6 +157,8 @@ extern void gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					  ScanKey orderbys, int norderbys);
 extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n);
+extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
 extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);
 extern void gbtrestrpos(IndexScanDesc scan);
@@ -175,6 +177,10 @@ extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 							Cost *indexStartupCost, Cost *indexTotalCost,
 							Selectivity *indexSelectivity, double *indexCorrelation,
 							double *indexPages);
+
+/* count.c */
+extern bool gbt_enable_count_scan;
+extern void gbt_count_init(void);
 
 /* validate.c */
 extern bool gbtvalidate(Oid opclassoid);

@@ -362,6 +362,16 @@ sort_unique(uint64 *v, int n)
 	return m;
 }
 
+/* sort packed TIDs (block << 16 | offset), distinct by construction */
+static void
+sort_tids(uint64 *t, int n)
+{
+	if (n < 512)
+		qsort(t, n, sizeof(uint64), cmp_u64);
+	else
+		radix_sort_u64(t, n);
+}
+
 /* Apply "key <strategy> x" (index key space) to [lo, hi]. */
 static void
 apply_bound(int strategy, uint64 x, uint64 *lo, uint64 *hi, bool *impossible)
@@ -1970,6 +1980,103 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	}
 	drop_pin(so);
 	return ntids;
+}
+
+/*
+ * gbt_scan_tids: every TID the scan matches, for callers that need no
+ * order and no index tuples (GbtreeCount, count.c).  The TIDs reach sink
+ * in chunks of at most max, each sorted by (block, offset) and packed as
+ * block << 16 | offset, so that the caller visits each heap block once
+ * per chunk.
+ *
+ * Like an index-only scan, the caller checks the TIDs' visibility against
+ * the visibility map after the index gave them, so VACUUM must not remove
+ * entries (and free their heap slots for reuse) until it has: the scan
+ * holds GBT_GPU_SCAN_LOCK, which VACUUM's deletion pass takes exclusively,
+ * until the last chunk is done.  If VACUUM holds it now, the scan goes
+ * leaf by leaf instead and passes each leaf's TIDs while its pin is held,
+ * as an index-only scan does.  Returns the number of TIDs.
+ */
+int64
+gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+	Relation	index = scan->indexRelation;
+	bool		locked;
+	uint64	   *t;
+	int			n = 0;
+	int64		total = 0;
+
+	Assert(scan->parallel_scan == NULL);
+	max = Max(max, GBT_MAX_SLOTS);
+	scan->xs_want_itup = true;	/* keep_pin(): leaf pins are held */
+	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+	if (!first(scan, ForwardScanDirection))
+	{
+		drop_pin(so);
+		if (so->gpu_items)
+			gpu_release(scan);
+		if (locked)
+			UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+		return 0;
+	}
+	t = palloc_extended(sizeof(uint64) * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
+						MCXT_ALLOC_HUGE);
+	if (so->gpu_items)
+	{
+		/* the batch's entries stay covered by gpu_fetch()'s lock */
+		for (uint64 i = 0; i < so->gpu_n; i += n)
+		{
+			n = (int) Min(so->gpu_n - i, (uint64) max);
+			for (int j = 0; j < n; j++)
+				t[j] = so->gpu_items[i + j].tid >> 16;	/* no flags */
+			sort_tids(t, n);
+			sink(arg, t, n);
+			CHECK_FOR_INTERRUPTS();
+		}
+		total = so->gpu_n;
+		gpu_release(scan);
+	}
+	else
+	{
+		for (;;)
+		{
+			int			m = pos->nitems - Max(pos->itemIndex, 0);
+
+			if (n + m > max || (!locked && n > 0))
+			{
+				sort_tids(t, n);
+				sink(arg, t, n);
+				total += n;
+				n = 0;
+			}
+			for (int i = Max(pos->itemIndex, 0); i < pos->nitems; i++)
+				t[n++] = pos->items[i].tid >> 16;
+			pos->itemIndex = pos->nitems;
+			if (!locked && n > 0)
+			{
+				/* this leaf is still pinned */
+				sort_tids(t, n);
+				sink(arg, t, n);
+				total += n;
+				n = 0;
+			}
+			if (!step(scan, ForwardScanDirection))
+				break;
+		}
+		if (n > 0)
+		{
+			sort_tids(t, n);
+			sink(arg, t, n);
+			total += n;
+		}
+		drop_pin(so);
+	}
+	pfree(t);
+	if (locked)
+		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+	return total;
 }
 
 void

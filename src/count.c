@@ -1,0 +1,598 @@
+/*-------------------------------------------------------------------------
+ *
+ * count.c
+ *	  GbtreeCount: SELECT count(*) over a gbtree index scan, without
+ *	  returning the rows.
+ *
+ * An index-only scan under an Aggregate returns every matching row to the
+ * executor one at a time, and the executor probes the visibility map for
+ * each one: for a million rows that costs far more than the GPU batch that
+ * found them, and the probes jump between visibility-map pages because the
+ * rows come in key order.  When a query block is only count(*) over one
+ * table whose every restriction is an index qual of one gbtree index, the
+ * planner is offered a Custom Scan (GbtreeCount) that does what the
+ * index-only scan would, in bulk: it takes the matching TIDs from the
+ * index in chunks sorted by heap block (gbt_scan_tids), counts a block's
+ * TIDs at once when the visibility map says the block is all visible (with
+ * the same page-level predicate lock), and fetches the heap tuples of the
+ * other blocks to check them against the snapshot, as the index-only scan
+ * does.  The answer is the same by construction; gbtree.enable_count_scan
+ * turns the path off.
+ *
+ * The plan node's custom_scan_tlist is (count(*), the index column), so
+ * that setrefs turns the count(*) of the target list into a reference to
+ * the node's output and the index column in the quals (custom_exprs) into
+ * INDEX_VAR 2, which EXPLAIN prints as the column.  At execution the quals
+ * become ordinary index scan keys (ExecIndexBuildScanKeys), parameters and
+ * all.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "catalog/pg_class.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeIndexscan.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "gbtree.h"
+
+#define GBT_COUNT_NAME	"GbtreeCount"
+
+bool		gbt_enable_count_scan = true;
+
+static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
+
+typedef struct GbtCountState
+{
+	CustomScanState css;
+	Relation	heap;
+	Relation	index;
+	ScanKey		keys;
+	int			nkeys;
+	IndexRuntimeKeyInfo *rtkeys;
+	int			nrtkeys;
+	ExprContext *rtcxt;
+	bool		done;
+
+	/* during a count */
+	Snapshot	snapshot;
+	Buffer		vmbuf;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *heapslot;
+	int64		count;
+
+	/* EXPLAIN ANALYZE, summed over rescans */
+	int64		entries;
+	int64		visible_blocks;
+	int64		fetched_blocks;
+	int64		heap_fetches;
+} GbtCountState;
+
+static Plan *count_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						List *tlist, List *clauses, List *custom_plans);
+static Node *count_create_state(CustomScan *cscan);
+static void count_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *count_exec(CustomScanState *node);
+static void count_end(CustomScanState *node);
+static void count_rescan(CustomScanState *node);
+static void count_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods count_path_methods = {
+	.CustomName = GBT_COUNT_NAME,
+	.PlanCustomPath = count_plan,
+};
+
+static const CustomScanMethods count_scan_methods = {
+	.CustomName = GBT_COUNT_NAME,
+	.CreateCustomScanState = count_create_state,
+};
+
+static const CustomExecMethods count_exec_methods = {
+	.CustomName = GBT_COUNT_NAME,
+	.BeginCustomScan = count_begin,
+	.ExecCustomScan = count_exec,
+	.EndCustomScan = count_end,
+	.ReScanCustomScan = count_rescan,
+	.ExplainCustomScan = count_explain,
+};
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------
+ */
+
+/* Is node the index column (a Var of rel, maybe relabelled)? */
+static bool
+is_index_column(Node *node, RelOptInfo *rel, IndexOptInfo *index)
+{
+	if (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node && IsA(node, Var) &&
+		((Var *) node)->varno == rel->relid &&
+		((Var *) node)->varattno == index->indexkeys[0] &&
+		((Var *) node)->varlevelsup == 0;
+}
+
+/* a comparison value the scan can compute once at its start */
+static bool
+is_scan_constant(Node *node)
+{
+	return !contain_var_clause(node) && !contain_volatile_functions(node) &&
+		!contain_subplans(node);
+}
+
+/*
+ * The clause of rinfo as an index qual of index's column, the column on
+ * the left; NULL when it is not one.
+ */
+static Expr *
+index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
+{
+	Expr	   *clause = rinfo->clause;
+	Oid			opfamily = index->opfamily[0];
+
+	if (rinfo->pseudoconstant)
+		return NULL;
+	if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+		Node	   *left = linitial(op->args);
+		Node	   *right = lsecond(op->args);
+
+		if (op->inputcollid != index->indexcollations[0] &&
+			OidIsValid(index->indexcollations[0]))
+			return NULL;
+		if (is_index_column(left, rel, index) && is_scan_constant(right) &&
+			op_in_opfamily(op->opno, opfamily))
+			return clause;
+		if (is_index_column(right, rel, index) && is_scan_constant(left))
+		{
+			Oid			comm = get_commutator(op->opno);
+			OpExpr	   *c;
+
+			if (!OidIsValid(comm) || !op_in_opfamily(comm, opfamily))
+				return NULL;
+			c = (OpExpr *) make_opclause(comm, op->opresulttype, op->opretset,
+										 (Expr *) copyObject(right),
+										 (Expr *) copyObject(left),
+										 op->opcollid, op->inputcollid);
+			set_opfuncid(c);
+			return (Expr *) c;
+		}
+		return NULL;
+	}
+	if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+
+		if (saop->useOr &&
+			is_index_column(linitial(saop->args), rel, index) &&
+			is_scan_constant(lsecond(saop->args)) &&
+			op_in_opfamily(saop->opno, opfamily))
+			return clause;
+		return NULL;
+	}
+	if (IsA(clause, NullTest))
+	{
+		NullTest   *nt = (NullTest *) clause;
+
+		if (!nt->argisrow && is_index_column((Node *) nt->arg, rel, index))
+			return clause;
+	}
+	return NULL;
+}
+
+/*
+ * Does node hold anything but plain count(*) aggregates (and constants or
+ * parameters around them)?  The first count(*) goes to *first.
+ */
+static bool
+not_count_star(Node *node, Aggref **first)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		Aggref	   *agg = (Aggref *) node;
+
+		if (agg->aggfnoid != F_COUNT_ || !agg->aggstar || agg->aggfilter ||
+			agg->aggdistinct || agg->aggorder || agg->agglevelsup != 0)
+			return true;
+		if (*first == NULL)
+			*first = agg;
+		return false;
+	}
+	if (IsA(node, Var) || IsA(node, GroupingFunc) || IsA(node, WindowFunc) ||
+		IsA(node, SubPlan) || IsA(node, SubLink))
+		return true;
+	return expression_tree_walker(node, not_count_star, (void *) first);
+}
+
+/*
+ * A GbtreeCount path over index, or NULL when some restriction of rel is
+ * not an index qual of it.
+ */
+static CustomPath *
+count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
+		   RangeTblEntry *rte, IndexOptInfo *index, Aggref *countref)
+{
+	List	   *iclauses = NIL;
+	List	   *quals = NIL;
+	ListCell   *lc;
+	IndexPath  *ipath;
+	CustomPath *cpath;
+	Var		   *column;
+	AttrNumber	attno = index->indexkeys[0];
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Expr	   *qual = index_qual_for(rinfo, rel, index);
+		IndexClause *ic;
+
+		if (qual == NULL)
+			return NULL;
+		ic = makeNode(IndexClause);
+		ic->rinfo = rinfo;
+		ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
+									make_simple_restrictinfo(root, qual));
+		ic->lossy = false;
+		ic->indexcol = 0;
+		ic->indexcols = NIL;
+		iclauses = lappend(iclauses, ic);
+		quals = lappend(quals, qual);
+	}
+
+	/* costed as the index-only scan it replaces, less returning the rows */
+	ipath = create_index_path(root, index, iclauses, NIL, NIL, NIL,
+							  ForwardScanDirection, true, NULL, 1.0, false);
+	get_atttypetypmodcoll(rte->relid, attno, &typid, &typmod, &collid);
+	column = makeVar(rel->relid, attno, typid, typmod, collid, 0);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = grouped_rel;
+	cpath->path.pathtarget = grouped_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = 1;
+	cpath->path.startup_cost = ipath->path.total_cost;
+	cpath->path.total_cost = ipath->path.total_cost;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make4(makeInteger(index->indexoid),
+									   quals, countref, column);
+	cpath->methods = &count_path_methods;
+	return cpath;
+}
+
+static void
+gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
+				RelOptInfo *input_rel, RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	RangeTblEntry *rte;
+	Aggref	   *countref = NULL;
+	CustomPath *best = NULL;
+	ListCell   *lc;
+
+	if (prev_upper_paths_hook)
+		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !gbt_enable_count_scan)
+		return;
+	/* one count(*) row of one table */
+	if (parse->commandType != CMD_SELECT || !parse->hasAggs ||
+		parse->groupClause || parse->groupingSets || parse->havingQual ||
+		parse->hasTargetSRFs || parse->hasWindowFuncs || parse->rowMarks ||
+		input_rel->reloptkind != RELOPT_BASEREL || input_rel->rtekind != RTE_RELATION ||
+		input_rel->baserestrictinfo == NIL || input_rel->indexlist == NIL)
+		return;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->inh || rte->tablesample ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return;
+	if (not_count_star((Node *) output_rel->reltarget->exprs, &countref) ||
+		countref == NULL)
+		return;
+
+	foreach(lc, input_rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+		CustomPath *cpath;
+
+		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
+			index->nkeycolumns != 1 || index->indexkeys[0] == 0 ||
+			index->indpred != NIL)
+			continue;
+		cpath = count_path(root, input_rel, output_rel, rte, index, countref);
+		if (cpath && (best == NULL || cpath->path.total_cost < best->path.total_cost))
+			best = cpath;
+	}
+	if (best)
+		add_path(output_rel, (Path *) best);
+}
+
+static Plan *
+count_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Oid			indexoid = intVal(linitial(best_path->custom_private));
+	List	   *quals = (List *) lsecond(best_path->custom_private);
+	Aggref	   *countref = (Aggref *) lthird(best_path->custom_private);
+	Var		   *column = (Var *) lfourth(best_path->custom_private);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = copyObject(quals);
+	cscan->custom_private = list_make1_oid(indexoid);
+	cscan->custom_scan_tlist =
+		list_make2(makeTargetEntry((Expr *) copyObject(countref), 1, "count", false),
+				   makeTargetEntry((Expr *) copyObject(column), 2, NULL, true));
+	cscan->methods = &count_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ * ------------------------------------------------------------------------
+ */
+
+static Node *
+count_create_state(CustomScan *cscan)
+{
+	GbtCountState *st = (GbtCountState *) newNode(sizeof(GbtCountState), T_CustomScanState);
+
+	st->css.methods = &count_exec_methods;
+	return (Node *) st;
+}
+
+/* INDEX_VAR 2 (the node's column entry) becomes index column 1 */
+static Node *
+to_index_column(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		v->varattno = 1;
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, to_index_column, context);
+}
+
+static void
+count_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GbtCountState *st = (GbtCountState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Var		   *column = (Var *) lsecond_node(TargetEntry, cscan->custom_scan_tlist)->expr;
+	Index		rti;
+	IndexArrayKeyInfo *arraykeys;
+	int			narraykeys;
+
+	if (IsA(column, RelabelType))
+		column = (Var *) ((RelabelType *) column)->arg;
+	rti = castNode(Var, column)->varno;
+	st->heap = ExecOpenScanRelation(estate, rti, eflags);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	st->index = index_open(linitial_oid(cscan->custom_private),
+						   exec_rt_fetch(rti, estate)->rellockmode);
+	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
+						   (List *) to_index_column((Node *) cscan->custom_exprs, NULL),
+						   false, &st->keys, &st->nkeys, &st->rtkeys, &st->nrtkeys,
+						   &arraykeys, &narraykeys);
+	Assert(narraykeys == 0);	/* gbtree takes arrays itself */
+	if (st->nrtkeys > 0)
+		st->rtcxt = CreateExprContext(estate);
+	st->vmbuf = InvalidBuffer;
+}
+
+static void
+count_tids(void *arg, uint64 *tids, int n)
+{
+	GbtCountState *st = (GbtCountState *) arg;
+
+	for (int i = 0; i < n;)
+	{
+		BlockNumber blk = (BlockNumber) (tids[i] >> 16);
+		int			j = i + 1;
+
+		while (j < n && (BlockNumber) (tids[j] >> 16) == blk)
+			j++;
+		if (VM_ALL_VISIBLE(st->heap, blk, &st->vmbuf))
+		{
+			/* as an index-only scan does for a row it need not fetch */
+			st->count += j - i;
+			st->visible_blocks++;
+			PredicateLockPage(st->heap, blk, st->snapshot);
+		}
+		else
+		{
+			st->fetched_blocks++;
+			if (st->fetch == NULL)
+			{
+				st->fetch = table_index_fetch_begin(st->heap);
+				st->heapslot = table_slot_create(st->heap, NULL);
+			}
+			for (int k = i; k < j; k++)
+			{
+				ItemPointerData tid;
+				bool		call_again = false;
+				bool		all_dead = false;
+
+				ItemPointerSet(&tid, blk, (OffsetNumber) (tids[k] & 0xFFFF));
+				do
+				{
+					st->heap_fetches++;
+					if (table_index_fetch_tuple(st->fetch, &tid, st->snapshot,
+												st->heapslot, &call_again, &all_dead))
+					{
+						st->count++;
+						pgstat_count_heap_fetch(st->index);
+					}
+				} while (call_again);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		i = j;
+	}
+}
+
+static int64
+run_count(GbtCountState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	IndexScanDesc scan;
+	long		chunk;
+	int64		entries;
+
+	if (st->nrtkeys > 0)
+	{
+		ResetExprContext(st->rtcxt);
+		ExecIndexEvalRuntimeKeys(st->rtcxt, st->rtkeys, st->nrtkeys);
+	}
+	st->snapshot = estate->es_snapshot;
+	st->count = 0;
+	scan = index_beginscan(st->heap, st->index, st->snapshot, st->nkeys, 0);
+	index_rescan(scan, st->keys, st->nkeys, NULL, 0);
+	/* sort chunks of up to work_mem, at least 64k TIDs */
+	chunk = Min(Max((long) work_mem * 1024L / (long) sizeof(uint64), 65536L), 1L << 26);
+	entries = gbt_scan_tids(scan, count_tids, st, (int) chunk);
+	st->entries += entries;
+	pgstat_count_index_tuples(st->index, entries);
+	index_endscan(scan);
+	if (st->fetch)
+	{
+		table_index_fetch_end(st->fetch);
+		ExecDropSingleTupleTableSlot(st->heapslot);
+		st->fetch = NULL;
+		st->heapslot = NULL;
+	}
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
+	st->vmbuf = InvalidBuffer;
+	return st->count;
+}
+
+static TupleTableSlot *
+count_next(ScanState *node)
+{
+	GbtCountState *st = (GbtCountState *) node;
+	TupleTableSlot *slot = node->ss_ScanTupleSlot;
+
+	ExecClearTuple(slot);
+	if (st->done)
+		return slot;
+	st->done = true;
+	slot->tts_values[0] = Int64GetDatum(run_count(st));
+	slot->tts_isnull[0] = false;
+	slot->tts_values[1] = (Datum) 0;
+	slot->tts_isnull[1] = true;
+	return ExecStoreVirtualTuple(slot);
+}
+
+static bool
+count_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+count_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, count_next, count_recheck);
+}
+
+static void
+count_rescan(CustomScanState *node)
+{
+	GbtCountState *st = (GbtCountState *) node;
+
+	st->done = false;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+count_end(CustomScanState *node)
+{
+	GbtCountState *st = (GbtCountState *) node;
+
+	if (st->index)
+		index_close(st->index, NoLock);
+}
+
+static void
+count_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GbtCountState *st = (GbtCountState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	char	   *quals;
+
+	ExplainPropertyText("Index", get_rel_name(linitial_oid(cscan->custom_private)), es);
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	quals = deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+							   context, es->verbose, false);
+	ExplainPropertyText("Index Cond", quals, es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Index Entries", NULL, st->entries, es);
+		ExplainPropertyInteger("All-Visible Heap Blocks", NULL, st->visible_blocks, es);
+		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
+	}
+}
+
+void
+gbt_count_init(void)
+{
+	DefineCustomBoolVariable("gbtree.enable_count_scan",
+							 "Lets the planner count the rows of a gbtree index scan without returning them.",
+							 "count(*) over one table whose restrictions are all quals of one gbtree index "
+							 "runs as a Custom Scan (GbtreeCount).",
+							 &gbt_enable_count_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	RegisterCustomScanMethods(&count_scan_methods);
+	prev_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = gbt_upper_paths;
+}
