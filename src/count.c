@@ -309,7 +309,8 @@ gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
 
-	if (stage != UPPERREL_GROUP_AGG || !gbt_enable_count_scan)
+	/* it is an index-only scan in substance */
+	if (stage != UPPERREL_GROUP_AGG || !gbt_enable_count_scan || !enable_indexonlyscan)
 		return;
 	/* one count(*) row of one table */
 	if (parse->commandType != CMD_SELECT || !parse->hasAggs ||

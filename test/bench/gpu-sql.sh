@@ -52,7 +52,9 @@ PAR_SETTINGS="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost =
 # one EXECUTE for the count, one EXPLAIN ANALYZE EXECUTE for the time:
 # prints "<count> <execution ms> <workers launched>"
 run_q() {   # $1 = n keys, $2 = settings, $3 = plan settings (default serial)
-    q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } /Workers Launched:/ { w = $3 } END { print c, t, w + 0 }'
+    q <<EOF | awk '/^COUNT / { c = $2 } /Execution Time:/ { t = $3 } /Workers Launched:/ { w = $3 }
+                   /GbtreeCount/ { p = "count" } /Index Only Scan/ && p == "" { p = "ionly" } /Bitmap Heap Scan/ && p == "" { p = "bitmap" }
+                   END { print c, t, w + 0, p }'
 ${3:-$SERIAL_SETTINGS}
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET plan_cache_mode = force_generic_plan;
@@ -93,18 +95,19 @@ EOF
 }
 declare -A RES
 measure() {   # $1 label, $2 settings, $3 plan settings (default serial)
-    local n r cnt ms w vals med
+    local n r cnt ms w plan vals med
     for n in 10000 100000 1000000; do
         vals=""
         for r in $(seq 1 "$REPEAT"); do
-            read -r cnt ms w <<<"$(run_q "$n" "$2" "${3:-}")"
+            read -r cnt ms w plan <<<"$(run_q "$n" "$2" "${3:-}")"
             vals="$vals $ms"
         done
+        RES["$1,$n,plan"]=$plan
         med=$(echo "$vals" | tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
         RES["$1,$n"]=$med
         RES["$1,$n,count"]=$cnt
         RES["$1,$n,workers"]=$w
-        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt, workers launched $w"
+        echo "  $1 n=$n: median ${med} ms of [$vals ] count $cnt, workers launched $w, plan $plan"
     done
 }
 
@@ -129,7 +132,9 @@ LOAD=$(sub "$t1" "$t0")
 echo "first GPU query (ships the index to the device): $LOAD s"
 measure gbtree-gpu "SET gbtree.device = gpu;"
 measure gbtree-auto "SET gbtree.device = auto;"
-measure gbtree-gpu-par "SET gbtree.device = gpu;" "$PAR_SETTINGS"
+# the plan before the count scan: every row through an index-only scan
+measure gbtree-gpu-ionly "SET gbtree.device = gpu; SET gbtree.enable_count_scan = off;"
+measure gbtree-gpu-par "SET gbtree.device = gpu; SET gbtree.enable_count_scan = off;" "$PAR_SETTINGS"
 measure gbtree-gpu-bm "SET gbtree.device = gpu; $BITMAP_SETTINGS"
 for n in 100000 1000000; do
     echo "  gbtree default plan n=$n: $(run_default $n "")"
@@ -145,18 +150,18 @@ gpu_phases 1000000
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL: $(q -c 'SHOW server_version'), default settings except max_parallel_workers_per_gather = 0 in the timed sessions; the index is prewarmed"
-    echo "- values: EXPLAIN (ANALYZE, TIMING OFF) execution time of a prepared generic-plan EXECUTE (index-only scan), median of $REPEAT; keys are existing keys of random rows in random order; the same key arrays for every engine"
+    echo "- values: EXPLAIN (ANALYZE, TIMING OFF) execution time of a prepared generic-plan EXECUTE, median of $REPEAT; the plan is the planner's with seq and bitmap scans off: btree an index-only scan under an Aggregate, gbtree the Custom Scan (GbtreeCount) (plan column), and gbtree's index-only scan apart with gbtree.enable_count_scan = off; keys are existing keys of random rows in random order; the same key arrays for every engine"
     echo "- CREATE INDEX: btree $BT_BUILD s, gbtree $GB_BUILD s (default settings under gbtree.device = auto: on the GPU when the service is up, the values streamed to the device during the heap scan and the pages laid out there, and the index loaded onto the device as it is written); the first GPU query, which ships the index to the device unless the build left it there: $LOAD s"
     echo
-    echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | rows |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| keys | btree ms | gbtree CPU ms | gbtree GPU ms | gbtree auto ms | btree / GPU | CPU / GPU | gbtree plan | gbtree GPU index-only ms | btree / GPU index-only | rows |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for n in 10000 100000 1000000; do
-        b=${RES["btree,$n"]}; c=${RES["gbtree-cpu,$n"]}; g=${RES["gbtree-gpu,$n"]}; a=${RES["gbtree-auto,$n"]}
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$b" "$c" "$g" "$a" \
-            "$(div "$b" "$g")" "$(div "$c" "$g")" "${RES["btree,$n,count"]}"
+        b=${RES["btree,$n"]}; c=${RES["gbtree-cpu,$n"]}; g=${RES["gbtree-gpu,$n"]}; a=${RES["gbtree-auto,$n"]}; i=${RES["gbtree-gpu-ionly,$n"]}
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$b" "$c" "$g" "$a" \
+            "$(div "$b" "$g")" "$(div "$c" "$g")" "${RES["gbtree-gpu,$n,plan"]}" "$i" "$(div "$b" "$i")" "${RES["btree,$n,count"]}"
     done
     echo
-    echo "Parallel plans (a parallel index-only scan under a Gather, the leader and the workers the planner gives it, at most 2; $PAR_SETTINGS for both engines; gbtree splits the keys into slices that the participants claim, each one GPU batch):"
+    echo "Parallel plans (a parallel index-only scan under a Gather, the leader and the workers the planner gives it, at most 2; $PAR_SETTINGS for both engines, and gbtree.enable_count_scan = off; gbtree splits the keys into slices that the participants claim, each one GPU batch):"
     echo
     echo "| keys | btree ms | gbtree GPU ms | btree / GPU | serial btree / parallel GPU | workers launched (btree, gbtree) |"
     echo "|---|---|---|---|---|---|"
@@ -178,7 +183,7 @@ gpu_phases 1000000
     q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info()"
 } | tee "$OUTFILE"
 for n in 10000 100000 1000000; do
-    for e in gbtree-cpu gbtree-gpu gbtree-auto btree-par gbtree-gpu-par btree-bm gbtree-gpu-bm; do
+    for e in gbtree-cpu gbtree-gpu gbtree-auto gbtree-gpu-ionly btree-par gbtree-gpu-par btree-bm gbtree-gpu-bm; do
         [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
     done
 done
