@@ -513,27 +513,44 @@ run_count(GbtCountState *st)
 	return st->count;
 }
 
-static TupleTableSlot *
-count_next(ScanState *node)
+/*
+ * The node's one row: the count, computed on the first call after a
+ * (re)scan, then nothing.
+ */
+static bool
+count_fill(GbtCountState *st, TupleTableSlot *slot)
 {
-	GbtCountState *st = (GbtCountState *) node;
-	TupleTableSlot *slot = node->ss_ScanTupleSlot;
-
 	ExecClearTuple(slot);
 	if (st->done)
-		return slot;
+		return false;
 	st->done = true;
 	slot->tts_values[0] = Int64GetDatum(run_count(st));
 	slot->tts_isnull[0] = false;
 	slot->tts_values[1] = (Datum) 0;
 	slot->tts_isnull[1] = true;
-	return ExecStoreVirtualTuple(slot);
+	ExecStoreVirtualTuple(slot);
+	return true;
 }
 
+static TupleTableSlot *
+count_next(ScanState *node)
+{
+	count_fill((GbtCountState *) node, node->ss_ScanTupleSlot);
+	return node->ss_ScanTupleSlot;
+}
+
+/*
+ * Inside an EvalPlanQual recheck (a correlated count under an UPDATE that
+ * waited for a concurrent one), minor releases before the fix that runs
+ * only the recheck plan's own descendants this way drive a scan with no
+ * relation of its own (scanrelid 0) through this method instead of
+ * count_next: it must count too, as the index-only scan it replaces
+ * would.
+ */
 static bool
 count_recheck(ScanState *node, TupleTableSlot *slot)
 {
-	return true;
+	return count_fill((GbtCountState *) node, slot);
 }
 
 static TupleTableSlot *

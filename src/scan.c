@@ -228,51 +228,10 @@ cmp_u64(const void *a, const void *b)
 }
 
 /*
- * LSD radix sort, one byte per pass, passes where every key has the same
- * byte skipped.
- */
-static void
-lsd_sort_u64(uint64 *v, uint64 *tmp, int n)
-{
-	uint32	   *hist = palloc0(sizeof(uint32) * 8 * 256);
-	uint64	   *src = v,
-			   *dst = tmp;
-
-	for (int i = 0; i < n; i++)
-		for (int b = 0; b < 8; b++)
-			hist[b * 256 + ((v[i] >> (b * 8)) & 0xFF)]++;
-	for (int b = 0; b < 8; b++)
-	{
-		uint32	   *h = hist + b * 256;
-		uint32		sum = 0;
-		uint64	   *t;
-
-		if (h[(src[0] >> (b * 8)) & 0xFF] == (uint32) n)
-			continue;			/* all keys share this byte */
-		for (int d = 0; d < 256; d++)
-		{
-			uint32		c = h[d];
-
-			h[d] = sum;
-			sum += c;
-		}
-		for (int i = 0; i < n; i++)
-			dst[h[(src[i] >> (b * 8)) & 0xFF]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, sizeof(uint64) * n);
-	pfree(hist);
-}
-
-/*
- * Sort large = ANY arrays: one pass distributes the keys into about n/2
- * buckets by their leading bits below the common prefix (so skewed but
- * narrow key sets spread too), then each bucket is sorted where it lies:
- * by insertion when small, which it is for all but skewed data, by the
- * LSD sort otherwise.  Two linear passes instead of up to eight.
+ * Sort large = ANY arrays and TID lists: LSD radix sort over the bits
+ * below the keys' common prefix, in digits of at most 11 bits (2048
+ * buckets, whose write positions stay in cache), skipping digits that
+ * every key shares.  Six passes for random 64-bit keys, four for TIDs.
  */
 static void
 radix_sort_u64(uint64 *v, int n)
@@ -280,12 +239,13 @@ radix_sort_u64(uint64 *v, int n)
 	uint64		mn = v[0],
 				mx = v[0];
 	int			span,
-				bits,
-				shift,
-				nb;
-	uint32	   *start;
-	uint32	   *pos;
-	uint64	   *tmp;
+				npass,
+				digit;
+	uint32		mask;
+	uint32	   *hist;
+	uint64	   *tmp,
+			   *src,
+			   *dst;
 
 	for (int i = 1; i < n; i++)
 	{
@@ -295,49 +255,44 @@ radix_sort_u64(uint64 *v, int n)
 	if (mn == mx)
 		return;
 	span = pg_leftmost_one_pos64(mn ^ mx) + 1;	/* bits below the common prefix */
-	bits = Max(8, Min(20, pg_leftmost_one_pos32((uint32) n)));
-	bits = Min(bits, span);
-	shift = span - bits;
-	nb = 1 << bits;
+	npass = (span + 10) / 11;
+	digit = (span + npass - 1) / npass;
+	mask = (1U << digit) - 1;
 
-	start = palloc0(sizeof(uint32) * (nb + 1));
-	pos = palloc(sizeof(uint32) * nb);
-	tmp = palloc(sizeof(uint64) * n);
+	hist = palloc0(sizeof(uint32) * (mask + 1) * npass);
+	for (int i = 0; i < n; i++)
+		for (int p = 0; p < npass; p++)
+			hist[p * (mask + 1) + ((v[i] >> (p * digit)) & mask)]++;
+	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
 	gbt_advise_huge(tmp, sizeof(uint64) * n);
-	for (int i = 0; i < n; i++)
-		start[((v[i] >> shift) & (nb - 1)) + 1]++;
-	for (int d = 0; d < nb; d++)
+	src = v;
+	dst = tmp;
+	for (int p = 0; p < npass; p++)
 	{
-		start[d + 1] += start[d];
-		pos[d] = start[d];
-	}
-	for (int i = 0; i < n; i++)
-		tmp[pos[(v[i] >> shift) & (nb - 1)]++] = v[i];
-	for (int d = 0; d < nb; d++)
-	{
-		int			lo = start[d],
-					hi = start[d + 1];
+		uint32	   *h = hist + p * (mask + 1);
+		int			shift = p * digit;
+		uint32		sum = 0;
+		uint64	   *t;
 
-		if (hi - lo > 32)
-			lsd_sort_u64(tmp + lo, v + lo, hi - lo);	/* v's slice as scratch */
-		else
-			for (int i = lo + 1; i < hi; i++)
-			{
-				uint64		x = tmp[i];
-				int			k = i;
+		if (h[(src[0] >> shift) & mask] == (uint32) n)
+			continue;			/* every key has this digit */
+		for (uint32 d = 0; d <= mask; d++)
+		{
+			uint32		c = h[d];
 
-				while (k > lo && tmp[k - 1] > x)
-				{
-					tmp[k] = tmp[k - 1];
-					k--;
-				}
-				tmp[k] = x;
-			}
+			h[d] = sum;
+			sum += c;
+		}
+		for (int i = 0; i < n; i++)
+			dst[h[(src[i] >> shift) & mask]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
 	}
-	memcpy(v, tmp, sizeof(uint64) * n);
+	if (src != v)
+		memcpy(v, src, sizeof(uint64) * n);
 	pfree(tmp);
-	pfree(pos);
-	pfree(start);
+	pfree(hist);
 }
 
 /* in-place sort + dedup, returns new length */
@@ -448,6 +403,20 @@ intersect_sorted(uint64 *a, int na, const uint64 *b, int nb)
 	return m;
 }
 
+/* DEBUG1 breakdown of preprocess_keys(): sorting arrays, building ranges */
+static double prep_sort_ms,
+			prep_ranges_ms;
+
+static double
+ms_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 static void
 preprocess_keys(IndexScanDesc scan)
 {
@@ -463,6 +432,8 @@ preprocess_keys(IndexScanDesc scan)
 	int			narr = -1;		/* -1: no array key */
 	bool		has_array = false;
 	MemoryContext old;
+	bool		timed = message_level_is_interesting(DEBUG1);
+	instr_time	t0;
 
 	/*
 	 * Array keys need memory that lives until the next rescan; plain quals
@@ -568,7 +539,11 @@ preprocess_keys(IndexScanDesc scan)
 				impossible = true;
 				continue;
 			}
+			if (timed)
+				INSTR_TIME_SET_CURRENT(t0);
 			nv = sort_unique(vals, nv);
+			if (timed)
+				prep_sort_ms += ms_since(t0);
 			if (strategy == BTEqualStrategyNumber)
 			{
 				if (narr < 0)
@@ -617,6 +592,8 @@ preprocess_keys(IndexScanDesc scan)
 					nullseg;
 
 		valseg.root = GBT_ROOT_BLKNO;
+		if (timed)
+			INSTR_TIME_SET_CURRENT(t0);
 		if (narr >= 0)
 		{
 			valseg.nranges = narr;
@@ -632,6 +609,8 @@ preprocess_keys(IndexScanDesc scan)
 			valseg.ranges[0].lo = lo;
 			valseg.ranges[0].hi = hi;
 		}
+		if (timed)
+			prep_ranges_ms += ms_since(t0);
 		nullseg.root = GBT_NULLROOT_BLKNO;
 		nullseg.nranges = 1;
 		nullseg.ranges = &so->fixed_ranges[1];
@@ -1707,11 +1686,13 @@ first(IndexScanDesc scan, ScanDirection dir)
 					t1;
 
 		INSTR_TIME_SET_CURRENT(t0);
+		prep_sort_ms = prep_ranges_ms = 0;
 		preprocess_keys(scan);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
-		elog(DEBUG1, "gbtree scan of \"%s\": keys prepared in %.3f ms",
-			 RelationGetRelationName(scan->indexRelation), INSTR_TIME_GET_MILLISEC(t1));
+		elog(DEBUG1, "gbtree scan of \"%s\": keys prepared in %.3f ms (sorting %.3f ms, ranges %.3f ms)",
+			 RelationGetRelationName(scan->indexRelation), INSTR_TIME_GET_MILLISEC(t1),
+			 prep_sort_ms, prep_ranges_ms);
 	}
 	else
 		preprocess_keys(scan);
@@ -1997,6 +1978,15 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
  * leaf by leaf instead and passes each leaf's TIDs while its pin is held,
  * as an index-only scan does.  Returns the number of TIDs.
  */
+#define TIMED(acc, stmt) \
+	do { \
+		if (timed) \
+			INSTR_TIME_SET_CURRENT(t0); \
+		stmt; \
+		if (timed) \
+			(acc) += ms_since(t0); \
+	} while (0)
+
 int64
 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 {
@@ -2007,6 +1997,10 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	uint64	   *t;
 	int			n = 0;
 	int64		total = 0;
+	bool		timed = message_level_is_interesting(DEBUG1);
+	instr_time	t0;
+	double		sort_ms = 0,
+				sink_ms = 0;
 
 	Assert(scan->parallel_scan == NULL);
 	max = Max(max, GBT_MAX_SLOTS);
@@ -2031,8 +2025,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			n = (int) Min(so->gpu_n - i, (uint64) max);
 			for (int j = 0; j < n; j++)
 				t[j] = so->gpu_items[i + j].tid >> 16;	/* no flags */
-			sort_tids(t, n);
-			sink(arg, t, n);
+			TIMED(sort_ms, sort_tids(t, n));
+			TIMED(sink_ms, sink(arg, t, n));
 			CHECK_FOR_INTERRUPTS();
 		}
 		total = so->gpu_n;
@@ -2046,8 +2040,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 
 			if (n + m > max || (!locked && n > 0))
 			{
-				sort_tids(t, n);
-				sink(arg, t, n);
+				TIMED(sort_ms, sort_tids(t, n));
+				TIMED(sink_ms, sink(arg, t, n));
 				total += n;
 				n = 0;
 			}
@@ -2057,8 +2051,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			if (!locked && n > 0)
 			{
 				/* this leaf is still pinned */
-				sort_tids(t, n);
-				sink(arg, t, n);
+				TIMED(sort_ms, sort_tids(t, n));
+				TIMED(sink_ms, sink(arg, t, n));
 				total += n;
 				n = 0;
 			}
@@ -2067,13 +2061,16 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		}
 		if (n > 0)
 		{
-			sort_tids(t, n);
-			sink(arg, t, n);
+			TIMED(sort_ms, sort_tids(t, n));
+			TIMED(sink_ms, sink(arg, t, n));
 			total += n;
 		}
 		drop_pin(so);
 	}
 	pfree(t);
+	if (timed)
+		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, sorting them %.3f ms, their caller %.3f ms",
+			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf", sort_ms, sink_ms);
 	if (locked)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	return total;

@@ -81,7 +81,7 @@ EOF
 }
 # where the time of a GPU batch goes (DEBUG1 lines of the scan)
 gpu_phases() {   # $1 = n keys
-    q <<EOF 2>&1 | grep -E "gbtree (GPU batch|scan of)" | sed 's/^DEBUG: */  /'
+    q <<EOF 2>&1 | grep -E "gbtree (GPU batch|scan of|TID scan)" | sed 's/^DEBUG: */  /'
 SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SET plan_cache_mode = force_generic_plan;
