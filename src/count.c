@@ -52,6 +52,7 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "access/xact.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -84,10 +85,14 @@ typedef struct GbtCountState
 	IndexFetchTableData *fetch;
 	TupleTableSlot *heapslot;
 	int64		count;
+	bool		serializable;
+	char	   *vismap;			/* all-visible bit per heap block, or NULL */
+	BlockNumber vismap_blocks;
 
 	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		entries;
 	int64		visible_blocks;
+	bool		used_vismap;
 	int64		fetched_blocks;
 	int64		heap_fetches;
 } GbtCountState;
@@ -426,11 +431,100 @@ count_begin(CustomScanState *node, EState *estate, int eflags)
 	st->vmbuf = InvalidBuffer;
 }
 
+/* Fetch the heap tuples of TIDs (sorted) and count those the snapshot sees. */
 static void
-count_tids(void *arg, uint64 *tids, int n)
+count_fetched(GbtCountState *st, const uint64 *tids, int n)
+{
+	if (n > 0 && st->fetch == NULL)
+	{
+		st->fetch = table_index_fetch_begin(st->heap);
+		st->heapslot = table_slot_create(st->heap, NULL);
+	}
+	for (int k = 0; k < n; k++)
+	{
+		ItemPointerData tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		if (k == 0 || (tids[k] >> 16) != (tids[k - 1] >> 16))
+			st->fetched_blocks++;
+		ItemPointerSet(&tid, (BlockNumber) (tids[k] >> 16), (OffsetNumber) (tids[k] & 0xFFFF));
+		do
+		{
+			st->heap_fetches++;
+			if (table_index_fetch_tuple(st->fetch, &tid, st->snapshot,
+										st->heapslot, &call_again, &all_dead))
+			{
+				st->count++;
+				pgstat_count_heap_fetch(st->index);
+			}
+		} while (call_again);
+		if ((k & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Every heap block's all-visible bit, read in block order: for a large
+ * batch, cheaper than sorting its TIDs to visit the visibility map once
+ * per block (probing it in TID order jumps between its pages).
+ */
+static void
+build_vismap(GbtCountState *st)
+{
+	st->vismap_blocks = RelationGetNumberOfBlocks(st->heap);
+	st->vismap = palloc_extended(Max(st->vismap_blocks, 1), MCXT_ALLOC_HUGE);
+	for (BlockNumber blk = 0; blk < st->vismap_blocks; blk++)
+	{
+		st->vismap[blk] = VM_ALL_VISIBLE(st->heap, blk, &st->vmbuf) ? 1 : 0;
+		if ((blk & 65535) == 65535)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * GbtTidSink: count a chunk of TIDs as an index-only scan would, after the
+ * index gave them.  A TID on a block the visibility map calls all visible
+ * counts without a heap visit (with the page's predicate lock, as the
+ * index-only scan takes); the others are fetched and checked against the
+ * snapshot.  The map is read per block of the sorted chunk, or, when the
+ * whole batch was read from the index already and is large for the table,
+ * once for the whole table (build_vismap).
+ */
+static void
+count_tids(void *arg, uint64 *tids, int n, bool all_read)
 {
 	GbtCountState *st = (GbtCountState *) arg;
+	int			nfetch = 0;
 
+	if (st->vismap == NULL && all_read &&
+		(int64) n >= (int64) RelationGetNumberOfBlocks(st->heap) / 4)
+		build_vismap(st);
+	if (st->vismap != NULL)
+	{
+		BlockNumber last = InvalidBlockNumber;
+
+		/* the TIDs to fetch go to the front of tids */
+		for (int i = 0; i < n; i++)
+		{
+			BlockNumber blk = (BlockNumber) (tids[i] >> 16);
+
+			if (blk < st->vismap_blocks && st->vismap[blk])
+			{
+				st->count++;
+				if (st->serializable && blk != last)
+					PredicateLockPage(st->heap, blk, st->snapshot);
+				last = blk;
+			}
+			else
+				tids[nfetch++] = tids[i];
+		}
+		gbt_sort_tids(tids, nfetch);
+		count_fetched(st, tids, nfetch);
+		return;
+	}
+
+	gbt_sort_tids(tids, n);
 	for (int i = 0; i < n;)
 	{
 		BlockNumber blk = (BlockNumber) (tids[i] >> 16);
@@ -440,39 +534,12 @@ count_tids(void *arg, uint64 *tids, int n)
 			j++;
 		if (VM_ALL_VISIBLE(st->heap, blk, &st->vmbuf))
 		{
-			/* as an index-only scan does for a row it need not fetch */
 			st->count += j - i;
 			st->visible_blocks++;
 			PredicateLockPage(st->heap, blk, st->snapshot);
 		}
 		else
-		{
-			st->fetched_blocks++;
-			if (st->fetch == NULL)
-			{
-				st->fetch = table_index_fetch_begin(st->heap);
-				st->heapslot = table_slot_create(st->heap, NULL);
-			}
-			for (int k = i; k < j; k++)
-			{
-				ItemPointerData tid;
-				bool		call_again = false;
-				bool		all_dead = false;
-
-				ItemPointerSet(&tid, blk, (OffsetNumber) (tids[k] & 0xFFFF));
-				do
-				{
-					st->heap_fetches++;
-					if (table_index_fetch_tuple(st->fetch, &tid, st->snapshot,
-												st->heapslot, &call_again, &all_dead))
-					{
-						st->count++;
-						pgstat_count_heap_fetch(st->index);
-					}
-				} while (call_again);
-			}
-			CHECK_FOR_INTERRUPTS();
-		}
+			count_fetched(st, tids + i, j - i);
 		i = j;
 	}
 }
@@ -491,6 +558,7 @@ run_count(GbtCountState *st)
 		ExecIndexEvalRuntimeKeys(st->rtcxt, st->rtkeys, st->nrtkeys);
 	}
 	st->snapshot = estate->es_snapshot;
+	st->serializable = IsolationIsSerializable();
 	st->count = 0;
 	scan = index_beginscan(st->heap, st->index, st->snapshot, st->nkeys, 0);
 	index_rescan(scan, st->keys, st->nkeys, NULL, 0);
@@ -510,6 +578,13 @@ run_count(GbtCountState *st)
 	if (BufferIsValid(st->vmbuf))
 		ReleaseBuffer(st->vmbuf);
 	st->vmbuf = InvalidBuffer;
+	if (st->vismap)
+	{
+		/* all-visible blocks counted through the map */
+		pfree(st->vismap);
+		st->vismap = NULL;
+		st->used_vismap = true;
+	}
 	return st->count;
 }
 
@@ -593,7 +668,10 @@ count_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Index Entries", NULL, st->entries, es);
-		ExplainPropertyInteger("All-Visible Heap Blocks", NULL, st->visible_blocks, es);
+		if (st->used_vismap)
+			ExplainPropertyText("Visibility Map", "read whole", es);
+		else
+			ExplainPropertyInteger("All-Visible Heap Blocks", NULL, st->visible_blocks, es);
 		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
 	}
 }

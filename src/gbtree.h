@@ -157,7 +157,8 @@ extern void gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					  ScanKey orderbys, int norderbys);
 extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n);
+typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n, bool all_read);
+extern void gbt_sort_tids(uint64 *t, int n);
 extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
 extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);

@@ -228,10 +228,51 @@ cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Sort large = ANY arrays and TID lists: LSD radix sort over the bits
- * below the keys' common prefix, in digits of at most 11 bits (2048
- * buckets, whose write positions stay in cache), skipping digits that
- * every key shares.  Six passes for random 64-bit keys, four for TIDs.
+ * LSD radix sort, one byte per pass, passes where every key has the same
+ * byte skipped.
+ */
+static void
+lsd_sort_u64(uint64 *v, uint64 *tmp, int n)
+{
+	uint32	   *hist = palloc0(sizeof(uint32) * 8 * 256);
+	uint64	   *src = v,
+			   *dst = tmp;
+
+	for (int i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++)
+			hist[b * 256 + ((v[i] >> (b * 8)) & 0xFF)]++;
+	for (int b = 0; b < 8; b++)
+	{
+		uint32	   *h = hist + b * 256;
+		uint32		sum = 0;
+		uint64	   *t;
+
+		if (h[(src[0] >> (b * 8)) & 0xFF] == (uint32) n)
+			continue;			/* all keys share this byte */
+		for (int d = 0; d < 256; d++)
+		{
+			uint32		c = h[d];
+
+			h[d] = sum;
+			sum += c;
+		}
+		for (int i = 0; i < n; i++)
+			dst[h[(src[i] >> (b * 8)) & 0xFF]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, sizeof(uint64) * n);
+	pfree(hist);
+}
+
+/*
+ * Sort large = ANY arrays: one pass distributes the keys into about n/2
+ * buckets by their leading bits below the common prefix (so skewed but
+ * narrow key sets spread too), then each bucket is sorted where it lies:
+ * by insertion when small, which it is for all but skewed data, by the
+ * LSD sort otherwise.  Two linear passes instead of up to eight.
  */
 static void
 radix_sort_u64(uint64 *v, int n)
@@ -239,13 +280,12 @@ radix_sort_u64(uint64 *v, int n)
 	uint64		mn = v[0],
 				mx = v[0];
 	int			span,
-				npass,
-				digit;
-	uint32		mask;
-	uint32	   *hist;
-	uint64	   *tmp,
-			   *src,
-			   *dst;
+				bits,
+				shift,
+				nb;
+	uint32	   *start;
+	uint32	   *pos;
+	uint64	   *tmp;
 
 	for (int i = 1; i < n; i++)
 	{
@@ -255,44 +295,49 @@ radix_sort_u64(uint64 *v, int n)
 	if (mn == mx)
 		return;
 	span = pg_leftmost_one_pos64(mn ^ mx) + 1;	/* bits below the common prefix */
-	npass = (span + 10) / 11;
-	digit = (span + npass - 1) / npass;
-	mask = (1U << digit) - 1;
+	bits = Max(8, Min(20, pg_leftmost_one_pos32((uint32) n)));
+	bits = Min(bits, span);
+	shift = span - bits;
+	nb = 1 << bits;
 
-	hist = palloc0(sizeof(uint32) * (mask + 1) * npass);
-	for (int i = 0; i < n; i++)
-		for (int p = 0; p < npass; p++)
-			hist[p * (mask + 1) + ((v[i] >> (p * digit)) & mask)]++;
-	tmp = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
+	start = palloc0(sizeof(uint32) * (nb + 1));
+	pos = palloc(sizeof(uint32) * nb);
+	tmp = palloc(sizeof(uint64) * n);
 	gbt_advise_huge(tmp, sizeof(uint64) * n);
-	src = v;
-	dst = tmp;
-	for (int p = 0; p < npass; p++)
+	for (int i = 0; i < n; i++)
+		start[((v[i] >> shift) & (nb - 1)) + 1]++;
+	for (int d = 0; d < nb; d++)
 	{
-		uint32	   *h = hist + p * (mask + 1);
-		int			shift = p * digit;
-		uint32		sum = 0;
-		uint64	   *t;
-
-		if (h[(src[0] >> shift) & mask] == (uint32) n)
-			continue;			/* every key has this digit */
-		for (uint32 d = 0; d <= mask; d++)
-		{
-			uint32		c = h[d];
-
-			h[d] = sum;
-			sum += c;
-		}
-		for (int i = 0; i < n; i++)
-			dst[h[(src[i] >> shift) & mask]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
+		start[d + 1] += start[d];
+		pos[d] = start[d];
 	}
-	if (src != v)
-		memcpy(v, src, sizeof(uint64) * n);
+	for (int i = 0; i < n; i++)
+		tmp[pos[(v[i] >> shift) & (nb - 1)]++] = v[i];
+	for (int d = 0; d < nb; d++)
+	{
+		int			lo = start[d],
+					hi = start[d + 1];
+
+		if (hi - lo > 32)
+			lsd_sort_u64(tmp + lo, v + lo, hi - lo);	/* v's slice as scratch */
+		else
+			for (int i = lo + 1; i < hi; i++)
+			{
+				uint64		x = tmp[i];
+				int			k = i;
+
+				while (k > lo && tmp[k - 1] > x)
+				{
+					tmp[k] = tmp[k - 1];
+					k--;
+				}
+				tmp[k] = x;
+			}
+	}
+	memcpy(v, tmp, sizeof(uint64) * n);
 	pfree(tmp);
-	pfree(hist);
+	pfree(pos);
+	pfree(start);
 }
 
 /* in-place sort + dedup, returns new length */
@@ -317,9 +362,9 @@ sort_unique(uint64 *v, int n)
 	return m;
 }
 
-/* sort packed TIDs (block << 16 | offset), distinct by construction */
-static void
-sort_tids(uint64 *t, int n)
+/* sort packed TIDs (block << 16 | offset) */
+void
+gbt_sort_tids(uint64 *t, int n)
 {
 	if (n < 512)
 		qsort(t, n, sizeof(uint64), cmp_u64);
@@ -1966,9 +2011,11 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 /*
  * gbt_scan_tids: every TID the scan matches, for callers that need no
  * order and no index tuples (GbtreeCount, count.c).  The TIDs reach sink
- * in chunks of at most max, each sorted by (block, offset) and packed as
- * block << 16 | offset, so that the caller visits each heap block once
- * per chunk.
+ * in chunks of at most max, in no particular order, packed as
+ * block << 16 | offset (gbt_sort_tids() sorts them); all_read tells the
+ * sink that the scan has read every TID it will pass from the index (a
+ * GPU batch), so that what the sink learns from the heap after the first
+ * chunk holds for the later ones.
  *
  * Like an index-only scan, the caller checks the TIDs' visibility against
  * the visibility map after the index gave them, so VACUUM must not remove
@@ -1978,15 +2025,6 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
  * leaf by leaf instead and passes each leaf's TIDs while its pin is held,
  * as an index-only scan does.  Returns the number of TIDs.
  */
-#define TIMED(acc, stmt) \
-	do { \
-		if (timed) \
-			INSTR_TIME_SET_CURRENT(t0); \
-		stmt; \
-		if (timed) \
-			(acc) += ms_since(t0); \
-	} while (0)
-
 int64
 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 {
@@ -1999,8 +2037,6 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	int64		total = 0;
 	bool		timed = message_level_is_interesting(DEBUG1);
 	instr_time	t0;
-	double		sort_ms = 0,
-				sink_ms = 0;
 
 	Assert(scan->parallel_scan == NULL);
 	max = Max(max, GBT_MAX_SLOTS);
@@ -2015,6 +2051,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 		return 0;
 	}
+	if (timed)
+		INSTR_TIME_SET_CURRENT(t0);
 	t = palloc_extended(sizeof(uint64) * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
 						MCXT_ALLOC_HUGE);
 	if (so->gpu_items)
@@ -2025,8 +2063,7 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			n = (int) Min(so->gpu_n - i, (uint64) max);
 			for (int j = 0; j < n; j++)
 				t[j] = so->gpu_items[i + j].tid >> 16;	/* no flags */
-			TIMED(sort_ms, sort_tids(t, n));
-			TIMED(sink_ms, sink(arg, t, n));
+			sink(arg, t, n, true);
 			CHECK_FOR_INTERRUPTS();
 		}
 		total = so->gpu_n;
@@ -2038,10 +2075,9 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		{
 			int			m = pos->nitems - Max(pos->itemIndex, 0);
 
-			if (n + m > max || (!locked && n > 0))
+			if (n + m > max)
 			{
-				TIMED(sort_ms, sort_tids(t, n));
-				TIMED(sink_ms, sink(arg, t, n));
+				sink(arg, t, n, false);
 				total += n;
 				n = 0;
 			}
@@ -2051,8 +2087,7 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			if (!locked && n > 0)
 			{
 				/* this leaf is still pinned */
-				TIMED(sort_ms, sort_tids(t, n));
-				TIMED(sink_ms, sink(arg, t, n));
+				sink(arg, t, n, false);
 				total += n;
 				n = 0;
 			}
@@ -2061,16 +2096,15 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		}
 		if (n > 0)
 		{
-			TIMED(sort_ms, sort_tids(t, n));
-			TIMED(sink_ms, sink(arg, t, n));
+			sink(arg, t, n, false);
 			total += n;
 		}
 		drop_pin(so);
 	}
 	pfree(t);
 	if (timed)
-		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, sorting them %.3f ms, their caller %.3f ms",
-			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf", sort_ms, sink_ms);
+		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, passed on in %.3f ms",
+			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf", ms_since(t0));
 	if (locked)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	return total;
