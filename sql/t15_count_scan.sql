@@ -316,6 +316,24 @@ SELECT (SELECT count(*) FROM ex_g WHERE k + 1 = 5) AS expr,
 CREATE INDEX ex_g_j ON ex_g USING gbtree (j);
 SELECT shape_of('SELECT count(*) FROM ex_g WHERE j = 3') AS plain,
 	   (SELECT count(*) FROM ex_g WHERE j = 3) AS n;
+-- row-level security: the policy's quals are not the index's to reorder
+-- (as a role that does not bypass it)
+ALTER TABLE ex_g ENABLE ROW LEVEL SECURITY;
+CREATE POLICY ex_g_low ON ex_g USING (j < 5);
+CREATE ROLE regress_t15_reader;
+GRANT USAGE ON SCHEMA t15 TO regress_t15_reader;
+GRANT SELECT ON ex_g TO regress_t15_reader;
+GRANT EXECUTE ON FUNCTION shape_of(text) TO regress_t15_reader;
+SET ROLE regress_t15_reader;
+SELECT shape_of('SELECT count(*) FROM ex_g WHERE j >= 3') AS rls_plan,
+	   (SELECT count(*) FROM ex_g WHERE j >= 3) AS n,
+	   (SELECT count(*) FROM ex_g WHERE j >= 3 AND j < 5) AS expected;
+RESET ROLE;
+REVOKE ALL ON ex_g FROM regress_t15_reader;
+REVOKE ALL ON SCHEMA t15 FROM regress_t15_reader;
+REVOKE ALL ON FUNCTION shape_of(text) FROM regress_t15_reader;
+DROP ROLE regress_t15_reader;
+ALTER TABLE ex_g DISABLE ROW LEVEL SECURITY;
 RESET enable_seqscan;
 
 -- off switch

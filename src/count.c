@@ -262,7 +262,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 		Expr	   *qual = index_qual_for(rinfo, rel, index);
 		IndexClause *ic;
 
-		if (qual == NULL)
+		if (qual == NULL || rinfo->security_level > 0)
 			return NULL;
 		ic = makeNode(IndexClause);
 		ic->rinfo = rinfo;
@@ -325,7 +325,8 @@ gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		input_rel->baserestrictinfo == NIL || input_rel->indexlist == NIL)
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->inh || rte->tablesample ||
+	/* no row-level security: its quals keep their own order of evaluation */
+	if (rte->inh || rte->tablesample || rte->securityQuals ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
 		return;
 	if (not_count_star((Node *) output_rel->reltarget->exprs, &countref) ||
