@@ -661,7 +661,7 @@ count_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context;
 	char	   *quals;
 
-	ExplainPropertyText("Index", get_rel_name(linitial_oid(cscan->custom_private)), es);
+	ExplainPropertyText("Index Name", get_rel_name(linitial_oid(cscan->custom_private)), es);
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	quals = deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
 							   context, es->verbose, false);

@@ -240,6 +240,8 @@ def describe_scan(nodes):
     parts = []
     for n in nodes:
         s = n.get("Node Type", "?")
+        if "Custom Plan Provider" in n:
+            s += f" ({n['Custom Plan Provider']})"
         if "Heap Fetches" in n:
             s += f" (heap fetches {n['Heap Fetches']})"
         parts.append(s)
