@@ -56,6 +56,7 @@
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <algorithm>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1900,6 +1901,8 @@ struct GbtCudaCopy
 	uint32_t   *d_perm[2];
 	void	   *d_sort;
 	size_t		sort_bytes;
+	void	   *d_pts;			/* point batches: CUB sort and unique scratch */
+	size_t		pts_bytes;
 	size_t		out_cap;
 	uint64_t   *d_out_keys;
 	uint64_t   *d_out_tids;
@@ -2016,6 +2019,7 @@ gbt_cuda_copy_free(GbtCudaCopy *c)
 		cudaFree(c->d_perm[i]);
 	}
 	cudaFree(c->d_sort);
+	cudaFree(c->d_pts);
 	cudaFree(c->d_out_keys);
 	cudaFree(c->d_out_tids);
 	cudaFree(c->d_err);
@@ -2567,6 +2571,69 @@ device_phases(GbtCudaCopy *c, uint32_t root, uint64_t n, int sorted, int group,
 	return e;
 }
 
+/* point keys (sorted, distinct) to equality queries */
+__global__ void
+points_to_queries(const uint64_t *keys, GbtCudaQuery *q, uint32_t n)
+{
+	uint32_t	i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+	{
+		uint64_t	k = keys[i];
+
+		q[i].lo_key = k;
+		q[i].lo_tid = 0;
+		q[i].hi_key = k;
+		q[i].hi_tid = ~(uint64_t) 0;
+	}
+}
+
+/*
+ * GBT_CUDA_POINTS batches: n point keys in any order, repeats allowed, to
+ * c->d_queries as a sorted batch of distinct equality queries; *nu gets
+ * their number.  The keys go through d_first (room for 2n keys) and
+ * d_start, which the lookup phases overwrite only later.
+ */
+static int
+points_on_device(GbtCudaCopy *c, const uint64_t *keys, uint32_t n, uint32_t *nu)
+{
+	uint64_t   *in = (uint64_t *) c->d_first;
+	cub::DoubleBuffer<uint64_t> buf(in, in + n);
+	size_t		sort_need = 0,
+				uniq_need = 0;
+	int64_t    *d_num = (int64_t *) c->d_offsets;
+
+	CK(cudaMemcpyAsync(in, keys, (size_t) n * sizeof(uint64_t), cudaMemcpyHostToDevice, c->stream),
+	   "copying point keys");
+	CK(cub::DeviceRadixSort::SortKeys(NULL, sort_need, buf, (int64_t) n, 0, 64, c->stream), "sort size");
+	CK(cub::DeviceSelect::Unique(NULL, uniq_need, (uint64_t *) NULL, (uint64_t *) NULL,
+								 d_num, (int64_t) n, c->stream), "unique size");
+	if (std::max(sort_need, uniq_need) > c->pts_bytes)
+	{
+		cudaFree(c->d_pts);
+		c->d_pts = NULL;
+		c->pts_bytes = 0;
+		CK(cudaMalloc(&c->d_pts, std::max(sort_need, uniq_need)), "point sort buffer");
+		c->pts_bytes = std::max(sort_need, uniq_need);
+	}
+	sort_need = c->pts_bytes;
+	CK(cub::DeviceRadixSort::SortKeys(c->d_pts, sort_need, buf, (int64_t) n, 0, 64, c->stream),
+	   "sorting point keys");
+	uniq_need = c->pts_bytes;
+	CK(cub::DeviceSelect::Unique(c->d_pts, uniq_need, buf.Current(), c->d_start, d_num,
+								 (int64_t) n, c->stream), "point keys unique");
+	CK(cudaMemcpyAsync(&c->h_small[0], d_num, sizeof(u64), cudaMemcpyDeviceToHost, c->stream),
+	   "point keys unique");
+	CK(cudaStreamSynchronize(c->stream), "point keys");
+	*nu = (uint32_t) c->h_small[0];
+	if (*nu > 0)
+	{
+		points_to_queries<<<(*nu + 255) / 256, 256, 0, c->stream>>>(c->d_start, c->d_queries, *nu);
+		CK(cudaGetLastError(), "point queries");
+	}
+	return 0;
+}
+
 extern "C" int
 gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint32_t n,
 				int sorted, uint64_t *offsets, uint64_t *out_keys, uint64_t *out_tids,
@@ -2598,8 +2665,20 @@ gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint
 	/* room for a one-pass fill when the device buffer already covers it */
 	filled = out_capacity <= c->out_cap;
 
-	CK(cudaMemcpyAsync(c->d_queries, queries, (size_t) n * sizeof(GbtCudaQuery),
-					   cudaMemcpyHostToDevice, c->stream), "copying queries");
+	if (sorted == GBT_CUDA_POINTS)
+	{
+		if ((rc = points_on_device(c, (const uint64_t *) queries, n, &n)) != 0)
+			return rc;
+		sorted = 1;
+		if (n == 0)
+		{
+			offsets[0] = 0;
+			return 0;
+		}
+	}
+	else
+		CK(cudaMemcpyAsync(c->d_queries, queries, (size_t) n * sizeof(GbtCudaQuery),
+						   cudaMemcpyHostToDevice, c->stream), "copying queries");
 	CK(device_phases(c, root, n, sorted, 0, filled ? out_capacity : 0, out_keys != NULL), "lookup kernels");
 	CK(cudaMemcpyAsync(&c->h_small[0], c->d_err, sizeof(u64), cudaMemcpyDeviceToHost, c->stream),
 	   "lookup");

@@ -51,7 +51,10 @@ extern "C"
 {
 #endif
 
-#define GBT_CUDA_ABI_VERSION 2
+#define GBT_CUDA_ABI_VERSION 3
+
+/* gbt_cuda_lookup's queries_sorted for a batch of bare point keys */
+#define GBT_CUDA_POINTS		2
 
 /* return codes: 0 ok, > 0 "retry with more room", < 0 errors */
 #define GBT_CUDA_OK			0
@@ -125,7 +128,10 @@ typedef struct GbtCudaQuery
  * out_keys (may be NULL), out_tids [out_capacity]: the matches of query i
  *     in (key, TID) order at [offsets[i], offsets[i + 1]).
  * queries_sorted: a hint that queries come in ascending lo order (the
- *     answer is the same either way).
+ *     answer is the same either way); or GBT_CUDA_POINTS: queries is then
+ *     an array of nqueries point keys (uint64_t), in any order and maybe
+ *     repeated, which the device sorts and deduplicates into equality
+ *     queries; offsets then covers the distinct keys in key order.
  *
  * Returns 0 when everything was written; GBT_CUDA_ESPACE when *out_total >
  * out_capacity (offsets and *out_total are valid, the outputs are not);

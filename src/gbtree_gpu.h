@@ -167,9 +167,13 @@ typedef struct GbtGpuLookupPayload
 {
 	uint32		nqueries;
 	uint32		root;
-	bool		sorted;
+	int32		sorted;			/* 1: sorted queries; GBT_GPU_LOOKUP_POINTS:
+								 * nqueries bare keys in the query space */
 	uint64		capacity;
 } GbtGpuLookupPayload;
+
+/* = GBT_CUDA_POINTS (cuda/gbtree_cuda.h; checked in gpu_service.c) */
+#define GBT_GPU_LOOKUP_POINTS	2
 
 typedef struct GbtGpuShared
 {
@@ -225,7 +229,7 @@ extern void gbt_gpu_forget(Relation index);
  */
 extern bool gbt_gpu_wanted(Size nitems);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
-						   const GbtRange *ranges, int nranges,
+						   const GbtRange *ranges, int nranges, const uint64 *points,
 						   GbtEntry **entries, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
 

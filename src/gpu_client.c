@@ -892,12 +892,17 @@ service_usable(Relation index, bool build)
 /*
  * Batched lookup on the GPU: all entries of the index tree rooted at root
  * that fall in any of the queries (sorted, disjoint), in index order.
- * Returns false (after counting a fallback) when the GPU cannot serve it
- * and gbtree.device is auto; raises an error under gbtree.device = gpu.
+ * Or, with points not NULL, the entries of nranges point keys given in any
+ * order and maybe repeated, which the device sorts and deduplicates (8
+ * bytes a key through the staging area instead of a 32-byte query, and no
+ * sort on the CPU); the answer is the same as for their sorted distinct
+ * equality ranges.  Returns false (after counting a fallback) when the GPU
+ * cannot serve it and gbtree.device is auto; raises an error under
+ * gbtree.device = gpu.
  */
 bool
 gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nranges,
-			   GbtEntry **entries, uint64 *nentries)
+			   const uint64 *points, GbtEntry **entries, uint64 *nentries)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	char		errbuf[256];
@@ -972,16 +977,19 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 			hdr = (GbtGpuLookupPayload *) base;
 			hdr->nqueries = nranges;
 			hdr->root = root;
-			hdr->sorted = true;
+			hdr->sorted = points ? GBT_GPU_LOOKUP_POINTS : 1;
 			hdr->capacity = capacity;
 			q = (GbtGpuQuery *) (base + hdrsz);
-			for (int r = 0; r < nranges; r++)
-			{
-				q[r].lo_key = ranges[r].lo;
-				q[r].lo_tid = 0;
-				q[r].hi_key = ranges[r].hi;
-				q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
-			}
+			if (points)
+				memcpy(q, points, sizeof(uint64) * nranges);
+			else
+				for (int r = 0; r < nranges; r++)
+				{
+					q[r].lo_key = ranges[r].lo;
+					q[r].lo_tid = 0;
+					q[r].hi_key = ranges[r].hi;
+					q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
+				}
 			if (timed)
 				INSTR_TIME_SET_CURRENT(t2);
 			PG_TRY();

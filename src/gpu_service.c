@@ -478,6 +478,7 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 	uint64_t	total = 0;
 	int			rc;
 
+	StaticAssertStmt(GBT_GPU_LOOKUP_POINTS == GBT_CUDA_POINTS, "point batch flag");
 	if (dev_copy[req->copyno] == NULL || dev_gen[req->copyno] != req->gen)
 		return GBT_GPU_ENOCOPY;
 	if (req->inject_fault == 1)

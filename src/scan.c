@@ -90,6 +90,14 @@ typedef struct GbtScanOpaqueData
 	bool		impossible;
 	int			nsegs;
 	GbtSegment	segs[2];
+	/*
+	 * A large = ANY array bound for the GPU: its keys as given (NULLs
+	 * dropped, bounds applied), unsorted and maybe repeated, which the
+	 * device sorts and deduplicates; the value segment's ranges stay NULL
+	 * until a CPU path needs them (points_to_ranges).
+	 */
+	uint64	   *points;
+	int			npoints;
 	bool		started;
 	Buffer		buf;			/* pin on pos.blk while items are returned */
 	GbtScanPos	pos;
@@ -479,6 +487,9 @@ preprocess_keys(IndexScanDesc scan)
 	MemoryContext old;
 	bool		timed = message_level_is_interesting(DEBUG1);
 	instr_time	t0;
+	/* one equality array, serial scan, GPU in sight: leave it unsorted */
+	bool		defer_ok = scan->parallel_scan == NULL && gbt_device_mode != GBT_DEVICE_CPU;
+	bool		deferred = false;
 
 	/*
 	 * Array keys need memory that lives until the next rescan; plain quals
@@ -586,7 +597,19 @@ preprocess_keys(IndexScanDesc scan)
 			}
 			if (timed)
 				INSTR_TIME_SET_CURRENT(t0);
-			nv = sort_unique(vals, nv);
+			if (defer_ok && strategy == BTEqualStrategyNumber && narr < 0 &&
+				gbt_gpu_wanted(nv))
+				deferred = true;	/* the device sorts them */
+			else
+			{
+				if (deferred)
+				{
+					/* a second array: both sorted here after all */
+					narr = sort_unique(arr, narr);
+					deferred = false;
+				}
+				nv = sort_unique(vals, nv);
+			}
 			if (timed)
 				prep_sort_ms += ms_since(t0);
 			if (strategy == BTEqualStrategyNumber)
@@ -599,6 +622,8 @@ preprocess_keys(IndexScanDesc scan)
 				else
 					narr = intersect_sorted(arr, narr, vals, nv);
 			}
+			else if (deferred)
+				elog(ERROR, "gbtree: unsorted keys of a non-equality array");
 			else if (strategy == BTLessStrategyNumber ||
 					 strategy == BTLessEqualStrategyNumber)
 				apply_bound(strategy, vals[nv - 1], &lo, &hi, &impossible);
@@ -614,6 +639,8 @@ preprocess_keys(IndexScanDesc scan)
 	}
 
 	so->nsegs = 0;
+	so->points = NULL;
+	so->npoints = 0;
 	if (isnull_qual && (value_qual || notnull_qual))
 		impossible = true;
 	if (lo > hi)
@@ -639,7 +666,14 @@ preprocess_keys(IndexScanDesc scan)
 		valseg.root = GBT_ROOT_BLKNO;
 		if (timed)
 			INSTR_TIME_SET_CURRENT(t0);
-		if (narr >= 0)
+		if (deferred)
+		{
+			valseg.nranges = narr;
+			valseg.ranges = NULL;
+			so->points = arr;
+			so->npoints = narr;
+		}
+		else if (narr >= 0)
 		{
 			valseg.nranges = narr;
 			valseg.ranges = palloc(sizeof(GbtRange) * narr);
@@ -1685,7 +1719,8 @@ gpu_fetch(IndexScanDesc scan)
 	{
 		GbtSegment *seg = &so->segs[s];
 
-		if (!gbt_gpu_lookup(index, seg->root, seg->ranges, seg->nranges, &parts[s], &counts[s]))
+		if (!gbt_gpu_lookup(index, seg->root, seg->ranges, seg->nranges,
+							seg->ranges ? NULL : so->points, &parts[s], &counts[s]))
 		{
 			if (parts[0])
 				pfree(parts[0]);
@@ -1717,6 +1752,31 @@ gpu_fetch(IndexScanDesc scan)
 			so->gpu_nulls_to = at + counts[s];
 		}
 	return true;
+}
+
+/* The deferred point keys as the value segment's sorted ranges. */
+static void
+points_to_ranges(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	MemoryContext old;
+	int			n;
+
+	if (so->points == NULL)
+		return;
+	old = MemoryContextSwitchTo(so->keycxt);
+	n = sort_unique(so->points, so->npoints);
+	for (int s = 0; s < so->nsegs; s++)
+		if (so->segs[s].ranges == NULL)
+		{
+			so->segs[s].nranges = n;
+			so->segs[s].ranges = palloc(sizeof(GbtRange) * n);
+			gbt_advise_huge(so->segs[s].ranges, sizeof(GbtRange) * n);
+			for (int j = 0; j < n; j++)
+				so->segs[s].ranges[j].lo = so->segs[s].ranges[j].hi = so->points[j];
+		}
+	so->points = NULL;
+	MemoryContextSwitchTo(old);
 }
 
 static bool
@@ -1785,6 +1845,7 @@ first(IndexScanDesc scan, ScanDirection dir)
 			}
 		}
 	}
+	points_to_ranges(scan);		/* the CPU path needs them sorted */
 	if (scan->parallel_scan && !so->par_serial)
 	{
 		if (!backward)

@@ -277,6 +277,15 @@ query_matches(const GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *q,
 	}
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
 int
 gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 				const GbtCudaQuery *queries, uint32_t nqueries,
@@ -286,8 +295,36 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 {
 	uint64_t	total = 0;
 	uint64_t	dummy;
+	GbtCudaQuery *points = NULL;
 
 	*out_total = 0;
+	if (queries_sorted == GBT_CUDA_POINTS)
+	{
+		/* bare keys, any order, repeats: sorted and deduplicated first */
+		uint64_t   *k = (uint64_t *) malloc(sizeof(uint64_t) * (nqueries + 1));
+		uint32_t	nu = 0;
+
+		points = (GbtCudaQuery *) malloc(sizeof(GbtCudaQuery) * (nqueries + 1));
+		if (!k || !points)
+		{
+			free(k);
+			free(points);
+			return fail(GBT_CUDA_ENOMEM, "out of memory");
+		}
+		memcpy(k, queries, sizeof(uint64_t) * nqueries);
+		qsort(k, nqueries, sizeof(uint64_t), cmp_u64);
+		for (uint32_t i = 0; i < nqueries; i++)
+			if (i == 0 || k[i] != k[i - 1])
+			{
+				points[nu].lo_key = points[nu].hi_key = k[i];
+				points[nu].lo_tid = 0;
+				points[nu].hi_tid = UINT64_MAX;
+				nu++;
+			}
+		free(k);
+		queries = points;
+		nqueries = nu;
+	}
 	for (uint32_t i = 0; i < nqueries; i++)
 	{
 		int64_t		n = query_matches(copy, root_blkno, &queries[i], NULL, NULL);
@@ -300,11 +337,15 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 	offsets[nqueries] = total;
 	*out_total = total;
 	if (total > out_capacity)
+	{
+		free(points);
 		return GBT_CUDA_ESPACE;
+	}
 	for (uint32_t i = 0; i < nqueries; i++)
 		(void) query_matches(copy, root_blkno, &queries[i],
 							 out_keys ? out_keys + offsets[i] : NULL,
 							 out_tids ? out_tids + offsets[i] : &dummy);
+	free(points);
 	return 0;
 }
 
