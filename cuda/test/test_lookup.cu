@@ -240,6 +240,54 @@ check_batch(GbtCudaCopy *c, const TmIndex &ix, const std::vector<TmEntry> *live,
 	}
 }
 
+/*
+ * A GBT_CUDA_POINTS batch: bare keys in the given order, repeats allowed;
+ * the answer must be the one of their sorted distinct equality queries.
+ */
+static void
+check_points(GbtCudaCopy *c, const TmIndex &ix, const std::vector<uint64_t> &keys, const char *what)
+{
+	std::vector<uint64_t> uniq(keys);
+	std::vector<GbtCudaQuery> qs;
+	Result		ref;
+
+	std::sort(uniq.begin(), uniq.end());
+	uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+	for (uint64_t k : uniq)
+		qs.push_back({k, 0, k, MAXU});
+	if (!reference(ix, qs, ref))
+	{
+		EXPECT(false, "%s: reference lookup failed (model bug)", what);
+		return;
+	}
+	uint64_t	total = ref.keys.size();
+
+	for (int round = 0; round < 2; round++)
+	{
+		std::vector<uint64_t> off(keys.size() + 1, 0xDEADBEEF), k(total + 1), t(total + 1);
+		uint64_t	got = 12345;
+		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
+										 (uint32_t) keys.size(), GBT_CUDA_POINTS, off.data(),
+										 k.data(), t.data(), total + 1, &got);
+		std::string why;
+
+		EXPECT(rc == 0, "%s: points lookup rc %d: %s", what, rc, gbt_cuda_last_error());
+		if (rc == 0)
+			EXPECT(same_result(ref, off, k, t, got, why), "%s (points, round %d): %s", what, round, why.c_str());
+	}
+	if (total > 0)
+	{
+		std::vector<uint64_t> off(keys.size() + 1), t(total);
+		uint64_t	got = 0;
+		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
+										 (uint32_t) keys.size(), GBT_CUDA_POINTS, off.data(),
+										 NULL, t.data(), total - 1, &got);
+
+		EXPECT(rc == GBT_CUDA_ESPACE && got == total, "%s: points ESPACE rc %d total %llu", what, rc,
+			   (unsigned long long) got);
+	}
+}
+
 /* ---- query generation ------------------------------------------------------- */
 static std::vector<GbtCudaQuery>
 gen_queries(const std::vector<TmEntry> &live, size_t n, TmRng &r, uint64_t maxrange)
@@ -360,6 +408,20 @@ run_case(const char *name, TmIndex &ix, std::vector<TmEntry> &live, size_t nq, u
 				qs.push_back({live[i].key, 0, live[i].key, MAXU});
 		snprintf(what, sizeof(what), "%s all keys sorted x%zu", name, qs.size());
 		check_batch(c, ix, &live, qs, 1, what);
+		{
+			/* the same keys as bare points, reversed, each twice, and absent ones */
+			std::vector<uint64_t> keys;
+
+			for (size_t i = qs.size(); i-- > 0;)
+			{
+				keys.push_back(qs[i].lo_key);
+				keys.push_back(qs[i].lo_key + 1);
+				keys.push_back(qs[i].lo_key);
+			}
+			snprintf(what, sizeof(what), "%s point keys x%zu", name, keys.size());
+			check_points(c, ix, keys, what);
+			check_points(c, ix, std::vector<uint64_t>(1, qs.empty() ? 0 : qs[0].lo_key), what);
+		}
 		/* whole-index range */
 		qs.assign(1, GbtCudaQuery{0, 0, MAXU, MAXU});
 		snprintf(what, sizeof(what), "%s full range", name);
@@ -687,7 +749,7 @@ api_tests(void)
 	GbtCudaCopy *c = NULL;
 	char		err[256];
 
-	EXPECT(gbt_cuda_abi_version() == 2, "abi version");
+	EXPECT(gbt_cuda_abi_version() == GBT_CUDA_ABI_VERSION, "abi version");
 	EXPECT(gbt_cuda_init(0, err, sizeof(err)) == 0, "init: %s", err);
 	EXPECT(gbt_cuda_init(999, err, sizeof(err)) == GBT_CUDA_EINVAL, "init of a missing device");
 	EXPECT(gbt_cuda_init(0, err, sizeof(err)) == 0, "init again");
@@ -819,6 +881,14 @@ main(int argc, char **argv)
 		check_batch(c, ix, &live, qs, 0, "1M entries, 2M queries unsorted");
 		sort_queries(qs);
 		check_batch(c, ix, &live, qs, 1, "1M entries, 2M queries sorted");
+		{
+			/* 1M point keys of live entries in random order, some repeated, some absent */
+			std::vector<uint64_t> keys;
+
+			for (size_t i = 0; i < 1000000; i++)
+				keys.push_back(i % 10 == 9 ? (r.next() | 1) : live[r.next() % live.size()].key);
+			check_points(c, ix, keys, "1M entries, 1M point keys");
+		}
 		gbt_cuda_copy_free(c);
 		printf("ok   batch of millions\n");
 	}
