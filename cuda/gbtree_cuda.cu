@@ -2600,7 +2600,8 @@ points_on_device(GbtCudaCopy *c, const uint64_t *keys, uint32_t n, uint32_t *nu)
 	uint64_t   *in = (uint64_t *) c->d_first;
 	cub::DoubleBuffer<uint64_t> buf(in, in + n);
 	size_t		sort_need = 0,
-				uniq_need = 0;
+				uniq_need = 0,
+				need;
 	int64_t    *d_num = (int64_t *) c->d_offsets;
 
 	CK(cudaMemcpyAsync(in, keys, (size_t) n * sizeof(uint64_t), cudaMemcpyHostToDevice, c->stream),
@@ -2608,13 +2609,14 @@ points_on_device(GbtCudaCopy *c, const uint64_t *keys, uint32_t n, uint32_t *nu)
 	CK(cub::DeviceRadixSort::SortKeys(NULL, sort_need, buf, (int64_t) n, 0, 64, c->stream), "sort size");
 	CK(cub::DeviceSelect::Unique(NULL, uniq_need, (uint64_t *) NULL, (uint64_t *) NULL,
 								 d_num, (int64_t) n, c->stream), "unique size");
-	if (std::max(sort_need, uniq_need) > c->pts_bytes)
+	need = std::max(sort_need, uniq_need);
+	if (need > c->pts_bytes)
 	{
 		cudaFree(c->d_pts);
 		c->d_pts = NULL;
 		c->pts_bytes = 0;
-		CK(cudaMalloc(&c->d_pts, std::max(sort_need, uniq_need)), "point sort buffer");
-		c->pts_bytes = std::max(sort_need, uniq_need);
+		CK(cudaMalloc(&c->d_pts, need), "point sort buffer");
+		c->pts_bytes = need;
 	}
 	sort_need = c->pts_bytes;
 	CK(cub::DeviceRadixSort::SortKeys(c->d_pts, sort_need, buf, (int64_t) n, 0, 64, c->stream),

@@ -93,7 +93,6 @@ typedef struct GbtCountState
 	int64		entries;
 	int64		visible_blocks;
 	bool		used_vismap;
-	int64		fetched_blocks;
 	int64		heap_fetches;
 } GbtCountState;
 
@@ -409,14 +408,11 @@ count_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	GbtCountState *st = (GbtCountState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Var		   *column = (Var *) lsecond_node(TargetEntry, cscan->custom_scan_tlist)->expr;
-	Index		rti;
+	/* the column entry's Var, range table offset applied by setrefs */
+	Index		rti = castNode(Var, lsecond_node(TargetEntry, cscan->custom_scan_tlist)->expr)->varno;
 	IndexArrayKeyInfo *arraykeys;
 	int			narraykeys;
 
-	if (IsA(column, RelabelType))
-		column = (Var *) ((RelabelType *) column)->arg;
-	rti = castNode(Var, column)->varno;
 	st->heap = ExecOpenScanRelation(estate, rti, eflags);
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -447,8 +443,6 @@ count_fetched(GbtCountState *st, const uint64 *tids, int n)
 		bool		call_again = false;
 		bool		all_dead = false;
 
-		if (k == 0 || (tids[k] >> 16) != (tids[k - 1] >> 16))
-			st->fetched_blocks++;
 		ItemPointerSet(&tid, (BlockNumber) (tids[k] >> 16), (OffsetNumber) (tids[k] & 0xFFFF));
 		do
 		{

@@ -93,11 +93,10 @@ typedef struct GbtScanOpaqueData
 	/*
 	 * A large = ANY array bound for the GPU: its keys as given (NULLs
 	 * dropped, bounds applied), unsorted and maybe repeated, which the
-	 * device sorts and deduplicates; the value segment's ranges stay NULL
-	 * until a CPU path needs them (points_to_ranges).
+	 * device sorts and deduplicates; the value segment holds their number
+	 * and NULL ranges until a CPU path needs them (points_to_ranges).
 	 */
 	uint64	   *points;
-	int			npoints;
 	bool		started;
 	Buffer		buf;			/* pin on pos.blk while items are returned */
 	GbtScanPos	pos;
@@ -602,13 +601,13 @@ preprocess_keys(IndexScanDesc scan)
 				deferred = true;	/* the device sorts them */
 			else
 			{
-				if (deferred)
+				nv = sort_unique(vals, nv);
+				if (deferred && strategy == BTEqualStrategyNumber)
 				{
-					/* a second array: both sorted here after all */
+					/* intersecting with a second array needs both sorted */
 					narr = sort_unique(arr, narr);
 					deferred = false;
 				}
-				nv = sort_unique(vals, nv);
 			}
 			if (timed)
 				prep_sort_ms += ms_since(t0);
@@ -622,8 +621,6 @@ preprocess_keys(IndexScanDesc scan)
 				else
 					narr = intersect_sorted(arr, narr, vals, nv);
 			}
-			else if (deferred)
-				elog(ERROR, "gbtree: unsorted keys of a non-equality array");
 			else if (strategy == BTLessStrategyNumber ||
 					 strategy == BTLessEqualStrategyNumber)
 				apply_bound(strategy, vals[nv - 1], &lo, &hi, &impossible);
@@ -640,7 +637,6 @@ preprocess_keys(IndexScanDesc scan)
 
 	so->nsegs = 0;
 	so->points = NULL;
-	so->npoints = 0;
 	if (isnull_qual && (value_qual || notnull_qual))
 		impossible = true;
 	if (lo > hi)
@@ -671,7 +667,6 @@ preprocess_keys(IndexScanDesc scan)
 			valseg.nranges = narr;
 			valseg.ranges = NULL;
 			so->points = arr;
-			so->npoints = narr;
 		}
 		else if (narr >= 0)
 		{
@@ -1759,24 +1754,19 @@ static void
 points_to_ranges(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	MemoryContext old;
+	GbtSegment *seg = &so->segs[0];	/* a value qual: the only segment */
 	int			n;
 
 	if (so->points == NULL)
 		return;
-	old = MemoryContextSwitchTo(so->keycxt);
-	n = sort_unique(so->points, so->npoints);
-	for (int s = 0; s < so->nsegs; s++)
-		if (so->segs[s].ranges == NULL)
-		{
-			so->segs[s].nranges = n;
-			so->segs[s].ranges = palloc(sizeof(GbtRange) * n);
-			gbt_advise_huge(so->segs[s].ranges, sizeof(GbtRange) * n);
-			for (int j = 0; j < n; j++)
-				so->segs[s].ranges[j].lo = so->segs[s].ranges[j].hi = so->points[j];
-		}
+	Assert(so->nsegs == 1 && seg->ranges == NULL);
+	n = sort_unique(so->points, seg->nranges);
+	seg->ranges = MemoryContextAlloc(so->keycxt, sizeof(GbtRange) * Max(n, 1));
+	gbt_advise_huge(seg->ranges, sizeof(GbtRange) * Max(n, 1));
+	for (int j = 0; j < n; j++)
+		seg->ranges[j].lo = seg->ranges[j].hi = so->points[j];
+	seg->nranges = n;
 	so->points = NULL;
-	MemoryContextSwitchTo(old);
 }
 
 static bool
@@ -2024,7 +2014,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		for (int i = 0; i < n; i++)
 			t[i] = so->gpu_items[i].tid >> 16;	/* block, offset; no flags */
 		gpu_release(scan);
-		radix_sort_u64(t, n);
+		gbt_sort_tids(t, n);
 		for (int i = 0; i < n; i += GBT_MAX_SLOTS)
 		{
 			int			m = Min(n - i, GBT_MAX_SLOTS);
