@@ -18,6 +18,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 # ---- configuration ----------------------------------------------------------
@@ -39,7 +40,11 @@ BINDIR = ENV["PG_BINDIR"]
 GB_ROOT = ENV["GB_ROOT"]
 PGB_SECS = int(ENV.get("BENCH_PGBENCH_SECS", "3"))
 PGB_SCALE = int(ENV.get("BENCH_PGBENCH_SCALE", "10"))
-GPU_OPTIONS = ENV.get("BENCH_GPU_OPTIONS", "") or "-c gbtree.device=gpu"
+# gbtree-gpu: the GPU service running and gbtree.device = auto, what a
+# server with a GPU gives by default (batches of gbtree.gpu_min_batch keys
+# and more, and index builds, go to the GPU; the rest stays on the CPU).
+# BENCH_GPU_OPTIONS='-c gbtree.device=gpu' sends every scan it can there.
+GPU_OPTIONS = ENV.get("BENCH_GPU_OPTIONS", "") or "-c gbtree.device=auto"
 DATASETS = [d.strip() for d in ENV.get("BENCH_DATASETS", "").split(",") if d.strip()]
 ENGINES_SET = ENV.get("BENCH_ENGINES_SET", "") == "1"
 ENGINE_NAMES = [e.strip() for e in ENV.get("BENCH_ENGINES", "btree,gbtree").split(",") if e.strip()]
@@ -47,7 +52,16 @@ WRITE_README = ENV.get("BENCH_README", "1") == "1"
 DEFAULT_OUT = os.path.join(GB_ROOT, "test", "bench", "results")
 NCPU = os.cpu_count() or 2
 CLIENTS = [int(c) for c in ENV.get("BENCH_CLIENTS", "1,8").split(",") if c.strip()]
-MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "queries,lookups,copy,vacuum").split(",") if m.strip()]
+MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "build,queries,lookups,copy,vacuum").split(",")
+            if m.strip()]
+# BENCH_KEEP_DATA=1: the data sets stay in the cluster after the run and a
+# later run on the same cluster (BENCH_SCRATCH) takes them up again instead
+# of generating them: the largest sizes are measured over several runs,
+# e.g. BENCH_MEASURES=build then BENCH_MEASURES=queries,lookups.
+KEEP_DATA = ENV.get("BENCH_KEEP_DATA", "0") == "1"
+# memory for the data preparation's sorts (not for the measures)
+PREP_WORK_MEM = ENV.get("BENCH_PREP_WORK_MEM", "") or \
+    f"{max(64, min(8192, ROWS * 96 // 1048576))}MB"
 DB = "postgres"
 PSQL = os.path.join(BINDIR, "psql")
 PGBENCH = os.path.join(BINDIR, "pgbench")
@@ -256,6 +270,10 @@ class Engine:
     def opts(self, extra=""):
         return " ".join(x for x in (extra, self.options) if x) or None
 
+    def table(self, name):
+        """the twin table this engine reads (one per access method)"""
+        return f"t_{name}_{self.am}"
+
 
 class Measure:
     def __init__(self, key, title, unit, better, how):
@@ -424,40 +442,121 @@ def pg_info():
 
 # ---- data -------------------------------------------------------------------
 
-def create_dataset(name, d):
-    """src_<ds> (the rows in heap order), new_<ds> (rows for the churn
-    reinsert), twin tables t_<ds>_<engine>; returns the number deleted by
-    the churn (id % 10 < 3)"""
-    typ = d["type"]
-    ndel = q1(f"SELECT count(*) FROM generate_series(1, {ROWS}) g WHERE g % 10 < 3")
-    ndel = int(ndel)
-    psql(f"""
-SELECT setseed(0.4242);
-DROP TABLE IF EXISTS src_{name}, new_{name}, shuf_{name};
-CREATE UNLOGGED TABLE src_{name} AS {d['gen'](1, ROWS)};
-SELECT setseed(0.1717);
-CREATE UNLOGGED TABLE new_{name} AS {d['gen'](ROWS + 1, ROWS + ndel)};
-SELECT setseed(0.2323);
-CREATE UNLOGGED TABLE shuf_{name} AS SELECT k, row_number() OVER (ORDER BY random()) AS rn FROM src_{name};
-COPY (SELECT id, k FROM src_{name} ORDER BY id) TO '{SCRATCH}/data_{name}.copy';
-""")
+def twin_tables(name):
+    """one twin table per access method: gbtree and gbtree-gpu are the same
+    index read with other settings, so they share theirs"""
+    out = []
     for e in ENGINES:
-        psql(f"""
-DROP TABLE IF EXISTS t_{name}_{e.tag};
-CREATE TABLE t_{name}_{e.tag} (id int8 NOT NULL, k {typ});
-INSERT INTO t_{name}_{e.tag} SELECT id, k FROM src_{name} ORDER BY id;
-""")
-    stats = q1(f"SELECT format('%s rows, %s distinct keys, max %s rows per key, %s keys with duplicates', "
+        if e.table(name) not in out:
+            out.append(e.table(name))
+    return out
+
+
+def run_concurrently(jobs):
+    """run psql scripts at once, one session each; the first error wins"""
+    errors = []
+
+    def one(sql):
+        try:
+            psql(sql)
+        except SqlError as ex:
+            errors.append(ex)
+    threads = [threading.Thread(target=one, args=(sql,)) for sql in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+PREP = "SET synchronize_seqscans = off; SET max_parallel_workers_per_gather = 0; "
+
+
+def sample_tids(pages, n=400):
+    """TIDs spread over a table's first pages, as a tid[] literal"""
+    step = max(1, pages // n)
+    return "'{" + ",".join(f'"({b},{1 + b % 7})"' for b in range(0, max(1, pages), step)) + "}'::tid[]"
+
+
+def create_dataset(name, d):
+    """src_<ds> (the rows in id order), shuf_<ds> (1M keys of random rows in
+    random order, for the arrays), new_<ds> (rows for the churn reinsert,
+    only with the vacuum measure), the twin tables; returns the number the
+    churn deletes (id % 10 < 3) and a line of statistics.  The source and
+    the twins are filled at once, each by one session from the same
+    deterministic generator (generate_series in id order, fixed setseed),
+    so every twin holds the same rows at the same TIDs without a sort or a
+    second pass over the source."""
+    typ = d["type"]
+    ndel = int(q1(f"SELECT count(*) FROM generate_series(1, {ROWS}) g WHERE g % 10 < 3"))
+    twins = twin_tables(name)
+    psql(f"DROP TABLE IF EXISTS src_{name}, new_{name}, shuf_{name}, {', '.join(twins)};")
+    gen = d["gen"](1, ROWS)
+    jobs = [f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; SELECT setseed(0.4242); "
+            f"CREATE UNLOGGED TABLE src_{name} AS {gen};"]
+    for t in twins:
+        jobs.append(f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
+                    f"SELECT setseed(0.4242); INSERT INTO {t} {gen};")
+    if "vacuum" in MEASURES:
+        jobs.append(f"{PREP} SELECT setseed(0.1717); "
+                    f"CREATE UNLOGGED TABLE new_{name} AS {d['gen'](ROWS + 1, ROWS + ndel)};")
+    run_concurrently(jobs)
+    # the same rows at the same TIDs: counts, and a sample of TIDs spread
+    # over the table (TID scans, cheap at any size)
+    pages = int(q1(f"SELECT pg_relation_size('src_{name}') / current_setting('block_size')::int"))
+    probe = {}
+    for t in [f"src_{name}"] + twins:
+        probe[t] = q1(f"SELECT (SELECT count(*) FROM {t}) || ' ' || coalesce(string_agg(format('%s=%s/%s', "
+                      f"ctid, id, k), ' ' ORDER BY ctid), '') FROM {t} WHERE ctid = ANY({sample_tids(pages)})")
+    if len(set(probe.values())) != 1 or probe[f"src_{name}"].split(" ", 1)[0] != str(ROWS):
+        FAILURES.append(f"{name}: twin tables differ")
+        loud(f"{name}: the twin tables do not hold the same rows at the same TIDs: "
+             + "; ".join(f"{t}: {v[:120]}" for t, v in probe.items()))
+    psql(f"""{PREP} SET work_mem = '{PREP_WORK_MEM}'; SELECT setseed(0.2323);
+CREATE UNLOGGED TABLE shuf_{name} AS SELECT k, row_number() OVER (ORDER BY r) AS rn
+  FROM (SELECT k, random() AS r FROM src_{name} ORDER BY r LIMIT 1000000) s;
+""" + (f"COPY src_{name} TO '{SCRATCH}/data_{name}.copy';\n" if "copy" in MEASURES else ""))
+    stats = q1(f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; "
+               f"SELECT format('%s rows, %s distinct keys, max %s rows per key, %s keys with duplicates', "
                f"sum(c), count(*), max(c), count(*) FILTER (WHERE c > 1)) "
                f"FROM (SELECT k, count(*) AS c FROM src_{name} GROUP BY k) s")
+    # the twins' visibility maps and statistics, as a DBA would leave them
+    run_concurrently([f"VACUUM ANALYZE {t};" for t in twins])
+    if KEEP_DATA:
+        psql(f"CREATE TABLE IF NOT EXISTS bench_kept (name text PRIMARY KEY, rows int8, ndel int8, stats text); "
+             f"DELETE FROM bench_kept WHERE name = '{name}'; "
+             f"INSERT INTO bench_kept VALUES ('{name}', {ROWS}, {ndel}, {lit(stats, 'text')});")
     return ndel, stats
 
 
+def kept_dataset(name):
+    """(ndel, stats) of a data set an earlier run kept at this size, when all
+    of its tables are still there; else None"""
+    if q1("SELECT to_regclass('bench_kept') IS NOT NULL") != "t":
+        return None
+    row = q1(f"SELECT ndel || '|' || stats FROM bench_kept WHERE name = '{name}' AND rows = {ROWS}")
+    if not row:
+        return None
+    need = [f"src_{name}", f"shuf_{name}"] + twin_tables(name) + (["new_" + name] if "vacuum" in MEASURES else [])
+    if any(q1(f"SELECT to_regclass('{t}') IS NOT NULL") != "t" for t in need):
+        return None
+    if "copy" in MEASURES and not os.path.exists(f"{SCRATCH}/data_{name}.copy"):
+        psql(f"COPY src_{name} TO '{SCRATCH}/data_{name}.copy';")
+    ndel, stats = row.split("|", 1)
+    return int(ndel), stats
+
+
 def drop_dataset(name):
-    tabs = [f"src_{name}", f"new_{name}", f"shuf_{name}", f"arr_{name}"]
+    if KEEP_DATA:
+        psql("CHECKPOINT;")
+        return
+    tabs = [f"src_{name}", f"new_{name}", f"shuf_{name}", f"arr_{name}"] + twin_tables(name)
     for e in ENGINES:
-        tabs += [f"t_{name}_{e.tag}", f"c_{name}_{e.tag}", f"v_{name}_{e.tag}"]
+        tabs += [f"c_{name}_{e.tag}", f"v_{name}_{e.tag}"]
     psql("DROP TABLE IF EXISTS " + ", ".join(tabs) + "; CHECKPOINT;")
+    if q1("SELECT to_regclass('bench_kept') IS NOT NULL") == "t":
+        psql(f"DELETE FROM bench_kept WHERE name = '{name}';")
     try:
         os.unlink(f"{SCRATCH}/data_{name}.copy")
     except OSError:
@@ -485,6 +584,40 @@ def compare(what, answers):
     return ok
 
 
+def gpu_counters():
+    """the GPU service's batch and build counters (None without a service)"""
+    if not any(e.name == "gbtree-gpu" for e in ENGINES):
+        return None
+    v = dict(line.split("|", 1) for line in psql(
+        "SELECT name, value FROM gbtree_device_info() WHERE name IN ('gpu_batches', 'gpu_builds')").splitlines())
+    return int(v.get("gpu_batches", 0)), int(v.get("gpu_builds", 0))
+
+
+class GpuUse:
+    """counts what the GPU service did during one engine's timed runs, so a
+    result says whether gbtree-gpu's runs went to the GPU (under
+    gbtree.device = auto small batches stay on the CPU)"""
+
+    def __init__(self):
+        self.batches = self.builds = self.runs = 0
+
+    def run(self, eng, fn):
+        before = gpu_counters() if eng.name == "gbtree-gpu" else None
+        out = fn()
+        if before:
+            after = gpu_counters()
+            self.batches += after[0] - before[0]
+            self.builds += after[1] - before[1]
+            self.runs += 1
+        return out
+
+    def note(self):
+        if not self.runs:
+            return ""
+        return (f"; gbtree-gpu's {self.runs} timed runs: {self.batches} GPU lookup batches, "
+                f"{self.builds} GPU builds")
+
+
 def check_gbtree(index):
     if not HAS_CHECK:
         return
@@ -497,33 +630,59 @@ def check_gbtree(index):
 
 # ---- measures ---------------------------------------------------------------
 
+def finish_indexes(name):
+    """what follows every build: statistics and visibility map, and
+    gbtree_check on the gbtree index"""
+    run_concurrently([f"VACUUM ANALYZE {t};" for t in twin_tables(name)])
+    for t in twin_tables(name):
+        if t.endswith("_gbtree"):
+            check_gbtree(f"{t}_k_idx")
+
+
 def m_build(name, d, res):
-    typ = d["type"]
     mb = Measure("build", "CREATE INDEX", "ms", "lower",
-                 "psql \\timing of CREATE INDEX after CHECKPOINT; maintenance_work_mem default (64MB)")
+                 "psql \\timing of CREATE INDEX after CHECKPOINT; maintenance_work_mem default (64MB)"
+                 + ("; gbtree and gbtree-gpu build on the same table in turn" if len(twin_tables(name)) <
+                    len(ENGINES) else ""))
+    ms_ = Measure("size", "index size after CREATE INDEX", "MB", "lower",
+                  "pg_relation_size, right after the engine's first build")
+    use = GpuUse()
     for r in range(REPEAT):
         for e in rotated(ENGINES, r):
-            t = f"t_{name}_{e.tag}"
-            ms = timed(f"DROP INDEX IF EXISTS {t}_k_idx; CHECKPOINT;",
-                       f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts())
+            t = e.table(name)
+            ms = use.run(e, lambda: timed(f"DROP INDEX IF EXISTS {t}_k_idx; CHECKPOINT;",
+                                          f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts()))
             mb.add(e.name, ms)
-    ms_ = Measure("size", "index size after CREATE INDEX", "MB", "lower", "pg_relation_size")
-    for e in ENGINES:
-        t = f"t_{name}_{e.tag}"
-        ms_.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
-        psql(f"VACUUM ANALYZE {t};")
-        if e.am == "gbtree":
-            check_gbtree(f"{t}_k_idx")
+            if r == 0:
+                ms_.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
+    mb.how += use.note()
+    finish_indexes(name)
     res += [mb, ms_]
     report(mb)
     report(ms_)
 
 
+def ensure_indexes(name):
+    """without the build measure: the indexes a kept data set already has,
+    or built once, untimed (by the last engine of each access method:
+    gbtree-gpu's build where there is one)"""
+    built = False
+    for e in ENGINES:
+        t = e.table(name)
+        if q1(f"SELECT to_regclass('{t}_k_idx') IS NOT NULL") != "t":
+            psql(f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts())
+            built = True
+    if built:
+        finish_indexes(name)
+        log("  indexes built (untimed: BENCH_MEASURES has no build)")
+    else:
+        log("  indexes kept from an earlier run")
+
+
 def prewarm(name, heap=True):
     # index-only measures need the indexes and visibility maps; with small
     # shared_buffers (BENCH_DEFAULTS=1) the heaps would only push them out
-    for e in ENGINES:
-        t = f"t_{name}_{e.tag}"
+    for t in twin_tables(name):
         if heap:
             psql(f"SELECT pg_prewarm('{t}'), pg_prewarm('{t}_k_idx');")
         else:
@@ -541,12 +700,13 @@ def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note
     ok = compare(f"{name}: {m.title}", answers)
     scans = {}
     rows = {}
+    use = GpuUse()
     for r in range(REPEAT):
         for e in rotated(ENGINES, r):
             stmts = stmts_for(e)
             sql = setup_for(e) + "\n" + "\n".join(
                 f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {s};\n\\echo @@SEP@@" for s in stmts) + "\n"
-            out = psql(sql, options=e.opts())
+            out = use.run(e, lambda: psql(sql, options=e.opts()))
             total = 0.0
             nrows = 0
             for chunk in out.split("@@SEP@@"):
@@ -563,13 +723,13 @@ def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note
             m.add(e.name, total / max(1, len(stmts)))
     for e in ENGINES:
         desc, idx = scans.get(e.name, ("?", []))
-        if not any(i and i.startswith(f"t_{name}_{e.tag}") for i in idx):
+        if not any(i and i.startswith(e.table(name)) for i in idx):
             PLAN_WARNINGS.append(f"{name}: {m.title}: {e.name} did not use its index ({desc})")
-            loud(f"{name}: {m.title}: {e.name} plan did not use t_{name}_{e.tag}_k_idx: {desc}")
+            loud(f"{name}: {m.title}: {e.name} plan did not use {e.table(name)}_k_idx: {desc}")
     first = ENGINES[1] if len(ENGINES) > 1 else ENGINES[0]
     m.how += (f"; plan: {scans.get(first.name, ('?',))[0]}; "
               f"~{rows.get('btree', 0):,.0f} index rows per query"
-              + (f"; {options_note}" if options_note else ""))
+              + (f"; {options_note}" if options_note else "") + use.note())
     if not ok:
         m.notes.append("ANSWERS DIFFER")
 
@@ -591,30 +751,35 @@ def m_queries(name, d, res):
         def setup(e, n=n):
             return (f"{FORCE_INDEX} SET plan_cache_mode = force_generic_plan;\n"
                     f"SELECT a AS arr FROM arr_{name} WHERE n = {n} \\gset\n"
-                    f"PREPARE q({typ}[]) AS SELECT count(*) FROM t_{name}_{e.tag} WHERE k = ANY($1);")
+                    f"PREPARE q({typ}[]) AS SELECT count(*) FROM {e.table(name)} WHERE k = ANY($1);")
         explain_measure(m, name, setup, lambda e: ["EXECUTE q(:'arr')"],
                         options_note=FORCE_NOTE + ", plan_cache_mode=force_generic_plan")
         res.append(m)
         report(m)
 
-    # ranges over 0.1%, 1%, 20% of the rows, several windows per run
+    # ranges over 0.1%, 1%, 20% of the rows, several windows per run; the
+    # keys at the windows' ranks come from one index-order pass over the
+    # btree twin (no sort of the whole table)
+    plan = []
     for frac, label, nwin in [(0.001, "0.1%", 50), (0.01, "1%", 20), (0.20, "20%", 3)]:
         w = max(1, round(frac * ROWS))
         starts = [round(j * (ROWS - w) / (nwin - 1)) if nwin > 1 else (ROWS - w) // 2
                   for j in range(nwin)]
-        ranks = sorted(set([s + 1 for s in starts] + [s + w for s in starts]))
-        kv = {}
-        for line in psql(f"SELECT rn, k::text FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn "
-                         f"FROM src_{name}) s WHERE rn = ANY('{{{','.join(map(str, ranks))}}}'::int8[])"
-                         ).splitlines():
-            rn, k = line.split("|", 1)
-            kv[int(rn)] = k
+        plan.append((label, nwin, w, starts))
+    ranks = sorted({x for _, _, w, starts in plan for s in starts for x in (s + 1, s + w)})
+    kv = {}
+    for line in psql(f"{FORCE_INDEX} SELECT rn, k::text FROM (SELECT k, row_number() OVER (ORDER BY k) AS rn "
+                     f"FROM t_{name}_btree) s WHERE rn = ANY('{{{','.join(map(str, ranks))}}}'::int8[])"
+                     ).splitlines():
+        rn, k = line.split("|", 1)
+        kv[int(rn)] = k
+    for label, nwin, w, starts in plan:
         wins = [(kv[s + 1], kv[s + w]) for s in starts]
         m = Measure(f"range_{label}", f"count k BETWEEN (range of {label} of rows)", "ms", "lower",
                     f"EXPLAIN ANALYZE execution time per query, mean of {nwin} windows spread over the key range")
         explain_measure(
             m, name, lambda e: FORCE_INDEX,
-            lambda e: [f"SELECT count(*) FROM t_{name}_{e.tag} WHERE k BETWEEN {lit(a, typ)} AND {lit(b, typ)}"
+            lambda e: [f"SELECT count(*) FROM {e.table(name)} WHERE k BETWEEN {lit(a, typ)} AND {lit(b, typ)}"
                        for a, b in wins],
             options_note=FORCE_NOTE)
         res.append(m)
@@ -626,7 +791,7 @@ def m_queries(name, d, res):
     m = Measure("orderby", f"ORDER BY k LIMIT {lim} OFFSET {off}", "ms", "lower",
                 "EXPLAIN ANALYZE execution time of SELECT k ... ORDER BY k LIMIT .. OFFSET ..")
     explain_measure(m, name, lambda e: FORCE_INDEX,
-                    lambda e: [f"SELECT k FROM t_{name}_{e.tag} ORDER BY k LIMIT {lim} OFFSET {off}"],
+                    lambda e: [f"SELECT k FROM {e.table(name)} ORDER BY k LIMIT {lim} OFFSET {off}"],
                     options_note=FORCE_NOTE)
     res.append(m)
     report(m)
@@ -666,7 +831,7 @@ def m_lookups(name, d, res):
     scripts = {}
     plans = {}
     for e in ENGINES:
-        t = f"t_{name}_{e.tag}"
+        t = e.table(name)
         scripts[e.name] = os.path.join(pdir, f"{name}_{e.tag}.sql")
         with open(scripts[e.name], "w") as f:
             f.write(d["pgb"] + f"SELECT id FROM {t} WHERE k = {d['keyexpr']};\n")
@@ -693,9 +858,12 @@ def m_lookups(name, d, res):
                     f"pgbench -M prepared -c {c} -j {min(c, NCPU)} -T {PGB_SECS}: "
                     f"SELECT id ... WHERE k = <{d.get('lookup_note', 'random existing key')}>, "
                     f"{avg} rows per lookup on average; plan: {plans.get('gbtree', '?')}; {FORCE_NOTE}")
+        use = GpuUse()
         for r in range(REPEAT):
             for e in rotated(ENGINES, r):
-                m.add(e.name, pgbench(scripts[e.name], c, DB, e.opts(FORCE_INDEX_OPTS), secs=PGB_SECS))
+                m.add(e.name, use.run(e, lambda: pgbench(scripts[e.name], c, DB, e.opts(FORCE_INDEX_OPTS),
+                                                         secs=PGB_SECS)))
+        m.how += use.note()
         if not ok:
             m.notes.append("ANSWERS DIFFER")
         res.append(m)
@@ -750,7 +918,7 @@ def m_vacuum(name, d, res, ndel):
         for e in rotated(ENGINES, r):
             t = f"v_{name}_{e.tag}"
             setup = (f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
-                     f"INSERT INTO {t} SELECT id, k FROM src_{name} ORDER BY id; "
+                     f"{PREP} INSERT INTO {t} SELECT id, k FROM src_{name}; "
                      f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k); VACUUM ANALYZE {t}; "
                      f"DELETE FROM {t} WHERE id % 10 < 3; CHECKPOINT;")
             m.add(e.name, timed(setup, f"VACUUM {t};", options=e.opts()))
@@ -776,8 +944,11 @@ def m_pgbench_s(res):
     n = PGB_SCALE * 100000
     dbs = {}
     for e in ENGINES:
-        db = f"pgb_{e.tag}"
+        # one database per access method, as for the twin tables
+        db = f"pgb_{e.am}"
         dbs[e.name] = db
+        if list(dbs.values()).count(db) > 1:
+            continue
         psql(f"DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db};")
         p = subprocess.run([PGBENCH, "-i", "-q", "-s", str(PGB_SCALE), db], capture_output=True, text=True)
         if p.returncode != 0:
@@ -785,7 +956,7 @@ def m_pgbench_s(res):
         sql = "CREATE EXTENSION pg_prewarm;"
         if e.am != "btree":
             sql += (f"CREATE EXTENSION gbtree; ALTER TABLE pgbench_accounts DROP CONSTRAINT pgbench_accounts_pkey; "
-                    f"CREATE INDEX pgbench_accounts_aid_{e.tag} ON pgbench_accounts USING {e.am} (aid); ")
+                    f"CREATE INDEX pgbench_accounts_aid_{e.am} ON pgbench_accounts USING {e.am} (aid); ")
         sql += "VACUUM ANALYZE pgbench_accounts; CHECKPOINT;"
         psql(sql, db)
     answers, plans = {}, {}
@@ -793,7 +964,7 @@ def m_pgbench_s(res):
                    "pg_relation_size of pgbench_accounts_pkey (btree) or the gbtree index on aid")
     for e in ENGINES:
         db = dbs[e.name]
-        idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.tag}"
+        idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.am}"
         ex = json.loads(psql("EXPLAIN (FORMAT JSON) SELECT abalance FROM pgbench_accounts WHERE aid = 4242", db,
                              e.opts()))
         nodes = plan_nodes(ex[0]["Plan"])
@@ -815,7 +986,7 @@ def m_pgbench_s(res):
         for r in range(REPEAT):
             for e in rotated(ENGINES, r):
                 db = dbs[e.name]
-                idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.tag}"
+                idx = "pgbench_accounts_pkey" if e.am == "btree" else f"pgbench_accounts_aid_{e.am}"
                 psql(f"SELECT pg_prewarm('pgbench_accounts'), pg_prewarm('{idx}')", db)
                 m.add(e.name, pgbench(None, c, db, e.opts(), secs=PGB_SECS, extra=["-S"]))
         if not ok:
@@ -824,7 +995,7 @@ def m_pgbench_s(res):
         report(m)
     res.append(size)
     report(size)
-    for db in dbs.values():
+    for db in set(dbs.values()):
         psql(f"DROP DATABASE {db};")
 
 
@@ -890,14 +1061,18 @@ def morder(key):
 
 
 CSV_FIELDS = ["rows", "measure", "title", "unit", "better", "engine", "median", "min", "max", "q1", "q3",
-              "ratio_vs_btree", "runs", "date", "git", "loadavg", "other_cpu"]
+              "ratio_vs_btree", "runs", "date", "git", "loadavg", "other_cpu", "how"]
 
 
 def write_csv(path, key_field, key_value, measures, load, other=""):
+    # a run replaces the measures it made at this size and keeps the others
+    # (a size measured over several runs, BENCH_MEASURES=build then the rest)
     rows = []
+    done = {m.key for m in measures}
     if os.path.exists(path):
         with open(path, newline="") as f:
-            rows = [r for r in csv.DictReader(f) if r.get(key_field) != str(key_value)]
+            rows = [r for r in csv.DictReader(f)
+                    if r.get(key_field) != str(key_value) or r.get("measure") not in done]
     for m in measures:
         for e in ENGINES:
             st = m.st(e.name)
@@ -909,7 +1084,7 @@ def write_csv(path, key_field, key_value, measures, load, other=""):
                          "q1": f"{st['q1']:.6g}", "q3": f"{st['q3']:.6g}",
                          "ratio_vs_btree": "" if e.name == "btree" else f"{m.ratio(e.name):.4f}",
                          "runs": st["n"], "date": START_DATE, "git": ENV.get("GIT_REV", "?"),
-                         "loadavg": load, "other_cpu": other})
+                         "loadavg": load, "other_cpu": other, "how": m.how})
     rows.sort(key=lambda r: (int(r[key_field]), morder(r["measure"]), r["engine"]))
     fields = [key_field] + CSV_FIELDS[1:]
     with open(path, "w", newline="") as f:
@@ -933,7 +1108,8 @@ def read_csv_measures(path, key_field, key_value=None):
     for r in rows:
         m = ms.get(r["measure"])
         if not m:
-            m = ms[r["measure"]] = Measure(r["measure"], r["title"], r["unit"], r["better"], "")
+            m = ms[r["measure"]] = Measure(r["measure"], r["title"], r["unit"], r["better"], r.get("how") or "")
+            m.date, m.git = r.get("date", ""), r.get("git", "")
         f = {k: float(r[k]) if r.get(k) else None for k in ("median", "min", "max", "q1", "q3")}
         f["q1"] = f["q1"] if f["q1"] is not None else f["min"]
         f["q3"] = f["q3"] if f["q3"] is not None else f["max"]
@@ -1001,16 +1177,22 @@ def write_dataset_files(name, d, measures, stats, load_before, load_after, other
     md = os.path.join(OUT, f"{name}-{ROWS}.md")
     lines = header_lines(
         f"gbtree vs btree: {name} data set, {ROWS:,} rows",
-        [f"Data set: {d['desc']}. {stats}. Each engine has its own twin table "
-         f"(id int8, k {d['type']}) with the same rows in the same order and only that engine's "
-         f"index on k, then VACUUM ANALYZE.", ""],
+        [f"Data set: {d['desc']}. {stats}. Each access method has its own twin table "
+         f"(id int8, k {d['type']}) with the same rows at the same TIDs and only that access method's "
+         f"index on k, then VACUUM ANALYZE"
+         + (f"; gbtree-gpu reads gbtree's table and index with other settings ({GPU_OPTIONS})"
+            if any(e.name == "gbtree-gpu" for e in ENGINES) else "") + ".", ""],
         load=(f"{ENV.get('BENCH_START_LOAD', '?')} at the start of the run, "
               f"{load_before} before this data set, {load_after} after it (the benchmark's own "
               f"processes count too); CPU used by other processes while this data set ran: {other}"))
     lines += ["", "Ratios are gbtree median / btree median: for ms and MB below 1 means gbtree is "
                   "better, for tps and rows/s above 1 means gbtree is better. \"~ (noise)\": the "
                   "interquartile ranges overlap.", ""]
-    lines += table_lines([(name, m) for m in measures])
+    earlier = earlier_measures(name, measures)
+    if earlier:
+        lines += ["Measures of an earlier run at this size (same table contents), kept: "
+                  + "; ".join(f"{m.title} ({m.date}, {m.git})" for m in earlier) + ".", ""]
+    lines += table_lines([(name, m) for m in sorted(measures + earlier, key=lambda m: morder(m.key))])
     fails = [f for f in FAILURES if f.startswith(name + ":")]
     lines += ["", "Verification: " + ("FAILED: " + "; ".join(fails) if fails else
                                        "every query gave identical answers on all engines"
@@ -1024,12 +1206,19 @@ def write_dataset_files(name, d, measures, stats, load_before, load_after, other
     return md
 
 
+def earlier_measures(name, measures):
+    """measures of this size that an earlier run made and this one did not"""
+    done = {m.key for m in measures}
+    ms_, _, _ = read_csv_measures(os.path.join(OUT, f"{name}.csv"), "rows", ROWS)
+    return [m for m in ms_ if m.key not in done]
+
+
 # ---- main -------------------------------------------------------------------
 
 def main():
     global ENGINES, HAS_CHECK, MACHINE, PG_VERSION, PG_SETTINGS, DEVICE, START_DATE, SKIPPED
     START_DATE = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    psql("CREATE EXTENSION gbtree; CREATE EXTENSION pg_prewarm;")
+    psql("CREATE EXTENSION IF NOT EXISTS gbtree; CREATE EXTENSION IF NOT EXISTS pg_prewarm;")
     HAS_CHECK = q1("SELECT to_regprocedure('gbtree_check(regclass,boolean)') IS NOT NULL") == "t"
     has_fn = q1("SELECT to_regprocedure('gbtree_device_info()') IS NOT NULL") == "t"
     has_dev = False
@@ -1087,10 +1276,19 @@ def main():
         ts = time.time()
         snap = cpu_snapshot()
         log(f"\n---- data set {name}: {ROWS:,} rows (load average {load_before}) ----")
-        ndel, stats = create_dataset(name, d)
-        log(f"  {stats}")
+        kept = kept_dataset(name) if KEEP_DATA else None
+        if kept:
+            ndel, stats = kept
+            log(f"  kept from an earlier run: {stats}")
+        else:
+            tp = time.time()
+            ndel, stats = create_dataset(name, d)
+            log(f"  {stats} (generated in {time.time() - tp:.0f} s)")
         res = []
-        m_build(name, d, res)
+        if "build" in MEASURES:
+            m_build(name, d, res)
+        else:
+            ensure_indexes(name)
         if "queries" in MEASURES:
             prewarm(name, heap=False)
             m_queries(name, d, res)

@@ -18,8 +18,9 @@
 #   BENCH_README=1               rewrite the results section of
 #                                test/bench/README.md (only with the default
 #                                BENCH_OUT)
-#   BENCH_MEASURES=queries,lookups,copy,vacuum
-#                                measure groups (CREATE INDEX always runs)
+#   BENCH_MEASURES=build,queries,lookups,copy,vacuum
+#                                measure groups (without build, the indexes
+#                                are built once, untimed, or kept)
 #   BENCH_CLIENTS=1,8            pgbench client counts of the point lookups
 #   BENCH_DEFAULTS=0             1: PostgreSQL's default settings, nothing
 #                                changed (parallel plans and builds allowed)
@@ -31,6 +32,13 @@
 #   GB_SKIP_PACKAGES=1           do not check or install Debian packages
 #                                (the GPU machine, test/gpu/device-run.sh)
 #   KEEP_TMP=1                   keep the scratch directory
+#   BENCH_SCRATCH=DIR            use DIR as the scratch directory and keep it;
+#                                a cluster an earlier run left there is
+#                                started again instead of a new one
+#   BENCH_KEEP_DATA=1            leave the data sets in the cluster; a later
+#                                run with the same BENCH_SCRATCH and
+#                                BENCH_ROWS takes them up (100M rows are
+#                                measured over several runs)
 #   PG_CONFIG, CUDA              as for test/run-tests.sh (CUDA defaults to 0)
 #
 # Exits non-zero if any query gave different answers on two engines.
@@ -61,12 +69,14 @@ BENCH_PGBENCH_SCALE=${BENCH_PGBENCH_SCALE:-10}
 BENCH_GPU_OPTIONS=${BENCH_GPU_OPTIONS:-}
 BENCH_INSTALL=${BENCH_INSTALL:-1}
 BENCH_README=${BENCH_README:-1}
-BENCH_MEASURES=${BENCH_MEASURES:-queries,lookups,copy,vacuum}
+BENCH_MEASURES=${BENCH_MEASURES:-build,queries,lookups,copy,vacuum}
 BENCH_CLIENTS=${BENCH_CLIENTS:-1,8}
 BENCH_DEFAULTS=${BENCH_DEFAULTS:-0}
 BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-256MB}
 BENCH_PRELOAD=${BENCH_PRELOAD:-auto}
 KEEP_TMP=${KEEP_TMP:-0}
+BENCH_SCRATCH=${BENCH_SCRATCH:-}
+BENCH_KEEP_DATA=${BENCH_KEEP_DATA:-0}
 
 isnum() { case $1 in ''|*[!0-9]*) return 1 ;; esac; return 0; }
 isnum "$BENCH_ROWS" || gb_die "BENCH_ROWS must be a number"
@@ -99,7 +109,7 @@ cleanup() {
             (cd "$GB_SCRATCH" && gb_run_as "$PG_BINDIR/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1) || true
     fi
     if [ -n "$GB_SCRATCH" ] && [ -d "$GB_SCRATCH" ]; then
-        if [ "$KEEP_TMP" = 1 ]; then
+        if [ "$KEEP_TMP" = 1 ] || [ -n "$BENCH_SCRATCH" ]; then
             gb_say "KEEP_TMP=1: kept $GB_SCRATCH"
         else
             rm -rf "$GB_SCRATCH"
@@ -141,7 +151,15 @@ command -v gnuplot >/dev/null 2>&1 || gb_warn "gnuplot not found: no plots"
 gb_resolve_pg_config
 [ -x "$PG_BINDIR/pgbench" ] || gb_die "$PG_BINDIR/pgbench not found"
 gb_ensure_test_user
-gb_make_scratch gbtree-bench
+if [ -n "$BENCH_SCRATCH" ]; then
+    mkdir -p "$BENCH_SCRATCH" || gb_die "cannot create $BENCH_SCRATCH"
+    GB_SCRATCH=$(cd "$BENCH_SCRATCH" && pwd)
+    chmod 755 "$GB_SCRATCH"
+    [ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$GB_SCRATCH"
+    GB_TEST_HOME=$GB_SCRATCH
+else
+    gb_make_scratch gbtree-bench
+fi
 if [ "$BENCH_INSTALL" = 1 ]; then
     if [ "$GB_IS_ROOT" = 1 ]; then
         BUILD_DIR=$GB_SCRATCH/src
@@ -170,8 +188,16 @@ done
 SOCKDIR=$GB_SCRATCH
 PGDATA_DIR=$GB_SCRATCH/data
 cd "$GB_SCRATCH" || gb_die "cd $GB_SCRATCH"
-gb_run_as "$PG_BINDIR/initdb" -D "$PGDATA_DIR" -A trust --no-locale -E UTF8 -N >"$GB_SCRATCH/initdb.log" 2>&1 ||
-    { cat "$GB_SCRATCH/initdb.log"; gb_die "initdb failed"; }
+if [ -f "$PGDATA_DIR/PG_VERSION" ]; then
+    # BENCH_SCRATCH with an earlier run's cluster: its data sets may be kept
+    [ -f "$PGDATA_DIR/postmaster.pid" ] &&
+        gb_run_as "$PG_BINDIR/pg_ctl" -D "$PGDATA_DIR" -m fast -w stop >/dev/null 2>&1
+    gb_say "Reusing the cluster in $PGDATA_DIR"
+    sed -i '/^# gbtree benchmark: connection settings$/,$d' "$PGDATA_DIR/postgresql.conf"
+else
+    gb_run_as "$PG_BINDIR/initdb" -D "$PGDATA_DIR" -A trust --no-locale -E UTF8 -N >"$GB_SCRATCH/initdb.log" 2>&1 ||
+        { cat "$GB_SCRATCH/initdb.log"; gb_die "initdb failed"; }
+fi
 # Everything not listed here is PostgreSQL's default (the result files list
 # every setting whose source is not "default", initdb's included).
 BENCH_SETTINGS="shared_buffers = $BENCH_SHARED_BUFFERS
@@ -217,7 +243,7 @@ fi
 
 export BENCH_ROWS BENCH_ENGINES BENCH_ENGINES_SET BENCH_OUT BENCH_REPEAT BENCH_DATASETS \
     BENCH_PGBENCH_SECS BENCH_PGBENCH_SCALE BENCH_GPU_OPTIONS BENCH_README \
-    BENCH_MEASURES BENCH_CLIENTS BENCH_DEFAULTS \
+    BENCH_MEASURES BENCH_CLIENTS BENCH_DEFAULTS BENCH_KEEP_DATA \
     BENCH_INVOCATION BENCH_START_LOAD BENCH_SETTINGS GIT_REV GB_ROOT GB_SCRATCH PG_BINDIR
 export PGHOST=$SOCKDIR PGPORT=$PORT PGUSER=$GB_TEST_USER PGDATABASE=postgres
 unset PGOPTIONS PGSERVICE PGPASSWORD

@@ -10,7 +10,12 @@
 #                                      preloaded; BENCH_* from the
 #                                      environment); results in $OUT/bench,
 #                                      which starts as a copy of
-#                                      test/bench/results
+#                                      test/bench/results; with
+#                                      BENCH_KEEP_DATA=1 the cluster, its
+#                                      data sets and the results stay in
+#                                      /var/tmp/gbtree-bench-keep for the next call (the
+#                                      machine keeps ignored files while
+#                                      it stays warm)
 # Output goes to stdout and, when OUT is set, to $OUT/.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -41,13 +46,20 @@ case $what in
     bench)
         # make bench starts its own server: this one would only compete
         su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
-        mkdir -p "$OUT/bench" && cp -r test/bench/results/. "$OUT/bench/"
         inv="test/gpu/device-run.sh bench ($(env | grep '^BENCH_' | sort | tr '\n' ' '))"
-        GB_SKIP_PACKAGES=1 BENCH_INSTALL=0 BENCH_INVOCATION="$inv" BENCH_PRELOAD=1 BENCH_README=0 BENCH_OUT="$OUT/bench" \
+        res="$OUT/bench"
+        if [ "${BENCH_KEEP_DATA:-0}" = 1 ]; then
+            export BENCH_SCRATCH=/var/tmp/gbtree-bench-keep
+            res=$BENCH_SCRATCH/results
+            [ -d "$res" ] && echo "kept from an earlier call: $(ls "$BENCH_SCRATCH")"
+        fi
+        [ -d "$res" ] || { mkdir -p "$res" && cp -r test/bench/results/. "$res/"; }
+        GB_SKIP_PACKAGES=1 BENCH_INSTALL=0 BENCH_INVOCATION="$inv" BENCH_PRELOAD=1 BENCH_README=0 BENCH_OUT="$res" \
             BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-8GB} GIT_REV=${GIT_REV:-} \
             timeout "${BENCH_TIME_LIMIT:-86400}" make -s bench 2>&1 | tee "$OUT/bench.log"
         # few files come back from the machine: one archive
-        tar -C "$OUT" -czf "$OUT/bench.tar.gz" bench && rm -rf "$OUT/bench"
+        tar -C "$res/.." -czf "$OUT/bench.tar.gz" "$(basename "$res")"
+        [ "$res" = "$OUT/bench" ] && rm -rf "$res"
         ;;
     *) echo "unknown: $what"; exit 2 ;;
 esac
