@@ -84,8 +84,13 @@ ZIPF_S = 1.1
 
 
 def scramble(x):
-    """int8 expression (SQL and pgbench alike) of an integer expression x"""
-    return f"(((({x}) * {A40}) % {M40}) - {H40}) * 16777216 + (({x}) * {B24}) % {P24}"
+    """int8 expression (SQL and pgbench alike) of an integer expression x;
+    x * A40 mod M40 is taken in two steps (A40's high bits, then its low 20)
+    so that no product overflows int8 up to x = 5e12 (x * A40 itself would
+    from x = 5.4e7)"""
+    hi, lo = A40 >> 20, A40 & 0xFFFFF
+    return (f"((((({x}) * {hi}) % {M40}) * 1048576 + ({x}) * {lo}) % {M40} - {H40}) * 16777216 "
+            f"+ (({x}) * {B24}) % {P24}")
 
 
 def ts_us(x):
