@@ -144,6 +144,7 @@ def dataset_defs(n):
                 f"SELECT g AS id, {scramble('v')} AS k FROM "
                 f"(SELECT g, {zipf_v(nz)} AS v FROM generate_series({lo}::int8, {hi}) g) z"),
             pgb=f"\\set i random(1, {nz})\n\\set k {scramble(':i')}\n",
+            serial=True,
             keyexpr=":k",
             lookup_note="random distinct key (uniform over the distinct values)"),
         "float8": dict(
@@ -484,25 +485,46 @@ def sample_tids(pages, n=400):
     return "'{" + ",".join(f'"({b},{1 + b % 7})"' for b in range(0, max(1, pages), step)) + "}'::tid[]"
 
 
+def generate_file(name, d, path):
+    """the rows (id order) as a COPY text file: in one chunk per CPU at once,
+    or by one session where the generator draws random numbers in order
+    (zipf's shuffle)"""
+    if d.get("serial"):
+        psql(f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; SELECT setseed(0.4242); "
+             f"COPY ({d['gen'](1, ROWS)}) TO '{path}';")
+        return
+    per = -(-ROWS // NCPU)
+    chunks = [(j * per + 1, min(ROWS, (j + 1) * per)) for j in range(NCPU) if j * per < ROWS]
+    parts = [f"{path}.{j}" for j in range(len(chunks))]
+    run_concurrently([f"{PREP} COPY ({d['gen'](lo, hi)}) TO '{part}';" for (lo, hi), part in zip(chunks, parts)])
+    with open(path, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out, 1 << 22)
+            os.unlink(part)
+    os.chmod(path, 0o644)
+
+
 def create_dataset(name, d):
     """src_<ds> (the rows in id order), shuf_<ds> (1M keys of random rows in
     random order, for the arrays), new_<ds> (rows for the churn reinsert,
     only with the vacuum measure), the twin tables; returns the number the
-    churn deletes (id % 10 < 3) and a line of statistics.  The source and
-    the twins are filled at once, each by one session from the same
-    deterministic generator (generate_series in id order, fixed setseed),
-    so every twin holds the same rows at the same TIDs without a sort or a
-    second pass over the source."""
+    churn deletes (id % 10 < 3).  The rows are generated once, into a file
+    (data_<ds>.copy, which the COPY measure loads too); the source and the
+    twins are loaded from it at once, each by one COPY FREEZE into a table
+    created in the same transaction, so every twin holds the same rows at
+    the same TIDs, and is all-visible, as VACUUM would leave it."""
     typ = d["type"]
     ndel = int(q1(f"SELECT count(*) FROM generate_series(1, {ROWS}) g WHERE g % 10 < 3"))
     twins = twin_tables(name)
     psql(f"DROP TABLE IF EXISTS src_{name}, new_{name}, shuf_{name}, {', '.join(twins)};")
-    gen = d["gen"](1, ROWS)
-    jobs = [f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; SELECT setseed(0.4242); "
-            f"CREATE UNLOGGED TABLE src_{name} AS {gen};"]
+    data = f"{SCRATCH}/data_{name}.copy"
+    generate_file(name, d, data)
+    jobs = [f"BEGIN; CREATE UNLOGGED TABLE src_{name} (id int8 NOT NULL, k {typ}); "
+            f"COPY src_{name} FROM '{data}' (FREEZE); COMMIT;"]
     for t in twins:
-        jobs.append(f"{PREP} SET work_mem = '{PREP_WORK_MEM}'; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
-                    f"SELECT setseed(0.4242); INSERT INTO {t} {gen};")
+        jobs.append(f"BEGIN; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
+                    f"COPY {t} FROM '{data}' (FREEZE); COMMIT;")
     if "vacuum" in MEASURES:
         jobs.append(f"{PREP} SELECT setseed(0.1717); "
                     f"CREATE UNLOGGED TABLE new_{name} AS {d['gen'](ROWS + 1, ROWS + ndel)};")
@@ -521,7 +543,7 @@ def create_dataset(name, d):
     psql(f"""{PREP} SET work_mem = '{PREP_WORK_MEM}'; SELECT setseed(0.2323);
 CREATE UNLOGGED TABLE shuf_{name} AS SELECT k, row_number() OVER (ORDER BY r) AS rn
   FROM (SELECT k, random() AS r FROM src_{name} ORDER BY r LIMIT 1000000) s;
-""" + (f"COPY src_{name} TO '{SCRATCH}/data_{name}.copy';\n" if "copy" in MEASURES else ""))
+""")
     # the twins' visibility maps and statistics, as a DBA would leave them
     run_concurrently([f"VACUUM ANALYZE {t};" for t in twins])
     if KEEP_DATA:
@@ -555,7 +577,7 @@ def kept_dataset(name):
     if any(q1(f"SELECT to_regclass('{t}') IS NOT NULL") != "t" for t in need):
         return None
     if "copy" in MEASURES and not os.path.exists(f"{SCRATCH}/data_{name}.copy"):
-        psql(f"COPY src_{name} TO '{SCRATCH}/data_{name}.copy';")
+        psql(f"COPY src_{name} TO '{SCRATCH}/data_{name}.copy';")   # src is in id order
     ndel, stats = row.split("|", 1)
     return int(ndel), stats
 
