@@ -344,9 +344,11 @@ def fmt_spread(st, unit):
     if not st:
         return "n/a"
     m = fmt_val(st["median"], unit)
+    # a measure kept from an earlier run may have another number of runs
+    runs = f", {st['n']} runs" if st["n"] != REPEAT and unit not in ("MB",) else ""
     if st["n"] == 1 or st["min"] == st["max"]:
-        return m
-    return f"{m} ({fmt_val(st['min'], unit)}-{fmt_val(st['max'], unit)})"
+        return m + (f" ({runs[2:]})" if runs else "")
+    return f"{m} ({fmt_val(st['min'], unit)}-{fmt_val(st['max'], unit)}{runs})"
 
 
 def fmt_ratio(r):
