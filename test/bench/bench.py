@@ -705,7 +705,7 @@ def ensure_indexes(name):
     or built once, untimed (by the last engine of each access method:
     gbtree-gpu's build where there is one)"""
     built = False
-    for e in ENGINES:
+    for e in reversed(ENGINES):
         t = e.table(name)
         if q1(f"SELECT to_regclass('{t}_k_idx') IS NOT NULL") != "t":
             psql(f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts())
