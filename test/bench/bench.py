@@ -482,7 +482,7 @@ PREP = "SET synchronize_seqscans = off; SET max_parallel_workers_per_gather = 0;
 
 
 def sample_tids(pages, n=400):
-    """TIDs spread over a table's first pages, as a tid[] literal"""
+    """about n TIDs spread over a table of that many pages, as a tid[] literal"""
     step = max(1, pages // n)
     return "'{" + ",".join(f'"({b},{1 + b % 7})"' for b in range(0, max(1, pages), step)) + "}'::tid[]"
 
