@@ -1777,16 +1777,13 @@ first(IndexScanDesc scan, ScanDirection dir)
 
 	if (message_level_is_interesting(DEBUG1))
 	{
-		instr_time	t0,
-					t1;
+		instr_time	t0;
 
 		INSTR_TIME_SET_CURRENT(t0);
 		prep_sort_ms = prep_ranges_ms = 0;
 		preprocess_keys(scan);
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
 		elog(DEBUG1, "gbtree scan of \"%s\": keys prepared in %.3f ms (sorting %.3f ms, ranges %.3f ms)",
-			 RelationGetRelationName(scan->indexRelation), INSTR_TIME_GET_MILLISEC(t1),
+			 RelationGetRelationName(scan->indexRelation), ms_since(t0),
 			 prep_sort_ms, prep_ranges_ms);
 	}
 	else

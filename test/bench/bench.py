@@ -345,7 +345,7 @@ def fmt_spread(st, unit):
         return "n/a"
     m = fmt_val(st["median"], unit)
     # a measure kept from an earlier run may have another number of runs
-    runs = f", {st['n']} runs" if st["n"] != REPEAT and unit not in ("MB",) else ""
+    runs = f", {st['n']} runs" if st["n"] != REPEAT and unit != "MB" else ""
     if st["n"] == 1 or st["min"] == st["max"]:
         return m + (f" ({runs[2:]})" if runs else "")
     return f"{m} ({fmt_val(st['min'], unit)}-{fmt_val(st['max'], unit)}{runs})"
@@ -546,8 +546,6 @@ def create_dataset(name, d):
 CREATE UNLOGGED TABLE shuf_{name} AS SELECT k, row_number() OVER (ORDER BY r) AS rn
   FROM (SELECT k, random() AS r FROM src_{name} ORDER BY r LIMIT 1000000) s;
 """)
-    # the twins' visibility maps and statistics, as a DBA would leave them
-    run_concurrently([f"VACUUM ANALYZE {t};" for t in twins])
     if KEEP_DATA:
         psql(f"CREATE TABLE IF NOT EXISTS bench_kept (name text PRIMARY KEY, rows int8, ndel int8, stats text); "
              f"DELETE FROM bench_kept WHERE name = '{name}'; "
