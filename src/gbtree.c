@@ -61,11 +61,17 @@ _PG_init(void)
 {
 	gbt_simd_set(gbt_simd_best());
 
+	/*
+	 * ALTER TABLE picks its lock level by reloption name across every kind,
+	 * so this must be btree's level for fillfactor: a stronger one would
+	 * make ALTER TABLE any_table SET (fillfactor) block readers wherever
+	 * gbtree is loaded.  It only steers later splits and builds.
+	 */
 	gbt_relopt_kind = add_reloption_kind();
 	add_int_reloption(gbt_relopt_kind, "fillfactor",
 					  "Packs gbtree leaf pages only to this percentage",
 					  GBT_DEFAULT_FILLFACTOR, GBT_MIN_FILLFACTOR, 100,
-					  AccessExclusiveLock);
+					  ShareUpdateExclusiveLock);
 
 	DefineCustomEnumVariable("gbtree.simd",
 							 "Selects the in-page search implementation.",
