@@ -96,6 +96,7 @@ _PG_init(void)
 
 	gbt_gpu_define_gucs();
 	gbt_count_init();
+	gbt_batch_init();
 	MarkGUCPrefixReserved("gbtree");
 
 	/* the GPU service exists only when preloaded (it needs shared memory) */

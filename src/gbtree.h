@@ -145,7 +145,17 @@ extern void gbtbuildempty(Relation index);
 extern char *gbtbuildphasename(int64 phasenum);
 extern void gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n);
 
+/* batch.c */
+extern int	gbt_insert_batch_memory;
+extern void gbt_batch_init(void);
+extern bool gbt_batch_accepts(Relation index, struct IndexInfo *indexInfo);
+extern void gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid);
+extern void gbt_batch_flush_all(void);
+extern void gbt_batch_flush_index(Oid indexoid);
+
 /* insert.c */
+extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,
+							  bool dedup);
 extern bool gbtinsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,

@@ -23,6 +23,12 @@
  * one buffer lock at a time; the SMO locks top-down and left-to-right; so
  * there is no deadlock.
  *
+ * Batched insertion (gbt_insert_sorted, fed by batch.c) follows the same
+ * protocol with sorted runs of entries instead of one: all of a leaf's new
+ * entries go in under one exclusive lock and one WAL record, and a leaf
+ * that cannot hold them splits with its merged content, a step at a time,
+ * each step one atomic split record as above.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -36,14 +42,37 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 
-/* Space for the entries of one page plus the new one. */
+/*
+ * The content of a split: the left page's entries, then the right page's
+ * (each at most one page of them).
+ */
 typedef struct GbtSplitBuf
 {
-	uint64		keys[GBT_MAX_SLOTS + 1];
-	uint64		tids[GBT_MAX_SLOTS + 1];
-	uint32		child[GBT_MAX_SLOTS + 1];
+	uint64		keys[2 * GBT_MAX_SLOTS];
+	uint64		tids[2 * GBT_MAX_SLOTS];
+	uint32		child[2 * GBT_MAX_SLOTS];
 	int			n;
 } GbtSplitBuf;
+
+/*
+ * How a split lays sb out: [0, cut) on the left page, [cut, n) on the
+ * right one; the separator (the right page's low key) is at most the right
+ * page's first entry (a batch may still add smaller ones there).  An
+ * append split packs the right page's entries at its start (rspread off).
+ */
+typedef struct GbtSplitPlan
+{
+	int			cut;
+	uint64		sepkey;
+	uint64		septid;
+	bool		rspread;
+} GbtSplitPlan;
+
+/* SMO steps a batch takes before it lets other inserters' splits in */
+#define GBT_BATCH_SMO_STEPS		32
+
+/* new entries of a leaf from which it is rewritten whole (full image) */
+#define GBT_MERGE_REWRITE_MIN	16
 
 /* Gather a node's entries, with (key, tid) merged in if addnew. */
 static int
@@ -110,15 +139,37 @@ insert_into_parent(Relation index, Page ppage, uint64 key, uint64 tid, BlockNumb
 }
 
 /*
- * Split page buf (leaf or inner) whose parent is pbuf; for a leaf, the new
- * entry goes in with the split.  All buffers exclusively locked by caller
- * except the new right page and the old right sibling, taken here.
+ * The split of one page (with the new entry merged in, for a leaf): its
+ * entries into sb, and where they divide.
  */
 static void
-split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uint64 tid,
-		   bool may_recycle)
+plan_single_split(Relation index, Buffer buf, GbtSplitBuf *sb, bool addnew,
+				  uint64 key, uint64 tid, GbtSplitPlan *plan)
 {
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+	bool		leaf = (op->flags & GBT_F_LEAF) != 0;
+	GbtNode		node;
+	int			pos;
+
+	gbt_page_view(BufferGetPage(buf), &node);
+	pos = gather(&node, sb, addnew, key, tid);
+	plan->cut = split_point(index, sb->n, leaf, (op->flags & GBT_F_RIGHTMOST) != 0,
+							addnew ? pos : -1);
+	plan->sepkey = sb->keys[plan->cut];
+	plan->septid = sb->tids[plan->cut];
+	/* an append split: the right page will grow at its end, pack it */
+	plan->rspread = !(leaf && addnew && pos == sb->n - 1);
+}
+
+/*
+ * Split page buf (leaf or inner) whose parent is pbuf into sb's two parts.
+ * All buffers exclusively locked by caller except the new right page and
+ * the old right sibling, taken here.
+ */
+static void
+split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
+		   const GbtSplitPlan *plan, bool may_recycle)
+{
 	Buffer		rbuf = gbt_new_buffer(index, may_recycle);
 	Buffer		sbuf = InvalidBuffer;
 	BlockNumber lblk = BufferGetBlockNumber(buf);
@@ -131,11 +182,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	GbtPageOpaque lop,
 				rop;
 	GbtPageOpaqueData old;
-	GbtNode		lnode;
 	bool		leaf;
-	bool		appending;
-	int			pos,
-				cut;
 
 	old = *gbt_page_opaque((char *) BufferGetPage(buf));
 	leaf = (old.flags & GBT_F_LEAF) != 0;
@@ -153,17 +200,10 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	if (BufferIsValid(sbuf))
 		spage = GenericXLogRegisterBuffer(state, sbuf, 0);
 
-	gbt_page_view(lpage, &lnode);
-	pos = gather(&lnode, sb, addnew, key, tid);
-	cut = split_point(index, sb->n, leaf, (old.flags & GBT_F_RIGHTMOST) != 0,
-					  addnew ? pos : -1);
-
-	/* an append split: the right page will grow at its end, pack it */
-	appending = leaf && addnew && pos == sb->n - 1;
 	gbt_init_page(lpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
 	gbt_init_page(rpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
-	load_half(lpage, sb, 0, cut, leaf, true);
-	load_half(rpage, sb, cut, sb->n, leaf, !appending);
+	load_half(lpage, sb, 0, plan->cut, leaf, true);
+	load_half(rpage, sb, plan->cut, sb->n, leaf, plan->rspread);
 
 	lop = gbt_page_opaque((char *) lpage);
 	rop = gbt_page_opaque((char *) rpage);
@@ -172,18 +212,18 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	rop->rightlink = old.rightlink;
 	rop->flags |= old.flags & GBT_F_RIGHTMOST;
 	rop->leftlink = leaf ? lblk : GBT_NO_BLOCK;
-	rop->lowkey = sb->keys[cut];
-	rop->lowtid = sb->tids[cut];
+	rop->lowkey = plan->sepkey;
+	rop->lowtid = plan->septid;
 	lop->lowkey = old.lowkey;
 	lop->lowtid = old.lowtid;
-	lop->hikey = sb->keys[cut];
-	lop->hitid = sb->tids[cut];
+	lop->hikey = plan->sepkey;
+	lop->hitid = plan->septid;
 	lop->rightlink = rblk;
 	lop->leftlink = old.leftlink;
 	if (spage)
 		gbt_page_opaque((char *) spage)->leftlink = rblk;
 
-	insert_into_parent(index, ppage, sb->keys[cut], sb->tids[cut], rblk);
+	insert_into_parent(index, ppage, plan->sepkey, plan->septid, rblk);
 	GenericXLogFinish(state);
 	/* recorded before any of the four buffers is unlocked */
 	{
@@ -197,18 +237,16 @@ split_page(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key, uin
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
 	UnlockReleaseBuffer(rbuf);
-	pfree(sb);
 }
 
 /*
- * Split the root in place: its entries (plus the new one, for a leaf root)
- * move to two new pages and the root becomes an inner page one level up.
+ * Split the root in place: sb's two parts move to two new pages and the
+ * root becomes an inner page one level up.
  */
 static void
-split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
+split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *plan,
 		   bool may_recycle)
 {
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
 	Buffer		abuf = gbt_new_buffer(index, may_recycle);
 	Buffer		bbuf = gbt_new_buffer(index, may_recycle);
 	BlockNumber ablk = BufferGetBlockNumber(abuf);
@@ -222,9 +260,6 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 				bop;
 	GbtNode		node;
 	bool		leaf;
-	bool		appending;
-	int			pos,
-				cut;
 	uint64		k2[2],
 				t2[2];
 	uint32		c2[2];
@@ -239,24 +274,19 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	apage = GenericXLogRegisterBuffer(state, abuf, GENERIC_XLOG_FULL_IMAGE);
 	bpage = GenericXLogRegisterBuffer(state, bbuf, GENERIC_XLOG_FULL_IMAGE);
 
-	gbt_page_view(root, &node);
-	pos = gather(&node, sb, addnew, key, tid);
-	cut = split_point(index, sb->n, leaf, true, addnew ? pos : -1);
-
-	appending = leaf && addnew && pos == sb->n - 1;
 	gbt_init_page(apage, leaf, old.level, tree);
 	gbt_init_page(bpage, leaf, old.level, tree);
-	load_half(apage, sb, 0, cut, leaf, true);
-	load_half(bpage, sb, cut, sb->n, leaf, !appending);
+	load_half(apage, sb, 0, plan->cut, leaf, true);
+	load_half(bpage, sb, plan->cut, sb->n, leaf, plan->rspread);
 	aop = gbt_page_opaque((char *) apage);
 	bop = gbt_page_opaque((char *) bpage);
 	aop->rightlink = bblk;
-	aop->hikey = sb->keys[cut];
-	aop->hitid = sb->tids[cut];
+	aop->hikey = plan->sepkey;
+	aop->hitid = plan->septid;
 	bop->leftlink = leaf ? ablk : GBT_NO_BLOCK;
 	bop->flags |= GBT_F_RIGHTMOST;
-	bop->lowkey = sb->keys[cut];
-	bop->lowtid = sb->tids[cut];
+	bop->lowkey = plan->sepkey;
+	bop->lowtid = plan->septid;
 
 	gbt_init_page(root, false, old.level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST);
 	gbt_page_view(root, &node);
@@ -264,8 +294,8 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 	k2[0] = 0;
 	t2[0] = 0;
 	c2[0] = ablk;
-	k2[1] = sb->keys[cut];
-	t2[1] = sb->tids[cut];
+	k2[1] = plan->sepkey;
+	t2[1] = plan->septid;
 	c2[1] = bblk;
 	gbt_node_load(&node, 2, k2, t2, c2);
 	GenericXLogFinish(state);
@@ -277,6 +307,21 @@ split_root(Relation index, Buffer rootbuf, bool addnew, uint64 key, uint64 tid,
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
+}
+
+/* Split buf (pbuf its parent, or invalid for the root) around one entry */
+static void
+split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
+			 uint64 tid, bool may_recycle)
+{
+	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	GbtSplitPlan plan;
+
+	plan_single_split(index, buf, sb, addnew, key, tid, &plan);
+	if (BufferIsValid(pbuf))
+		split_page(index, pbuf, buf, sb, &plan, may_recycle);
+	else
+		split_root(index, buf, sb, &plan, may_recycle);
 	pfree(sb);
 }
 
@@ -356,10 +401,8 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			{
 				if (op->nused < op->nslots)
 					insert_into_leaf(index, buf, key, tid);
-				else if (!BufferIsValid(pbuf))
-					split_root(index, buf, true, key, tid, may_recycle);
 				else
-					split_page(index, pbuf, buf, true, key, tid, may_recycle);
+					split_single(index, pbuf, buf, true, key, tid, may_recycle);
 				done = true;
 				break;
 			}
@@ -367,10 +410,7 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			if (op->nused >= op->nslots)
 			{
 				/* proactive split of a full inner page, then start over */
-				if (!BufferIsValid(pbuf))
-					split_root(index, buf, false, 0, 0, may_recycle);
-				else
-					split_page(index, pbuf, buf, false, 0, 0, may_recycle);
+				split_single(index, pbuf, buf, false, 0, 0, may_recycle);
 				break;
 			}
 
@@ -394,6 +434,370 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 	if (may_recycle)
 		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+}
+
+/*
+ * Batched insertion
+ * -----------------
+ *
+ * e[0..n) is sorted by (key, tid).  Each step takes the leaf of the first
+ * entry not yet placed and the run of entries below its high key.  If the
+ * leaf has room for the whole run, they go in under one exclusive lock and
+ * one WAL record (a full image once there are many of them).  If not, the
+ * leaf splits under the SMO lock, as a single insert's would, but with the
+ * run merged in: the left page gets its share of the merged entries, the
+ * right page the rest when they fit, else the leaf's old entries beyond
+ * the cut plus as many new ones as make it as full as a build would; the
+ * remaining new entries belong to the right page's range and the next step
+ * goes on from there.  Every step is one atomic split record, so a crash
+ * or an error between steps leaves a valid tree, and concurrent readers
+ * and inserters see ordinary splits.
+ *
+ * dedup: some entries may already be in the index (a flush that failed
+ * midway and is tried again); such entries are skipped.
+ */
+
+/* Merges a leaf's old entries with a sorted run of new ones. */
+typedef struct GbtMergeCursor
+{
+	const uint64 *okeys;
+	const uint64 *otids;
+	int			nold;
+	int			a;				/* next old entry */
+	const GbtEntry *e;
+	Size		k;				/* new entries e[0..k) */
+	Size		b;				/* next new entry */
+} GbtMergeCursor;
+
+/* The next merged entry, or false at the end; a new entry equal to an old one is dropped. */
+static bool
+merge_next(GbtMergeCursor *mc, uint64 *key, uint64 *tid)
+{
+	bool		take_old;
+
+	if (mc->a < mc->nold && mc->b < mc->k &&
+		mc->e[mc->b].key == mc->okeys[mc->a] && mc->e[mc->b].tid == mc->otids[mc->a])
+		mc->b++;				/* already in the leaf */
+	if (mc->a >= mc->nold && mc->b >= mc->k)
+		return false;
+	take_old = mc->b >= mc->k ||
+		(mc->a < mc->nold &&
+		 gbt_entry_lt(mc->okeys[mc->a], mc->otids[mc->a], mc->e[mc->b].key, mc->e[mc->b].tid));
+	if (take_old)
+	{
+		*key = mc->okeys[mc->a];
+		*tid = mc->otids[mc->a];
+		mc->a++;
+	}
+	else
+	{
+		*key = mc->e[mc->b].key;
+		*tid = mc->e[mc->b].tid;
+		mc->b++;
+	}
+	return true;
+}
+
+/* How many of the old entries e[0..k) repeats. */
+static int
+count_repeats(const uint64 *okeys, const uint64 *otids, int nold, const GbtEntry *e, Size k)
+{
+	int			r = 0;
+
+	for (int a = 0; a < nold; a++)
+	{
+		Size		lo = 0,
+					hi = k;
+
+		while (lo < hi)
+		{
+			Size		mid = lo + (hi - lo) / 2;
+
+			if (gbt_entry_lt(e[mid].key, e[mid].tid, okeys[a], otids[a]))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < k && e[lo].key == okeys[a] && e[lo].tid == otids[a])
+			r++;
+	}
+	return r;
+}
+
+/* The end of the run of e[i..n) below the leaf's high key. */
+static Size
+leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
+{
+	Size		lo = i,
+				hi = n;
+
+	if (op->flags & GBT_F_RIGHTMOST)
+		return n;
+	while (lo < hi)
+	{
+		Size		mid = lo + (hi - lo) / 2;
+
+		if (gbt_entry_lt(e[mid].key, e[mid].tid, op->hikey, op->hitid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does the leaf hold (key, tid)? */
+static bool
+leaf_has_entry(GbtNode *node, uint64 key, uint64 tid)
+{
+	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry(node, key, tid));
+
+	return s < node->nslots && node->keys[s] == key && node->tids[s] == tid;
+}
+
+/* Put e[0..k) into the leaf, which has room for them: one WAL record. */
+static void
+merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedup)
+{
+	bool		rewrite = k >= GBT_MERGE_REWRITE_MIN;
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		page = GenericXLogRegisterBuffer(state, buf,
+												 rewrite ? GENERIC_XLOG_FULL_IMAGE : 0);
+	GbtNode		node;
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	gbt_page_view(page, &node);
+	if (!rewrite)
+	{
+		for (Size x = 0; x < k; x++)
+		{
+			if (dedup && leaf_has_entry(&node, e[x].key, e[x].tid))
+				continue;
+			if (gbt_node_insert(&node, e[x].key, e[x].tid, 0) < 0)
+				elog(ERROR, "gbtree: leaf unexpectedly full");
+		}
+	}
+	else
+	{
+		GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+		uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
+		uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
+		GbtMergeCursor mc = {0};
+		int			m = 0;
+
+		mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
+		mc.okeys = okeys;
+		mc.otids = otids;
+		mc.e = e;
+		mc.k = k;
+		/* merged entries never overtake the old ones still to be read */
+		while (m < node.nslots && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
+			m++;
+		if (mc.a < mc.nold || mc.b < mc.k)
+			elog(ERROR, "gbtree: leaf unexpectedly full");
+		gbt_node_load_spread(&node, m, sb->keys, sb->tids, NULL, true);
+		pfree(sb);
+	}
+	GenericXLogFinish(state);
+	gbt_gpu_note_changes(index, &blkno, 1, false);
+}
+
+/*
+ * Split the leaf buf (pbuf its parent, invalid if the leaf is the root)
+ * with the new entries e[i..j) merged in, as far as one split takes them.
+ * Returns the first entry not placed.
+ */
+static Size
+split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i, Size j,
+			 bool dedup, bool may_recycle)
+{
+	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	uint64	   *okeys = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	uint64	   *otids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	GbtNode		node;
+	GbtMergeCursor mc = {0};
+	GbtSplitPlan plan;
+	int			target = Max(1, GBT_LEAF_SLOTS * gbt_get_fillfactor(index) / 100);
+	int			nslots;
+	Size		total;
+	int			m = 0;
+
+	gbt_page_view(BufferGetPage(buf), &node);
+	nslots = node.nslots;
+	mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
+	mc.okeys = okeys;
+	mc.otids = otids;
+	mc.e = e + i;
+	mc.k = j - i;
+	total = mc.nold + mc.k;
+	if (dedup)
+		total -= count_repeats(okeys, otids, mc.nold, mc.e, mc.k);
+	Assert(total > (Size) nslots);
+
+	/* the left page: half of two pages' worth, else one build-full page */
+	plan.cut = total <= (Size) 2 * target ? (int) (total / 2) : target;
+	while (m < plan.cut && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
+		m++;
+	Assert(m == plan.cut);
+
+	/* the separator: the smallest entry left, old or new */
+	if (mc.a < mc.nold &&
+		(mc.b >= mc.k ||
+		 !gbt_entry_lt(mc.e[mc.b].key, mc.e[mc.b].tid, okeys[mc.a], otids[mc.a])))
+	{
+		plan.sepkey = okeys[mc.a];
+		plan.septid = otids[mc.a];
+	}
+	else
+	{
+		plan.sepkey = mc.e[mc.b].key;
+		plan.septid = mc.e[mc.b].tid;
+	}
+
+	/* the right page: the rest if it fits, else what a build would put there */
+	if (total - plan.cut > (Size) nslots)
+	{
+		int			oldrest = mc.nold - mc.a;
+		Size		take = oldrest < target ? target - oldrest : 0;
+
+		mc.k = Min(mc.k, mc.b + take);
+	}
+	while (m < 2 * GBT_MAX_SLOTS && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
+		m++;
+	if (mc.a < mc.nold || m - plan.cut > nslots)
+		elog(ERROR, "gbtree: batch split of block %u of index \"%s\" does not fit",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
+	sb->n = m;
+	plan.rspread = true;
+	memset(sb->child, 0, sizeof(uint32) * m);
+
+	if (BufferIsValid(pbuf))
+		split_page(index, pbuf, buf, sb, &plan, may_recycle);
+	else
+		split_root(index, buf, sb, &plan, may_recycle);
+	pfree(sb);
+	pfree(okeys);
+	pfree(otids);
+	return i + mc.b;
+}
+
+/*
+ * Place what the optimistic path cannot: descend under the SMO lock with
+ * exclusive lock coupling (splitting full inner pages on the way, as a
+ * single insert does) and split leaves with their new entries, until a
+ * leaf takes its run without a split or GBT_BATCH_SMO_STEPS steps have
+ * passed.  Returns the first entry not placed.
+ */
+static Size
+merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, Size n,
+				  bool dedup)
+{
+	bool		may_recycle;
+	bool		leaf_took_run = false;
+
+	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	may_recycle = gbt_lock_recycling(index);
+	for (int step = 0; i < n && !leaf_took_run && step < GBT_BATCH_SMO_STEPS; step++)
+	{
+		Buffer		pbuf = InvalidBuffer;
+		Buffer		buf = ReadBuffer(index, root);
+		uint64		key = e[i].key;
+		uint64		tid = e[i].tid;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		for (;;)
+		{
+			Page		page;
+			GbtPageOpaque op;
+			GbtNode		node;
+			int			s;
+			BlockNumber child;
+
+			CHECK_FOR_INTERRUPTS();
+			gbt_check_page(index, buf);
+			page = BufferGetPage(buf);
+			op = gbt_page_opaque((char *) page);
+			if ((op->flags & GBT_F_DELETED) ||
+				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, key, tid)))
+			{
+				BlockNumber next = op->rightlink;
+
+				UnlockReleaseBuffer(buf);
+				buf = ReadBuffer(index, next);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				continue;
+			}
+
+			if (op->flags & GBT_F_LEAF)
+			{
+				Size		j = leaf_run_end(op, e, i, n);
+
+				if (op->nused + (j - i) <= (Size) op->nslots)
+				{
+					merge_into_leaf(index, buf, e + i, j - i, dedup);
+					i = j;
+					leaf_took_run = true;
+				}
+				else
+					i = split_merged(index, pbuf, buf, e, i, j, dedup, may_recycle);
+				break;
+			}
+
+			if (op->nused >= op->nslots)
+			{
+				split_single(index, pbuf, buf, false, 0, 0, may_recycle);
+				break;
+			}
+
+			gbt_page_view(page, &node);
+			s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+			if (s < 0)
+				s = gbt_node_first_used(&node);
+			child = node.child[s];
+			if (BufferIsValid(pbuf))
+				UnlockReleaseBuffer(pbuf);
+			pbuf = buf;
+			buf = ReadBuffer(index, child);
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		}
+		UnlockReleaseBuffer(buf);
+		if (BufferIsValid(pbuf))
+			UnlockReleaseBuffer(pbuf);
+	}
+	if (may_recycle)
+		gbt_unlock_recycling(index);
+	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	return i;
+}
+
+/*
+ * Insert the sorted, distinct entries e[0..n) into the tree under root
+ * (see "Batched insertion" above).
+ */
+void
+gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, bool dedup)
+{
+	Size		i = 0;
+
+	while (i < n)
+	{
+		Buffer		buf;
+		GbtPageOpaque op;
+		Size		j;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
+		op = gbt_page_opaque((char *) BufferGetPage(buf));
+		j = leaf_run_end(op, e, i, n);
+		if (op->nused + (j - i) <= (Size) op->nslots)
+		{
+			merge_into_leaf(index, buf, e + i, j - i, dedup);
+			UnlockReleaseBuffer(buf);
+			i = j;
+			continue;
+		}
+		UnlockReleaseBuffer(buf);
+		i = merge_pessimistic(index, root, e, i, n, dedup);
+	}
 }
 
 bool
@@ -422,7 +826,9 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		root = GBT_ROOT_BLKNO;
 	}
 
-	if (!insert_optimistic(index, root, key, tid))
+	if (gbt_batch_accepts(index, indexInfo))
+		gbt_batch_add(index, heapRel, isnull[0], key, tid);
+	else if (!insert_optimistic(index, root, key, tid))
 		insert_pessimistic(index, root, key, tid);
 	return false;
 }

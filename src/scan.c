@@ -171,8 +171,12 @@ typedef GbtParallelScanData *GbtParallelScan;
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
 {
-	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	IndexScanDesc scan;
 	GbtScanOpaque so;
+
+	/* this backend's own pending entries first (batch.c) */
+	gbt_batch_flush_index(RelationGetRelid(index));
+	scan = RelationGetIndexScan(index, nkeys, norderbys);
 
 	/*
 	 * Not palloc0: the position holds a leaf's worth of items (8 KB) that

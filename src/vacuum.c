@@ -348,6 +348,7 @@ gbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	gbt_batch_flush_index(RelationGetRelid(info->index));
 	scan_index(info, stats, callback, callback_state);
 	return stats;
 }

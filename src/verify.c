@@ -417,6 +417,8 @@ gbtree_check(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot check temporary indexes of other sessions")));
+	/* the caller's own pending entries are part of the index (batch.c) */
+	gbt_batch_flush_index(indexoid);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -1,0 +1,489 @@
+/*-------------------------------------------------------------------------
+ *
+ * batch.c
+ *	  The insert batch: the index entries a transaction makes are gathered
+ *	  per index in the backend, and sorted and merged into the leaves at
+ *	  once (insert.c, gbt_insert_sorted) when they must reach the pages.
+ *
+ * Pending entries belong to the transaction that made them, and nobody
+ * else may see them before it commits, so they must reach the pages
+ *	- before this backend scans the index: any statement whose plan names
+ *	  the table (ExecutorStart; an INSERT's own target does not count, it
+ *	  is not read), any index scan start (planner probes, C callers),
+ *	  gbtree_check(), VACUUM;
+ *	- before any utility statement but transaction control (TRUNCATE,
+ *	  REINDEX, CLUSTER, ALTER ... SET TABLESPACE, DROP, COPY ...: nothing
+ *	  that replaces or copies the index's storage can miss them);
+ *	- at the start of a subtransaction, so that every pending entry
+ *	  belongs to the current subtransaction (or to committed children of
+ *	  it) and ROLLBACK TO can simply drop them;
+ *	- before COMMIT and PREPARE TRANSACTION;
+ *	- when they fill gbtree.insert_batch_memory.
+ * They are dropped when their (sub)transaction aborts: their heap tuples
+ * are dead, and may be pruned and their line pointers reused before any
+ * VACUUM would see index entries for them.  A crash loses nothing, since
+ * no pending entry belongs to a committed transaction.
+ *
+ * A flush that fails midway leaves part of its entries in the index.  If
+ * its owner aborts, that is as harmless as any aborted insert; if the
+ * owner goes on (an error at a subtransaction's start, caught by an outer
+ * PL/pgSQL block), the entries stay pending and the next flush skips the
+ * ones already there.
+ *
+ * Indexes of exclusion constraints are not batched: another backend's
+ * dirty-snapshot check must find an uncommitted conflicting entry.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/relation.h"
+#include "access/xact.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gbtree.h"
+
+/* Pending entries of one index */
+typedef struct GbtBatch
+{
+	Oid			indexoid;
+	Oid			heapoid;
+	RelFileNode node;			/* the storage they were made for */
+	GbtEntry   *values;			/* entries of the value tree */
+	Size		nvalues;
+	Size		maxvalues;
+	GbtEntry   *nulls;			/* entries of the NULL tree (key 0) */
+	Size		nnulls;
+	Size		maxnulls;
+	bool		partial;		/* a flush of them began and did not end */
+} GbtBatch;
+
+/* gbtree.insert_batch_memory, in kB; 0 turns batching off */
+int			gbt_insert_batch_memory = 65536;
+
+static MemoryContext batch_cxt = NULL;
+static GbtBatch *batches = NULL;
+static int	nbatches = 0;
+static int	maxbatches = 0;
+static Size batch_bytes = 0;	/* entry arrays allocated */
+static SubTransactionId batch_owner = InvalidSubTransactionId;
+static bool batch_closed = false;	/* this transaction's flush at commit is done */
+static bool batch_flushing = false;
+
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
+
+#define GBT_BATCH_MIN_ENTRIES	256
+
+static Size
+batch_limit_bytes(void)
+{
+	return (Size) gbt_insert_batch_memory * 1024;
+}
+
+/* Forget every pending entry (their transaction is over or aborted). */
+static void
+batch_discard_all(void)
+{
+	if (batch_cxt != NULL && batches != NULL)
+		MemoryContextReset(batch_cxt);
+	batches = NULL;
+	nbatches = 0;
+	maxbatches = 0;
+	batch_bytes = 0;
+	batch_owner = InvalidSubTransactionId;
+}
+
+static void
+batch_free_entries(GbtBatch *b)
+{
+	if (b->values)
+		pfree(b->values);
+	if (b->nulls)
+		pfree(b->nulls);
+	batch_bytes -= (b->maxvalues + b->maxnulls) * sizeof(GbtEntry);
+	b->values = b->nulls = NULL;
+	b->nvalues = b->maxvalues = b->nnulls = b->maxnulls = 0;
+}
+
+static void
+sort_entries(GbtEntry *e, Size n)
+{
+	GbtEntry   *scratch;
+
+	if (n < 2)
+		return;
+	if (n < 64)
+	{
+		/* insertion sort: most flushes at commit hold a few entries */
+		for (Size i = 1; i < n; i++)
+		{
+			GbtEntry	x = e[i];
+			Size		j = i;
+
+			while (j > 0 && gbt_entry_lt(x.key, x.tid, e[j - 1].key, e[j - 1].tid))
+			{
+				e[j] = e[j - 1];
+				j--;
+			}
+			e[j] = x;
+		}
+		return;
+	}
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
+	gbt_radix_sort(e, scratch, n);
+	pfree(scratch);
+}
+
+/*
+ * Merge one index's pending entries into its pages.  Entries made for a
+ * storage the index no longer has (its relfilenode changed without a
+ * utility statement, as a replicated TRUNCATE does) are dropped with it;
+ * so are those of an index dropped meanwhile.
+ */
+static void
+batch_flush(GbtBatch *b)
+{
+	Relation	index;
+	bool		dedup = b->partial;
+
+	if (b->nvalues == 0 && b->nnulls == 0)
+		return;
+	index = try_relation_open(b->indexoid, RowExclusiveLock);
+	if (index != NULL &&
+		(index->rd_rel->relkind != RELKIND_INDEX ||
+		 !RelFileNodeEquals(index->rd_node, b->node)))
+	{
+		relation_close(index, RowExclusiveLock);
+		index = NULL;
+	}
+	if (index == NULL)
+	{
+		batch_free_entries(b);
+		return;
+	}
+
+	b->partial = true;
+	sort_entries(b->values, b->nvalues);
+	sort_entries(b->nulls, b->nnulls);
+	if (b->nvalues > 0)
+		gbt_insert_sorted(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
+	if (b->nnulls > 0)
+		gbt_insert_sorted(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+	b->partial = false;
+	batch_free_entries(b);
+	relation_close(index, RowExclusiveLock);
+}
+
+/* Flush the batches that match (all when indexoid and heapoid are invalid). */
+static void
+batch_flush_matching(Oid indexoid, List *heapoids)
+{
+	int			i;
+
+	if (nbatches == 0 || batch_flushing)
+		return;
+	batch_flushing = true;
+	PG_TRY();
+	{
+		for (i = 0; i < nbatches; i++)
+		{
+			GbtBatch   *b = &batches[i];
+
+			if (OidIsValid(indexoid) && b->indexoid != indexoid)
+				continue;
+			if (heapoids != NIL && !list_member_oid(heapoids, b->heapoid))
+				continue;
+			batch_flush(b);
+		}
+	}
+	PG_FINALLY();
+	{
+		batch_flushing = false;
+	}
+	PG_END_TRY();
+
+	/* drop the emptied batches, keeping the others in place */
+	{
+		int			kept = 0;
+
+		for (i = 0; i < nbatches; i++)
+		{
+			if (batches[i].nvalues == 0 && batches[i].nnulls == 0 && !batches[i].partial)
+			{
+				batch_free_entries(&batches[i]);
+				continue;
+			}
+			batches[kept++] = batches[i];
+		}
+		nbatches = kept;
+	}
+}
+
+void
+gbt_batch_flush_all(void)
+{
+	batch_flush_matching(InvalidOid, NIL);
+}
+
+void
+gbt_batch_flush_index(Oid indexoid)
+{
+	if (nbatches > 0)
+		batch_flush_matching(indexoid, NIL);
+}
+
+/* May this insert wait in the batch? */
+bool
+gbt_batch_accepts(Relation index, IndexInfo *indexInfo)
+{
+	return gbt_insert_batch_memory > 0 &&
+		!batch_closed &&
+		indexInfo != NULL &&
+		indexInfo->ii_ExclusionOps == NULL &&
+		!IsInParallelMode() &&
+		IsTransactionState();
+}
+
+static GbtBatch *
+batch_for(Relation index, Relation heap)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	GbtBatch   *b;
+
+	for (int i = nbatches - 1; i >= 0; i--)
+	{
+		b = &batches[i];
+		if (b->indexoid != indexoid)
+			continue;
+		if (!RelFileNodeEquals(b->node, index->rd_node))
+		{
+			/* made for storage the index no longer has: see batch_flush */
+			batch_free_entries(b);
+			b->node = index->rd_node;
+			b->partial = false;
+		}
+		return b;
+	}
+
+	if (batch_cxt == NULL)
+		batch_cxt = AllocSetContextCreate(TopMemoryContext, "gbtree insert batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	if (nbatches >= maxbatches)
+	{
+		int			newmax = Max(4, maxbatches * 2);
+
+		if (batches == NULL)
+			batches = MemoryContextAlloc(batch_cxt, sizeof(GbtBatch) * newmax);
+		else
+			batches = repalloc(batches, sizeof(GbtBatch) * newmax);
+		maxbatches = newmax;
+	}
+	b = &batches[nbatches++];
+	memset(b, 0, sizeof(GbtBatch));
+	b->indexoid = indexoid;
+	b->heapoid = heap ? RelationGetRelid(heap) : index->rd_index->indrelid;
+	b->node = index->rd_node;
+	return b;
+}
+
+/* Make room for one more entry in (*arr, *n, *max); false: over the limit */
+static bool
+batch_grow(GbtEntry **arr, Size *n, Size *max)
+{
+	Size		newmax;
+
+	if (*n < *max)
+		return true;
+	newmax = Max(GBT_BATCH_MIN_ENTRIES, *max * 2);
+	if (batch_bytes + (newmax - *max) * sizeof(GbtEntry) > batch_limit_bytes())
+	{
+		/* what the limit still allows, if that is more than we have */
+		Size		room = batch_limit_bytes() > batch_bytes ?
+			(batch_limit_bytes() - batch_bytes) / sizeof(GbtEntry) : 0;
+
+		if (room == 0)
+			return false;
+		newmax = *max + room;
+	}
+	if (*arr == NULL)
+		*arr = MemoryContextAllocHuge(batch_cxt, newmax * sizeof(GbtEntry));
+	else
+		*arr = repalloc_huge(*arr, newmax * sizeof(GbtEntry));
+	batch_bytes += (newmax - *max) * sizeof(GbtEntry);
+	*max = newmax;
+	return true;
+}
+
+/* Keep an entry for later (gbt_batch_accepts said yes). */
+void
+gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid)
+{
+	SubTransactionId cur = GetCurrentSubTransactionId();
+	GbtBatch   *b;
+	GbtEntry  **arr;
+	Size	   *n,
+			   *max;
+
+	/* every pending entry belongs to the current subtransaction */
+	if (nbatches > 0 && batch_owner != cur)
+		gbt_batch_flush_all();
+	batch_owner = cur;
+
+	b = batch_for(index, heap);
+	arr = isnull ? &b->nulls : &b->values;
+	n = isnull ? &b->nnulls : &b->nvalues;
+	max = isnull ? &b->maxnulls : &b->maxvalues;
+	if (!batch_grow(arr, n, max))
+	{
+		gbt_batch_flush_all();
+		batch_owner = cur;
+		b = batch_for(index, heap);
+		arr = isnull ? &b->nulls : &b->values;
+		n = isnull ? &b->nnulls : &b->nvalues;
+		max = isnull ? &b->maxnulls : &b->maxvalues;
+		if (!batch_grow(arr, n, max))
+		{
+			/* a limit below one chunk: no batching */
+			GbtEntry	one;
+
+			one.key = key;
+			one.tid = tid;
+			gbt_insert_sorted(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
+							  &one, 1, false);
+			return;
+		}
+	}
+	(*arr)[*n].key = key;
+	(*arr)[*n].tid = tid;
+	(*n)++;
+}
+
+static void
+batch_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			gbt_batch_flush_all();
+			/* later inserts of this commit (other callbacks) go straight in */
+			batch_closed = true;
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			batch_discard_all();
+			batch_closed = false;
+			break;
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			break;
+	}
+}
+
+static void
+batch_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	switch (event)
+	{
+		case SUBXACT_EVENT_START_SUB:
+			gbt_batch_flush_all();
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			if (batch_owner == mySubid)
+				batch_owner = parentSubid;
+			break;
+		case SUBXACT_EVENT_ABORT_SUB:
+			if (batch_owner == mySubid)
+				batch_discard_all();
+			break;
+		case SUBXACT_EVENT_PRE_COMMIT_SUB:
+			break;
+	}
+}
+
+/*
+ * Before a query runs: flush the batches of the tables it reads.  An
+ * INSERT's target is not read by the INSERT (a self-referencing INSERT ...
+ * SELECT names the table a second time), so a run of single-row INSERTs
+ * in one transaction stays one batch.
+ */
+static void
+batch_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	if (nbatches > 0)
+	{
+		PlannedStmt *stmt = queryDesc->plannedstmt;
+		List	   *read = NIL;
+		Index		rti = 0;
+		ListCell   *lc;
+
+		foreach(lc, stmt->rtable)
+		{
+			RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
+
+			rti++;
+			if (rte->rtekind != RTE_RELATION)
+				continue;
+			if (stmt->commandType == CMD_INSERT &&
+				list_member_int(stmt->resultRelations, (int) rti))
+				continue;
+			read = lappend_oid(read, rte->relid);
+		}
+		if (read != NIL)
+			batch_flush_matching(InvalidOid, read);
+		list_free(read);
+	}
+
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					  ProcessUtilityContext context, ParamListInfo params,
+					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (nbatches > 0 && !IsA(pstmt->utilityStmt, TransactionStmt))
+		gbt_batch_flush_all();
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
+void
+gbt_batch_init(void)
+{
+	DefineCustomIntVariable("gbtree.insert_batch_memory",
+							"Memory for the index entries a transaction gathers before it merges them into gbtree indexes.",
+							"0 inserts every entry at once, as it is made.",
+							&gbt_insert_batch_memory,
+							65536, 0, MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	RegisterXactCallback(batch_xact_callback, NULL);
+	RegisterSubXactCallback(batch_subxact_callback, NULL);
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = batch_executor_start;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = batch_process_utility;
+}
