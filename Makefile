@@ -112,4 +112,10 @@ bench-cpu-goals:
 	BENCH_CLIENTS=1 BENCH_PGBENCH_SCALE=0 BENCH_PGBENCH_SECS=$${BENCH_PGBENCH_SECS:-10} BENCH_DEFAULTS=1 BENCH_README=0 \
 	BENCH_OUT=$${BENCH_OUT:-test/bench/results/cpu-goals} test/bench/run-bench.sh
 
+# The write path (issue 18): COPY, INSERT ... SELECT, UPDATE and pgbench
+# inserts, gbtree against btree and no index (test/bench/README.md)
+bench-write:
+	test/bench/run-write-bench.sh
+.PHONY: bench-write
+
 .PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak

@@ -40,6 +40,8 @@
 #                                BENCH_ROWS takes them up (100M rows are
 #                                measured over several runs)
 #   PG_CONFIG, CUDA              as for test/run-tests.sh (CUDA defaults to 0)
+#   BENCH_DRIVER=bench.py        the Python driver run on the cluster
+#                                (run-write-bench.sh: write_bench.py)
 #
 # Exits non-zero if any query gave different answers on two engines.
 
@@ -57,6 +59,10 @@ unset LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LANG
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=test/lib.sh
 . "$BENCH_DIR/../lib.sh"
+BENCH_DRIVER=${BENCH_DRIVER:-$BENCH_DIR/bench.py}
+# only bench.py draws plots
+BENCH_PLOTS=0
+[ "$BENCH_DRIVER" = "$BENCH_DIR/bench.py" ] && BENCH_PLOTS=1
 
 BENCH_ROWS=${BENCH_ROWS:-200000}
 BENCH_ENGINES_SET=${BENCH_ENGINES+1}
@@ -133,7 +139,7 @@ for p in /usr/bin/python3 python3; do
 done
 need=""
 [ -n "$PYTHON" ] || need="$need python3"
-command -v gnuplot >/dev/null 2>&1 || need="$need gnuplot-nox"
+[ "$BENCH_PLOTS" = 1 ] && ! command -v gnuplot >/dev/null 2>&1 && need="$need gnuplot-nox"
 if [ -n "$need" ] && [ "${GB_SKIP_PACKAGES:-0}" != 1 ]; then
     if [ "$GB_IS_ROOT" = 1 ]; then
         gb_say "Installing:$need"
@@ -147,7 +153,7 @@ if [ -n "$need" ] && [ "${GB_SKIP_PACKAGES:-0}" != 1 ]; then
     [ -n "$PYTHON" ] || PYTHON=$(command -v python3 || true)
 fi
 [ -n "$PYTHON" ] || gb_die "python3 is needed to run the benchmark driver"
-command -v gnuplot >/dev/null 2>&1 || gb_warn "gnuplot not found: no plots"
+[ "$BENCH_PLOTS" = 1 ] && ! command -v gnuplot >/dev/null 2>&1 && gb_warn "gnuplot not found: no plots"
 gb_resolve_pg_config
 [ -x "$PG_BINDIR/pgbench" ] || gb_die "$PG_BINDIR/pgbench not found"
 gb_ensure_test_user
@@ -249,7 +255,7 @@ export PGHOST=$SOCKDIR PGPORT=$PORT PGUSER=$GB_TEST_USER PGDATABASE=postgres
 unset PGOPTIONS PGSERVICE PGPASSWORD
 
 gb_section "benchmark ($BENCH_ROWS rows)"
-"$PYTHON" -B "$BENCH_DIR/bench.py"
+"$PYTHON" -B "$BENCH_DRIVER"
 rc=$?
 if [ "$rc" -ne 0 ]; then
     gb_say "---- tail of the server log ----"
