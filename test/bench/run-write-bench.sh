@@ -9,7 +9,7 @@
 # Environment (make variables: `make bench-write BENCH_ROWS=10000000`):
 #   BENCH_ROWS=1000000           rows N of each table (1000 .. 100000000)
 #   BENCH_REPEAT=3               timed runs per measure (median and min-max)
-#   BENCH_PGBENCH_SECS=4         length of each pgbench insert run
+#   BENCH_PGBENCH_SECS=4         about how long each pgbench insert run takes
 #   BENCH_CLIENTS=1,8            pgbench client counts
 #   BENCH_MEASURES=copy,copy_full,insert_select,update,inserts
 #   BENCH_OUT=test/bench/results where write-<rows>[-<tag>].md goes

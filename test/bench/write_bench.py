@@ -198,46 +198,67 @@ def m_statement(key, title, how, load, stmt, res):
     SIZES.append((title, size))
 
 
+def insert_script(t):
+    """one single-row INSERT per transaction: keys of rows 3N+1.. of the
+    same permutation, new keys among the existing ones (drawn below 9e11,
+    where scramble()'s x * B24 would overflow int8)"""
+    path = os.path.join(SCRATCH, "pgbench", f"{t}.sql")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(f"\\set i random({3 * ROWS + 1}, 900000000000)\n\\set k {B.scramble(':i')}\n"
+                f"INSERT INTO {t} (id, k, payload) VALUES (:i, :k, md5(CAST(:i AS text)));\n")
+    return path
+
+
 def m_inserts(res):
-    """pgbench, one single-row INSERT per transaction, on a table that
-    starts with N rows; WAL per inserted row from the LSN and the row count"""
-    pdir = os.path.join(SCRATCH, "pgbench")
-    os.makedirs(pdir, exist_ok=True)
+    """pgbench single-row inserts into a table that starts with N rows.
+    Every engine of a repetition inserts the same rows (a fixed number of
+    transactions per client, the same --random-seed), so their WAL per row
+    compares (after a CHECKPOINT most inserts of a short run write a
+    full-page image: per row that depends on how many rows follow) and
+    their contents can be compared as the statements' are"""
     for c in CLIENTS:
-        rt = Result(f"inserts_{c}c", f"single-row INSERT, pgbench {c} client{'s' if c > 1 else ''}",
-                    "tps", "higher", shares=False)
-        rw = Result(f"inserts_{c}c_wal", f"single-row INSERT, pgbench {c} client{'s' if c > 1 else ''}: "
-                                         f"WAL per row", "bytes", "lower")
+        cl = f"{c} client{'s' if c > 1 else ''}"
+        # transactions per client for runs of about BENCH_PGBENCH_SECS: from
+        # an untimed 1 s run on a btree table (which also warms up)
+        t = "w_calibrate"
+        psql(f"{BTREE.create(t, DATA_A)}CHECKPOINT;")
+        ntx = max(100, round(B.pgbench(insert_script(t), c, B.DB, None, secs=1) * PGB_SECS / c))
+        psql(f"DROP TABLE {t};")
+        rt = Result(f"inserts_{c}c", f"single-row INSERT, pgbench {cl}", "tps", "higher", shares=False)
+        rw = Result(f"inserts_{c}c_wal", f"single-row INSERT, pgbench {cl}: WAL per row", "bytes", "lower")
         for r in range(REPEAT):
+            answers = {}
             for e in rotated(ENGINES, r):
                 t = e.table(f"ins{c}")
-                script = os.path.join(pdir, f"{t}.sql")
-                # keys of rows 3N+1.. of the same permutation: new keys among the existing
-                # ones (below 9.2e11 rows, where scramble()'s x * B24 would overflow)
-                with open(script, "w") as f:
-                    f.write(f"\\set i random({3 * ROWS + 1}, 900000000000)\n\\set k {B.scramble(':i')}\n"
-                            f"INSERT INTO {t} (id, k, payload) VALUES (:i, :k, md5(CAST(:i AS text)));\n")
                 lsn0 = q1(f"{e.create(t, DATA_A)}CHECKPOINT; SELECT pg_current_wal_insert_lsn();")
-                tps = B.pgbench(script, c, B.DB, e.opts(), secs=PGB_SECS)
-                wal, n = q1(f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '{lsn0}') || ' ' || "
-                            f"(SELECT count(*) FROM {t})").split()
-                rows = int(n) - ROWS
+                tps = B.pgbench(insert_script(t), c, B.DB, e.opts(), transactions=ntx,
+                                extra=[f"--random-seed={4242 + r}"])
+                wal = float(q1(f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '{lsn0}')"))
                 rt.add(e.name, tps)
-                rw.add(e.name, float(wal) / max(1, rows))
-                if r == 0 and e.am:
-                    # random rows: each index against its own table's seq scan
-                    if not check_same(f"{rt.title}: {t}", {"index scan": table_answer(e, t, True),
-                                                            "seq scan": table_answer(NONE, t)}):
-                        rt.total.notes.append("CONTENTS DIFFER")
-                    if e.am == "gbtree":
-                        B.check_gbtree(f"{t}_k_idx")
+                rw.add(e.name, wal / (c * ntx))
+                answers[e.name + (" (index scan)" if e.am else " (seq scan)")] = table_answer(e, t, r == 0)
+                if e.am == "gbtree" and r == 0:
+                    B.check_gbtree(f"{t}_k_idx")
                 psql(f"DROP TABLE {t};")
+            count = next(iter(answers.values())).split(" ")[0]
+            same = check_same(f"{rt.title} (repetition {r + 1})", answers)
+            if count != str(ROWS + c * ntx):
+                same = False
+                FAILURES.append(f"{rt.title}: {count} rows, not {ROWS + c * ntx}")
+                loud(f"{rt.title}: the tables hold {count} rows, not {ROWS} + {c} x {ntx}")
+            if not same:
+                rt.total.notes.append("CONTENTS DIFFER")
+            log(f"    repetition {r + 1}: " + ", ".join(
+                f"{e.name} {rt.total.values[e.name][-1]:,.0f} tps {rw.total.values[e.name][-1]:,.0f} B/row"
+                for e in ENGINES) + f"; {count} rows, " + ("same contents" if same else "DIFFER"))
         for x in (rt, rw):
             x.finish()
-            x.how = (f"pgbench -n -M prepared -c {c} -j {min(c, B.NCPU)} -T {PGB_SECS}, one "
-                     f"INSERT INTO t VALUES (:i, <key of :i>, md5(:i)) per transaction (random :i > 3N), "
-                     f"into a fresh table of N rows, after CHECKPOINT; tps excludes connection time; "
-                     f"WAL per row: LSN difference / rows inserted")
+            x.how = (f"pgbench -n -M prepared -c {c} -j {min(c, B.NCPU)} -t {ntx:,} (runs of about "
+                     f"{PGB_SECS} s, from an untimed 1 s run on btree), the same --random-seed for every "
+                     f"engine of a repetition; one INSERT INTO t VALUES (:i, <key of :i>, md5(:i)) per "
+                     f"transaction (random :i > 3N), into a fresh table of N rows, after CHECKPOINT; "
+                     f"tps excludes connection time; WAL per row: LSN difference / rows inserted")
             res.append(x)
             report(x)
 
@@ -335,7 +356,7 @@ def write_results(res, elapsed, end_load, others):
         "after every timed statement the btree and gbtree tables held the same (k, id) multiset as the "
         "table without an index (count, sum(id), sum(k) and a sum of hashint8extended(k, id) over an "
         "index-order scan of each index, and no key out of order; a seq scan of the table without an "
-        "index); after each first pgbench run each index agreed with a seq scan of its own table; "
+        "index), the pgbench runs' tables included; "
         + ("gbtree_check(index, true) passed on every first repetition's gbtree index; " if B.HAS_CHECK else "")
         + "the installed gbtree library did not change during the run."), ""]
     with open(path, "w") as f:
@@ -357,7 +378,7 @@ def apply_settings():
 
 
 def main():
-    global ENGINES, NONE, MACHINE, PG_VERSION, PG_SETTINGS, START_DATE, SIZES
+    global ENGINES, BTREE, MACHINE, PG_VERSION, PG_SETTINGS, START_DATE, SIZES
     global SO_PATH, SO_MD5, SO_WHERE, GB_SETTINGS
     for m in MEASURES:
         if m not in ALL_MEASURES:
@@ -388,7 +409,7 @@ def main():
     GB_SETTINGS = ", ".join(gbs) + ("" if any(s.startswith("gbtree.insert_batch_memory=") for s in gbs)
                                     else " (no gbtree.insert_batch_memory in this build)")
     ENGINES = engines(has_device)
-    NONE = ENGINES[0]
+    BTREE = ENGINES[1]
     MACHINE = B.machine_info()
     PG_VERSION, PG_SETTINGS = B.pg_info()
     SIZES = []
