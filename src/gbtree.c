@@ -18,6 +18,7 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 #include "gbtree_simd.h"
+#include "gbtree_xlog.h"
 
 PG_MODULE_MAGIC;
 
@@ -99,9 +100,14 @@ _PG_init(void)
 	gbt_batch_init();
 	MarkGUCPrefixReserved("gbtree");
 
-	/* the GPU service exists only when preloaded (it needs shared memory) */
+	/*
+	 * The GPU service exists only when preloaded (it needs shared memory);
+	 * so does gbtree's WAL resource manager, which recovery and standbys
+	 * need before any gbtree record.
+	 */
 	if (process_shared_preload_libraries_in_progress)
 	{
+		gbt_wal_register_rmgr();
 		gbt_gpu_register();
 		gbt_gpu_install_hooks();
 	}

@@ -41,6 +41,7 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_xlog.h"
 
 /*
  * The content of a split: the left page's entries, then the right page's
@@ -98,6 +99,15 @@ gather(GbtNode *node, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
 	return pos;
 }
 
+/* Does the page hold (key, tid)? */
+static bool
+node_has_entry(GbtNode *node, uint64 key, uint64 tid)
+{
+	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry(node, key, tid));
+
+	return s < node->nslots && node->keys[s] == key && node->tids[s] == tid;
+}
+
 /*
  * Where to split n entries: in the middle, except when a leaf grows at its
  * end: ascending keys at the rightmost leaf, or duplicates of one key
@@ -117,25 +127,159 @@ split_point(Relation index, int n, bool leaf, bool rightmost, int newpos)
 	return n / 2;
 }
 
+/*
+ * Page changes shared with redo (wal.c): each gives the same bytes from
+ * the same page and arguments, when the change is made and when its
+ * record is replayed.
+ */
+
+/* Lay out n entries on page, formatted afresh. */
 static void
-load_half(Page page, GbtSplitBuf *sb, int from, int to, bool leaf, bool spread)
+fill_page(Page page, bool leaf, uint16 level, uint16 tree, int n, const uint64 *keys,
+		  const uint64 *tids, const uint32 *child, bool spread)
+{
+	GbtNode		node;
+
+	gbt_init_page(page, leaf, level, tree);
+	gbt_page_view(page, &node);
+	gbt_node_load_spread(&node, n, keys, tids, leaf ? NULL : child, spread);
+}
+
+/* Insert n entries, gap by gap; false if they do not fit. */
+bool
+gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 *child, int n)
 {
 	GbtNode		node;
 
 	gbt_page_view(page, &node);
-	gbt_node_load_spread(&node, to - from, sb->keys + from, sb->tids + from,
-						 leaf ? NULL : sb->child + from, spread);
+	for (int i = 0; i < n; i++)
+		if (gbt_node_insert(&node, keys[i], tids[i], child ? child[i] : 0) < 0)
+			return false;
+	return true;
 }
 
-static void
-insert_into_parent(Relation index, Page ppage, uint64 key, uint64 tid, BlockNumber child)
+/*
+ * The left page of a split, rebuilt from its own old content: the entries
+ * below the separator, with lnew (new entries below it) merged in.
+ */
+void
+gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lnew, int nlnew,
+					BlockNumber rblk)
 {
-	GbtNode		pnode;
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
+	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
+	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
+	uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
+	uint32	   *ochild = sb->child + GBT_MAX_SLOTS;
+	GbtNode		node;
+	GbtPageOpaque op;
+	int			nold,
+				a = 0,
+				b = 0,
+				m = 0;
 
-	gbt_page_view(ppage, &pnode);
-	if (gbt_node_insert(&pnode, key, tid, child) < 0)
-		elog(ERROR, "gbtree: no room for a downlink in index \"%s\"",
-			 RelationGetRelationName(index));
+	gbt_page_view(page, &node);
+	nold = gbt_node_extract(&node, okeys, otids, ochild);
+	while (nold > 0 && !gbt_entry_lt(okeys[nold - 1], otids[nold - 1], sepkey, septid))
+		nold--;
+	while (a < nold || b < nlnew)
+	{
+		if (b < nlnew && a < nold && lnew[b].key == okeys[a] && lnew[b].tid == otids[a])
+		{
+			b++;				/* already there */
+			continue;
+		}
+		if (b >= nlnew ||
+			(a < nold && gbt_entry_lt(okeys[a], otids[a], lnew[b].key, lnew[b].tid)))
+		{
+			sb->keys[m] = okeys[a];
+			sb->tids[m] = otids[a];
+			sb->child[m] = ochild[a];
+			a++;
+		}
+		else
+		{
+			sb->keys[m] = lnew[b].key;
+			sb->tids[m] = lnew[b].tid;
+			sb->child[m] = 0;
+			b++;
+		}
+		m++;
+	}
+	fill_page(page, leaf, old.level, old.flags & GBT_F_NULLTREE, m, sb->keys, sb->tids,
+			  sb->child, true);
+	op = gbt_page_opaque((char *) page);
+	op->lowkey = old.lowkey;
+	op->lowtid = old.lowtid;
+	op->hikey = sepkey;
+	op->hitid = septid;
+	op->rightlink = rblk;
+	op->leftlink = old.leftlink;
+	pfree(sb);
+}
+
+/* The new right page of a split. */
+void
+gbt_page_split_right(Page page, const xl_gbt_split *x, const uint64 *keys, const uint64 *tids,
+					 const uint32 *child, BlockNumber lblk)
+{
+	bool		leaf = (x->flags & GBT_F_LEAF) != 0;
+	GbtPageOpaque op;
+
+	fill_page(page, leaf, x->level, x->flags & GBT_F_NULLTREE, x->nright, keys, tids, child,
+			  x->rspread);
+	op = gbt_page_opaque((char *) page);
+	op->hikey = x->hikey;
+	op->hitid = x->hitid;
+	op->rightlink = x->rightlink;
+	op->flags |= x->flags & GBT_F_RIGHTMOST;
+	op->leftlink = leaf ? lblk : GBT_NO_BLOCK;
+	op->lowkey = x->sepkey;
+	op->lowtid = x->septid;
+}
+
+/*
+ * A root split: entries [0, nleft) to apage, the rest to bpage, and the
+ * root rebuilt one level up over the two.
+ */
+void
+gbt_page_root_split(Page root, Page apage, Page bpage, const xl_gbt_root_split *x,
+					const uint64 *keys, const uint64 *tids, const uint32 *child,
+					BlockNumber ablk, BlockNumber bblk)
+{
+	bool		leaf = (x->flags & GBT_F_LEAF) != 0;
+	uint16		tree = x->flags & GBT_F_NULLTREE;
+	GbtPageOpaque aop,
+				bop;
+	GbtNode		node;
+	uint64		k2[2],
+				t2[2];
+	uint32		c2[2];
+
+	fill_page(apage, leaf, x->level, tree, x->nleft, keys, tids, child, true);
+	fill_page(bpage, leaf, x->level, tree, x->nright, keys + x->nleft, tids + x->nleft,
+			  child ? child + x->nleft : NULL, x->rspread);
+	aop = gbt_page_opaque((char *) apage);
+	bop = gbt_page_opaque((char *) bpage);
+	aop->rightlink = bblk;
+	aop->hikey = x->sepkey;
+	aop->hitid = x->septid;
+	bop->leftlink = leaf ? ablk : GBT_NO_BLOCK;
+	bop->flags |= GBT_F_RIGHTMOST;
+	bop->lowkey = x->sepkey;
+	bop->lowtid = x->septid;
+
+	gbt_init_page(root, false, x->level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST);
+	gbt_page_view(root, &node);
+	/* the root's first separator is minus infinity (see build.c) */
+	k2[0] = 0;
+	t2[0] = 0;
+	c2[0] = ablk;
+	k2[1] = x->sepkey;
+	t2[1] = x->septid;
+	c2[1] = bblk;
+	gbt_node_load(&node, 2, k2, t2, c2);
 }
 
 /*
@@ -170,61 +314,83 @@ static void
 split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 		   const GbtSplitPlan *plan, bool may_recycle)
 {
-	Buffer		rbuf = gbt_new_buffer(index, may_recycle);
+	Buffer		rbuf;
 	Buffer		sbuf = InvalidBuffer;
 	BlockNumber lblk = BufferGetBlockNumber(buf);
-	BlockNumber rblk = BufferGetBlockNumber(rbuf);
-	GenericXLogState *state;
+	BlockNumber rblk;
+	GbtWal	   *w;
 	Page		lpage,
 				rpage,
-				ppage,
-				spage = NULL;
-	GbtPageOpaque lop,
-				rop;
+				ppage;
 	GbtPageOpaqueData old;
-	bool		leaf;
+	GbtEntry   *lnew;
+	int			nlnew = 0;
+	xl_gbt_split x;
 
 	old = *gbt_page_opaque((char *) BufferGetPage(buf));
-	leaf = (old.flags & GBT_F_LEAF) != 0;
-	if (leaf && !(old.flags & GBT_F_RIGHTMOST))
+	if (gbt_page_opaque((char *) BufferGetPage(pbuf))->nused >=
+		gbt_page_opaque((char *) BufferGetPage(pbuf))->nslots)
+		elog(ERROR, "gbtree: no room for a downlink in index \"%s\"",
+			 RelationGetRelationName(index));
+
+	/* the left part's entries that the page does not hold yet */
+	lnew = palloc(sizeof(GbtEntry) * Max(plan->cut, 1));
+	{
+		GbtNode		node;
+
+		gbt_page_view(BufferGetPage(buf), &node);
+		for (int i = 0; i < plan->cut; i++)
+			if (!node_has_entry(&node, sb->keys[i], sb->tids[i]))
+			{
+				lnew[nlnew].key = sb->keys[i];
+				lnew[nlnew].tid = sb->tids[i];
+				nlnew++;
+			}
+	}
+
+	rbuf = gbt_new_buffer(index, may_recycle);
+	rblk = BufferGetBlockNumber(rbuf);
+	if ((old.flags & GBT_F_LEAF) && !(old.flags & GBT_F_RIGHTMOST))
 	{
 		sbuf = ReadBuffer(index, old.rightlink);
 		LockBuffer(sbuf, BUFFER_LOCK_EXCLUSIVE);
 		gbt_check_page(index, sbuf);
 	}
 
-	state = GenericXLogStart(index);
-	lpage = GenericXLogRegisterBuffer(state, buf, 0);
-	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	ppage = GenericXLogRegisterBuffer(state, pbuf, 0);
+	x.sepkey = plan->sepkey;
+	x.septid = plan->septid;
+	x.hikey = old.hikey;
+	x.hitid = old.hitid;
+	x.rightlink = old.rightlink;
+	x.level = old.level;
+	x.flags = old.flags;
+	x.nright = sb->n - plan->cut;
+	x.rspread = plan->rspread;
+
+	w = gbt_wal_start(index);
+	lpage = gbt_wal_register(w, buf, GBT_WAL_WHOLE);
+	rpage = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
+	ppage = gbt_wal_register(w, pbuf, 0);
 	if (BufferIsValid(sbuf))
-		spage = GenericXLogRegisterBuffer(state, sbuf, 0);
+	{
+		Page		spage = gbt_wal_register(w, sbuf, 0);
 
-	gbt_init_page(lpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
-	gbt_init_page(rpage, leaf, old.level, old.flags & GBT_F_NULLTREE);
-	load_half(lpage, sb, 0, plan->cut, leaf, true);
-	load_half(rpage, sb, plan->cut, sb->n, leaf, plan->rspread);
-
-	lop = gbt_page_opaque((char *) lpage);
-	rop = gbt_page_opaque((char *) rpage);
-	rop->hikey = old.hikey;
-	rop->hitid = old.hitid;
-	rop->rightlink = old.rightlink;
-	rop->flags |= old.flags & GBT_F_RIGHTMOST;
-	rop->leftlink = leaf ? lblk : GBT_NO_BLOCK;
-	rop->lowkey = plan->sepkey;
-	rop->lowtid = plan->septid;
-	lop->lowkey = old.lowkey;
-	lop->lowtid = old.lowtid;
-	lop->hikey = plan->sepkey;
-	lop->hitid = plan->septid;
-	lop->rightlink = rblk;
-	lop->leftlink = old.leftlink;
-	if (spage)
 		gbt_page_opaque((char *) spage)->leftlink = rblk;
+	}
+	gbt_page_split_left(lpage, plan->sepkey, plan->septid, lnew, nlnew, rblk);
+	gbt_page_split_right(rpage, &x, sb->keys + plan->cut, sb->tids + plan->cut,
+						 sb->child + plan->cut, lblk);
+	if (!gbt_page_insert(ppage, &x.sepkey, &x.septid, &rblk, 1))
+		elog(ERROR, "gbtree: no room for a downlink in index \"%s\"",
+			 RelationGetRelationName(index));
 
-	insert_into_parent(index, ppage, plan->sepkey, plan->septid, rblk);
-	GenericXLogFinish(state);
+	gbt_wal_main_data(w, &x, sizeof(x));
+	gbt_wal_block_data(w, 0, lnew, sizeof(GbtEntry) * nlnew);
+	gbt_wal_block_data(w, 1, sb->keys + plan->cut, sizeof(uint64) * x.nright);
+	gbt_wal_block_data(w, 1, sb->tids + plan->cut, sizeof(uint64) * x.nright);
+	if (!(old.flags & GBT_F_LEAF))
+		gbt_wal_block_data(w, 1, sb->child + plan->cut, sizeof(uint32) * x.nright);
+	gbt_wal_finish(w, XLOG_GBT_SPLIT);
 	/* recorded before any of the four buffers is unlocked */
 	{
 		BlockNumber changed[4] = {lblk, rblk, BufferGetBlockNumber(pbuf)};
@@ -237,6 +403,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
 	UnlockReleaseBuffer(rbuf);
+	pfree(lnew);
 }
 
 /*
@@ -251,54 +418,34 @@ split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *
 	Buffer		bbuf = gbt_new_buffer(index, may_recycle);
 	BlockNumber ablk = BufferGetBlockNumber(abuf);
 	BlockNumber bblk = BufferGetBlockNumber(bbuf);
-	GenericXLogState *state;
+	GbtWal	   *w;
 	Page		root,
 				apage,
 				bpage;
 	GbtPageOpaqueData old;
-	GbtPageOpaque aop,
-				bop;
-	GbtNode		node;
-	bool		leaf;
-	uint64		k2[2],
-				t2[2];
-	uint32		c2[2];
-	uint16		tree;
+	xl_gbt_root_split x;
 
 	old = *gbt_page_opaque((char *) BufferGetPage(rootbuf));
-	leaf = (old.flags & GBT_F_LEAF) != 0;
-	tree = old.flags & GBT_F_NULLTREE;
+	x.sepkey = plan->sepkey;
+	x.septid = plan->septid;
+	x.level = old.level;
+	x.flags = old.flags;
+	x.nleft = plan->cut;
+	x.nright = sb->n - plan->cut;
+	x.rspread = plan->rspread;
 
-	state = GenericXLogStart(index);
-	root = GenericXLogRegisterBuffer(state, rootbuf, 0);
-	apage = GenericXLogRegisterBuffer(state, abuf, GENERIC_XLOG_FULL_IMAGE);
-	bpage = GenericXLogRegisterBuffer(state, bbuf, GENERIC_XLOG_FULL_IMAGE);
-
-	gbt_init_page(apage, leaf, old.level, tree);
-	gbt_init_page(bpage, leaf, old.level, tree);
-	load_half(apage, sb, 0, plan->cut, leaf, true);
-	load_half(bpage, sb, plan->cut, sb->n, leaf, plan->rspread);
-	aop = gbt_page_opaque((char *) apage);
-	bop = gbt_page_opaque((char *) bpage);
-	aop->rightlink = bblk;
-	aop->hikey = plan->sepkey;
-	aop->hitid = plan->septid;
-	bop->leftlink = leaf ? ablk : GBT_NO_BLOCK;
-	bop->flags |= GBT_F_RIGHTMOST;
-	bop->lowkey = plan->sepkey;
-	bop->lowtid = plan->septid;
-
-	gbt_init_page(root, false, old.level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST);
-	gbt_page_view(root, &node);
-	/* the root's first separator is minus infinity (see build.c) */
-	k2[0] = 0;
-	t2[0] = 0;
-	c2[0] = ablk;
-	k2[1] = plan->sepkey;
-	t2[1] = plan->septid;
-	c2[1] = bblk;
-	gbt_node_load(&node, 2, k2, t2, c2);
-	GenericXLogFinish(state);
+	w = gbt_wal_start(index);
+	root = gbt_wal_register(w, rootbuf, GBT_WAL_NEW);
+	apage = gbt_wal_register(w, abuf, GBT_WAL_NEW);
+	bpage = gbt_wal_register(w, bbuf, GBT_WAL_NEW);
+	gbt_page_root_split(root, apage, bpage, &x, sb->keys, sb->tids,
+						(old.flags & GBT_F_LEAF) ? NULL : sb->child, ablk, bblk);
+	gbt_wal_main_data(w, &x, sizeof(x));
+	gbt_wal_block_data(w, 0, sb->keys, sizeof(uint64) * sb->n);
+	gbt_wal_block_data(w, 0, sb->tids, sizeof(uint64) * sb->n);
+	if (!(old.flags & GBT_F_LEAF))
+		gbt_wal_block_data(w, 0, sb->child, sizeof(uint32) * sb->n);
+	gbt_wal_finish(w, XLOG_GBT_ROOT_SPLIT);
 	{
 		BlockNumber changed[3] = {BufferGetBlockNumber(rootbuf), ablk, bblk};
 
@@ -328,19 +475,21 @@ split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 static void
 insert_into_leaf(Relation index, Buffer buf, uint64 key, uint64 tid)
 {
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(state, buf, 0);
-	GbtNode		node;
+	GbtWal	   *w = gbt_wal_start(index);
+	Page		page = gbt_wal_register(w, buf, 0);
+	uint32		child = 0;
+	BlockNumber blkno = BufferGetBlockNumber(buf);
 
-	gbt_page_view(page, &node);
-	if (gbt_node_insert(&node, key, tid, 0) < 0)
-		elog(ERROR, "gbtree: leaf unexpectedly full");
-	GenericXLogFinish(state);
+	if (!gbt_page_insert(page, &key, &tid, &child, 1))
 	{
-		BlockNumber blkno = BufferGetBlockNumber(buf);
-
-		gbt_gpu_note_changes(index, &blkno, 1, false);
+		gbt_wal_abort(w);
+		elog(ERROR, "gbtree: leaf unexpectedly full");
 	}
+	gbt_wal_block_data(w, 0, &key, sizeof(key));
+	gbt_wal_block_data(w, 0, &tid, sizeof(tid));
+	gbt_wal_block_data(w, 0, &child, sizeof(child));
+	gbt_wal_finish(w, XLOG_GBT_INSERT);
+	gbt_gpu_note_changes(index, &blkno, 1, false);
 }
 
 /* Returns false if the leaf is full and an SMO is needed. */
@@ -545,13 +694,33 @@ leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
 	return lo;
 }
 
-/* Does the leaf hold (key, tid)? */
-static bool
-leaf_has_entry(GbtNode *node, uint64 key, uint64 tid)
+/*
+ * Rewrite a leaf with the sorted entries e[0..k) merged in (those it holds
+ * already are skipped), gaps spread evenly.  The caller made sure they fit.
+ */
+void
+gbt_page_merge(Page page, const GbtEntry *e, Size k)
 {
-	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry(node, key, tid));
+	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
+	uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
+	GbtMergeCursor mc = {0};
+	GbtNode		node;
+	int			m = 0;
 
-	return s < node->nslots && node->keys[s] == key && node->tids[s] == tid;
+	gbt_page_view(page, &node);
+	mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
+	mc.okeys = okeys;
+	mc.otids = otids;
+	mc.e = e;
+	mc.k = k;
+	/* merged entries never overtake the old ones still to be read */
+	while (m < node.nslots && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
+		m++;
+	if (mc.a < mc.nold || mc.b < mc.k)
+		elog(ERROR, "gbtree: leaf unexpectedly full");
+	gbt_node_load_spread(&node, m, sb->keys, sb->tids, NULL, true);
+	pfree(sb);
 }
 
 /* Put e[0..k) into the leaf, which has room for them: one WAL record. */
@@ -559,45 +728,43 @@ static void
 merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedup)
 {
 	bool		rewrite = k >= GBT_MERGE_REWRITE_MIN;
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		page = GenericXLogRegisterBuffer(state, buf,
-												 rewrite ? GENERIC_XLOG_FULL_IMAGE : 0);
-	GbtNode		node;
+	GbtWal	   *w = gbt_wal_start(index);
+	Page		page = gbt_wal_register(w, buf, rewrite ? GBT_WAL_WHOLE : 0);
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
-	gbt_page_view(page, &node);
 	if (!rewrite)
 	{
+		uint64		keys[GBT_MERGE_REWRITE_MIN];
+		uint64		tids[GBT_MERGE_REWRITE_MIN];
+		uint32		child[GBT_MERGE_REWRITE_MIN] = {0};
+		GbtNode		node;
+		int			n = 0;
+
+		gbt_page_view(page, &node);
 		for (Size x = 0; x < k; x++)
 		{
-			if (dedup && leaf_has_entry(&node, e[x].key, e[x].tid))
+			if (dedup && node_has_entry(&node, e[x].key, e[x].tid))
 				continue;
-			if (gbt_node_insert(&node, e[x].key, e[x].tid, 0) < 0)
-				elog(ERROR, "gbtree: leaf unexpectedly full");
+			keys[n] = e[x].key;
+			tids[n] = e[x].tid;
+			n++;
 		}
+		if (!gbt_page_insert(page, keys, tids, child, n))
+		{
+			gbt_wal_abort(w);
+			elog(ERROR, "gbtree: leaf unexpectedly full");
+		}
+		gbt_wal_block_data(w, 0, keys, sizeof(uint64) * n);
+		gbt_wal_block_data(w, 0, tids, sizeof(uint64) * n);
+		gbt_wal_block_data(w, 0, child, sizeof(uint32) * n);
+		gbt_wal_finish(w, XLOG_GBT_INSERT);
 	}
 	else
 	{
-		GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-		uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
-		uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
-		GbtMergeCursor mc = {0};
-		int			m = 0;
-
-		mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
-		mc.okeys = okeys;
-		mc.otids = otids;
-		mc.e = e;
-		mc.k = k;
-		/* merged entries never overtake the old ones still to be read */
-		while (m < node.nslots && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
-			m++;
-		if (mc.a < mc.nold || mc.b < mc.k)
-			elog(ERROR, "gbtree: leaf unexpectedly full");
-		gbt_node_load_spread(&node, m, sb->keys, sb->tids, NULL, true);
-		pfree(sb);
+		gbt_page_merge(page, e, k);
+		gbt_wal_block_data(w, 0, e, sizeof(GbtEntry) * k);
+		gbt_wal_finish(w, XLOG_GBT_MERGE);
 	}
-	GenericXLogFinish(state);
 	gbt_gpu_note_changes(index, &blkno, 1, false);
 }
 

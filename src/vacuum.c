@@ -43,6 +43,62 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_xlog.h"
+
+/*
+ * Page changes shared with redo (wal.c): the same bytes when made and
+ * when replayed.
+ */
+
+/* Turn the given slots of a leaf into gaps, in that order. */
+void
+gbt_page_delete_slots(Page page, const uint16 *slots, int n)
+{
+	GbtNode		node;
+
+	gbt_page_view(page, &node);
+	for (int i = 0; i < n; i++)
+		gbt_node_delete_slot(&node, slots[i]);
+}
+
+/* Page deletion: the leaf's downlink now leads to its right sibling, whose own goes. */
+void
+gbt_page_unlink_parent(Page ppage, const xl_gbt_delete_page *x)
+{
+	GbtNode		pnode;
+
+	gbt_page_view(ppage, &pnode);
+	gbt_node_delete_slot(&pnode, x->right_slot);
+	pnode.child[x->parent_slot] = x->rightlink;
+	for (int g = x->parent_slot - 1; g >= 0 && !gbt_slot_used(&pnode, g); g--)
+		pnode.child[g] = x->rightlink;
+}
+
+void
+gbt_page_unlink_leaf(Page lpage, const xl_gbt_delete_page *x)
+{
+	GbtPageOpaque op = gbt_page_opaque((char *) lpage);
+
+	op->flags |= GBT_F_DELETED;
+	op->xact = x->xact;
+}
+
+/* the right sibling takes the leaf's key range */
+void
+gbt_page_unlink_right(Page rspage, const xl_gbt_delete_page *x)
+{
+	GbtPageOpaque op = gbt_page_opaque((char *) rspage);
+
+	op->leftlink = x->leftlink;
+	op->lowkey = x->lowkey;
+	op->lowtid = x->lowtid;
+}
+
+void
+gbt_page_unlink_left(Page lspage, const xl_gbt_delete_page *x)
+{
+	gbt_page_opaque((char *) lspage)->rightlink = x->rightlink;
+}
 
 static void
 vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
@@ -69,15 +125,16 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 
 	if (ndead > 0)
 	{
-		GenericXLogState *state = GenericXLogStart(index);
-		Page		wpage = GenericXLogRegisterBuffer(state, buf, 0);
-		GbtNode		wnode;
+		GbtWal	   *w = gbt_wal_start(index);
+		Page		wpage = gbt_wal_register(w, buf, 0);
+		uint16		slots[GBT_MAX_SLOTS];
 
-		gbt_page_view(wpage, &wnode);
 		/* from the right, so each deletion refreshes only its own gap run */
-		for (int i = ndead - 1; i >= 0; i--)
-			gbt_node_delete_slot(&wnode, dead[i]);
-		GenericXLogFinish(state);
+		for (int i = 0; i < ndead; i++)
+			slots[i] = (uint16) dead[ndead - 1 - i];
+		gbt_page_delete_slots(wpage, slots, ndead);
+		gbt_wal_block_data(w, 0, slots, sizeof(uint16) * ndead);
+		gbt_wal_finish(w, XLOG_GBT_VACUUM);
 		{
 			BlockNumber blkno = BufferGetBlockNumber(buf);
 
@@ -160,7 +217,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 	int			sl,
 				sr;
 	BlockNumber root;
-	GenericXLogState *state;
+	GbtWal	   *w;
 	Page		ppage,
 				lpage,
 				rspage;
@@ -208,31 +265,27 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		(!BufferIsValid(lsbuf) ||
 		 gbt_page_opaque((char *) BufferGetPage(lsbuf))->rightlink == blkno))
 	{
-		state = GenericXLogStart(index);
-		ppage = GenericXLogRegisterBuffer(state, pbuf, 0);
-		lpage = GenericXLogRegisterBuffer(state, lbuf, 0);
-		rspage = GenericXLogRegisterBuffer(state, rsbuf, 0);
+		xl_gbt_delete_page x;
+
+		x.lowkey = l.lowkey;
+		x.lowtid = l.lowtid;
+		x.xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+		x.rightlink = l.rightlink;
+		x.leftlink = l.leftlink;
+		x.parent_slot = (uint16) sl;
+		x.right_slot = (uint16) sr;
+
+		w = gbt_wal_start(index);
+		ppage = gbt_wal_register(w, pbuf, 0);
+		lpage = gbt_wal_register(w, lbuf, 0);
+		rspage = gbt_wal_register(w, rsbuf, 0);
 		if (BufferIsValid(lsbuf))
-		{
-			Page		lspage = GenericXLogRegisterBuffer(state, lsbuf, 0);
-
-			gbt_page_opaque((char *) lspage)->rightlink = l.rightlink;
-		}
-		gbt_page_opaque((char *) rspage)->leftlink = l.leftlink;
-		gbt_page_opaque((char *) rspage)->lowkey = l.lowkey;
-		gbt_page_opaque((char *) rspage)->lowtid = l.lowtid;
-
-		/* the leaf's separator now leads to the right sibling */
-		gbt_page_view(ppage, &pnode);
-		gbt_node_delete_slot(&pnode, sr);
-		pnode.child[sl] = l.rightlink;
-		for (int g = sl - 1; g >= 0 && !gbt_slot_used(&pnode, g); g--)
-			pnode.child[g] = l.rightlink;
-
-		op = gbt_page_opaque((char *) lpage);
-		op->flags |= GBT_F_DELETED;
-		op->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
-		GenericXLogFinish(state);
+			gbt_page_unlink_left(gbt_wal_register(w, lsbuf, 0), &x);
+		gbt_page_unlink_right(rspage, &x);
+		gbt_page_unlink_parent(ppage, &x);
+		gbt_page_unlink_leaf(lpage, &x);
+		gbt_wal_main_data(w, &x, sizeof(x));
+		gbt_wal_finish(w, XLOG_GBT_DELETE_PAGE);
 		{
 			BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(lbuf),
 			BufferGetBlockNumber(rsbuf), InvalidBlockNumber};

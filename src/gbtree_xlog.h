@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_xlog.h
+ *	  gbtree's WAL: the records of its custom resource manager, and the
+ *	  builder through which every page change is logged, as those records
+ *	  when gbtree is preloaded, as generic WAL otherwise (wal.c).
+ *
+ * See "WAL" in src/README.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_XLOG_H
+#define GBTREE_XLOG_H
+
+#include "postgres.h"
+
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+
+#include "gbtree.h"
+
+/*
+ * gbtree's resource manager ID.  Custom IDs are 128-255; 128 is
+ * RM_EXPERIMENTAL_ID.  Listed on https://wiki.postgresql.org/wiki/
+ * CustomWALResourceManagers by the maintainers; another extension using
+ * the same ID cannot be preloaded beside gbtree (PostgreSQL refuses).
+ */
+#define RM_GBTREE_ID		161
+#define GBT_RMGR_NAME		"gbtree"
+
+/* record types (high bits of xl_info) */
+#define XLOG_GBT_INSERT			0x00	/* entries into one page, gap by gap */
+#define XLOG_GBT_MERGE			0x10	/* a leaf rewritten with entries merged in */
+#define XLOG_GBT_SPLIT			0x20	/* left, new right, parent, right sibling */
+#define XLOG_GBT_ROOT_SPLIT		0x30	/* root rebuilt one level up, two new pages */
+#define XLOG_GBT_VACUUM			0x40	/* slots of a leaf turned into gaps */
+#define XLOG_GBT_DELETE_PAGE	0x50	/* an empty leaf unlinked */
+
+/*
+ * XLOG_GBT_INSERT: block 0's data is n x (key, tid, child) as three
+ * arrays, inserted in order with gbt_node_insert.
+ *
+ * XLOG_GBT_MERGE: block 0's data is n x GbtEntry, sorted, merged into the
+ * leaf, which is laid out again with its gaps spread.
+ */
+
+/*
+ * XLOG_GBT_SPLIT: block 0 the split page, 1 the new right page (init),
+ * 2 the parent, 3 the old right sibling (leaves that had one).  Block 0's
+ * data: the new entries that went left (GbtEntry[]); the left page keeps
+ * its old entries below the separator and takes these.  Block 1's data:
+ * the right page's entries (keys, tids, and children for inner pages).
+ */
+typedef struct xl_gbt_split
+{
+	uint64		sepkey;			/* separator: right page's low key */
+	uint64		septid;
+	uint64		hikey;			/* the split page's old high key */
+	uint64		hitid;
+	uint32		rightlink;		/* the split page's old right-link */
+	uint16		level;
+	uint16		flags;			/* the split page's old flags */
+	uint16		nright;			/* entries of the right page */
+	bool		rspread;		/* gaps spread over the right page */
+} xl_gbt_split;
+
+/*
+ * XLOG_GBT_ROOT_SPLIT: block 0 the root (init), 1 and 2 the new pages
+ * (init), with their entries as block data as for a split's right page.
+ */
+typedef struct xl_gbt_root_split
+{
+	uint64		sepkey;
+	uint64		septid;
+	uint16		level;			/* the old root's level */
+	uint16		flags;			/* the old root's flags */
+	uint16		nleft;
+	uint16		nright;
+	bool		rspread;
+} xl_gbt_root_split;
+
+/* XLOG_GBT_VACUUM: block 0's data is the slots, uint16[], in the order deleted */
+
+/*
+ * XLOG_GBT_DELETE_PAGE: block 0 the parent, 1 the empty leaf, 2 its right
+ * sibling, 3 its left sibling (if any).
+ */
+typedef struct xl_gbt_delete_page
+{
+	uint64		lowkey;			/* the leaf's low key: its right sibling's now */
+	uint64		lowtid;
+	uint64		xact;			/* next full xid at deletion */
+	uint32		rightlink;
+	uint32		leftlink;
+	uint16		parent_slot;	/* the leaf's downlink */
+	uint16		right_slot;		/* the right sibling's downlink, removed */
+} xl_gbt_delete_page;
+
+/* The builder: one record of up to GBT_WAL_MAX_BLOCKS pages */
+#define GBT_WAL_MAX_BLOCKS	4
+
+/* gbt_wal_register flags */
+#define GBT_WAL_NEW			0x01	/* the page is built from nothing */
+#define GBT_WAL_WHOLE		0x02	/* rewritten whole: generic WAL logs an image */
+
+typedef struct GbtWal GbtWal;
+
+extern bool gbt_wal_rmgr;
+extern void gbt_wal_register_rmgr(void);
+extern GbtWal *gbt_wal_start(Relation index);
+extern Page gbt_wal_register(GbtWal *w, Buffer buf, int flags);
+extern void gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len);
+extern void gbt_wal_main_data(GbtWal *w, const void *data, Size len);
+extern void gbt_wal_finish(GbtWal *w, uint8 info);
+extern void gbt_wal_abort(GbtWal *w);
+
+/*
+ * The page changes, applied alike when a change is made and when its
+ * record is replayed, so that both give the same bytes (insert.c,
+ * vacuum.c).
+ */
+extern bool gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids,
+							const uint32 *child, int n);
+extern void gbt_page_merge(Page page, const GbtEntry *e, Size k);
+extern void gbt_page_split_left(Page page, uint64 sepkey, uint64 septid,
+								const GbtEntry *lnew, int nlnew, BlockNumber rblk);
+extern void gbt_page_split_right(Page page, const xl_gbt_split *x, const uint64 *keys,
+								 const uint64 *tids, const uint32 *child, BlockNumber lblk);
+extern void gbt_page_root_split(Page root, Page apage, Page bpage, const xl_gbt_root_split *x,
+								const uint64 *keys, const uint64 *tids, const uint32 *child,
+								BlockNumber ablk, BlockNumber bblk);
+extern void gbt_page_delete_slots(Page page, const uint16 *slots, int n);
+extern void gbt_page_unlink_parent(Page ppage, const xl_gbt_delete_page *x);
+extern void gbt_page_unlink_leaf(Page lpage, const xl_gbt_delete_page *x);
+extern void gbt_page_unlink_right(Page rspage, const xl_gbt_delete_page *x);
+extern void gbt_page_unlink_left(Page lspage, const xl_gbt_delete_page *x);
+
+#endif							/* GBTREE_XLOG_H */

@@ -1,0 +1,482 @@
+/*-------------------------------------------------------------------------
+ *
+ * wal.c
+ *	  gbtree's WAL: its custom resource manager (records, redo, masking,
+ *	  descriptions) and the builder every page change goes through.
+ *
+ * With gbtree in shared_preload_libraries the resource manager is
+ * registered and page changes are logged as gbtree's own logical records:
+ * the entries inserted, merged or moved and the slots deleted, not the
+ * bytes they shift.  Without the preload a change is logged as generic
+ * WAL, computed from the same page images, so an index never depends on
+ * which way it was logged: the pages are the same.
+ *
+ * A change is made on copies of its pages (gbt_wal_register), which the
+ * page functions shared with redo (gbt_page_*) change exactly as redo
+ * will; gbt_wal_finish puts the copies in place and logs them in one
+ * critical section, as generic WAL does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/bufmask.h"
+#include "access/generic_xlog.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+
+#include "gbtree.h"
+#include "gbtree_xlog.h"
+
+/* the resource manager is registered: log gbtree's own records */
+bool		gbt_wal_rmgr = false;
+
+#define GBT_WAL_MAX_DATA	4	/* data pieces per block */
+
+struct GbtWal
+{
+	Relation	index;
+	GenericXLogState *generic;	/* without the resource manager */
+	int			nbuf;
+	Buffer		buf[GBT_WAL_MAX_BLOCKS];
+	int			flags[GBT_WAL_MAX_BLOCKS];
+	PGAlignedBlock copy[GBT_WAL_MAX_BLOCKS];
+	const void *data[GBT_WAL_MAX_BLOCKS][GBT_WAL_MAX_DATA];
+	Size		datalen[GBT_WAL_MAX_BLOCKS][GBT_WAL_MAX_DATA];
+	int			ndata[GBT_WAL_MAX_BLOCKS];
+	const void *main;
+	Size		mainlen;
+};
+
+GbtWal *
+gbt_wal_start(Relation index)
+{
+	GbtWal	   *w = palloc(sizeof(GbtWal));
+
+	w->index = index;
+	w->generic = gbt_wal_rmgr ? NULL : GenericXLogStart(index);
+	w->nbuf = 0;
+	w->main = NULL;
+	w->mainlen = 0;
+	return w;
+}
+
+/* A copy of the buffer's page to change; block ids follow the calls. */
+Page
+gbt_wal_register(GbtWal *w, Buffer buf, int flags)
+{
+	int			i = w->nbuf++;
+
+	Assert(i < GBT_WAL_MAX_BLOCKS);
+	w->buf[i] = buf;
+	w->flags[i] = flags;
+	w->ndata[i] = 0;
+	if (w->generic)
+		return GenericXLogRegisterBuffer(w->generic, buf,
+										 (flags & (GBT_WAL_NEW | GBT_WAL_WHOLE)) ?
+										 GENERIC_XLOG_FULL_IMAGE : 0);
+	memcpy(w->copy[i].data, BufferGetPage(buf), BLCKSZ);
+	return (Page) w->copy[i].data;
+}
+
+/* Data of a block's record; must stay valid until gbt_wal_finish. */
+void
+gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len)
+{
+	Assert(block < w->nbuf && w->ndata[block] < GBT_WAL_MAX_DATA);
+	w->data[block][w->ndata[block]] = data;
+	w->datalen[block][w->ndata[block]] = len;
+	w->ndata[block]++;
+}
+
+void
+gbt_wal_main_data(GbtWal *w, const void *data, Size len)
+{
+	w->main = data;
+	w->mainlen = len;
+}
+
+void
+gbt_wal_abort(GbtWal *w)
+{
+	if (w->generic)
+		GenericXLogAbort(w->generic);
+	pfree(w);
+}
+
+/* Put the changed pages in place and log them as one record. */
+void
+gbt_wal_finish(GbtWal *w, uint8 info)
+{
+	XLogRecPtr	lsn;
+	bool		needwal = RelationNeedsWAL(w->index);
+
+	if (w->generic)
+	{
+		GenericXLogFinish(w->generic);
+		pfree(w);
+		return;
+	}
+
+	START_CRIT_SECTION();
+	for (int i = 0; i < w->nbuf; i++)
+	{
+		memcpy(BufferGetPage(w->buf[i]), w->copy[i].data, BLCKSZ);
+		MarkBufferDirty(w->buf[i]);
+	}
+	if (needwal)
+	{
+		XLogBeginInsert();
+		if (w->main)
+			XLogRegisterData((char *) w->main, w->mainlen);
+		for (int i = 0; i < w->nbuf; i++)
+		{
+			XLogRegisterBuffer(i, w->buf[i], REGBUF_STANDARD |
+							   ((w->flags[i] & GBT_WAL_NEW) ? REGBUF_WILL_INIT : 0));
+			for (int d = 0; d < w->ndata[i]; d++)
+				if (w->datalen[i][d] > 0)
+					XLogRegisterBufData(i, (char *) w->data[i][d], w->datalen[i][d]);
+		}
+		lsn = XLogInsert(RM_GBTREE_ID, info);
+		for (int i = 0; i < w->nbuf; i++)
+			PageSetLSN(BufferGetPage(w->buf[i]), lsn);
+	}
+	END_CRIT_SECTION();
+	pfree(w);
+}
+
+/* ---- redo ---------------------------------------------------------------- */
+
+/*
+ * Entries as block data: keys, tids and, for inner pages, children,
+ * n of each, one array after the other.
+ */
+typedef struct GbtRedoEntries
+{
+	const uint64 *keys;
+	const uint64 *tids;
+	const uint32 *child;
+	int			n;
+} GbtRedoEntries;
+
+static void
+redo_entries(XLogReaderState *record, int block, bool with_child, GbtRedoEntries *re)
+{
+	Size		len;
+	char	   *p = XLogRecGetBlockData(record, block, &len);
+	Size		each = 16 + (with_child ? 4 : 0);
+
+	if (p == NULL || len % each != 0)
+		elog(PANIC, "gbtree redo: bad entry data for block %d", block);
+	re->n = len / each;
+	re->keys = (const uint64 *) p;
+	re->tids = (const uint64 *) (p + 8 * re->n);
+	re->child = with_child ? (const uint32 *) (p + 16 * re->n) : NULL;
+}
+
+static void
+redo_done(Buffer buf, XLogRecPtr lsn)
+{
+	PageSetLSN(BufferGetPage(buf), lsn);
+	MarkBufferDirty(buf);
+}
+
+static void
+redo_release(Buffer *bufs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (BufferIsValid(bufs[i]))
+			UnlockReleaseBuffer(bufs[i]);
+}
+
+static void
+redo_insert(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		GbtRedoEntries re;
+
+		redo_entries(record, 0, true, &re);
+		if (!gbt_page_insert(BufferGetPage(buf), re.keys, re.tids, re.child, re.n))
+			elog(PANIC, "gbtree redo: entries do not fit");
+		redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+redo_merge(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Size		len;
+		char	   *p = XLogRecGetBlockData(record, 0, &len);
+
+		gbt_page_merge(BufferGetPage(buf), (const GbtEntry *) p, len / sizeof(GbtEntry));
+		redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+redo_split(XLogReaderState *record)
+{
+	xl_gbt_split *x = (xl_gbt_split *) XLogRecGetData(record);
+	XLogRecPtr	lsn = record->EndRecPtr;
+	bool		leaf = (x->flags & GBT_F_LEAF) != 0;
+	Buffer		bufs[4] = {InvalidBuffer, InvalidBuffer, InvalidBuffer, InvalidBuffer};
+	BlockNumber lblk,
+				rblk;
+
+	XLogRecGetBlockTag(record, 0, NULL, NULL, &lblk);
+	XLogRecGetBlockTag(record, 1, NULL, NULL, &rblk);
+
+	/* all pages stay locked until every one is done, as on the primary */
+	if (XLogReadBufferForRedo(record, 0, &bufs[0]) == BLK_NEEDS_REDO)
+	{
+		Size		len;
+		char	   *p = XLogRecGetBlockData(record, 0, &len);
+
+		gbt_page_split_left(BufferGetPage(bufs[0]), x->sepkey, x->septid,
+							(const GbtEntry *) p, p ? len / sizeof(GbtEntry) : 0, rblk);
+		redo_done(bufs[0], lsn);
+	}
+	bufs[1] = XLogInitBufferForRedo(record, 1);
+	{
+		GbtRedoEntries re;
+
+		redo_entries(record, 1, !leaf, &re);
+		if (re.n != x->nright)
+			elog(PANIC, "gbtree redo: right page entries do not match");
+		gbt_page_split_right(BufferGetPage(bufs[1]), x, re.keys, re.tids, re.child, lblk);
+		redo_done(bufs[1], lsn);
+	}
+	if (XLogReadBufferForRedo(record, 2, &bufs[2]) == BLK_NEEDS_REDO)
+	{
+		uint32		child = rblk;
+
+		if (!gbt_page_insert(BufferGetPage(bufs[2]), &x->sepkey, &x->septid, &child, 1))
+			elog(PANIC, "gbtree redo: no room for a downlink");
+		redo_done(bufs[2], lsn);
+	}
+	if (XLogRecHasBlockRef(record, 3) &&
+		XLogReadBufferForRedo(record, 3, &bufs[3]) == BLK_NEEDS_REDO)
+	{
+		gbt_page_opaque((char *) BufferGetPage(bufs[3]))->leftlink = rblk;
+		redo_done(bufs[3], lsn);
+	}
+	redo_release(bufs, 4);
+}
+
+static void
+redo_root_split(XLogReaderState *record)
+{
+	xl_gbt_root_split *x = (xl_gbt_root_split *) XLogRecGetData(record);
+	XLogRecPtr	lsn = record->EndRecPtr;
+	Buffer		bufs[3];
+	BlockNumber ablk,
+				bblk;
+	GbtRedoEntries re;
+
+	XLogRecGetBlockTag(record, 1, NULL, NULL, &ablk);
+	XLogRecGetBlockTag(record, 2, NULL, NULL, &bblk);
+	for (int i = 0; i < 3; i++)
+		bufs[i] = XLogInitBufferForRedo(record, i);
+	redo_entries(record, 0, !(x->flags & GBT_F_LEAF), &re);
+	if (re.n != x->nleft + x->nright)
+		elog(PANIC, "gbtree redo: root split entries do not match");
+	gbt_page_root_split(BufferGetPage(bufs[0]), BufferGetPage(bufs[1]), BufferGetPage(bufs[2]),
+						x, re.keys, re.tids, re.child, ablk, bblk);
+	for (int i = 0; i < 3; i++)
+		redo_done(bufs[i], lsn);
+	redo_release(bufs, 3);
+}
+
+static void
+redo_vacuum(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Size		len;
+		char	   *p = XLogRecGetBlockData(record, 0, &len);
+
+		gbt_page_delete_slots(BufferGetPage(buf), (const uint16 *) p, len / sizeof(uint16));
+		redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
+redo_delete_page(XLogReaderState *record)
+{
+	xl_gbt_delete_page *x = (xl_gbt_delete_page *) XLogRecGetData(record);
+	XLogRecPtr	lsn = record->EndRecPtr;
+	Buffer		bufs[4] = {InvalidBuffer, InvalidBuffer, InvalidBuffer, InvalidBuffer};
+
+	if (XLogReadBufferForRedo(record, 0, &bufs[0]) == BLK_NEEDS_REDO)
+	{
+		gbt_page_unlink_parent(BufferGetPage(bufs[0]), x);
+		redo_done(bufs[0], lsn);
+	}
+	if (XLogReadBufferForRedo(record, 1, &bufs[1]) == BLK_NEEDS_REDO)
+	{
+		gbt_page_unlink_leaf(BufferGetPage(bufs[1]), x);
+		redo_done(bufs[1], lsn);
+	}
+	if (XLogReadBufferForRedo(record, 2, &bufs[2]) == BLK_NEEDS_REDO)
+	{
+		gbt_page_unlink_right(BufferGetPage(bufs[2]), x);
+		redo_done(bufs[2], lsn);
+	}
+	if (XLogRecHasBlockRef(record, 3) &&
+		XLogReadBufferForRedo(record, 3, &bufs[3]) == BLK_NEEDS_REDO)
+	{
+		gbt_page_unlink_left(BufferGetPage(bufs[3]), x);
+		redo_done(bufs[3], lsn);
+	}
+	redo_release(bufs, 4);
+}
+
+static void
+gbt_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	MemoryContext old = CurrentMemoryContext;
+
+	switch (info)
+	{
+		case XLOG_GBT_INSERT:
+			redo_insert(record);
+			break;
+		case XLOG_GBT_MERGE:
+			redo_merge(record);
+			break;
+		case XLOG_GBT_SPLIT:
+			redo_split(record);
+			break;
+		case XLOG_GBT_ROOT_SPLIT:
+			redo_root_split(record);
+			break;
+		case XLOG_GBT_VACUUM:
+			redo_vacuum(record);
+			break;
+		case XLOG_GBT_DELETE_PAGE:
+			redo_delete_page(record);
+			break;
+		default:
+			elog(PANIC, "gbtree redo: unknown record type %u", info);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* ---- descriptions, masking ------------------------------------------------ */
+
+static const char *
+gbt_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_GBT_INSERT:
+			return "INSERT";
+		case XLOG_GBT_MERGE:
+			return "MERGE";
+		case XLOG_GBT_SPLIT:
+			return "SPLIT";
+		case XLOG_GBT_ROOT_SPLIT:
+			return "ROOT_SPLIT";
+		case XLOG_GBT_VACUUM:
+			return "VACUUM";
+		case XLOG_GBT_DELETE_PAGE:
+			return "DELETE_PAGE";
+	}
+	return NULL;
+}
+
+static void
+gbt_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	Size		len = 0;
+
+	switch (info)
+	{
+		case XLOG_GBT_INSERT:
+			if (XLogRecGetBlockData(record, 0, &len))
+				appendStringInfo(buf, "entries: %zu", len / 20);
+			break;
+		case XLOG_GBT_MERGE:
+			if (XLogRecGetBlockData(record, 0, &len))
+				appendStringInfo(buf, "entries: %zu", len / sizeof(GbtEntry));
+			break;
+		case XLOG_GBT_SPLIT:
+			{
+				xl_gbt_split *x = (xl_gbt_split *) XLogRecGetData(record);
+
+				appendStringInfo(buf, "level: %u, right entries: %u, separator: (%llx, %llx)",
+								 x->level, x->nright,
+								 (unsigned long long) x->sepkey,
+								 (unsigned long long) x->septid);
+				if (XLogRecGetBlockData(record, 0, &len))
+					appendStringInfo(buf, ", new left entries: %zu", len / sizeof(GbtEntry));
+				break;
+			}
+		case XLOG_GBT_ROOT_SPLIT:
+			{
+				xl_gbt_root_split *x = (xl_gbt_root_split *) XLogRecGetData(record);
+
+				appendStringInfo(buf, "new level: %u, entries: %u + %u",
+								 x->level + 1, x->nleft, x->nright);
+				break;
+			}
+		case XLOG_GBT_VACUUM:
+			if (XLogRecGetBlockData(record, 0, &len))
+				appendStringInfo(buf, "deleted: %zu", len / sizeof(uint16));
+			break;
+		case XLOG_GBT_DELETE_PAGE:
+			{
+				xl_gbt_delete_page *x = (xl_gbt_delete_page *) XLogRecGetData(record);
+
+				appendStringInfo(buf, "right sibling: %u, left sibling: %d",
+								 x->rightlink,
+								 x->leftlink == GBT_NO_BLOCK ? -1 : (int) x->leftlink);
+				break;
+			}
+	}
+}
+
+/* No hint bits and no unused space worth masking: LSN and checksum only. */
+static void
+gbt_mask(char *pagedata, BlockNumber blkno)
+{
+	mask_page_lsn_and_checksum(pagedata);
+	mask_unused_space(pagedata);
+}
+
+static RmgrData gbt_rmgr = {
+	.rm_name = GBT_RMGR_NAME,
+	.rm_redo = gbt_redo,
+	.rm_desc = gbt_desc,
+	.rm_identify = gbt_identify,
+	.rm_mask = gbt_mask,
+};
+
+/* From _PG_init while preloading: the records need redo everywhere. */
+void
+gbt_wal_register_rmgr(void)
+{
+	RegisterCustomRmgr(RM_GBTREE_ID, &gbt_rmgr);
+	gbt_wal_rmgr = true;
+}
