@@ -207,8 +207,14 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 		}
 		m++;
 	}
-	fill_page(page, leaf, old.level, old.flags & GBT_F_NULLTREE, m, sb->keys, sb->tids,
-			  sb->child, true);
+	{
+		/* formatted afresh, but the same page: its LSN stays */
+		XLogRecPtr	lsn = PageGetLSN(page);
+
+		fill_page(page, leaf, old.level, old.flags & GBT_F_NULLTREE, m, sb->keys, sb->tids,
+				  sb->child, true);
+		PageSetLSN(page, lsn);
+	}
 	op = gbt_page_opaque((char *) page);
 	op->lowkey = old.lowkey;
 	op->lowtid = old.lowtid;
@@ -368,7 +374,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 	x.rspread = plan->rspread;
 
 	w = gbt_wal_start(index);
-	lpage = gbt_wal_register(w, buf, GBT_WAL_WHOLE);
+	lpage = gbt_wal_register(w, buf, 0);
 	rpage = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
 	ppage = gbt_wal_register(w, pbuf, 0);
 	if (BufferIsValid(sbuf))

@@ -125,6 +125,13 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 	START_CRIT_SECTION();
 	for (int i = 0; i < w->nbuf; i++)
 	{
+		/*
+		 * A page rebuilt in place (a split's left page) was formatted
+		 * afresh: give it back its LSN, which decides whether this record
+		 * needs its full image.
+		 */
+		if (!(w->flags[i] & GBT_WAL_NEW))
+			PageSetLSN((Page) w->copy[i].data, PageGetLSN(BufferGetPage(w->buf[i])));
 		memcpy(BufferGetPage(w->buf[i]), w->copy[i].data, BLCKSZ);
 		MarkBufferDirty(w->buf[i]);
 	}
