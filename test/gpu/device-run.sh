@@ -6,6 +6,7 @@
 #   test/gpu/device-run.sh test        make test-gpu
 #   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)
 #   test/gpu/device-run.sh buildbench  test/bench/gpu-build.sh (issue 6's measure)
+#   test/gpu/device-run.sh copybench   test/bench/gpu-copy.sh (issue 18's measure)
 #   test/gpu/device-run.sh bench       make bench (its own server, gbtree
 #                                      preloaded; BENCH_* from the
 #                                      environment); results in $OUT/bench,
@@ -43,6 +44,7 @@ case $what in
     sql) psql -X "${args[@]}" ;;
     sqlbench) test/bench/gpu-sql.sh "$OUT/gpu-sql.md" ;;
     buildbench) test/bench/gpu-build.sh "$OUT/gpu-build.md" ;;
+    copybench) test/bench/gpu-copy.sh "$OUT/gpu-copy.md" ;;
     bench)
         # make bench starts its own server: this one would only compete
         su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
