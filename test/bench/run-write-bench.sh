@@ -9,7 +9,8 @@
 # Environment (make variables: `make bench-write BENCH_ROWS=10000000`):
 #   BENCH_ROWS=1000000           rows N of each table (1000 .. 100000000)
 #   BENCH_REPEAT=3               timed runs per measure (median and min-max)
-#   BENCH_PGBENCH_SECS=4         about how long each pgbench insert run takes
+#   BENCH_INSERT_ROWS=20000      rows each pgbench run inserts (1 client:
+#                                about 4 s on the 2-core machine)
 #   BENCH_CLIENTS=1,8            pgbench client counts
 #   BENCH_MEASURES=copy,copy_full,insert_select,update,inserts
 #   BENCH_OUT=test/bench/results where write-<rows>[-<tag>].md goes
@@ -27,6 +28,7 @@
 #                                0: install system-wide, as make bench does
 #   BENCH_GBTREE_OPTIONS=        more PGOPTIONS for the gbtree sessions, after
 #                                -c gbtree.device=cpu
+#   BENCH_PRELOAD=0              1: gbtree in shared_preload_libraries
 #   BENCH_INSTALL, BENCH_SCRATCH, KEEP_TMP, PG_CONFIG, CUDA: as for run-bench.sh
 #
 # Exits non-zero if the tables' contents differ between engines.
@@ -39,7 +41,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 export BENCH_ROWS=${BENCH_ROWS:-1000000}
 export BENCH_REPEAT=${BENCH_REPEAT:-3}
-export BENCH_PGBENCH_SECS=${BENCH_PGBENCH_SECS:-4}
+export BENCH_INSERT_ROWS=${BENCH_INSERT_ROWS:-20000}
 export BENCH_MEASURES=${BENCH_MEASURES:-copy,copy_full,insert_select,update,inserts}
 export BENCH_TAG=${BENCH_TAG:-}
 export BENCH_INSTALL=${BENCH_INSTALL:-1}
@@ -54,6 +56,7 @@ export BENCH_TARGET=bench-write BENCH_DRIVER=$BENCH_DIR/write_bench.py
 if [ -z "${BENCH_INVOCATION:-}" ] && [ -z "${MAKELEVEL:-}" ]; then
     export BENCH_INVOCATION="test/bench/run-write-bench.sh${*:+ $*}"
 fi
+case $BENCH_INSERT_ROWS in ''|*[!0-9]*|0) gb_die "BENCH_INSERT_ROWS must be a positive number" ;; esac
 case $BENCH_TAG in *[!A-Za-z0-9_.-]*) gb_die "BENCH_TAG may hold letters, digits, '.', '_' and '-' only" ;; esac
 [ -z "$BENCH_SRC_REV" ] || [ "$BENCH_INSTALL" = 1 ] || gb_die "BENCH_SRC_REV needs BENCH_INSTALL=1"
 

@@ -27,7 +27,8 @@ ROWS = B.ROWS
 REPEAT = B.REPEAT
 OUT = B.OUT
 SCRATCH = B.SCRATCH
-PGB_SECS = B.PGB_SECS
+# rows each pgbench run inserts (a fixed number, not a duration: see m_inserts)
+INSERT_ROWS = int(ENV.get("BENCH_INSERT_ROWS", "20000"))
 CLIENTS = B.CLIENTS
 TAG = ENV.get("BENCH_TAG", "")
 GB_OPTIONS = " ".join(x for x in ("-c gbtree.device=cpu", ENV.get("BENCH_GBTREE_OPTIONS", "")) if x)
@@ -212,19 +213,15 @@ def insert_script(t):
 
 def m_inserts(res):
     """pgbench single-row inserts into a table that starts with N rows.
-    Every engine of a repetition inserts the same rows (a fixed number of
-    transactions per client, the same --random-seed), so their WAL per row
-    compares (after a CHECKPOINT most inserts of a short run write a
-    full-page image: per row that depends on how many rows follow) and
-    their contents can be compared as the statements' are"""
+    Every run inserts the same number of rows, BENCH_INSERT_ROWS, and every
+    engine of a repetition the same rows (the same --random-seed), so WAL
+    per row compares between engines and between runs (after a CHECKPOINT
+    most inserts of a short run write a full-page image: per row that
+    depends on how many rows follow), and the contents can be compared as
+    the statements' are"""
     for c in CLIENTS:
         cl = f"{c} client{'s' if c > 1 else ''}"
-        # transactions per client for runs of about BENCH_PGBENCH_SECS: from
-        # an untimed 1 s run on a btree table (which also warms up)
-        t = "w_calibrate"
-        psql(f"{BTREE.create(t, DATA_A)}CHECKPOINT;")
-        ntx = max(100, round(B.pgbench(insert_script(t), c, B.DB, None, secs=1) * PGB_SECS / c))
-        psql(f"DROP TABLE {t};")
+        ntx = -(-INSERT_ROWS // c)   # transactions per client
         rt = Result(f"inserts_{c}c", f"single-row INSERT, pgbench {cl}", "tps", "higher", shares=False)
         rw = Result(f"inserts_{c}c_wal", f"single-row INSERT, pgbench {cl}: WAL per row", "bytes", "lower")
         for r in range(REPEAT):
@@ -254,9 +251,8 @@ def m_inserts(res):
                 for e in ENGINES) + f"; {count} rows, " + ("same contents" if same else "DIFFER"))
         for x in (rt, rw):
             x.finish()
-            x.how = (f"pgbench -n -M prepared -c {c} -j {min(c, B.NCPU)} -t {ntx:,} (runs of about "
-                     f"{PGB_SECS} s, from an untimed 1 s run on btree), the same --random-seed for every "
-                     f"engine of a repetition; one INSERT INTO t VALUES (:i, <key of :i>, md5(:i)) per "
+            x.how = (f"pgbench -n -M prepared -c {c} -j {min(c, B.NCPU)} -t {ntx:,} ({c * ntx:,} rows), "
+                     f"the same --random-seed for every engine of a repetition; one INSERT INTO t VALUES (:i, <key of :i>, md5(:i)) per "
                      f"transaction (random :i > 3N), into a fresh table of N rows, after CHECKPOINT; "
                      f"tps excludes connection time; WAL per row: LSN difference / rows inserted")
             res.append(x)
@@ -309,7 +305,7 @@ def write_results(res, elapsed, end_load, others):
     changed = ", ".join(f"{n}={v} ({why})" for n, v, why in SETTINGS)
     lines = [f"# gbtree vs btree vs no index: the write path, {ROWS:,} rows", "",
              f"- command: `{ENV.get('BENCH_INVOCATION', '?')}`; effective settings: BENCH_ROWS={ROWS} "
-             f"BENCH_REPEAT={REPEAT} BENCH_PGBENCH_SECS={PGB_SECS} BENCH_CLIENTS={','.join(map(str, CLIENTS))} "
+             f"BENCH_REPEAT={REPEAT} BENCH_INSERT_ROWS={INSERT_ROWS} BENCH_CLIENTS={','.join(map(str, CLIENTS))} "
              f"BENCH_MEASURES={','.join(MEASURES)}"
              + (f" BENCH_GBTREE_OPTIONS='{ENV['BENCH_GBTREE_OPTIONS']}'" if ENV.get("BENCH_GBTREE_OPTIONS") else ""),
              f"- date: {START_DATE}; duration {elapsed / 60:.1f} min",
@@ -378,7 +374,7 @@ def apply_settings():
 
 
 def main():
-    global ENGINES, BTREE, MACHINE, PG_VERSION, PG_SETTINGS, START_DATE, SIZES
+    global ENGINES, MACHINE, PG_VERSION, PG_SETTINGS, START_DATE, SIZES
     global SO_PATH, SO_MD5, SO_WHERE, GB_SETTINGS
     for m in MEASURES:
         if m not in ALL_MEASURES:
@@ -398,8 +394,11 @@ def main():
         raise SystemExit(f"ERROR: {SO_PATH} is not the library this run built (md5 {SO_MD5}, built {want}): "
                          f"another install in between? run again")
     priv = ENV.get("BENCH_PRIVATE_PG_DIR", "")
+    # preloaded, gbtree may log its own WAL records instead of generic WAL
+    preload = "gbtree" in q1("SHOW shared_preload_libraries")
     SO_WHERE = ("installed by this run" if want else "installed before the run (BENCH_INSTALL=0)") + (
-        ", in a private PostgreSQL tree" if priv and pkglib.startswith(priv) else ", system-wide")
+        ", in a private PostgreSQL tree" if priv and pkglib.startswith(priv) else ", system-wide") + (
+        "; preloaded (shared_preload_libraries)" if preload else "; not preloaded: each session loads it")
     # the gbtree settings a gbtree session sees (a build may add some, e.g.
     # gbtree.insert_batch_memory): recorded, never set here
     gbs = psql("LOAD 'gbtree'; SELECT name || '=' || setting || coalesce(unit, '') "
@@ -409,12 +408,11 @@ def main():
     GB_SETTINGS = ", ".join(gbs) + ("" if any(s.startswith("gbtree.insert_batch_memory=") for s in gbs)
                                     else " (no gbtree.insert_batch_memory in this build)")
     ENGINES = engines(has_device)
-    BTREE = ENGINES[1]
     MACHINE = B.machine_info()
     PG_VERSION, PG_SETTINGS = B.pg_info()
     SIZES = []
     log(f"Engines: {', '.join(e.name for e in ENGINES)}; {ROWS:,} rows; {REPEAT} repetitions; "
-        f"measures {', '.join(MEASURES)}; pgbench runs of {PGB_SECS} s")
+        f"measures {', '.join(MEASURES)}; pgbench runs of {INSERT_ROWS:,} inserts")
     log(f"Machine: {MACHINE}")
     log(f"gbtree: {SO_PATH} ({SO_WHERE}); {GB_SETTINGS}")
 
