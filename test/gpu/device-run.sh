@@ -31,7 +31,8 @@ source .gpuhost/pg-up.sh || exit 1
 nproc=$(nproc)
 { make -s with_llvm=no -j"$nproc" && make -s with_llvm=no install; } >"$OUT/build.log" 2>&1 ||
     { tail -n 40 "$OUT/build.log"; exit 1; }
-opts="$opts -c shared_preload_libraries=gbtree"
+# max_prepared_transactions as test/regress.conf sets it for CI (regress t17)
+opts="$opts -c shared_preload_libraries=gbtree -c max_prepared_transactions=10"
 pg_restart || exit 1
 for _ in $(seq 1 30); do
     s=$(psql -X -qAt -c "CREATE EXTENSION IF NOT EXISTS gbtree" -c "SELECT value FROM gbtree_device_info() WHERE name = 'service'" 2>/dev/null | tail -n 1)
