@@ -55,7 +55,8 @@ q -c "VACUUM ANALYZE t_n" -c "VACUUM ANALYZE t_b" -c "VACUUM ANALYZE t_g"
 t2=$(now)
 echo "loaded $BASE rows into t_n, t_b, t_g in $(sub "$t1" "$t0") s, indexed and vacuumed in $(sub "$t2" "$t1") s"
 
-declare -A ms wal
+declare -A ms wal mix
+q -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
 measure() {  # TABLE ROUND
     local lsn a b w
     q -c "CHECKPOINT"
@@ -66,6 +67,8 @@ measure() {  # TABLE ROUND
     w=$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')")
     ms[$1,$2]=$(sub "$b" "$a")
     wal[$1,$2]=$w
+    # what the WAL was made of: records by type, full-page images apart
+    mix[$1,$2]=$(q -c "SELECT string_agg(format('%s %s x, %s MB + %s MB images', \"resource_manager/record_type\", count, round(record_size / 1048576.0, 1), round(fpi_size / 1048576.0, 1)), '; ' ORDER BY record_size + fpi_size DESC) FROM pg_get_wal_stats('$lsn', pg_current_wal_flush_lsn(), true) WHERE count > 0 AND \"resource_manager/record_type\" NOT LIKE 'Transaction%'")
     echo "round $2: COPY $ADD rows into $1: ${ms[$1,$2]} s, WAL $(div "$w" 1048576 1) MB"
 }
 for r in $(seq 1 "$ROUNDS"); do
@@ -106,6 +109,12 @@ check=$(q -c "SELECT gbtree_check('t_g_k')" 2>&1) || { ok=0; echo "gbtree_check:
         echo "| $r | WAL (MB) | $(div "${wal[t_n,$r]}" 1048576 1) | $(div "${wal[t_b,$r]}" 1048576 1) | $(div "${wal[t_g,$r]}" 1048576 1) | $(div "${wal[t_b,$r]}" "${wal[t_g,$r]}" 2)x |"
         wb=$(sub "${wal[t_b,$r]}" "${wal[t_n,$r]}"); wg=$(sub "${wal[t_g,$r]}" "${wal[t_n,$r]}")
         echo "| $r | the index's share of the WAL (MB) | | $(div "$wb" 1048576 1) | $(div "$wg" 1048576 1) | $(div "$wb" "$wg" 2)x |"
+    done
+    echo
+    echo "WAL by record type:"
+    echo
+    for r in $(seq 1 "$ROUNDS"); do
+        for t in t_n t_b t_g; do echo "- round $r, $t: ${mix[$t,$r]}"; done
     done
     echo
     echo "Index sizes after: btree $(q -c "SELECT pg_size_pretty(pg_relation_size('t_b_k'))"), gbtree $(q -c "SELECT pg_size_pretty(pg_relation_size('t_g_k'))")."
