@@ -48,7 +48,9 @@
  * XLOG_GBT_SPLIT: block 0 the split page, 1 the new right page (init),
  * 2 the parent, 3 the old right sibling (leaves that had one).  Block 0's
  * data: the new entries that went left (GbtEntry[]); the left page keeps
- * its old entries below the separator and takes these.  Block 1's data:
+ * its old entries below the separator and takes these.  Or, when the
+ * left page would have needed a full image (left_whole), block 0 is
+ * WILL_INIT and its data is all the left page's entries.  Block 1's data:
  * the right page's entries (keys, tids, and children for inner pages).
  */
 typedef struct xl_gbt_split
@@ -57,11 +59,16 @@ typedef struct xl_gbt_split
 	uint64		septid;
 	uint64		hikey;			/* the split page's old high key */
 	uint64		hitid;
-	uint32		rightlink;		/* the split page's old right-link */
+	uint64		lowkey;			/* and its low key, */
+	uint64		lowtid;
+	uint32		rightlink;		/* right-link */
+	uint32		leftlink;		/* and left-link */
 	uint16		level;
 	uint16		flags;			/* the split page's old flags */
 	uint16		nright;			/* entries of the right page */
 	bool		rspread;		/* gaps spread over the right page */
+	bool		left_whole;		/* block 0 (init) holds all the left page's
+								 * entries, as block 1 does the right's */
 } xl_gbt_split;
 
 /*
@@ -124,6 +131,10 @@ extern bool gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids,
 extern void gbt_page_merge(Page page, const GbtEntry *e, Size k);
 extern void gbt_page_split_left(Page page, uint64 sepkey, uint64 septid,
 								const GbtEntry *lnew, int nlnew, BlockNumber rblk);
+extern void gbt_page_split_left_fill(Page page, const GbtPageOpaqueData *old, int n,
+									 const uint64 *keys, const uint64 *tids,
+									 const uint32 *child, uint64 sepkey, uint64 septid,
+									 BlockNumber rblk);
 extern void gbt_page_split_right(Page page, const xl_gbt_split *x, const uint64 *keys,
 								 const uint64 *tids, const uint32 *child, BlockNumber lblk);
 extern void gbt_page_root_split(Page root, Page apage, Page bpage, const xl_gbt_root_split *x,

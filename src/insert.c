@@ -33,6 +33,7 @@
  */
 #include "postgres.h"
 
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "storage/bufmgr.h"
@@ -167,13 +168,11 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 					BlockNumber rblk)
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
-	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
 	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
 	uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
 	uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
 	uint32	   *ochild = sb->child + GBT_MAX_SLOTS;
 	GbtNode		node;
-	GbtPageOpaque op;
 	int			nold,
 				a = 0,
 				b = 0,
@@ -211,18 +210,33 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 		/* formatted afresh, but the same page: its LSN stays */
 		XLogRecPtr	lsn = PageGetLSN(page);
 
-		fill_page(page, leaf, old.level, old.flags & GBT_F_NULLTREE, m, sb->keys, sb->tids,
-				  sb->child, true);
+		gbt_page_split_left_fill(page, &old, m, sb->keys, sb->tids, sb->child,
+								 sepkey, septid, rblk);
 		PageSetLSN(page, lsn);
 	}
+	pfree(sb);
+}
+
+/*
+ * The left page of a split laid out from all its entries; old holds the
+ * page's former special space (level, tree, low key, left-link).
+ */
+void
+gbt_page_split_left_fill(Page page, const GbtPageOpaqueData *old, int n, const uint64 *keys,
+						 const uint64 *tids, const uint32 *child, uint64 sepkey, uint64 septid,
+						 BlockNumber rblk)
+{
+	GbtPageOpaque op;
+
+	fill_page(page, (old->flags & GBT_F_LEAF) != 0, old->level, old->flags & GBT_F_NULLTREE,
+			  n, keys, tids, child, true);
 	op = gbt_page_opaque((char *) page);
-	op->lowkey = old.lowkey;
-	op->lowtid = old.lowtid;
+	op->lowkey = old->lowkey;
+	op->lowtid = old->lowtid;
 	op->hikey = sepkey;
 	op->hitid = septid;
 	op->rightlink = rblk;
-	op->leftlink = old.leftlink;
-	pfree(sb);
+	op->leftlink = old->leftlink;
 }
 
 /* The new right page of a split. */
@@ -367,14 +381,25 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 	x.septid = plan->septid;
 	x.hikey = old.hikey;
 	x.hitid = old.hitid;
+	x.lowkey = old.lowkey;
+	x.lowtid = old.lowtid;
 	x.rightlink = old.rightlink;
+	x.leftlink = old.leftlink;
 	x.level = old.level;
 	x.flags = old.flags;
 	x.nright = sb->n - plan->cut;
 	x.rspread = plan->rspread;
 
+	/*
+	 * A left page whose first change since the checkpoint this is would
+	 * log its full image (8 KB): log its entries instead and rebuild it
+	 * from them alone.  (A checkpoint that starts just after this test
+	 * costs an image, nothing worse: either form replays.)
+	 */
+	x.left_whole = gbt_wal_rmgr && RelationNeedsWAL(index) && XLogCheckBufferNeedsBackup(buf);
+
 	w = gbt_wal_start(index);
-	lpage = gbt_wal_register(w, buf, 0);
+	lpage = gbt_wal_register(w, buf, x.left_whole ? GBT_WAL_NEW : 0);
 	rpage = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
 	ppage = gbt_wal_register(w, pbuf, 0);
 	if (BufferIsValid(sbuf))
@@ -391,7 +416,15 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 			 RelationGetRelationName(index));
 
 	gbt_wal_main_data(w, &x, sizeof(x));
-	gbt_wal_block_data(w, 0, lnew, sizeof(GbtEntry) * nlnew);
+	if (x.left_whole)
+	{
+		gbt_wal_block_data(w, 0, sb->keys, sizeof(uint64) * plan->cut);
+		gbt_wal_block_data(w, 0, sb->tids, sizeof(uint64) * plan->cut);
+		if (!(old.flags & GBT_F_LEAF))
+			gbt_wal_block_data(w, 0, sb->child, sizeof(uint32) * plan->cut);
+	}
+	else
+		gbt_wal_block_data(w, 0, lnew, sizeof(GbtEntry) * nlnew);
 	gbt_wal_block_data(w, 1, sb->keys + plan->cut, sizeof(uint64) * x.nright);
 	gbt_wal_block_data(w, 1, sb->tids + plan->cut, sizeof(uint64) * x.nright);
 	if (!(old.flags & GBT_F_LEAF))

@@ -249,7 +249,24 @@ redo_split(XLogReaderState *record)
 	XLogRecGetBlockTag(record, 1, NULL, NULL, &rblk);
 
 	/* all pages stay locked until every one is done, as on the primary */
-	if (XLogReadBufferForRedo(record, 0, &bufs[0]) == BLK_NEEDS_REDO)
+	if (x->left_whole)
+	{
+		GbtRedoEntries re;
+		GbtPageOpaqueData old;
+
+		bufs[0] = XLogInitBufferForRedo(record, 0);
+		redo_entries(record, 0, !leaf, &re);
+		memset(&old, 0, sizeof(old));
+		old.flags = x->flags;
+		old.level = x->level;
+		old.lowkey = x->lowkey;
+		old.lowtid = x->lowtid;
+		old.leftlink = x->leftlink;
+		gbt_page_split_left_fill(BufferGetPage(bufs[0]), &old, re.n, re.keys, re.tids,
+								 re.child, x->sepkey, x->septid, rblk);
+		redo_done(bufs[0], lsn);
+	}
+	else if (XLogReadBufferForRedo(record, 0, &bufs[0]) == BLK_NEEDS_REDO)
 	{
 		Size		len;
 		char	   *p = XLogRecGetBlockData(record, 0, &len);
@@ -436,8 +453,14 @@ gbt_desc(StringInfo buf, XLogReaderState *record)
 								 x->level, x->nright,
 								 (unsigned long long) x->sepkey,
 								 (unsigned long long) x->septid);
-				if (XLogRecGetBlockData(record, 0, &len))
+				if (x->left_whole)
+					appendStringInfoString(buf, ", left page whole");
+				else
+				{
+					if (!XLogRecGetBlockData(record, 0, &len))
+						len = 0;
 					appendStringInfo(buf, ", new left entries: %zu", len / sizeof(GbtEntry));
+				}
 				break;
 			}
 		case XLOG_GBT_ROOT_SPLIT:

@@ -89,9 +89,11 @@ CREATE TABLE e (k int8);
 CREATE INDEX e_k_g ON e USING gbtree (k);
 });
 
-# inserts: random, rightmost, heavy duplicates, NULLs
+# inserts: random, rightmost, heavy duplicates, NULLs (after a checkpoint,
+# so that splits of pages built before it log the left page whole)
 $primary->safe_psql(
 	'postgres', q{
+CHECKPOINT;
 INSERT INTO w (k, f, ts)
   SELECT (g * 104729) % 20000, g * 1.5, now() FROM generate_series(1, 5000) g;
 INSERT INTO w (k, f) SELECT 777, NULL FROM generate_series(1, 2000) g;
@@ -172,7 +174,8 @@ IPC::Run::run(
 diag("pg_waldump: $stderr") if $stderr ne '';
 my @gbt = grep { /^rmgr: custom161 / } split /\n(?=rmgr: )/, $stdout;
 my $nrec = scalar @gbt;
-my $nver = grep { /for WAL verification/ } @gbt;
+# (a block's first change after the checkpoint logs a full image instead)
+my $nver = grep { /for WAL verification|FPW/ } @gbt;
 my $ngeneric = () = $stdout =~ /^rmgr: Generic/mg;
 note "$nrec gbtree WAL records, $nver with page images for verification";
 cmp_ok($nrec, '>', 500, 'pg_waldump shows many records of resource manager 161');
@@ -195,6 +198,14 @@ like($primary->safe_psql('postgres', qq{
 SELECT description FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
 WHERE resource_manager = 'gbtree' AND record_type = 'SPLIT' LIMIT 1}),
 	qr/^level: \d+, right entries: \d+, separator: /, 'pg_walinspect: a split record is described');
+# both forms of a split's left page: its new entries, or (first change
+# since a checkpoint) all its entries instead of a full image
+is($primary->safe_psql('postgres', qq{
+SELECT count(*) FILTER (WHERE description LIKE '%left page whole%') > 0
+   AND count(*) FILTER (WHERE description LIKE '%new left entries%') > 0
+FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
+WHERE resource_manager = 'gbtree' AND record_type = 'SPLIT'}), 't',
+	'split records of both forms were written and replayed');
 
 # the standby without the preload stopped at the first gbtree record,
 # with PostgreSQL's message and hint, without a crash
