@@ -110,6 +110,26 @@ node_has_entry(GbtNode *node, uint64 key, uint64 tid)
 }
 
 /*
+ * A page about to be rebuilt from its own entries must hold them in order:
+ * rewriting a damaged page would hide the damage.
+ */
+static void
+check_rebuilt_page(Relation index, Buffer buf)
+{
+	GbtNode		node;
+	const char *why;
+
+	gbt_page_view(BufferGetPage(buf), &node);
+	why = gbt_node_check(&node);
+	if (why)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" block %u is corrupted: %s",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf), why),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
  * Where to split n entries: in the middle, except when a leaf grows at its
  * end: ascending keys at the rightmost leaf, or duplicates of one key
  * arriving in heap order, which always land after their equals.  Then the
@@ -353,6 +373,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 		elog(ERROR, "gbtree: no room for a downlink in index \"%s\"",
 			 RelationGetRelationName(index));
 
+	check_rebuilt_page(index, buf);
 	/* the left part's entries that the page does not hold yet */
 	lnew = palloc(sizeof(GbtEntry) * Max(plan->cut, 1));
 	{
@@ -464,6 +485,7 @@ split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *
 	GbtPageOpaqueData old;
 	xl_gbt_root_split x;
 
+	check_rebuilt_page(index, rootbuf);
 	old = *gbt_page_opaque((char *) BufferGetPage(rootbuf));
 	x.sepkey = plan->sepkey;
 	x.septid = plan->septid;
@@ -767,9 +789,14 @@ static void
 merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedup)
 {
 	bool		rewrite = k >= GBT_MERGE_REWRITE_MIN;
-	GbtWal	   *w = gbt_wal_start(index);
-	Page		page = gbt_wal_register(w, buf, rewrite ? GBT_WAL_WHOLE : 0);
+	GbtWal	   *w;
+	Page		page;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	if (rewrite)
+		check_rebuilt_page(index, buf);
+	w = gbt_wal_start(index);
+	page = gbt_wal_register(w, buf, rewrite ? GBT_WAL_WHOLE : 0);
 
 	if (!rewrite)
 	{
