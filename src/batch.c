@@ -295,13 +295,16 @@ batch_for(Relation index, Relation heap)
 	return b;
 }
 
-/* Make room for one more entry in (*arr, *n, *max); false: over the limit */
+/* Make room for one more entry of the tree isnull says; false: over the limit */
 static bool
-batch_grow(GbtEntry **arr, Size *n, Size *max)
+batch_grow(GbtBatch *b, bool isnull)
 {
+	GbtEntry  **arr = isnull ? &b->nulls : &b->values;
+	Size		n = isnull ? b->nnulls : b->nvalues;
+	Size	   *max = isnull ? &b->maxnulls : &b->maxvalues;
 	Size		newmax;
 
-	if (*n < *max)
+	if (n < *max)
 		return true;
 	newmax = Max(GBT_BATCH_MIN_ENTRIES, *max * 2);
 	if (batch_bytes + (newmax - *max) * sizeof(GbtEntry) > batch_limit_bytes())
@@ -329,9 +332,7 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 {
 	SubTransactionId cur = GetCurrentSubTransactionId();
 	GbtBatch   *b;
-	GbtEntry  **arr;
-	Size	   *n,
-			   *max;
+	GbtEntry   *slot;
 
 	/* every pending entry belongs to the current subtransaction */
 	if (nbatches > 0 && batch_owner != cur)
@@ -339,18 +340,13 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 	batch_owner = cur;
 
 	b = batch_for(index, heap);
-	arr = isnull ? &b->nulls : &b->values;
-	n = isnull ? &b->nnulls : &b->nvalues;
-	max = isnull ? &b->maxnulls : &b->maxvalues;
-	if (!batch_grow(arr, n, max))
+	if (!batch_grow(b, isnull))
 	{
+		/* full: everything pending goes in, and the batch starts afresh */
 		gbt_batch_flush_all();
 		batch_owner = cur;
 		b = batch_for(index, heap);
-		arr = isnull ? &b->nulls : &b->values;
-		n = isnull ? &b->nnulls : &b->nvalues;
-		max = isnull ? &b->maxnulls : &b->maxvalues;
-		if (!batch_grow(arr, n, max))
+		if (!batch_grow(b, isnull))
 		{
 			/* a limit below one chunk: no batching */
 			GbtEntry	one;
@@ -362,9 +358,9 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 			return;
 		}
 	}
-	(*arr)[*n].key = key;
-	(*arr)[*n].tid = tid;
-	(*n)++;
+	slot = isnull ? &b->nulls[b->nnulls++] : &b->values[b->nvalues++];
+	slot->key = key;
+	slot->tid = tid;
 }
 
 static void

@@ -570,18 +570,41 @@ insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 	return true;
 }
 
+/*
+ * What an SMO does at the leaf: called with the leaf and its parent (or
+ * InvalidBuffer when the leaf is the root) exclusively locked; returns
+ * true when the SMO is done, false to descend again to the target, which
+ * it may have moved.
+ */
+typedef bool (*GbtLeafAction) (Relation index, Buffer pbuf, Buffer buf, bool may_recycle,
+							   void *arg);
+
+/* Where an SMO descends to */
+typedef struct GbtSmoTarget
+{
+	uint64		key;
+	uint64		tid;
+} GbtSmoTarget;
+
+/*
+ * A structure modification: under the SMO lock, descend from the root to
+ * the target's leaf with exclusive lock coupling, splitting every full
+ * inner page on the way (and starting over after one), and hand the leaf
+ * to action.
+ */
 static void
-insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
+smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction action,
+		void *arg)
 {
 	bool		may_recycle;
+	bool		done = false;
 
 	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
 	may_recycle = gbt_lock_recycling(index);
-	for (;;)
+	while (!done)
 	{
 		Buffer		pbuf = InvalidBuffer;
 		Buffer		buf = ReadBuffer(index, root);
-		bool		done = false;
 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		for (;;)
@@ -597,7 +620,7 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			page = BufferGetPage(buf);
 			op = gbt_page_opaque((char *) page);
 			if ((op->flags & GBT_F_DELETED) ||
-				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, key, tid)))
+				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, target->key, target->tid)))
 			{
 				BlockNumber next = op->rightlink;
 
@@ -609,11 +632,7 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 
 			if (op->flags & GBT_F_LEAF)
 			{
-				if (op->nused < op->nslots)
-					insert_into_leaf(index, buf, key, tid);
-				else
-					split_single(index, pbuf, buf, true, key, tid, may_recycle);
-				done = true;
+				done = action(index, pbuf, buf, may_recycle, arg);
 				break;
 			}
 
@@ -625,7 +644,8 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 			}
 
 			gbt_page_view(page, &node);
-			s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+			s = gbt_node_prev_used(&node,
+								   gbt_node_lower_bound_entry(&node, target->key, target->tid));
 			if (s < 0)
 				s = gbt_node_first_used(&node);
 			child = node.child[s];
@@ -638,12 +658,32 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 		UnlockReleaseBuffer(buf);
 		if (BufferIsValid(pbuf))
 			UnlockReleaseBuffer(pbuf);
-		if (done)
-			break;
 	}
 	if (may_recycle)
 		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+}
+
+/* A single insert's SMO: into the leaf if it has room by now, else split it */
+static bool
+insert_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
+{
+	GbtSmoTarget *t = (GbtSmoTarget *) arg;
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+
+	if (op->nused < op->nslots)
+		insert_into_leaf(index, buf, t->key, t->tid);
+	else
+		split_single(index, pbuf, buf, true, t->key, t->tid, may_recycle);
+	return true;
+}
+
+static void
+insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
+{
+	GbtSmoTarget t = {key, tid};
+
+	smo_run(index, root, &t, insert_at_leaf, &t);
 }
 
 /*
@@ -913,93 +953,60 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	return i + mc.b;
 }
 
+/* A batch's SMO: where it is and how far it went */
+typedef struct GbtMergeSmo
+{
+	GbtSmoTarget target;		/* the first entry not placed */
+	const GbtEntry *e;
+	Size		i;
+	Size		n;
+	bool		dedup;
+	int			steps;
+} GbtMergeSmo;
+
+static bool
+merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
+{
+	GbtMergeSmo *ms = (GbtMergeSmo *) arg;
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+	Size		j = leaf_run_end(op, ms->e, ms->i, ms->n);
+
+	if (op->nused + (j - ms->i) <= (Size) op->nslots)
+	{
+		/* no split needed: back to the optimistic path */
+		merge_into_leaf(index, buf, ms->e + ms->i, j - ms->i, ms->dedup);
+		ms->i = j;
+		return true;
+	}
+	ms->i = split_merged(index, pbuf, buf, ms->e, ms->i, j, ms->dedup, may_recycle);
+	if (ms->i >= ms->n || ++ms->steps >= GBT_BATCH_SMO_STEPS)
+		return true;
+	ms->target.key = ms->e[ms->i].key;
+	ms->target.tid = ms->e[ms->i].tid;
+	return false;
+}
+
 /*
- * Place what the optimistic path cannot: descend under the SMO lock with
- * exclusive lock coupling (splitting full inner pages on the way, as a
- * single insert does) and split leaves with their new entries, until a
- * leaf takes its run without a split or GBT_BATCH_SMO_STEPS steps have
- * passed.  Returns the first entry not placed.
+ * Place what the optimistic path cannot: split leaves with their new
+ * entries under the SMO lock, until a leaf takes its run without a split
+ * or GBT_BATCH_SMO_STEPS steps have passed.  Returns the first entry not
+ * placed.
  */
 static Size
 merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, Size n,
 				  bool dedup)
 {
-	bool		may_recycle;
-	bool		leaf_took_run = false;
+	GbtMergeSmo ms;
 
-	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	may_recycle = gbt_lock_recycling(index);
-	for (int step = 0; i < n && !leaf_took_run && step < GBT_BATCH_SMO_STEPS; step++)
-	{
-		Buffer		pbuf = InvalidBuffer;
-		Buffer		buf = ReadBuffer(index, root);
-		uint64		key = e[i].key;
-		uint64		tid = e[i].tid;
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		for (;;)
-		{
-			Page		page;
-			GbtPageOpaque op;
-			GbtNode		node;
-			int			s;
-			BlockNumber child;
-
-			CHECK_FOR_INTERRUPTS();
-			gbt_check_page(index, buf);
-			page = BufferGetPage(buf);
-			op = gbt_page_opaque((char *) page);
-			if ((op->flags & GBT_F_DELETED) ||
-				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, key, tid)))
-			{
-				BlockNumber next = op->rightlink;
-
-				UnlockReleaseBuffer(buf);
-				buf = ReadBuffer(index, next);
-				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-				continue;
-			}
-
-			if (op->flags & GBT_F_LEAF)
-			{
-				Size		j = leaf_run_end(op, e, i, n);
-
-				if (op->nused + (j - i) <= (Size) op->nslots)
-				{
-					merge_into_leaf(index, buf, e + i, j - i, dedup);
-					i = j;
-					leaf_took_run = true;
-				}
-				else
-					i = split_merged(index, pbuf, buf, e, i, j, dedup, may_recycle);
-				break;
-			}
-
-			if (op->nused >= op->nslots)
-			{
-				split_single(index, pbuf, buf, false, 0, 0, may_recycle);
-				break;
-			}
-
-			gbt_page_view(page, &node);
-			s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
-			if (s < 0)
-				s = gbt_node_first_used(&node);
-			child = node.child[s];
-			if (BufferIsValid(pbuf))
-				UnlockReleaseBuffer(pbuf);
-			pbuf = buf;
-			buf = ReadBuffer(index, child);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		}
-		UnlockReleaseBuffer(buf);
-		if (BufferIsValid(pbuf))
-			UnlockReleaseBuffer(pbuf);
-	}
-	if (may_recycle)
-		gbt_unlock_recycling(index);
-	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	return i;
+	ms.target.key = e[i].key;
+	ms.target.tid = e[i].tid;
+	ms.e = e;
+	ms.i = i;
+	ms.n = n;
+	ms.dedup = dedup;
+	ms.steps = 0;
+	smo_run(index, root, &ms.target, merge_at_leaf, &ms);
+	return ms.i;
 }
 
 /*
