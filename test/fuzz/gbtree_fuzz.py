@@ -16,13 +16,44 @@ index-only, or bitmap) scans forced, on the btree twin, and on the gbtree
 twin as a sequential scan; any difference is a failure, printed with the
 seed and the query, and the exit status is 1.
 
+Batchers (--batchers, default 1) write to the same twins in longer
+transactions, the kind that gbtree.insert_batch_memory gathers in the
+backend and merges into the leaves later: COPY FROM STDIN and INSERT ...
+SELECT of up to 20000 rows, multi-row VALUES, UPDATEs of keys (by id, or
+through a forced scan of the index being updated), DELETE, MERGE,
+self-referencing INSERT ... SELECT through the index, nested savepoints
+with ROLLBACK TO / RELEASE, statements failing midway (division by zero,
+CHECK violation, bad COPY input) under a savepoint or ending the
+transaction, PL/pgSQL exception blocks, scans from inside a running
+INSERT (a volatile function comparing an index scan with a seq scan
+every N rows), a scrollable cursor kept open across batched inserts,
+TRUNCATE (with COPY FREEZE), REINDEX and ALTER INDEX SET TABLESPACE with
+entries pending, an extra gbtree index created and dropped or rolled
+back, ALTER INDEX, an exclusion-constraint table (gbtree EXCLUDE against
+a btree UNIQUE twin: the same rows must be refused), small and changing
+gbtree.insert_batch_memory values (64 kB: flushes in the middle of
+statements; 0: no batching), and endings COMMIT, ROLLBACK, PREPARE
+TRANSACTION + COMMIT PREPARED / ROLLBACK PREPARED (from this session or
+another), or an error then COMMIT.  Inside the transaction, the gbtree
+twin's scans (every mode, count(*) too) must match the btree twin and a
+seq scan on the transaction's own rows; after it ends another session
+compares again.  Where the installed gbtree has no
+gbtree.insert_batch_memory, the same transactions run without setting
+it.  Each batcher takes the feature of its next transaction from a
+shuffled deck, so that every kind is reached in a short run; the summary
+counts them, and a run of 60 s or more fails if one was never reached.
+
 The seed fixes every random choice of every session; the interleaving of
 the sessions is up to the scheduler.
 
 usage: gbtree_fuzz.py --dsn 'host=... port=... dbname=...' [--seed N]
-                      [--seconds S] [--writers W] [--types int8,float8,...]
+                      [--seconds S] [--writers W] [--batchers B]
+                      [--types int8,float8,...]
 """
 import argparse
+import collections
+import datetime
+import io
 import math
 import multiprocessing as mp
 import random
@@ -141,13 +172,21 @@ MODES = {
                  "SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
                  "SET LOCAL min_parallel_index_scan_size = 0",
                  "SET LOCAL max_parallel_workers_per_gather = 2"],
+    # workers only: the leader starts no scan of its own, so whatever its
+    # transaction has pending must reach the pages before the workers start
+    "parallel_noleader": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off",
+                          "SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
+                          "SET LOCAL min_parallel_index_scan_size = 0",
+                          "SET LOCAL max_parallel_workers_per_gather = 2",
+                          "SET LOCAL parallel_leader_participation = off"],
 }
 SEQ = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = off",
        "SET LOCAL enable_indexonlyscan = off", "SET LOCAL enable_bitmapscan = off"]
 RESET = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = on",
          "SET LOCAL enable_indexonlyscan = on", "SET LOCAL enable_bitmapscan = on",
          "RESET parallel_setup_cost", "RESET parallel_tuple_cost",
-         "RESET min_parallel_index_scan_size", "RESET max_parallel_workers_per_gather"]
+         "RESET min_parallel_index_scan_size", "RESET max_parallel_workers_per_gather",
+         "RESET parallel_leader_participation"]
 
 
 def connect(dsn):
@@ -158,15 +197,53 @@ def connect(dsn):
     return conn
 
 
-def setup(dsn, types):
+def setup(dsn, types, tablespace=None):
     conn = connect(dsn)
     cur = conn.cursor()
     cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+    if tablespace:
+        # where batchers move indexes with entries pending
+        cur.execute("SELECT count(*) FROM pg_tablespace WHERE spcname = 'fz_ts'")
+        if cur.fetchone()[0] == 0:
+            cur.execute("CREATE TABLESPACE fz_ts LOCATION %s", (tablespace,))
     for t in types:
         for side, am in (("g", "gbtree"), ("b", "btree")):
             cur.execute("DROP TABLE IF EXISTS fz_%s_%s" % (t, side))
-            cur.execute("CREATE TABLE fz_%s_%s (id int8, k %s) WITH (autovacuum_enabled = off)" % (t, side, t))
+            # ids are never negative: the batchers make statements fail
+            # midway by inserting a negative one
+            cur.execute("CREATE TABLE fz_%s_%s (id int8 CHECK (id >= 0), k %s) WITH (autovacuum_enabled = off)"
+                        % (t, side, t))
             cur.execute("CREATE INDEX fz_%s_%s_k ON fz_%s_%s USING %s (k)" % (t, side, t, side, am))
+    # an exclusion constraint's index is never batched: it must refuse
+    # exactly what a unique btree refuses, within one statement too
+    cur.execute("DROP TABLE IF EXISTS fz_excl_g, fz_excl_b")
+    cur.execute("CREATE TABLE fz_excl_g (id int8, k int8, CONSTRAINT fz_excl_g_x EXCLUDE USING gbtree (k WITH =))"
+                " WITH (autovacuum_enabled = off)")
+    cur.execute("CREATE INDEX fz_excl_g_id ON fz_excl_g USING gbtree (id)")
+    cur.execute("CREATE TABLE fz_excl_b (id int8, k int8, CONSTRAINT fz_excl_b_x UNIQUE (k))"
+                " WITH (autovacuum_enabled = off)")
+    cur.execute("CREATE INDEX fz_excl_b_id ON fz_excl_b USING btree (id)")
+    # scans from inside a running statement: count through the index and
+    # through a seq scan (fresh snapshots: they see the statement's rows so
+    # far) and raise if they differ
+    cur.execute(r"""
+CREATE OR REPLACE FUNCTION fz_count_idx(tbl text, pred text) RETURNS bigint LANGUAGE plpgsql
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_indexscan = on SET enable_indexonlyscan = on
+AS $f$ DECLARE n bigint; BEGIN EXECUTE format('SELECT count(*) FROM %I WHERE %s', tbl, pred) INTO n; RETURN n; END $f$;
+CREATE OR REPLACE FUNCTION fz_count_seq(tbl text, pred text) RETURNS bigint LANGUAGE plpgsql
+SET enable_seqscan = on SET enable_bitmapscan = off SET enable_indexscan = off SET enable_indexonlyscan = off
+AS $f$ DECLARE n bigint; BEGIN EXECUTE format('SELECT count(*) FROM %I WHERE %s', tbl, pred) INTO n; RETURN n; END $f$;
+CREATE OR REPLACE FUNCTION fz_selfcheck(tbl text, pred text) RETURNS bool LANGUAGE plpgsql AS $f$
+DECLARE a bigint; b bigint;
+BEGIN
+    a := fz_count_idx(tbl, pred);
+    b := fz_count_seq(tbl, pred);
+    IF a IS DISTINCT FROM b THEN
+        RAISE EXCEPTION 'fz_selfcheck: % WHERE %: % rows through the index, % by a seq scan', tbl, pred, a, b;
+    END IF;
+    RETURN true;
+END $f$;
+""")
     conn.close()
 
 
@@ -238,13 +315,32 @@ def writer(dsn, types, seed, wid, deadline, counter):
     conn.close()
 
 
-def run_query(cur, settings, sql):
+GUC_DEFAULTS = {"parallel_setup_cost": "1000", "parallel_tuple_cost": "0.1",
+                "min_parallel_index_scan_size": "512kB", "max_parallel_workers_per_gather": "2",
+                "parallel_leader_participation": "on"}
+
+
+def as_select(stmt):
+    """SET LOCAL x = v / RESET x as SELECT set_config(): not a utility
+    statement, so that nothing but the query itself (its executor start,
+    its index scan start) makes a batching gbtree flush what is pending."""
+    if stmt.startswith("SET LOCAL "):
+        name, val = stmt[len("SET LOCAL "):].split(" = ")
+    elif stmt.startswith("RESET "):
+        name = stmt[len("RESET "):]
+        val = GUC_DEFAULTS.get(name, "on")
+    else:
+        raise ValueError(stmt)
+    return "SELECT set_config('%s', '%s', true)" % (name, val)
+
+
+def run_query(cur, settings, sql, sel=False):
     for s in settings:
-        cur.execute(s)
+        cur.execute(as_select(s) if sel else s)
     cur.execute(sql)
     rows = cur.fetchall()
     for s in RESET:
-        cur.execute(s)
+        cur.execute(as_select(s) if sel else s)
     return rows
 
 
@@ -254,11 +350,13 @@ def kexpr(t):
     return "k" if t in ("float4", "float8") else "k::text"
 
 
-def check_once(cur, t, rnd, stats):
-    kind = rnd.random()
+def gen_check(t, rnd, kind=None):
+    """A query on fz_<t>_{side} and whether its row order counts; None
+    for kind >= 0.85 (a cursor check)."""
+    if kind is None:
+        kind = rnd.random()
     ke = kexpr(t)
     pred = gen_pred(t, rnd)
-    mode = rnd.choice(list(MODES))
     if kind < 0.45:
         q = "SELECT id, " + ke + " FROM fz_%s_{side} WHERE " + pred
         ordered = False
@@ -276,22 +374,25 @@ def check_once(cur, t, rnd, stats):
         q = "SELECT " + agg + " FROM fz_%s_{side} WHERE " + pred
         ordered = True
     else:
-        return check_cursor(cur, t, rnd, stats)
-    q = q % t
-    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-    try:
-        g = run_query(cur, MODES[mode], q.format(side="g"))
-        b = run_query(cur, MODES[mode], q.format(side="b"))
-        s = run_query(cur, SEQ, q.format(side="g"))
-        if rnd.random() < 0.05:
-            cur.execute("SET LOCAL enable_seqscan = off")
-            cur.execute("EXPLAIN (COSTS OFF) " + q.format(side="g"))
-            plan = "\n".join(r[0] for r in cur.fetchall())
-            stats["explained"] += 1
-            if "fz_%s_g_k" % t in plan:
-                stats["index_used"] += 1
-    finally:
-        cur.execute("COMMIT")
+        return None
+    return q % t, ordered
+
+
+def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
+    """Run q on both twins and as a seq scan, in the caller's transaction;
+    None, or what differs.  sel: set the planner's switches with SELECT
+    set_config() (no utility statements)."""
+    g = run_query(cur, MODES[mode], q.format(side="g"), sel)
+    b = run_query(cur, MODES[mode], q.format(side="b"), sel)
+    s = run_query(cur, SEQ, q.format(side="g"), sel)
+    if rnd.random() < 0.05:
+        cur.execute("SET LOCAL enable_seqscan = off")
+        cur.execute("EXPLAIN (COSTS OFF) " + q.format(side="g"))
+        plan = "\n".join(r[0] for r in cur.fetchall())
+        cur.execute("RESET enable_seqscan")
+        stats["explained"] += 1
+        if "fz_%s_g_k" % t in plan:
+            stats["index_used"] += 1
     if ordered:
         fg = [tuple(norm_key(x) for x in r) for r in g]
         fb = [tuple(norm_key(x) for x in r) for r in b]
@@ -309,6 +410,20 @@ def check_once(cur, t, rnd, stats):
                 " gbtree vs btree differ in %r\n gbtree vs seqscan differ in %r") % (
             mode, q.format(side="g"), len(g), len(b), len(s), diff_gb, diff_gs)
     return None
+
+
+def check_once(cur, t, rnd, stats):
+    kind = rnd.random()
+    mode = rnd.choice(list(MODES))
+    gq = gen_check(t, rnd, kind)
+    if gq is None:
+        return check_cursor(cur, t, rnd, stats)
+    q, ordered = gq
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        return compare_check(cur, t, rnd, q, ordered, mode, stats)
+    finally:
+        cur.execute("COMMIT")
 
 
 def check_cursor(cur, t, rnd, stats):
@@ -344,6 +459,742 @@ def check_cursor(cur, t, rnd, stats):
     return None
 
 
+# ---- transactions of batched writes -------------------------------------------
+
+BATCH_GUC = "gbtree.insert_batch_memory"
+BASE_TS = datetime.datetime(2020, 1, 1)
+BASE_DATE = datetime.date(2020, 1, 1)
+
+# Every transaction of a batcher features one of these (dealt in turn from
+# a shuffled deck) and ends in one of ENDINGS (another deck).
+FEATURES = ["copy", "insert_select", "values", "update_keys", "update_pred", "delete", "self_insert",
+            "merge", "savepoint", "fail_savepoint", "copy_fail", "plpgsql", "midstatement_scan",
+            "cursor", "truncate", "reindex", "extra_index", "alter", "tablespace", "memory_change", "exclusion"]
+ENDINGS = ["commit", "commit", "rollback", "prepare_commit", "prepare_rollback", "fail_then_end"]
+# the extra steps a transaction takes besides its feature
+EXTRA = ["copy", "copy", "insert_select", "insert_select", "values", "update_keys", "update_pred", "delete", "delete",
+         "self_insert", "merge", "savepoint", "savepoint", "fail_savepoint", "copy_fail", "plpgsql",
+         "midstatement_scan", "cursor", "memory_change", "exclusion"]
+# steps taken inside a savepoint
+NESTED = ["copy", "insert_select", "values", "update_keys", "update_pred", "delete", "self_insert", "merge",
+          "fail_savepoint", "copy_fail", "midstatement_scan", "memory_change", "savepoint", "truncate",
+          "reindex"]
+RETRY_CODES = ("40P01", "40001", "55P03")
+
+
+class Mismatch(Exception):
+    pass
+
+
+def sql_str(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def gen_text(t, rnd):
+    """A random value of type t in its text form (COPY, or a literal with
+    a cast), None for NULL; the same biases as gen_value."""
+    r = rnd.random()
+    if r < 0.06:
+        return None
+    if t in INT_LIMITS or t == "oid" or t == "money":
+        lo, hi = INT_LIMITS.get(t, (0, 4294967295) if t == "oid" else (-92233720368547758, 92233720368547758))
+        if r < 0.10:
+            v = rnd.choice([lo, hi, lo + 1, hi - 1, 0, -1 if lo < 0 else 1])
+        elif r < 0.45:
+            v = rnd.randint(-20, 20) if lo < 0 else rnd.randint(0, 40)
+        else:
+            v = rnd.randint(max(lo, -100000), min(hi, 100000))
+        return str(v)
+    if t in ("float4", "float8"):
+        if r < 0.16:
+            return rnd.choice(["NaN", "Infinity", "-Infinity", "-0", "0", "1e-300" if t == "float8" else "1e-30",
+                               "-1.5", "3.4e38" if t == "float4" else "1.7e308"])
+        if r < 0.5:
+            return repr(rnd.randint(-20, 20) / 4.0)
+        return repr(rnd.uniform(-1e6, 1e6))
+    if t in ("timestamptz", "timestamp"):
+        if r < 0.12:
+            return rnd.choice(["infinity", "-infinity", "4713-01-01 00:00:00 BC", "294276-12-31 23:59:59"])
+        v = BASE_TS + datetime.timedelta(seconds=rnd.randint(-100, 100) * (1 if r < 0.5 else 3600))
+        return v.strftime("%Y-%m-%d %H:%M:%S")
+    if t == "date":
+        if r < 0.12:
+            return rnd.choice(["infinity", "-infinity", "4713-01-01 BC", "5874897-12-31"])
+        return (BASE_DATE + datetime.timedelta(days=rnd.randint(-60, 60))).isoformat()
+    if t == "time":
+        if r < 0.12:
+            return rnd.choice(["00:00", "24:00", "23:59:59.999999"])
+        return "%02d:%02d" % (rnd.randint(0, 23), rnd.choice([0, 30]))
+    if t == "bool":
+        return rnd.choice(["t", "f"])
+    raise ValueError(t)
+
+
+def det_value(t, x):
+    """A value of type t computed from x, an SQL expression of a
+    non-negative int8: the same on both twins, NULLs, extreme values, heavy
+    duplicates and spread keys."""
+    specials = {
+        "int2": "ARRAY[-32768, 32767, 0, -1]::int2[]",
+        "int4": "ARRAY[-2147483648, 2147483647, 0, -1]::int4[]",
+        "int8": "ARRAY[-9223372036854775808, 9223372036854775807, 0, -1]::int8[]",
+        "oid": "ARRAY[0, 4294967295, 1]::oid[]",
+        "money": "ARRAY['-92233720368547758.08', '92233720368547758.07', '0']::money[]",
+        "float4": "ARRAY['NaN', 'Infinity', '-Infinity', '-0', '1e-30', '3.4e38']::float4[]",
+        "float8": "ARRAY['NaN', 'Infinity', '-Infinity', '-0', '1e-300', '1.7e308']::float8[]",
+        "timestamptz": "ARRAY['infinity', '-infinity', '4713-01-01 00:00:00+00 BC', '294276-12-31 23:59:59+00']::timestamptz[]",
+        "timestamp": "ARRAY['infinity', '-infinity', '4713-01-01 00:00:00 BC', '294276-12-31 23:59:59']::timestamp[]",
+        "date": "ARRAY['infinity', '-infinity', '4713-01-01 BC', '5874897-12-31']::date[]",
+        "time": "ARRAY['00:00', '24:00', '23:59:59.999999']::time[]",
+        "bool": "ARRAY[true, false]",
+    }[t]
+    dup = {
+        "int2": "(({x}) % 41 - 20)::int2", "int4": "(({x}) % 41 - 20)::int4", "int8": "(({x}) % 41 - 20)::int8",
+        "oid": "(({x}) % 41)::int8::oid", "money": "(({x}) % 41 - 20)::int8::money",
+        "float4": "((({x}) % 41 - 20) / 4.0)::float4", "float8": "((({x}) % 41 - 20) / 4.0)::float8",
+        "timestamptz": "'2020-01-01'::timestamptz + (({x}) % 41 - 20) * interval '1 hour'",
+        "timestamp": "'2020-01-01'::timestamp + (({x}) % 41 - 20) * interval '1 hour'",
+        "date": "'2020-01-01'::date + (({x}) % 41 - 20)::int4",
+        "time": "'00:00'::time + (({x}) % 41) * interval '30 minutes'",
+        "bool": "(({x}) % 2 = 0)",
+    }[t]
+    spread = {
+        "int2": "(({x}) % 60001 - 30000)::int2", "int4": "(({x}) * 4294 - 2147483648)::int4",
+        "int8": "(({x}) * 9000000000000 - 4500000000000000000)::int8",
+        "oid": "(({x}) * 4294)::int8::oid", "money": "(({x}) - 500000)::int8::money",
+        "float4": "((({x}) - 500000) * 1.37)::float4", "float8": "((({x}) - 500000) * 1.37)::float8",
+        "timestamptz": "'2020-01-01'::timestamptz + (({x}) - 500000) * interval '1 second'",
+        "timestamp": "'2020-01-01'::timestamp + (({x}) - 500000) * interval '1 second'",
+        "date": "'2020-01-01'::date + (({x}) % 20001 - 10000)::int4",
+        "time": "'00:00'::time + (({x}) % 86400) * interval '1 second'",
+        "bool": "(({x}) % 3 = 0)",
+    }[t]
+    return ("CASE WHEN ({x}) % 23 = 0 THEN NULL WHEN ({x}) % 29 = 0 THEN ({sp})[1 + ({x}) % array_length({sp}, 1)] "
+            "WHEN ({x}) % 3 = 0 THEN {dup} ELSE {spread} END").format(
+        x=x, sp=specials, dup=dup.format(x=x), spread=spread.format(x=x))
+
+
+def batcher(dsn, types, seed, bid, deadline, out):
+    b = Batcher(dsn, types, seed, bid)
+    status = "ok"
+    try:
+        b.run(deadline)
+    except Mismatch as m:
+        print("gbtree_fuzz: FAILED with seed %d\nbatcher %d, %s transaction, step %s: %s"
+              % (seed, bid, b.t, b.step, m), flush=True)
+        status = "fail"
+    except psycopg2.Error as e:
+        print("batcher %d: unexpected error in step %s (%s transaction): %s [%s]" % (bid, b.step, b.t, e, e.pgcode),
+              file=sys.stderr, flush=True)
+        status = "error"
+    finally:
+        if b.prepared:
+            # never leave a prepared transaction holding locks behind
+            try:
+                b.cur2.execute("ROLLBACK PREPARED '%s'" % b.prepared)
+            except psycopg2.Error:
+                pass
+        out.put((bid, status, dict(b.stats), b.cstats, b.guc_min, b.can_prepare))
+    sys.exit(0 if status == "ok" else 3)
+
+
+class Batcher:
+    def __init__(self, dsn, types, seed, bid):
+        self.rnd = random.Random(seed * 1000 + 500 + bid)
+        self.types = types
+        self.bid = bid
+        self.conn = connect(dsn)
+        self.cur = self.conn.cursor()
+        # another session: checks after the transaction ended, COMMIT PREPARED
+        self.conn2 = connect(dsn)
+        self.cur2 = self.conn2.cursor()
+        self.nextid = (100 + bid) * 10 ** 12
+        self.firstid = self.nextid
+        self.stats = collections.Counter()
+        self.cstats = {"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0}
+        self.t = None
+        self.step = None
+        self.in_txn = False
+        self.nsp = 0
+        self.ngid = 0
+        self.prepared = None
+        # the GUC exists once the library is loaded, if this gbtree has it
+        self.cur.execute("LOAD 'gbtree'")
+        self.cur.execute("SELECT min_val::int FROM pg_settings WHERE name = %s", (BATCH_GUC,))
+        r = self.cur.fetchone()
+        self.guc_min = r[0] if r else None
+        self.cur.execute("SHOW max_prepared_transactions")
+        self.can_prepare = int(self.cur.fetchone()[0]) > 0
+        self.cur.execute("SELECT count(*) FROM pg_tablespace WHERE spcname = 'fz_ts'")
+        self.tablespace = self.cur.fetchone()[0] > 0
+
+    # -- helpers --
+
+    def x(self, src):
+        """x for det_value from an int8 expression, salted per statement."""
+        return "((%s)::int8 %% 1000003 * %d + %d) %% 1000003" % (src, self.rnd.randint(1, 999983),
+                                                                 self.rnd.randint(0, 1000002))
+
+    def ids(self, n):
+        first = self.nextid
+        self.nextid += n
+        return first
+
+    def nrows(self):
+        # 64 kB hold 4096 entries: the larger statements flush midway
+        return self.rnd.choice([1, 3, 20, 200, 1000, 5000] + ([20000] if self.rnd.random() < 0.1 else []))
+
+    def twin(self, sql, counted=True):
+        """Run sql ({tbl}: the table) on the gbtree twin, then on the btree
+        twin; both must affect as many rows."""
+        self.cur.execute(sql.format(tbl="fz_%s_g" % self.t))
+        ng = self.cur.rowcount
+        self.cur.execute(sql.format(tbl="fz_%s_b" % self.t))
+        nb = self.cur.rowcount
+        if counted and ng != nb:
+            raise Mismatch("%s: %d rows on the gbtree twin, %d on the btree twin" % (sql.format(tbl="fz_%s_g" % self.t),
+                                                                                   ng, nb))
+        self.stats["rows_written"] += max(ng, 0)
+        return ng
+
+    def set_memory(self, allow_zero=True):
+        """SET LOCAL gbtree.insert_batch_memory: mostly small (flushes in
+        the middle of statements), sometimes 0 (no batching from here on,
+        with entries still pending)."""
+        if self.guc_min is None:
+            return
+        small = max(64, self.guc_min)
+        v = self.rnd.choice([small, small, small, 128, 256, 1024, 16384, 65536])
+        if allow_zero and self.rnd.random() < 0.25 and self.guc_min == 0:
+            v = 0
+        self.cur.execute("SET LOCAL %s = %d" % (BATCH_GUC, v))
+        self.stats["memory_%dkB" % v] += 1
+
+    def force_index(self):
+        mode = self.rnd.choice(["index", "ios", "bitmap"])
+        for s in MODES[mode]:
+            self.cur.execute(as_select(s))
+        return mode
+
+    def reset_modes(self):
+        for s in RESET:
+            self.cur.execute(as_select(s))
+
+    def count_check(self, why):
+        """In another session: every row of the twins, counted through the
+        gbtree index (values and NULLs), through btree and by a seq scan."""
+        c = self.cur2
+        mode = self.rnd.choice(["index", "ios", "bitmap"])
+        c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            res = []
+            for side, settings in (("g", MODES[mode]), ("b", MODES["index"]), ("g", SEQ)):
+                res.append(tuple(run_query(c, settings, "SELECT count(*) FROM fz_%s_%s WHERE k %s"
+                                           % (self.t, side, cond))[0][0] for cond in ("IS NOT NULL", "IS NULL")))
+        finally:
+            c.execute("COMMIT")
+        self.stats["count_checks"] += 1
+        if res[0] != res[1] or res[0] != res[2]:
+            raise Mismatch("%s: rows (not NULL, NULL) in the %s twins: gbtree (%s scans) %r, btree %r, seq scan %r"
+                           % (why, self.t, mode, res[0], res[1], res[2]))
+
+    def compare(self, why="in the transaction"):
+        """The gbtree twin answers like the btree twin and a seq scan,
+        the transaction's own rows included."""
+        kind = self.rnd.random()
+        if kind < 0.25:
+            # count(*) of index quals alone: the GbtreeCount custom scan
+            pred = gen_pred(self.t, self.rnd)
+            q, ordered = "SELECT count(*) FROM fz_%s_{side} WHERE %s" % (self.t, pred), True
+        else:
+            q, ordered = gen_check(self.t, self.rnd, self.rnd.random() * 0.85)
+        mode = self.rnd.choice(list(MODES))
+        if self.in_txn:
+            err = compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats, sel=True)
+            self.stats["compared_in_txn"] += 1
+        else:
+            # (a prepared transaction that truncated or reindexed holds
+            # its locks until this batcher settles it: do not wait for it)
+            self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self.cur.execute("SET LOCAL lock_timeout = '500ms'")
+            try:
+                err = compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats)
+            except psycopg2.Error as e:
+                if e.pgcode != "55P03":
+                    raise
+                err = None
+                self.stats["compare_lock_timeout"] += 1
+            finally:
+                self.cur.execute("ROLLBACK")
+            self.stats["compared_after"] += 1
+        if err:
+            raise Mismatch("%s: %s" % (why, err))
+
+    def copy_data(self, n, bad_at=None, bad_kind=None):
+        first = self.ids(n)
+        lines = []
+        for i in range(n):
+            v = gen_text(self.t, self.rnd)
+            ident = first + i
+            if bad_at is not None and i == bad_at:
+                if bad_kind == "check":
+                    ident = -1 - i
+                else:
+                    v = "zz%d" % i
+            lines.append("%d\t%s\n" % (ident, "\\N" if v is None else v))
+        return "".join(lines)
+
+    def copy_twins(self, n, freeze=False):
+        data = self.copy_data(n)
+        opts = " WITH (FREEZE)" if freeze else ""
+        counts = []
+        for side in ("g", "b"):
+            self.cur.copy_expert("COPY fz_%s_%s (id, k) FROM STDIN%s" % (self.t, side, opts), io.StringIO(data))
+            counts.append(self.cur.rowcount)
+        if counts[0] != counts[1]:
+            raise Mismatch("COPY of %d rows: %r" % (n, counts))
+        self.stats["rows_written"] += n
+
+    def insert_select_sql(self, n, fail=None):
+        """INSERT ... SELECT of n computed rows; fail = (kind, at): the
+        statement fails at row at, by a division by zero or a CHECK
+        violation, after the rows before it went in."""
+        first = self.ids(n)
+        idexpr = "%d + g" % first
+        where = ""
+        if fail is not None:
+            kind, at = fail
+            if kind == "div":
+                where = " WHERE 1 / (g - %d) IS NOT NULL" % at
+            else:
+                idexpr = "CASE WHEN g = %d THEN -1 ELSE %d + g END" % (at, first)
+        return ("INSERT INTO {tbl} SELECT " + idexpr + ", " + det_value(self.t, "s.x")
+                + " FROM generate_series(1, %d) g, LATERAL (SELECT %s AS x) s" % (n, self.x("g")) + where)
+
+    def savepoint(self):
+        self.nsp += 1
+        name = "sp%d" % self.nsp
+        self.cur.execute("SAVEPOINT " + name)
+        return name
+
+    def expect_error(self, codes, sql=None, fn=None):
+        """Run a statement that must fail with one of codes (SQLSTATE
+        prefixes); returns the code."""
+        try:
+            if fn is not None:
+                fn()
+            else:
+                self.cur.execute(sql)
+        except psycopg2.Error as e:
+            if e.pgcode in RETRY_CODES or "fz_selfcheck" in str(e):
+                raise
+            if not any(e.pgcode and e.pgcode.startswith(c) for c in codes):
+                raise
+            return e.pgcode
+        raise Mismatch("statement did not fail: %s" % (sql or fn))
+
+    # -- steps: each leaves the twins with equal contents --
+
+    def step_copy(self):
+        self.copy_twins(self.nrows())
+
+    def step_insert_select(self):
+        self.twin(self.insert_select_sql(self.nrows()))
+
+    def step_values(self):
+        n = self.rnd.choice([1, 5, 50, 400])
+        first = self.ids(n)
+        rows = []
+        for i in range(n):
+            v = gen_text(self.t, self.rnd)
+            rows.append("(%d, %s)" % (first + i, "NULL" if v is None else "'%s'::%s" % (v, self.t)))
+        self.twin("INSERT INTO {tbl} VALUES " + ", ".join(rows))
+
+    def step_update_keys(self):
+        m = self.rnd.randint(2, 40)
+        self.twin("UPDATE {tbl} SET k = " + det_value(self.t, self.x("id"))
+                  + " WHERE id %% %d = %d" % (m, self.rnd.randint(0, m - 1)))
+
+    def step_update_pred(self):
+        # found through a forced scan of the index being updated
+        pred = gen_pred(self.t, self.rnd)
+        self.force_index()
+        self.twin("UPDATE {tbl} SET k = " + det_value(self.t, self.x("id")) + " WHERE " + pred)
+        self.reset_modes()
+
+    def step_delete(self):
+        if self.rnd.random() < 0.5:
+            m = self.rnd.randint(2, 9)
+            self.twin("DELETE FROM {tbl} WHERE id %% %d = %d" % (m, self.rnd.randint(0, m - 1)))
+        else:
+            pred = gen_pred(self.t, self.rnd)
+            self.force_index()
+            self.twin("DELETE FROM {tbl} WHERE " + pred)
+            self.reset_modes()
+
+    def step_self_insert(self):
+        # an INSERT ... SELECT that reads its own target through the index
+        # while its entries are gathered (and flushed, when memory is small)
+        pred = gen_pred(self.t, self.rnd)
+        self.cur.execute("SELECT count(*) FROM fz_%s_b WHERE %s" % (self.t, pred))
+        if self.cur.fetchone()[0] > 4000:
+            pred = "k IS NULL"
+        self.force_index()
+        self.twin("INSERT INTO {tbl} SELECT id + 10000000000000, k FROM {tbl} WHERE " + pred)
+        self.reset_modes()
+
+    def step_merge(self):
+        n = self.rnd.choice([10, 500, 3000])
+        span = max(self.nextid - self.firstid, 1)
+        first = self.firstid + self.rnd.randint(0, span)
+        self.twin("MERGE INTO {tbl} t USING (SELECT %d + g AS id, %s AS k FROM generate_series(1, %d) g, "
+                  "LATERAL (SELECT %s AS x) s) v ON t.id = v.id "
+                  "WHEN MATCHED AND v.id %% 5 = 0 THEN DELETE "
+                  "WHEN MATCHED THEN UPDATE SET k = v.k "
+                  "WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.k)"
+                  % (first, det_value(self.t, "s.x"), n, self.x("g")))
+
+    def step_savepoint(self, depth=0):
+        name = self.savepoint()
+        for _ in range(self.rnd.randint(1, 3)):
+            st = self.rnd.choice(NESTED)
+            if st == "savepoint":
+                if depth < 2:
+                    self.step_savepoint(depth + 1)
+                continue
+            self.run_step(st)
+        if self.rnd.random() < 0.5:
+            self.compare("inside savepoint %s" % name)
+        if self.rnd.random() < 0.55:
+            self.cur.execute("ROLLBACK TO " + name)
+            self.stats["rollback_to"] += 1
+            self.compare("after ROLLBACK TO %s" % name)
+            if self.rnd.random() < 0.5:
+                self.run_step(self.rnd.choice(["copy", "insert_select", "values"]))
+        self.cur.execute("RELEASE " + name)
+
+    def step_fail_savepoint(self):
+        name = self.savepoint()
+        if self.rnd.random() < 0.5:
+            self.run_step(self.rnd.choice(["copy", "insert_select"]))
+        n = self.rnd.choice([50, 3000, 6000])
+        kind = self.rnd.choice(["div", "check"])
+        at = self.rnd.randint(n // 2, n)
+        code = self.expect_error(["22012", "23514"], self.insert_select_sql(n, (kind, at)).format(tbl="fz_%s_g" % self.t))
+        self.stats["failed_" + code] += 1
+        self.cur.execute("ROLLBACK TO " + name)
+        if self.rnd.random() < 0.6:
+            self.compare("after a failed statement and ROLLBACK TO")
+        if self.rnd.random() < 0.5:
+            self.run_step("insert_select")
+        self.cur.execute("RELEASE " + name)
+
+    def step_copy_fail(self):
+        name = self.savepoint()
+        n = self.rnd.choice([100, 3000, 6000])
+        kind = self.rnd.choice(["input", "check"])
+        data = self.copy_data(n, self.rnd.randint(n // 2, n - 1), kind)
+        code = self.expect_error(["22", "23514"], fn=lambda: self.cur.copy_expert(
+            "COPY fz_%s_g (id, k) FROM STDIN" % self.t, io.StringIO(data)))
+        self.stats["failed_copy_" + code] += 1
+        self.cur.execute("ROLLBACK TO " + name)
+        self.cur.execute("RELEASE " + name)
+
+    def step_plpgsql(self):
+        # exception blocks: a subtransaction each, one failing midway
+        pred = gen_pred(self.t, self.rnd)
+        n1, n2, n3 = self.rnd.choice([10, 2000]), self.rnd.choice([100, 5000]), self.rnd.choice([10, 3000])
+        at = self.rnd.randint(1, n2)
+        body = ("DO $do$ BEGIN\n"
+                "  " + self.insert_select_sql(n1) + ";\n"
+                "  BEGIN\n"
+                "    " + self.insert_select_sql(n2, ("div", at)) + ";\n"
+                "  EXCEPTION WHEN division_by_zero THEN NULL;\n"
+                "  END;\n"
+                "  BEGIN\n"
+                "    " + self.insert_select_sql(n3) + ";\n"
+                "    PERFORM fz_selfcheck('{tbl}', " + sql_str(pred) + ");\n"
+                "  EXCEPTION WHEN division_by_zero THEN NULL;\n"
+                "  END;\n"
+                "  PERFORM fz_selfcheck('{tbl}', " + sql_str(pred) + ");\n"
+                "END $do$")
+        self.twin(body, counted=False)
+
+    def step_midstatement_scan(self):
+        # every N rows the INSERT calls a function that scans the table,
+        # through the index and sequentially: the rows this statement
+        # inserted so far are visible to it, pending or not
+        pred = gen_pred(self.t, self.rnd)
+        n = self.rnd.choice([500, 3000, 9000])
+        every = self.rnd.choice([97, 499, 2999])
+        sql = self.insert_select_sql(n) + " WHERE (g %% %d <> 0 OR fz_selfcheck('{tbl}', %s))" % (every, sql_str(pred))
+        self.twin(sql)
+
+    def step_cursor(self):
+        # a scrollable cursor over the index, open while the transaction
+        # inserts (and, with little memory, flushes into the leaves it is on)
+        pred = gen_pred(self.t, self.rnd) if self.rnd.random() < 0.6 else "true"
+        desc = self.rnd.choice(["", " DESC"])
+        data = self.copy_data(self.rnd.choice([100, 3000, 9000]))
+        ins = self.insert_select_sql(self.rnd.choice([10, 3000]))
+        moves1 = ["FORWARD %d" % self.rnd.randint(1, 50), "NEXT"]
+        moves2 = [self.rnd.choice(["NEXT", "PRIOR", "FORWARD %d" % self.rnd.randint(1, 300),
+                                   "BACKWARD %d" % self.rnd.randint(1, 300), "ABSOLUTE %d" % self.rnd.randint(-50, 400),
+                                   "RELATIVE %d" % self.rnd.randint(-100, 100), "FIRST", "LAST"])
+                  for _ in range(self.rnd.randint(3, 10))]
+        results = {}
+        for side in ("g", "b"):
+            tbl = "fz_%s_%s" % (self.t, side)
+            for s in MODES["index"]:
+                self.cur.execute(as_select(s))
+            self.cur.execute("DECLARE cb_%s SCROLL CURSOR FOR SELECT %s FROM %s WHERE %s ORDER BY k%s"
+                             % (side, kexpr(self.t), tbl, pred, desc))
+            self.reset_modes()
+            res = []
+            for m in moves1:
+                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
+                res.append([norm_key(r[0]) for r in self.cur.fetchall()])
+            self.cur.execute(ins.format(tbl=tbl))
+            self.cur.copy_expert("COPY %s (id, k) FROM STDIN" % tbl, io.StringIO(data))
+            for m in moves2:
+                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
+                res.append([norm_key(r[0]) for r in self.cur.fetchall()])
+            self.cur.execute("CLOSE cb_%s" % side)
+            results[side] = res
+        self.stats["cursor_fetches"] += len(moves1) + len(moves2)
+        if results["g"] != results["b"]:
+            raise Mismatch("cursor on %s WHERE %s ORDER BY k%s open across inserts, moves %s then %s\n gbtree %r\n btree %r"
+                           % (self.t, pred, desc, moves1, moves2, results["g"], results["b"]))
+
+    def step_truncate(self):
+        wrap = self.rnd.random() < 0.75
+        name = self.savepoint() if wrap else None
+        self.cur.execute("TRUNCATE fz_%s_g, fz_%s_b" % (self.t, self.t))
+        # COPY FREEZE: allowed right after the TRUNCATE of this subtransaction
+        self.copy_twins(self.rnd.choice([100, 3000, 6000]), freeze=self.rnd.random() < 0.5)
+        self.run_step(self.rnd.choice(["insert_select", "update_keys", "values"]))
+        self.compare("after TRUNCATE and new rows")
+        if wrap:
+            if self.rnd.random() < 0.8:
+                self.cur.execute("ROLLBACK TO " + name)
+                self.stats["truncate_rolled_back"] += 1
+                self.compare("after ROLLBACK TO undid a TRUNCATE")
+            self.cur.execute("RELEASE " + name)
+
+    def step_reindex(self):
+        self.run_step(self.rnd.choice(["copy", "insert_select"]))
+        wrap = self.rnd.random() < 0.4
+        name = self.savepoint() if wrap else None
+        if self.rnd.random() < 0.5:
+            self.cur.execute("REINDEX INDEX fz_%s_g_k" % self.t)
+        else:
+            self.cur.execute("REINDEX TABLE fz_%s_g" % self.t)
+        self.run_step(self.rnd.choice(["copy", "insert_select", "update_keys"]))
+        self.compare("after REINDEX and new rows")
+        if wrap:
+            if self.rnd.random() < 0.5:
+                self.cur.execute("ROLLBACK TO " + name)
+                self.compare("after ROLLBACK TO undid a REINDEX")
+            self.cur.execute("RELEASE " + name)
+
+    def step_extra_index(self):
+        # a second gbtree index, made and gone within the transaction
+        name = self.savepoint()
+        ix = "fz_%s_g_k2_%d" % (self.t, self.bid)
+        self.cur.execute("CREATE INDEX %s ON fz_%s_g USING gbtree (k DESC)" % (ix, self.t))
+        self.run_step(self.rnd.choice(["copy", "insert_select"]))
+        self.run_step(self.rnd.choice(["update_keys", "delete", "values"]))
+        self.compare("with a second gbtree index made in the transaction")
+        if self.rnd.random() < 0.6:
+            self.cur.execute("ROLLBACK TO " + name)
+        else:
+            self.run_step("insert_select")
+            self.cur.execute("DROP INDEX %s" % ix)
+        self.cur.execute("RELEASE " + name)
+
+    def step_alter(self):
+        self.run_step("insert_select")
+        if self.rnd.random() < 0.5:
+            self.cur.execute("ALTER INDEX fz_%s_g_k SET (fillfactor = %d)" % (self.t, self.rnd.choice([50, 70, 90, 100])))
+        else:
+            self.cur.execute("ALTER TABLE fz_%s_g ALTER COLUMN k SET STATISTICS %d" % (self.t, self.rnd.randint(10, 200)))
+        self.run_step("copy")
+
+    def step_tablespace(self):
+        # ALTER INDEX ... SET TABLESPACE copies the index's pages into a new
+        # file: the entries still pending must be in them first
+        if not self.tablespace:
+            self.stats["tablespace_unavailable"] += 1
+            return
+        self.run_step(self.rnd.choice(["copy", "insert_select", "update_keys"]))
+        self.cur.execute("SELECT coalesce(s.spcname, 'pg_default') FROM pg_class c "
+                         "LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace WHERE c.relname = 'fz_%s_g_k'" % self.t)
+        target = "pg_default" if self.cur.fetchone()[0] == "fz_ts" else "fz_ts"
+        wrap = self.rnd.random() < 0.3
+        name = self.savepoint() if wrap else None
+        self.cur.execute("ALTER INDEX fz_%s_g_k SET TABLESPACE %s" % (self.t, target))
+        self.run_step(self.rnd.choice(["copy", "insert_select"]))
+        self.compare("after ALTER INDEX SET TABLESPACE %s" % target)
+        if wrap:
+            self.cur.execute("ROLLBACK TO " + name)
+            self.compare("after ROLLBACK TO undid ALTER INDEX SET TABLESPACE")
+            self.cur.execute("RELEASE " + name)
+
+    def step_memory_change(self):
+        self.run_step(self.rnd.choice(["copy", "insert_select"]))
+        self.set_memory()
+        self.run_step(self.rnd.choice(["copy", "insert_select", "update_keys"]))
+
+    def step_exclusion(self):
+        n = self.rnd.choice([1, 5, 50, 300])
+        keys = [self.rnd.randint(0, 2000000) if self.rnd.random() > 0.05 else None for _ in range(n)]
+        if self.rnd.random() < 0.3:
+            keys.append(self.rnd.choice(keys))        # a conflict within the statement
+        if self.rnd.random() < 0.3:
+            self.cur.execute("SELECT k FROM fz_excl_b WHERE k IS NOT NULL LIMIT 1 OFFSET %d" % self.rnd.randint(0, 50))
+            r = self.cur.fetchone()
+            if r:
+                keys.append(r[0])                     # a conflict with a stored row
+        first = self.ids(len(keys))
+        vals = ", ".join("(%d, %s)" % (first + i, "NULL" if k is None else str(k)) for i, k in enumerate(keys))
+        outcome = {}
+        for side in ("g", "b"):
+            name = self.savepoint()
+            try:
+                self.cur.execute("INSERT INTO fz_excl_%s VALUES %s" % (side, vals))
+                outcome[side] = "ok"
+                self.cur.execute("RELEASE " + name)
+            except psycopg2.Error as e:
+                if e.pgcode not in ("23P01", "23505"):
+                    raise
+                outcome[side] = "conflict"
+                self.cur.execute("ROLLBACK TO " + name)
+                self.cur.execute("RELEASE " + name)
+        self.stats["exclusion_" + outcome["g"]] += 1
+        if outcome["g"] != outcome["b"]:
+            raise Mismatch("exclusion constraint (gbtree) %s, unique btree %s, for keys %r"
+                           % (outcome["g"], outcome["b"], keys))
+        if self.rnd.random() < 0.3:
+            m = self.rnd.randint(3, 9)
+            r = self.rnd.randint(0, m - 1)
+            for side in ("g", "b"):
+                self.cur.execute("DELETE FROM fz_excl_%s WHERE k %% %d = %d" % (side, m, r))
+        lo = self.rnd.randint(0, 2000000)
+        hi = lo + self.rnd.choice([1000, 100000])
+        res = {}
+        for side in ("g", "b"):
+            self.force_index()
+            self.cur.execute("SELECT id, k FROM fz_excl_%s WHERE k BETWEEN %d AND %d ORDER BY k" % (side, lo, hi))
+            res[side] = self.cur.fetchall()
+            self.reset_modes()
+        if res["g"] != res["b"]:
+            raise Mismatch("exclusion tables differ in the transaction: %d rows against %d" % (len(res["g"]), len(res["b"])))
+
+    def run_step(self, st):
+        outer = self.step
+        self.step = st if outer is None else outer + ">" + st
+        getattr(self, "step_" + st)()
+        self.stats[st] += 1
+        self.step = outer
+
+    # -- transactions --
+
+    def end(self, ending):
+        cur = self.cur
+        if ending.startswith("prepare") and not self.can_prepare:
+            self.stats["prepare_unavailable"] += 1
+            ending = "commit" if ending == "prepare_commit" else "rollback"
+        if ending == "commit":
+            cur.execute("COMMIT")
+        elif ending == "rollback":
+            cur.execute("ROLLBACK")
+        elif ending.startswith("prepare"):
+            self.ngid += 1
+            gid = "fzb_%d_%d" % (self.bid, self.ngid)
+            cur.execute("PREPARE TRANSACTION '%s'" % gid)
+            self.in_txn = False
+            self.prepared = gid
+            # settled from this session or from another one
+            c = cur if self.rnd.random() < 0.5 else self.cur2
+            if self.rnd.random() < 0.3:
+                self.compare("while prepared")
+            c.execute("%s PREPARED '%s'" % ("COMMIT" if ending == "prepare_commit" else "ROLLBACK", gid))
+            self.prepared = None
+        else:
+            # a statement fails midway: the transaction is over, whatever
+            # it did; COMMIT answers ROLLBACK
+            n = self.rnd.choice([100, 5000])
+            if self.rnd.random() < 0.5:
+                sql = self.insert_select_sql(n, (self.rnd.choice(["div", "check"]), self.rnd.randint(n // 2, n)))
+                self.expect_error(["22012", "23514"], sql.format(tbl="fz_%s_g" % self.t))
+            else:
+                data = self.copy_data(n, self.rnd.randint(n // 2, n - 1), "input")
+                self.expect_error(["22"], fn=lambda: cur.copy_expert("COPY fz_%s_g (id, k) FROM STDIN" % self.t,
+                                                                    io.StringIO(data)))
+            cur.execute(self.rnd.choice(["COMMIT", "ROLLBACK"]))
+        self.in_txn = False
+        self.stats["end_" + ending] += 1
+
+    def txn(self, feature, ending):
+        self.t = self.rnd.choice(self.types)
+        self.step = None
+        self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        self.in_txn = True
+        if self.rnd.random() < 0.85:
+            self.set_memory(allow_zero=False)
+        steps = [feature] + [self.rnd.choice(EXTRA) for _ in range(self.rnd.randint(0, 3))]
+        self.rnd.shuffle(steps)
+        for st in steps:
+            self.run_step(st)
+            if self.rnd.random() < 0.5:
+                self.compare()
+        if self.rnd.random() < 0.5:
+            self.compare()
+        if self.rnd.random() < 0.6:
+            # entries still pending when the transaction ends
+            self.run_step(self.rnd.choice(["copy", "insert_select", "values", "update_keys"]))
+        self.step = "end:" + ending
+        self.end(ending)
+        # another session sees exactly what committed
+        self.count_check("after the transaction ended (%s), in another session" % ending)
+        if self.rnd.random() < 0.5:
+            err = check_once(self.cur2, self.t, self.rnd, self.cstats)
+            self.stats["compared_after"] += 1
+            if err:
+                raise Mismatch("after the transaction ended (%s), in another session: %s" % (ending, err))
+        self.stats["transactions"] += 1
+
+    def run(self, deadline):
+        fdeck, edeck = [], []
+        while time.time() < deadline:
+            if not fdeck:
+                fdeck = FEATURES[:]
+                self.rnd.shuffle(fdeck)
+            if not edeck:
+                edeck = ENDINGS[:]
+                self.rnd.shuffle(edeck)
+            feature, ending = fdeck.pop(), edeck.pop()
+            try:
+                self.txn(feature, ending)
+            except psycopg2.Error as e:
+                if self.in_txn:
+                    self.cur.execute("ROLLBACK")
+                    self.in_txn = False
+                if "fz_selfcheck" in str(e):
+                    raise Mismatch(str(e).strip())
+                if e.pgcode in RETRY_CODES:
+                    self.stats["retried_" + e.pgcode] += 1
+                    continue
+                raise
+            except Mismatch:
+                if self.in_txn:
+                    self.cur.execute("ROLLBACK")
+                    self.in_txn = False
+                raise
+        self.conn.close()
+        self.conn2.close()
+
+
 def checker(dsn, types, seed, deadline, result):
     rnd = random.Random(seed * 1000 + 999)
     conn = connect(dsn)
@@ -372,6 +1223,17 @@ def checker(dsn, types, seed, deadline, result):
             result.put(("fail", "final contents of %s differ: gbtree %d rows, heap %d rows" % (t, len(g), len(b)), stats))
             return
         cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
+    # the exclusion-constraint twins hold the same rows
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    g = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE k IS NOT NULL OR k IS NULL")
+    b = run_query(cur, SEQ, "SELECT id, k FROM fz_excl_b")
+    gi = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE id IS NOT NULL")
+    cur.execute("COMMIT")
+    if sorted(map(repr, g)) != sorted(map(repr, b)) or sorted(map(repr, gi)) != sorted(map(repr, b)):
+        result.put(("fail", "final contents of fz_excl differ: gbtree %d and %d rows, heap %d rows"
+                    % (len(g), len(gi), len(b)), stats))
+        return
+    cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true)")
     result.put(("ok", None, stats))
     conn.close()
 
@@ -382,31 +1244,76 @@ def main():
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--writers", type=int, default=3)
+    ap.add_argument("--batchers", type=int, default=1)
+    ap.add_argument("--tablespace", default=None, help="an empty directory for a second tablespace")
     ap.add_argument("--types", default="int8,int4,int2,float8,float4,timestamptz,date,bool,oid,money,time,timestamp")
     args = ap.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(1, 2 ** 31)
     types = args.types.split(",")
-    print("gbtree_fuzz: seed %d, %d writers, %.0f s, types %s" % (seed, args.writers, args.seconds, ",".join(types)),
-          flush=True)
-    setup(args.dsn, types)
+    print("gbtree_fuzz: seed %d, %d writers, %d batchers, %.0f s, types %s"
+          % (seed, args.writers, args.batchers, args.seconds, ",".join(types)), flush=True)
+    setup(args.dsn, types, args.tablespace)
     deadline = time.time() + args.seconds
     counter = mp.Value("l", 0)
     result = mp.Queue()
     procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter))
              for w in range(args.writers)]
+    bout = mp.Queue()
+    bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, deadline, bout))
+              for i in range(args.batchers)]
     chk = mp.Process(target=checker, args=(args.dsn, types, seed, deadline, result))
-    for p in procs + [chk]:
+    for p in procs + bprocs + [chk]:
         p.start()
     status, err, stats = result.get()
-    for p in procs:
+    bstats = collections.Counter()
+    bstatus = []
+    guc_min, can_prepare = None, True
+    for p in bprocs:
+        # each batcher reports once, however it ended (a killed one: never)
+        try:
+            bid, st, bs, cs, guc_min, can_prepare = bout.get(timeout=max(30, deadline - time.time() + 120))
+        except Exception:
+            bstatus.append("no report")
+            continue
+        bstatus.append(st)
+        bstats.update(bs)
+        for k in ("queries", "rows", "cursors"):
+            stats[k] += cs[k]
+    for p in procs + bprocs:
         p.join()
     chk.join()
-    bad_writers = [p.exitcode for p in procs if p.exitcode != 0]
+    bad_writers = [p.exitcode for p in procs + bprocs if p.exitcode != 0]
     print("gbtree_fuzz: seed %d: %d writer operations, %d queries (%d rows) and %d cursors compared, "
           "index used in %d of %d sampled plans" % (seed, counter.value, stats["queries"], stats["rows"],
                                                     stats["cursors"], stats["index_used"], stats["explained"]))
+    if args.batchers > 0:
+        print("gbtree_fuzz: %s: %s" % (BATCH_GUC, "absent in this gbtree: batched transactions ran without it"
+                                       if guc_min is None else "set per transaction (min %d kB)" % guc_min))
+        print("gbtree_fuzz: batched transactions: %d (%d rows written; %d comparisons inside them, %d after); "
+              "retried: %s" % (bstats["transactions"], bstats["rows_written"], bstats["compared_in_txn"],
+                              bstats["compared_after"],
+                              ", ".join("%s %d" % (k[8:], v) for k, v in sorted(bstats.items())
+                                        if k.startswith("retried_")) or "none"))
+        print("gbtree_fuzz: batch features: " + ", ".join("%s %d" % (f, bstats[f]) for f in FEATURES))
+        print("gbtree_fuzz: batch endings: " + ", ".join("%s %d" % (e, bstats["end_" + e])
+                                                         for e in dict.fromkeys(ENDINGS)))
+        other = sorted((k, v) for k, v in bstats.items()
+                       if k.startswith(("memory_", "failed_", "exclusion_")) or k in (
+                           "rollback_to", "truncate_rolled_back", "cursor_fetches", "prepare_unavailable",
+                           "tablespace_unavailable", "count_checks", "compare_lock_timeout"))
+        print("gbtree_fuzz: batch details: " + ", ".join("%s %d" % kv for kv in other))
+        # every kind must have run in a run of normal length
+        missing = [f for f in FEATURES if bstats[f] == 0 and not (f == "tablespace" and not args.tablespace)]
+        missing += ["ending " + e for e in dict.fromkeys(ENDINGS) if bstats["end_" + e] == 0]
+        if guc_min is not None and not any(bstats["memory_%dkB" % v] for v in (64, max(64, guc_min))):
+            missing.append("a small %s" % BATCH_GUC)
+        if not can_prepare:
+            missing.append("PREPARE TRANSACTION (max_prepared_transactions = 0)")
+        if missing and args.seconds >= 60 and status == "ok" and not bad_writers:
+            status, err = "fail", "batched transactions never reached: " + ", ".join(missing)
     if status != "ok" or bad_writers:
-        print("gbtree_fuzz: FAILED with seed %d\n%s" % (seed, err or "a writer failed"), flush=True)
+        print("gbtree_fuzz: FAILED with seed %d\n%s" % (seed, err or "a writer or batcher failed (%s)"
+                                                        % ", ".join(bstatus)), flush=True)
         sys.exit(1)
     print("gbtree_fuzz: ok, 0 differences", flush=True)
 

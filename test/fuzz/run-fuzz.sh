@@ -4,7 +4,8 @@
 #
 #   test/fuzz/run-fuzz.sh [SECONDS [SEED]]      (make fuzz FUZZ_MINUTES=N [FUZZ_SEED=S])
 #
-# The extension must be installed (make install).  As root, the cluster runs
+# FUZZ_WRITERS (3) and FUZZ_BATCHERS (1) set the number of sessions of each
+# kind.  The extension must be installed (make install).  As root, the cluster runs
 # as the unprivileged test user.  Exit status: 0 clean, non-zero on any
 # difference (the seed is printed).
 set -u
@@ -15,6 +16,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SECS=${1:-60}
 SEED=${2:-}
 WRITERS=${FUZZ_WRITERS:-3}
+BATCHERS=${FUZZ_BATCHERS:-1}
 gb_resolve_pg_config
 BINDIR=$("$PG_CONFIG" --bindir)
 gb_ensure_test_user
@@ -22,7 +24,8 @@ gb_make_scratch gbtree-fuzz
 PORT=$((20000 + RANDOM % 20000))
 DATA=$GB_SCRATCH/data
 cp "$HERE/gbtree_fuzz.py" "$GB_SCRATCH/" && chmod 755 "$GB_SCRATCH/gbtree_fuzz.py"
-[ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$GB_SCRATCH/gbtree_fuzz.py"
+mkdir "$GB_SCRATCH/ts"    # a second tablespace
+[ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$GB_SCRATCH/gbtree_fuzz.py" "$GB_SCRATCH/ts"
 
 stop() {
     gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1
@@ -32,12 +35,13 @@ trap stop EXIT
 
 gb_run_as "$BINDIR/initdb" -D "$DATA" --no-locale -A trust >/dev/null || gb_die "initdb failed"
 gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
-    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=30 -c autovacuum_naptime=5s" \
+    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=30 -c autovacuum_naptime=5s -c max_prepared_transactions=10" \
     start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
 
 gb_run_as /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
     --dsn "host=$GB_SCRATCH port=$PORT dbname=postgres" \
-    --seconds "$SECS" --writers "$WRITERS" ${SEED:+--seed "$SEED"}
+    --seconds "$SECS" --writers "$WRITERS" --batchers "$BATCHERS" --tablespace "$GB_SCRATCH/ts" \
+    ${SEED:+--seed "$SEED"}
 rc=$?
 if grep -q "PANIC\|server process .* was terminated" "$GB_SCRATCH/server.log"; then
     gb_say "server log shows a crash:"

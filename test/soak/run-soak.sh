@@ -6,6 +6,17 @@
 # must pass gbtree_check(idx, true) and answer like a sequential scan,
 # key by key.
 #
+# batch.sql writes in batches: multi-row INSERT ... SELECTs (up to 5000
+# rows) in transactions with a savepoint that is sometimes rolled back,
+# some rolled back whole, under a small, a default or a zero
+# gbtree.insert_batch_memory (when the installed gbtree has it), and
+# checks inside the transaction that both indexes count the ranges it
+# wrote like a sequential scan (soak_batch_check raises otherwise, which
+# aborts pgbench).  Its rolled-back batches leave empty pages at the end
+# of the table; VACUUM does not truncate them (vacuum_truncate = false):
+# each VACUUM would retry the truncation for 5 s against the VACUUMs queued
+# behind it, until every client waited in VACUUM.
+#
 #   test/soak/run-soak.sh [SECONDS]           (make soak SOAK_MINUTES=N)
 #
 # The extension must be installed.  Exit status 0 only if all is well.
@@ -39,17 +50,49 @@ PSQL=("$BINDIR/psql" -X -v ON_ERROR_STOP=1 -h "$GB_SCRATCH" -p "$PORT" -d postgr
 
 gb_run_as "${PSQL[@]}" -c "
     CREATE EXTENSION gbtree;
-    CREATE TABLE soak (id bigserial, k int8, f float8);
+    CREATE TABLE soak (id bigserial, k int8, f float8) WITH (vacuum_truncate = false);
     INSERT INTO soak (k, f) SELECT CASE WHEN g % 97 = 0 THEN NULL ELSE g % 50000 END, (g % 1000) / 3.0
       FROM generate_series(1, 100000) g;
     CREATE INDEX soak_k ON soak USING gbtree (k);
     CREATE INDEX soak_f ON soak USING gbtree (f DESC);" -c "VACUUM ANALYZE soak" || gb_die "setup failed"
+# One statement, one snapshot (READ COMMITTED): counts through soak_k and
+# soak_f (selective ranges, which the planner answers with the indexes)
+# against the same counts from one seq scan (no index serves id > 0), the
+# calling transaction's own rows included.  Planned with constants.
+BATCH_CHECK_SQL="SELECT (SELECT count(*) FROM soak WHERE k BETWEEN %1\$s AND %2\$s),
+               (SELECT count(*) FROM soak WHERE k IS NULL),
+               (SELECT count(*) FROM soak WHERE f BETWEEN %1\$s / 7.0 AND %1\$s / 7.0 + 1),
+               s.*
+          FROM (SELECT count(*) FILTER (WHERE k BETWEEN %1\$s AND %2\$s),
+                       count(*) FILTER (WHERE k IS NULL),
+                       count(*) FILTER (WHERE f BETWEEN %1\$s / 7.0 AND %1\$s / 7.0 + 1)
+                  FROM soak WHERE id > 0) s"
+gb_run_as "${PSQL[@]}" -c "
+    CREATE FUNCTION soak_batch_check(lo int8, hi int8) RETURNS void LANGUAGE plpgsql AS \$\$
+    DECLARE n1 bigint; n2 bigint; n3 bigint; n4 bigint; n5 bigint; n6 bigint;
+    BEGIN
+        EXECUTE format('$BATCH_CHECK_SQL', lo, hi) INTO n1, n2, n3, n4, n5, n6;
+        IF n1 <> n4 OR n2 <> n5 OR n3 <> n6 THEN
+            RAISE EXCEPTION 'soak_batch_check(%, %): through the indexes: k range % rows, k NULL %, f range %; by a seq scan: % % %',
+                lo, hi, n1, n2, n3, n4, n5, n6;
+        END IF;
+    END \$\$;" || gb_die "setup failed"
+q=$(gb_run_as "${PSQL[@]}" -c "SELECT format('$BATCH_CHECK_SQL', 1000, 1300)") &&
+    plan=$(gb_run_as "${PSQL[@]}" -c "EXPLAIN (COSTS OFF) $q") || gb_die "setup failed"
+grep -q soak_k <<<"$plan" && grep -q soak_f <<<"$plan" && grep -q "Seq Scan" <<<"$plan" ||
+    gb_die "soak_batch_check's query does not use both indexes and a seq scan: $plan"
+# gbtree.insert_batch_memory exists once the library is loaded, if this
+# gbtree has it
+HAVE_BATCH_GUC=$(gb_run_as "${PSQL[@]}" -c "LOAD 'gbtree'" \
+    -c "SELECT count(*) FROM pg_settings WHERE name = 'gbtree.insert_batch_memory'") || gb_die "setup failed"
+gb_say "soak: gbtree.insert_batch_memory $([ "$HAVE_BATCH_GUC" = 1 ] && echo present || echo absent)"
 
 gb_say "soak: $CLIENTS clients for ${SECS}s"
 gb_run_as "$BINDIR/pgbench" -n -h "$GB_SCRATCH" -p "$PORT" -c "$CLIENTS" -j 2 -T "$SECS" \
+    -D have_batch_guc="$HAVE_BATCH_GUC" \
     -f "$GB_SCRATCH/insert.sql@10" -f "$GB_SCRATCH/select.sql@10" -f "$GB_SCRATCH/delete.sql@3" \
-    -f "$GB_SCRATCH/update.sql@3" -f "$GB_SCRATCH/vacuum.sql@1" postgres 2>&1 |
-    grep -E "transactions|failed|tps|ERROR|error" | head -20
+    -f "$GB_SCRATCH/update.sql@3" -f "$GB_SCRATCH/vacuum.sql@1" -f "$GB_SCRATCH/batch.sql@1" postgres 2>&1 |
+    grep -E "transactions|failed|tps|ERROR|error|SQL script|soak_batch_check" | head -40
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || { gb_say "pgbench failed ($rc)"; grep -E "ERROR|PANIC|TRAP" "$GB_SCRATCH/server.log" | head; exit 1; }
 
