@@ -14,24 +14,26 @@
  *	- before any utility statement but transaction control (TRUNCATE,
  *	  REINDEX, CLUSTER, ALTER ... SET TABLESPACE, DROP, COPY ...: nothing
  *	  that replaces or copies the index's storage can miss them);
- *	- at the start of a subtransaction, so that every pending entry
- *	  belongs to the current subtransaction (or to committed children of
- *	  it) and ROLLBACK TO can simply drop them;
  *	- before COMMIT and PREPARE TRANSACTION;
  *	- when they fill gbtree.insert_batch_memory.
  * They are dropped when their (sub)transaction aborts: their heap tuples
  * are dead, and may be pruned and their line pointers reused before any
- * VACUUM would see index entries for them.  A crash loses nothing, since
- * no pending entry belongs to a committed transaction.
+ * VACUUM would see index entries for them.  A subtransaction's start
+ * records where each batch stands (GbtSubxactMark) and ROLLBACK TO cuts
+ * the batches back to it; it does not flush, because an error at a
+ * subtransaction's start cannot be rolled back cleanly.  A crash loses
+ * nothing, since no pending entry belongs to a committed transaction.
  *
- * A flush that fails midway leaves part of its entries in the index.  If
- * its owner aborts, that is as harmless as any aborted insert; if the
- * owner goes on (an error at a subtransaction's start, caught by an outer
- * PL/pgSQL block), the entries stay pending and the next flush skips the
- * ones already there.
+ * A flush that fails midway leaves part of its entries in the index, and
+ * all of them in the batch, in their order.  Those of the aborting
+ * subtransaction are as harmless there as any aborted insert's; those of
+ * an enclosing one stay pending, and the next flush skips the ones
+ * already in the pages.
  *
- * Indexes of exclusion constraints are not batched: another backend's
- * dirty-snapshot check must find an uncommitted conflicting entry.
+ * Not batched: indexes of exclusion constraints (another backend's
+ * dirty-snapshot check must find an uncommitted conflicting entry), and
+ * statements with ON CONFLICT (a speculative insertion that loses its race
+ * kills its tuple at once, while the transaction goes on).
  *
  *-------------------------------------------------------------------------
  */
@@ -64,7 +66,32 @@ typedef struct GbtBatch
 	Size		nnulls;
 	Size		maxnulls;
 	bool		partial;		/* a flush of them began and did not end */
+	uint64		epoch;			/* new whenever the arrays start empty (made or
+								 * emptied), unique in the backend */
 } GbtBatch;
+
+/*
+ * Where the batches stood when a subtransaction began: ROLLBACK TO drops
+ * what came after.  Entries are appended in time order and kept in that
+ * order until a flush has put them all in the pages, so what a
+ * subtransaction (and its children) added is the tail of each array, or
+ * the whole of it if the arrays were emptied since.
+ */
+typedef struct GbtBatchMark
+{
+	Oid			indexoid;
+	uint64		epoch;
+	Size		nvalues;
+	Size		nnulls;
+} GbtBatchMark;
+
+typedef struct GbtSubxactMark
+{
+	SubTransactionId subid;
+	int			nmarks;
+	GbtBatchMark *marks;
+	struct GbtSubxactMark *next;	/* the enclosing subtransaction's */
+} GbtSubxactMark;
 
 /* gbtree.insert_batch_memory, in kB; 0 turns batching off */
 int			gbt_insert_batch_memory = 65536;
@@ -74,11 +101,14 @@ static GbtBatch *batches = NULL;
 static int	nbatches = 0;
 static int	maxbatches = 0;
 static Size batch_bytes = 0;	/* entry arrays allocated */
-static SubTransactionId batch_owner = InvalidSubTransactionId;
+static GbtSubxactMark *subxact_marks = NULL;	/* innermost first */
+static int	batch_paused = 0;	/* statements running that must not batch */
+static uint64 batch_epochs = 0;
 static bool batch_closed = false;	/* this transaction's flush at commit is done */
 static bool batch_flushing = false;
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
 
 #define GBT_BATCH_MIN_ENTRIES	256
@@ -99,7 +129,6 @@ batch_discard_all(void)
 	nbatches = 0;
 	maxbatches = 0;
 	batch_bytes = 0;
-	batch_owner = InvalidSubTransactionId;
 }
 
 static void
@@ -112,15 +141,23 @@ batch_free_entries(GbtBatch *b)
 	batch_bytes -= (b->maxvalues + b->maxnulls) * sizeof(GbtEntry);
 	b->values = b->nulls = NULL;
 	b->nvalues = b->maxvalues = b->nnulls = b->maxnulls = 0;
+	b->epoch = ++batch_epochs;
 }
 
-static void
-sort_entries(GbtEntry *e, Size n)
+/*
+ * A sorted copy of n entries (palloc'd in the current context): the batch
+ * keeps its insertion order until the flush is done (see GbtSubxactMark).
+ */
+static GbtEntry *
+sorted_copy(const GbtEntry *in, Size n)
 {
+	GbtEntry   *e;
 	GbtEntry   *scratch;
 
+	e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * Max(n, 1));
+	memcpy(e, in, sizeof(GbtEntry) * n);
 	if (n < 2)
-		return;
+		return e;
 	if (n < 64)
 	{
 		/* insertion sort: most flushes at commit hold a few entries */
@@ -136,11 +173,12 @@ sort_entries(GbtEntry *e, Size n)
 			}
 			e[j] = x;
 		}
-		return;
+		return e;
 	}
 	scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
 	gbt_radix_sort(e, scratch, n);
 	pfree(scratch);
+	return e;
 }
 
 /*
@@ -172,12 +210,20 @@ batch_flush(GbtBatch *b)
 	}
 
 	b->partial = true;
-	sort_entries(b->values, b->nvalues);
-	sort_entries(b->nulls, b->nnulls);
 	if (b->nvalues > 0)
-		gbt_insert_sorted(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
+	{
+		GbtEntry   *e = sorted_copy(b->values, b->nvalues);
+
+		gbt_insert_sorted(index, GBT_ROOT_BLKNO, e, b->nvalues, dedup);
+		pfree(e);
+	}
 	if (b->nnulls > 0)
-		gbt_insert_sorted(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+	{
+		GbtEntry   *e = sorted_copy(b->nulls, b->nnulls);
+
+		gbt_insert_sorted(index, GBT_NULLROOT_BLKNO, e, b->nnulls, dedup);
+		pfree(e);
+	}
 	b->partial = false;
 	batch_free_entries(b);
 	relation_close(index, RowExclusiveLock);
@@ -247,6 +293,7 @@ gbt_batch_accepts(Relation index, IndexInfo *indexInfo)
 {
 	return gbt_insert_batch_memory > 0 &&
 		!batch_closed &&
+		batch_paused == 0 &&
 		indexInfo != NULL &&
 		indexInfo->ii_ExclusionOps == NULL &&
 		!IsInParallelMode() &&
@@ -290,6 +337,7 @@ batch_for(Relation index, Relation heap)
 	b = &batches[nbatches++];
 	memset(b, 0, sizeof(GbtBatch));
 	b->indexoid = indexoid;
+	b->epoch = ++batch_epochs;
 	b->heapoid = heap ? RelationGetRelid(heap) : index->rd_index->indrelid;
 	b->node = index->rd_node;
 	return b;
@@ -330,21 +378,14 @@ batch_grow(GbtBatch *b, bool isnull)
 void
 gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid)
 {
-	SubTransactionId cur = GetCurrentSubTransactionId();
 	GbtBatch   *b;
 	GbtEntry   *slot;
-
-	/* every pending entry belongs to the current subtransaction */
-	if (nbatches > 0 && batch_owner != cur)
-		gbt_batch_flush_all();
-	batch_owner = cur;
 
 	b = batch_for(index, heap);
 	if (!batch_grow(b, isnull))
 	{
 		/* full: everything pending goes in, and the batch starts afresh */
 		gbt_batch_flush_all();
-		batch_owner = cur;
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull))
 		{
@@ -381,12 +422,66 @@ batch_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			batch_discard_all();
 			batch_closed = false;
+			subxact_marks = NULL;	/* in TopTransactionContext, gone */
+			batch_paused = 0;
 			break;
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 			break;
 	}
 }
 
+/* Remember where every batch stands as a subtransaction begins. */
+static void
+push_subxact_mark(SubTransactionId subid)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	GbtSubxactMark *m = palloc(sizeof(GbtSubxactMark));
+
+	m->subid = subid;
+	m->nmarks = nbatches;
+	m->marks = nbatches > 0 ? palloc(sizeof(GbtBatchMark) * nbatches) : NULL;
+	for (int i = 0; i < nbatches; i++)
+	{
+		m->marks[i].indexoid = batches[i].indexoid;
+		m->marks[i].epoch = batches[i].epoch;
+		m->marks[i].nvalues = batches[i].nvalues;
+		m->marks[i].nnulls = batches[i].nnulls;
+	}
+	m->next = subxact_marks;
+	subxact_marks = m;
+	MemoryContextSwitchTo(old);
+}
+
+/* Drop what the aborted subtransaction added: the tails after its mark. */
+static void
+rollback_to_mark(const GbtSubxactMark *m)
+{
+	for (int i = 0; i < nbatches; i++)
+	{
+		GbtBatch   *b = &batches[i];
+		const GbtBatchMark *bm = NULL;
+
+		for (int j = 0; j < m->nmarks; j++)
+			if (m->marks[j].indexoid == b->indexoid)
+				bm = &m->marks[j];
+		if (bm == NULL || bm->epoch != b->epoch)
+		{
+			/* made, or emptied and refilled, since the mark */
+			b->nvalues = 0;
+			b->nnulls = 0;
+		}
+		else
+		{
+			b->nvalues = Min(b->nvalues, bm->nvalues);
+			b->nnulls = Min(b->nnulls, bm->nnulls);
+		}
+	}
+}
+
+/*
+ * Subtransactions: no flush at their start (an error there cannot be
+ * rolled back cleanly), a mark instead, which ROLLBACK TO goes back to.
+ */
 static void
 batch_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					   SubTransactionId parentSubid, void *arg)
@@ -394,19 +489,43 @@ batch_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	switch (event)
 	{
 		case SUBXACT_EVENT_START_SUB:
-			gbt_batch_flush_all();
+			push_subxact_mark(mySubid);
 			break;
 		case SUBXACT_EVENT_COMMIT_SUB:
-			if (batch_owner == mySubid)
-				batch_owner = parentSubid;
-			break;
 		case SUBXACT_EVENT_ABORT_SUB:
-			if (batch_owner == mySubid)
-				batch_discard_all();
+			/* marks of subtransactions that never got here go too */
+			while (subxact_marks != NULL && subxact_marks->subid >= mySubid)
+			{
+				GbtSubxactMark *m = subxact_marks;
+
+				subxact_marks = m->next;
+				if (event == SUBXACT_EVENT_ABORT_SUB && m->subid == mySubid)
+					rollback_to_mark(m);
+			}
 			break;
 		case SUBXACT_EVENT_PRE_COMMIT_SUB:
 			break;
 	}
+}
+
+/* Does the plan insert with ON CONFLICT (a speculative insertion)? */
+static bool
+plan_has_on_conflict(PlannedStmt *stmt)
+{
+	ListCell   *lc;
+
+	if (stmt->planTree && IsA(stmt->planTree, ModifyTable) &&
+		((ModifyTable *) stmt->planTree)->onConflictAction != ONCONFLICT_NONE)
+		return true;
+	foreach(lc, stmt->subplans)
+	{
+		Plan	   *p = (Plan *) lfirst(lc);
+
+		if (p && IsA(p, ModifyTable) &&
+			((ModifyTable *) p)->onConflictAction != ONCONFLICT_NONE)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -442,10 +561,31 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 		list_free(read);
 	}
 
+	/*
+	 * A speculative insertion that loses its race kills its heap tuple at
+	 * once, while the transaction goes on: VACUUM may remove it and reuse
+	 * its TID before a pending entry for it would reach the pages.  Such
+	 * statements insert their entries at once (ExecutorEnd resumes, an
+	 * error leaves batching off until the transaction ends).
+	 */
+	if (plan_has_on_conflict(queryDesc->plannedstmt))
+		batch_paused++;
+
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+batch_executor_end(QueryDesc *queryDesc)
+{
+	if (batch_paused > 0 && plan_has_on_conflict(queryDesc->plannedstmt))
+		batch_paused--;
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
 }
 
 static void
@@ -480,6 +620,8 @@ gbt_batch_init(void)
 	RegisterSubXactCallback(batch_subxact_callback, NULL);
 	prev_executor_start = ExecutorStart_hook;
 	ExecutorStart_hook = batch_executor_start;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = batch_executor_end;
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = batch_process_utility;
 }
