@@ -41,7 +41,7 @@ ${CC:-gcc} -O2 -g -std=gnu99 -fPIC -shared -I"$TREE/src" -I"$TREE/cuda" -o "$EMU
 
 gb_run_as "$BINDIR/initdb" -D "$DATA" --no-locale -A trust >/dev/null || gb_die "initdb failed"
 gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
-    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=60 -c autovacuum=off -c shared_preload_libraries=gbtree -c gbtree.device_library=$EMU" \
+    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=60 -c autovacuum=off -c max_prepared_transactions=10 -c shared_preload_libraries=gbtree -c gbtree.device_library=$EMU" \
     start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
 
 gb_run_as env PATH="$BINDIR:$PATH" PGHOST="$GB_SCRATCH" PGPORT="$PORT" PGDATABASE=postgres \
