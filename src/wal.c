@@ -44,7 +44,7 @@ struct GbtWal
 	int			nbuf;
 	Buffer		buf[GBT_WAL_MAX_BLOCKS];
 	int			flags[GBT_WAL_MAX_BLOCKS];
-	PGAlignedBlock copy[GBT_WAL_MAX_BLOCKS];
+	PGAlignedBlock *copy[GBT_WAL_MAX_BLOCKS];	/* with the resource manager */
 	const void *data[GBT_WAL_MAX_BLOCKS][GBT_WAL_MAX_DATA];
 	Size		datalen[GBT_WAL_MAX_BLOCKS][GBT_WAL_MAX_DATA];
 	int			ndata[GBT_WAL_MAX_BLOCKS];
@@ -79,8 +79,10 @@ gbt_wal_register(GbtWal *w, Buffer buf, int flags)
 		return GenericXLogRegisterBuffer(w->generic, buf,
 										 (flags & (GBT_WAL_NEW | GBT_WAL_WHOLE)) ?
 										 GENERIC_XLOG_FULL_IMAGE : 0);
-	memcpy(w->copy[i].data, BufferGetPage(buf), BLCKSZ);
-	return (Page) w->copy[i].data;
+	/* allocated here: generic WAL keeps copies of its own */
+	w->copy[i] = palloc(sizeof(PGAlignedBlock));
+	memcpy(w->copy[i]->data, BufferGetPage(buf), BLCKSZ);
+	return (Page) w->copy[i]->data;
 }
 
 /* Data of a block's record; must stay valid until gbt_wal_finish. */
@@ -100,12 +102,21 @@ gbt_wal_main_data(GbtWal *w, const void *data, Size len)
 	w->mainlen = len;
 }
 
+static void
+wal_free(GbtWal *w)
+{
+	if (!w->generic)
+		for (int i = 0; i < w->nbuf; i++)
+			pfree(w->copy[i]);
+	pfree(w);
+}
+
 void
 gbt_wal_abort(GbtWal *w)
 {
 	if (w->generic)
 		GenericXLogAbort(w->generic);
-	pfree(w);
+	wal_free(w);
 }
 
 /* Put the changed pages in place and log them as one record. */
@@ -131,8 +142,8 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 		 * needs its full image.
 		 */
 		if (!(w->flags[i] & GBT_WAL_NEW))
-			PageSetLSN((Page) w->copy[i].data, PageGetLSN(BufferGetPage(w->buf[i])));
-		memcpy(BufferGetPage(w->buf[i]), w->copy[i].data, BLCKSZ);
+			PageSetLSN((Page) w->copy[i]->data, PageGetLSN(BufferGetPage(w->buf[i])));
+		memcpy(BufferGetPage(w->buf[i]), w->copy[i]->data, BLCKSZ);
 		MarkBufferDirty(w->buf[i]);
 	}
 	if (needwal)
@@ -153,7 +164,7 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 			PageSetLSN(BufferGetPage(w->buf[i]), lsn);
 	}
 	END_CRIT_SECTION();
-	pfree(w);
+	wal_free(w);
 }
 
 /* ---- redo ---------------------------------------------------------------- */
