@@ -2036,6 +2036,14 @@ gbt_cuda_copy_nblocks(const GbtCudaCopy *c)
 	return c ? c->nblocks : 0;
 }
 
+/* For gbtree_cuda_sort.cu: the page array on the device, and its capacity */
+const char *
+gbt_cuda_copy_device_pages(const GbtCudaCopy *c, uint32_t *nblocks)
+{
+	*nblocks = c->nblocks;
+	return c->d_pages;
+}
+
 extern "C" uint64_t
 gbt_cuda_copy_device_bytes(const GbtCudaCopy *c)
 {

@@ -37,6 +37,9 @@ struct GbtCudaSort
 /* gbtree_cuda.cu's: failures read back with gbt_cuda_last_error() */
 extern void gbt_cuda_set_error(const char *fmt,...);
 
+/* gbtree_cuda.cu's: a copy's page array on the device, and its capacity */
+extern const char *gbt_cuda_copy_device_pages(const GbtCudaCopy *c, uint32_t *nblocks);
+
 static int
 cuda_fail(cudaError_t e, const char *what)
 {
@@ -358,5 +361,119 @@ gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first
 	CHECK(cudaGetLastError(), "laying out pages");
 	CHECK(cudaMemcpy(pages, s->pages, (size_t) count * GBT_PAGE_SIZE, cudaMemcpyDeviceToHost),
 		  "copying laid-out pages back");
+	return 0;
+}
+
+/*
+ * Leaves of a batch of inserts (gbt_cuda_sort_leaves): one thread per
+ * sorted entry descends the device copy from the root, comparing (key,
+ * TID) pairs, to the leaf the entry belongs in.  Neighbouring entries
+ * share their path, so the pages stay in cache.  Nothing is trusted: a
+ * page that does not look right, a link out of range or too many hops
+ * give GBT_NO_BLOCK for that entry, and the backend descends itself.
+ */
+#define LEAF_MAX_HOPS	256
+
+__device__ static inline bool
+entry_lt(uint64_t k1, uint64_t t1, uint64_t k2, uint64_t t2)
+{
+	return k1 < k2 || (k1 == k2 && t1 < t2);
+}
+
+__device__ static uint32_t
+entry_leaf(const char *pages, uint32_t nblocks, uint32_t root, uint64_t k, uint64_t t)
+{
+	uint32_t	blk = root;
+
+	for (int hops = 0; hops < LEAF_MAX_HOPS; hops++)
+	{
+		const char *pg;
+		const GbtPageOpaqueData *op;
+		const uint64_t *keys;
+		const uint64_t *tids;
+		const uint64_t *used;
+		int			lo,
+					hi,
+					slot;
+
+		if (blk >= nblocks || blk == 0)
+			return GBT_NO_BLOCK;
+		pg = pages + (size_t) blk * GBT_PAGE_SIZE;
+		op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS))
+			return GBT_NO_BLOCK;
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) && !entry_lt(k, t, op->hikey, op->hitid)))
+		{
+			blk = op->rightlink;
+			continue;
+		}
+		if (op->flags & GBT_F_LEAF)
+			return blk;
+
+		/* inner page: the child of the last used slot at or below (k, t) */
+		keys = (const uint64_t *) (pg + GBT_INNER_KEYS_OFF);
+		tids = (const uint64_t *) (pg + GBT_INNER_TIDS_OFF);
+		used = (const uint64_t *) (pg + GBT_INNER_USED_OFF);
+		lo = 0;
+		hi = GBT_INNER_SLOTS;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (!entry_lt(k, t, keys[mid], tids[mid]))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		slot = lo - 1;
+		if (slot < 0)
+		{
+			/* below every separator: the first used slot */
+			for (slot = 0; slot < GBT_INNER_SLOTS && !((used[slot >> 6] >> (slot & 63)) & 1); slot++)
+				;
+			if (slot >= GBT_INNER_SLOTS)
+				return GBT_NO_BLOCK;
+		}
+		if (!((used[slot >> 6] >> (slot & 63)) & 1))
+			return GBT_NO_BLOCK;
+		blk = ((const uint32_t *) (pg + GBT_INNER_CHILD_OFF))[slot];
+	}
+	return GBT_NO_BLOCK;
+}
+
+__global__ static void
+leaves_kernel(const char *pages, uint32_t nblocks, uint32_t root, const uint64_t *keys,
+			  const uint64_t *tids, uint64_t count, uint32_t *out)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t) blockDim.x + threadIdx.x; i < count;
+		 i += (uint64_t) gridDim.x * blockDim.x)
+		out[i] = entry_leaf(pages, nblocks, root, keys[i], tids[i]);
+}
+
+extern "C" int
+gbt_cuda_sort_leaves(GbtCudaSort *s, const GbtCudaCopy *copy, uint32_t root_blkno,
+					 uint64_t offset, uint64_t count, uint32_t *leaves)
+{
+	uint32_t	nblocks = 0;
+	const char *pages;
+	int			rc;
+
+	if (copy == NULL)
+	{
+		gbt_cuda_set_error("sort_leaves: no device copy");
+		return GBT_CUDA_EINVAL;
+	}
+	if ((rc = begin_transfer(s, offset, count, "sort_leaves")) != 0 || count == 0)
+		return rc;
+	pages = gbt_cuda_copy_device_pages(copy, &nblocks);
+	/* the scratch buffer holds count entries: room for count leaves */
+	leaves_kernel<<<grid_for(count), 256>>>(pages, nblocks, root_blkno, s->keys[s->cur] + offset,
+											s->tids[s->cur] + offset, count,
+											(uint32_t *) s->scratch);
+	CHECK(cudaGetLastError(), "finding the leaves of a batch");
+	CHECK(cudaMemcpy(leaves, s->scratch, (size_t) count * sizeof(uint32_t),
+					 cudaMemcpyDeviceToHost), "copying the leaves back");
 	return 0;
 }

@@ -86,6 +86,19 @@ typedef struct GbtCudaTreePlan
 extern int	gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan,
 								 uint64_t first, uint32_t count, void *pages);
 
+/*
+ * Batched inserts: for the sorted entries [offset, offset + count), the
+ * block of the leaf each belongs in according to the device copy of the
+ * tree rooted at root_blkno (a Lehman-Yao descent comparing (key, TID)),
+ * or 0xFFFFFFFF where the copy's pages do not lead to one.  The blocks are
+ * hints: the backend checks each under its buffer lock and descends itself
+ * when one is wrong.  Call after gbt_cuda_sort_run().
+ */
+struct GbtCudaCopy;
+extern int	gbt_cuda_sort_leaves(GbtCudaSort *s, const struct GbtCudaCopy *copy,
+								 uint32_t root_blkno, uint64_t offset, uint64_t count,
+								 uint32_t *leaves);
+
 /* Device milliseconds of the last run (sort only, no transfers). */
 extern double gbt_cuda_sort_last_ms(GbtCudaSort *s);
 

@@ -52,6 +52,7 @@
 #include "utils/rel.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 /* Pending entries of one index */
 typedef struct GbtBatch
@@ -182,6 +183,46 @@ sorted_copy(const GbtEntry *in, Size n)
 }
 
 /*
+ * Merge n pending entries into the tree under root: sorted on the GPU,
+ * with each entry's leaf found there, for a large batch when the GPU
+ * service can (gpu_client.c, "Batched inserts on the GPU"); else sorted
+ * here.
+ */
+static void
+flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bool dedup)
+{
+	GbtEntry   *e;
+	BlockNumber *leaves = NULL;
+
+	if (gbt_gpu_merge_wanted(index, n))
+	{
+		e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
+		leaves = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(BlockNumber) * n);
+		if (!gbt_gpu_merge_plan(index, root, pending, n, e, leaves))
+		{
+			pfree(e);
+			pfree(leaves);
+			leaves = NULL;
+			e = sorted_copy(pending, n);
+		}
+	}
+	else
+		e = sorted_copy(pending, n);
+	if (leaves)
+	{
+		uint64		hinted = 0;
+		uint64		descended = 0;
+
+		gbt_insert_sorted(index, root, e, n, dedup, leaves, &hinted, &descended);
+		gbt_gpu_merge_done(hinted, descended);
+		pfree(leaves);
+	}
+	else
+		gbt_insert_sorted(index, root, e, n, dedup, NULL, NULL, NULL);
+	pfree(e);
+}
+
+/*
  * Merge one index's pending entries into its pages.  Entries made for a
  * storage the index no longer has (its relfilenode changed without a
  * utility statement, as a replicated TRUNCATE does) are dropped with it;
@@ -211,19 +252,9 @@ batch_flush(GbtBatch *b)
 
 	b->partial = true;
 	if (b->nvalues > 0)
-	{
-		GbtEntry   *e = sorted_copy(b->values, b->nvalues);
-
-		gbt_insert_sorted(index, GBT_ROOT_BLKNO, e, b->nvalues, dedup);
-		pfree(e);
-	}
+		flush_tree(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
 	if (b->nnulls > 0)
-	{
-		GbtEntry   *e = sorted_copy(b->nulls, b->nnulls);
-
-		gbt_insert_sorted(index, GBT_NULLROOT_BLKNO, e, b->nnulls, dedup);
-		pfree(e);
-	}
+		flush_tree(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
 	b->partial = false;
 	batch_free_entries(b);
 	relation_close(index, RowExclusiveLock);
@@ -395,7 +426,7 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 			one.key = key;
 			one.tid = tid;
 			gbt_insert_sorted(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
-							  &one, 1, false);
+							  &one, 1, false, NULL, NULL, NULL);
 			return;
 		}
 	}

@@ -155,7 +155,8 @@ extern void gbt_batch_flush_index(Oid indexoid);
 
 /* insert.c */
 extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,
-							  bool dedup);
+							  bool dedup, const BlockNumber *leaves, uint64 *hinted,
+							  uint64 *descended);
 extern bool gbtinsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,

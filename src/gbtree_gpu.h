@@ -39,6 +39,7 @@ typedef enum GbtDeviceMode
 
 extern int	gbt_device_mode;
 extern int	gbt_gpu_min_batch;
+extern int	gbt_gpu_merge_min;
 extern int	gbt_gpu_memory_limit_mb;
 extern int	gbt_gpu_sort_run;
 extern int	gbt_gpu_inject_fault;
@@ -100,8 +101,19 @@ typedef enum GbtGpuOp
 	GBT_OP_SORT_RUN,			/* sort arg[0]; arg[1]: arrived in TID order */
 	GBT_OP_SORT_GET,			/* sorted entries [arg[1], +arg[2]) of sort arg[0] */
 	GBT_OP_SORT_END,			/* free sort arg[0] */
-	GBT_OP_SORT_LAYOUT			/* pages [arg[1], +arg[2]) of sort arg[0]'s tree */
+	GBT_OP_SORT_LAYOUT,			/* pages [arg[1], +arg[2]) of sort arg[0]'s tree */
+	GBT_OP_SORT_LEAVES			/* sorted entries [arg[1], +arg[2]) of sort arg[0]
+								 * and their leaves in copy copyno */
 } GbtGpuOp;
+
+/*
+ * Payload of SORT_LEAVES: this header, then the entries (16 bytes each),
+ * then their leaves' block numbers (4 bytes each).
+ */
+typedef struct GbtGpuLeavesPayload
+{
+	uint32		root;			/* the tree: GBT_ROOT_BLKNO or GBT_NULLROOT_BLKNO */
+} GbtGpuLeavesPayload;
 
 /*
  * Payload of SORT_LAYOUT: the tree's shape (GbtCudaTreePlan, plain C, in
@@ -201,6 +213,11 @@ typedef struct GbtGpuShared
 	uint64		gpu_build_runs; /* sorted runs of those builds */
 	uint64		gpu_build_layouts;	/* of those, laid out on the device */
 	bool		can_layout;		/* the library lays out pages (SORT_LAYOUT) */
+	bool		can_merge;		/* the library finds leaves (SORT_LEAVES) */
+	uint64		gpu_merges;		/* insert batches sorted and placed on the GPU */
+	uint64		gpu_merge_entries;
+	uint64		gpu_merge_hinted;	/* leaves reached from the GPU's hint */
+	uint64		gpu_merge_descended;	/* hint refused: descended instead */
 	uint64		staged_batches;
 	bool		staging_busy;	/* one user at a time; see gpu_client.c */
 	char		last_fallback[160];
@@ -262,6 +279,15 @@ extern bool gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries,
 extern bool gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted,
 								GbtGpuSortTimes *times);
 extern void gbt_gpu_stream_failed(Relation index, const char *why);
+
+/*
+ * Batched inserts (batch.c): sort a batch on the device and find the leaf
+ * of each entry in the device copy of the tree under root.
+ */
+extern bool gbt_gpu_merge_wanted(Relation index, Size n);
+extern bool gbt_gpu_merge_plan(Relation index, BlockNumber root, const GbtEntry *in, Size n,
+							   GbtEntry *out, BlockNumber *leaves);
+extern void gbt_gpu_merge_done(uint64 hinted, uint64 descended);
 
 /* Loading a new index onto the device as CREATE INDEX writes it */
 typedef struct GbtGpuPageLoad GbtGpuPageLoad;

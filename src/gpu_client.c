@@ -47,6 +47,7 @@
 
 int			gbt_device_mode = GBT_DEVICE_AUTO;
 int			gbt_gpu_min_batch = 10000;
+int			gbt_gpu_merge_min = 65536;
 int			gbt_gpu_memory_limit_mb = 0;
 int			gbt_gpu_sort_run = 0;
 int			gbt_gpu_inject_fault = 0;
@@ -96,6 +97,14 @@ gbt_gpu_define_gucs(void)
 							NULL,
 							&gbt_gpu_min_batch,
 							10000, 1, INT_MAX,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.gpu_merge_min",
+							"Smallest insert batch that gbtree.device = auto sorts and places on the GPU (0: never).",
+							"Under gbtree.device = gpu, gbtree.gpu_min_batch applies instead.",
+							&gbt_gpu_merge_min,
+							65536, 0, INT_MAX,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
@@ -788,6 +797,33 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 	return rc;
 }
 
+/*
+ * The device copy of index, brought up to date for a request: *copyno and
+ * *gen name it.  Returns 0, GBT_GPU_ENOCOPY when its slot went to another
+ * index meanwhile (try again), or the error of shipping pages.
+ */
+static int
+copy_for_request(Relation index, int *copyno, uint64 *gen, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			rc;
+
+	*copyno = get_copy(index);
+	LWLockAcquire(&sh->sync_locks[*copyno].lock, LW_EXCLUSIVE);
+	if (find_copy(RelationGetRelid(index)) != *copyno)
+	{
+		/* taken over by another index meanwhile */
+		LWLockRelease(&sh->sync_locks[*copyno].lock);
+		return GBT_GPU_ENOCOPY;
+	}
+	SpinLockAcquire(&sh->mutex);
+	sh->copies[*copyno].last_used = sh->next_seq;
+	SpinLockRelease(&sh->mutex);
+	rc = sync_copy(index, *copyno, gen, errbuf, errlen);
+	LWLockRelease(&sh->sync_locks[*copyno].lock);
+	return rc;
+}
+
 bool
 gbt_gpu_wanted(Size nitems)
 {
@@ -931,19 +967,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 		INSTR_TIME_SET_CURRENT(t0);
 	for (attempt = 0; attempt < 3; attempt++)
 	{
-		copyno = get_copy(index);
-		LWLockAcquire(&sh->sync_locks[copyno].lock, LW_EXCLUSIVE);
-		if (find_copy(RelationGetRelid(index)) != copyno)
-		{
-			/* taken over by another index meanwhile */
-			LWLockRelease(&sh->sync_locks[copyno].lock);
-			continue;
-		}
-		SpinLockAcquire(&sh->mutex);
-		sh->copies[copyno].last_used = sh->next_seq;
-		SpinLockRelease(&sh->mutex);
-		rc = sync_copy(index, copyno, &gen, errbuf, sizeof(errbuf));
-		LWLockRelease(&sh->sync_locks[copyno].lock);
+		rc = copy_for_request(index, &copyno, &gen, errbuf, sizeof(errbuf));
 		if (rc != 0)
 		{
 			if (rc == GBT_GPU_ENOCOPY)
@@ -1539,6 +1563,170 @@ gbt_gpu_sort_release(int slot, bool laid_out)
 	SpinLockRelease(&sh->mutex);
 }
 
+/* ------------------------------------------------------------------------
+ * Batched inserts on the GPU
+ *
+ * A large insert batch (batch.c) is sorted on the device, and each entry's
+ * leaf is found there by a descent of the index's device copy; the backend
+ * gets the sorted entries back with their leaves and merges them into the
+ * pages itself, writing and logging each changed leaf once, as it does
+ * after a CPU sort.  The leaves are hints, checked under the leaf's buffer
+ * lock (insert.c), so the copy need not be current: one that is loaded is
+ * used as it is, without shipping the pages changed since (a batch changes
+ * most leaves of the tree, and the next scan ships them anyway).  Only an
+ * index with no copy yet is loaded first.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Whether a batch of n entries goes to the GPU: the service is ready and
+ * its library finds leaves, gbtree.device is not cpu, and the batch has
+ * gbtree.gpu_merge_min entries (gbtree.gpu_min_batch under
+ * gbtree.device = gpu, so that tests reach this path with small batches).
+ */
+bool
+gbt_gpu_merge_wanted(Relation index, Size n)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	Size		min;
+
+	if (sh == NULL || sh->state != GBT_SVC_READY || !sh->can_merge ||
+		gbt_device_mode == GBT_DEVICE_CPU ||
+		index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return false;
+	min = gbt_device_mode == GBT_DEVICE_GPU ? (Size) gbt_gpu_min_batch :
+		(Size) gbt_gpu_merge_min;
+	return gbt_gpu_merge_min > 0 && n >= Max(min, 1) && n <= sort_run_entries();
+}
+
+/*
+ * A device copy of index to find leaves in: the one loaded, as it is, or
+ * a new one, loaded now.  Returns 0 with *copyno and *gen set, or an error
+ * code.
+ */
+static int
+merge_copy(Relation index, int *copyno, uint64 *gen, char *errbuf, Size errlen)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			i;
+	int			rc;
+
+	LWLockAcquire(sh->copies_lock, LW_SHARED);
+	i = find_copy(RelationGetRelid(index));
+	LWLockRelease(sh->copies_lock);
+	if (i >= 0)
+	{
+		GbtGpuCopy *c = &sh->copies[i];
+		bool		usable;
+
+		SpinLockAcquire(&c->mutex);
+		usable = c->valid && c->relfilenode == index->rd_node.relNode;
+		*gen = c->gen;
+		SpinLockRelease(&c->mutex);
+		if (usable)
+		{
+			*copyno = i;
+			return 0;
+		}
+	}
+	for (int attempt = 0; attempt < 3; attempt++)
+	{
+		rc = copy_for_request(index, copyno, gen, errbuf, errlen);
+		if (rc != GBT_GPU_ENOCOPY)
+			return rc;
+	}
+	return GBT_GPU_ENOCOPY;
+}
+
+/*
+ * Sort the n entries of in on the device into out, and find the leaf of
+ * each in the tree under root: leaves[i] is out[i]'s, or InvalidBlockNumber
+ * where the device copy did not say.  Returns false (a counted fallback,
+ * never an error: the CPU does the same work) when the GPU could not.
+ */
+bool
+gbt_gpu_merge_plan(Relation index, BlockNumber root, const GbtEntry *in, Size n,
+				   GbtEntry *out, BlockNumber *leaves)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	GbtGpuSortTimes times = {0};
+	char		errbuf[256];
+	Size		chunk = transfer_entries();
+	uint64		slot;
+	int			copyno;
+	uint64		gen;
+	int			rc;
+
+	errbuf[0] = '\0';
+	rc = merge_copy(index, &copyno, &gen, errbuf, sizeof(errbuf));
+	if (rc == 0)
+		rc = sort_start(in, n, false, &times, &slot, errbuf, sizeof(errbuf));
+	if (rc == 0)
+	{
+		PG_TRY();
+		{
+			for (Size off = 0; off < n && rc == 0; off += chunk)
+			{
+				Size		cnt = Min(chunk, n - off);
+				Size		hdrsz = MAXALIGN(sizeof(GbtGpuLeavesPayload));
+				dsm_segment *seg;
+				char	   *buf = transfer_buffer(hdrsz + cnt * (sizeof(GbtEntry) + sizeof(uint32)),
+												  &seg);
+				uint64		args[3] = {slot, off, cnt};
+
+				((GbtGpuLeavesPayload *) buf)->root = root;
+				rc = submit_and_wait(GBT_OP_SORT_LEAVES, copyno, gen, seg, seg == NULL, args,
+									 NULL, NULL, errbuf, sizeof(errbuf));
+				if (rc == 0)
+				{
+					const uint32 *found = (const uint32 *) (buf + hdrsz + cnt * sizeof(GbtEntry));
+
+					memcpy(out + off, buf + hdrsz, cnt * sizeof(GbtEntry));
+					for (Size j = 0; j < cnt; j++)
+						leaves[off + j] = found[j] == GBT_NO_BLOCK ? InvalidBlockNumber : found[j];
+				}
+				transfer_done(seg);
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+		PG_CATCH();
+		{
+			staging_release();
+			sort_end(slot);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		sort_end(slot);
+	}
+	if (rc != 0)
+	{
+		const char *why = errbuf[0] ? errbuf : "the GPU could not sort the batch";
+
+		count_fallback(why, fallback_counter(rc));
+		ereport(DEBUG1,
+				(errmsg_internal("gbtree: insert batch into \"%s\" merged on the CPU: %s",
+								 RelationGetRelationName(index), why)));
+		return false;
+	}
+	SpinLockAcquire(&sh->mutex);
+	sh->gpu_merges++;
+	sh->gpu_merge_entries += n;
+	SpinLockRelease(&sh->mutex);
+	return true;
+}
+
+/* After a GPU-planned merge: how its leaves were reached (see insert.c) */
+void
+gbt_gpu_merge_done(uint64 hinted, uint64 descended)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+
+	SpinLockAcquire(&sh->mutex);
+	sh->gpu_merge_hinted += hinted;
+	sh->gpu_merge_descended += descended;
+	SpinLockRelease(&sh->mutex);
+}
+
 /*
  * Loading a new index onto the device while CREATE INDEX writes it, so
  * that the first GPU scan needs no load.  The build lays its pages out
@@ -1860,6 +2048,10 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "gpu_builds", snapp->gpu_builds);
 	info_u64(rsinfo, "gpu_build_runs", snapp->gpu_build_runs);
 	info_u64(rsinfo, "gpu_build_layouts", snapp->gpu_build_layouts);
+	info_u64(rsinfo, "gpu_merges", snapp->gpu_merges);
+	info_u64(rsinfo, "gpu_merge_entries", snapp->gpu_merge_entries);
+	info_u64(rsinfo, "gpu_merge_leaves_hinted", snapp->gpu_merge_hinted);
+	info_u64(rsinfo, "gpu_merge_leaves_descended", snapp->gpu_merge_descended);
 	info_u64(rsinfo, "gpu_keys", snapp->keys);
 	info_u64(rsinfo, "gpu_matches", snapp->matches);
 	info_u64(rsinfo, "pages_shipped", snapp->pages_shipped);

@@ -69,6 +69,9 @@ typedef struct GbtCudaApi
 	int			(*sort_layout) (GbtCudaSort *s, const GbtCudaTreePlan *plan,
 								uint64_t first, uint32_t count, void *pages);
 	uint64_t	(*sort_count) (GbtCudaSort *s);
+	/* batched inserts' leaves: optional (NULL: batches merge on the CPU) */
+	int			(*sort_leaves) (GbtCudaSort *s, const GbtCudaCopy *copy, uint32_t root_blkno,
+								uint64_t offset, uint64_t count, uint32_t *leaves);
 	int			(*host_register) (void *ptr, size_t bytes);
 } GbtCudaApi;
 
@@ -299,6 +302,7 @@ service_open_device(void)
 	cuda.sort_free = dlsym(lib, "gbt_cuda_sort_free");
 	cuda.sort_layout = dlsym(lib, "gbt_cuda_sort_layout");
 	cuda.sort_count = dlsym(lib, "gbt_cuda_sort_count");
+	cuda.sort_leaves = dlsym(lib, "gbt_cuda_sort_leaves");
 	if (cuda.sort_count == NULL)
 		cuda.sort_layout = NULL;
 	cuda.host_register = resolve(lib, "gbt_cuda_host_register");
@@ -306,7 +310,10 @@ service_open_device(void)
 		!cuda.sort_last_ms || !cuda.sort_free)
 		cuda.sort_create = NULL;
 	if (cuda.sort_create == NULL)
+	{
 		cuda.sort_layout = NULL;
+		cuda.sort_leaves = NULL;
+	}
 
 	if (cuda.probe(desc, sizeof(desc), &mem_total) != 0)
 	{
@@ -594,6 +601,32 @@ serve_sort(GbtGpuRequest *req, char *payload)
 			rc = cuda.sort_layout(dev_sort[i], (const GbtCudaTreePlan *) payload, req->arg[1],
 								  (uint32_t) req->arg[2], payload + GBT_GPU_PLAN_SPACE);
 			break;
+		case GBT_OP_SORT_LEAVES:
+			{
+				GbtGpuLeavesPayload *hdr = (GbtGpuLeavesPayload *) payload;
+				char	   *entries = payload + MAXALIGN(sizeof(GbtGpuLeavesPayload));
+
+				if (cuda.sort_leaves == NULL)
+				{
+					strlcpy(req->errmsg, "libgbtree_cuda.so does not find leaves", sizeof(req->errmsg));
+					return GBT_CUDA_EINVAL;
+				}
+				if (req->copyno < 0 || req->copyno >= GBT_GPU_MAX_COPIES ||
+					dev_copy[req->copyno] == NULL || dev_gen[req->copyno] != req->gen)
+					return GBT_GPU_ENOCOPY;
+				if (req->inject_fault == 1)
+				{
+					strlcpy(req->errmsg, "injected device error (gbtree.gpu_inject_fault)",
+							sizeof(req->errmsg));
+					return GBT_CUDA_EDEVICE;
+				}
+				rc = cuda.sort_get(dev_sort[i], req->arg[1], (uint64_t *) entries, req->arg[2]);
+				if (rc == 0)
+					rc = cuda.sort_leaves(dev_sort[i], dev_copy[req->copyno], hdr->root,
+										  req->arg[1], req->arg[2],
+										  (uint32_t *) (entries + req->arg[2] * 2 * sizeof(uint64)));
+			}
+			break;
 		case GBT_OP_SORT_END:
 			cuda.sort_free(dev_sort[i]);
 			dev_sort[i] = NULL;
@@ -650,6 +683,7 @@ gbt_gpu_service_main(Datum arg)
 	SpinLockAcquire(&sh->mutex);
 	sh->service_pgprocno = MyProc->pgprocno;
 	sh->can_layout = (cuda.sort_layout != NULL);
+	sh->can_merge = (cuda.sort_leaves != NULL);
 	sh->state = GBT_SVC_READY;
 	strlcpy(sh->detail, "ready", sizeof(sh->detail));
 	SpinLockRelease(&sh->mutex);
@@ -705,6 +739,7 @@ gbt_gpu_service_main(Datum arg)
 					case GBT_OP_SORT_PUT:
 					case GBT_OP_SORT_GET:
 					case GBT_OP_SORT_LAYOUT:
+					case GBT_OP_SORT_LEAVES:
 						rc = serve_sort(req, payload);
 						break;
 					default:

@@ -1009,23 +1009,88 @@ merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, S
 	return ms.i;
 }
 
+/* right-links a hinted leaf may be from the right one: a few splits */
+#define GBT_HINT_MAX_HOPS	4
+
+/*
+ * The leaf of (key, tid) in the tree under root, exclusively locked, from
+ * a hint: a block the GPU found in a device copy that may be behind the
+ * pages, or be plainly wrong.  The hint is taken only if, under the lock,
+ * it is a live leaf of that tree whose key range starts at or below the
+ * entry (then, as in a Lehman-Yao descent, the entry's leaf is that one or
+ * to its right); else InvalidBuffer, and the caller descends.
+ */
+static Buffer
+leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber nblocks,
+			   uint64 key, uint64 tid)
+{
+	Buffer		buf;
+
+	if (hint == InvalidBlockNumber || hint < GBT_ROOT_BLKNO || hint >= nblocks)
+		return InvalidBuffer;
+	buf = ReadBuffer(index, hint);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	for (int hops = 0;; hops++)
+	{
+		Page		page = BufferGetPage(buf);
+		GbtPageOpaque op;
+		BlockNumber next;
+
+		if (PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
+			break;
+		op = gbt_page_opaque((char *) page);
+		if (op->page_id != GBT_PAGE_ID || op->nslots != GBT_LEAF_SLOTS ||
+			op->nused > op->nslots || op->level != 0 ||
+			(op->flags & (GBT_F_LEAF | GBT_F_META | GBT_F_DELETED)) != GBT_F_LEAF ||
+			((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO) ||
+			gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
+			break;
+		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_hikey_le(op, key, tid))
+			return buf;
+		/* split since the copy was made: the entry moved right */
+		next = op->rightlink;
+		if (hops >= GBT_HINT_MAX_HOPS || next == GBT_NO_BLOCK || next == BufferGetBlockNumber(buf))
+			break;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		/* the right sibling of a page we trusted: checked as a descent would */
+		gbt_check_page(index, buf);
+	}
+	UnlockReleaseBuffer(buf);
+	return InvalidBuffer;
+}
+
 /*
  * Insert the sorted, distinct entries e[0..n) into the tree under root
- * (see "Batched insertion" above).
+ * (see "Batched insertion" above).  leaves, if not NULL, holds for each
+ * entry a hint of its leaf (see leaf_from_hint); the leaves reached from a
+ * hint and by a descent are then added to *hinted and *descended.
  */
 void
-gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, bool dedup)
+gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, bool dedup,
+				  const BlockNumber *leaves, uint64 *hinted, uint64 *descended)
 {
 	Size		i = 0;
+	BlockNumber nblocks = leaves ? RelationGetNumberOfBlocks(index) : 0;
 
 	while (i < n)
 	{
-		Buffer		buf;
+		Buffer		buf = InvalidBuffer;
 		GbtPageOpaque op;
 		Size		j;
 
 		CHECK_FOR_INTERRUPTS();
-		buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
+		if (leaves)
+		{
+			buf = leaf_from_hint(index, root, leaves[i], nblocks, e[i].key, e[i].tid);
+			if (BufferIsValid(buf))
+				(*hinted)++;
+			else
+				(*descended)++;
+		}
+		if (!BufferIsValid(buf))
+			buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		j = leaf_run_end(op, e, i, n);
 		if (op->nused + (j - i) <= (Size) op->nslots)

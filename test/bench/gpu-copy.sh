@@ -6,9 +6,10 @@
 # each COPY, and the index's share (minus the unindexed table's).  Run by
 # test/gpu/device-run.sh copybench (gbtree preloaded, gbtree.device =
 # auto); the server's settings are the bundle's defaults plus what is set
-# below, printed with the results.  The insert batch's merge runs on the
-# CPU (the GPU merge of issue 18 is not built): this measures batching
-# and gbtree's WAL against btree's at this size.
+# below, printed with the results.  gbtree's insert batches are sorted and
+# their leaves found on the GPU (gbtree.gpu_merge_min); COPY_CPU_TWIN=1
+# adds a fourth table, t_c, a gbtree twin whose COPY merges on the CPU
+# (gbtree.gpu_merge_min = 0), to measure what the GPU merge brings.
 set -u
 . "$(dirname "$0")/gpu-lib.sh"
 out=${1:-/dev/stdout}
@@ -17,6 +18,8 @@ ADD=${COPY_ROWS:-10000000}
 ROUNDS=${COPY_ROUNDS:-1}
 dir=${COPY_DIR:-/var/tmp/gbtree-copy}
 jobs=$(nproc)
+tables="t_n t_b t_g"
+[ "${COPY_CPU_TWIN:-0}" = 1 ] && tables="$tables t_c"
 mkdir -p "$dir" && chmod 777 "$dir"
 key="hashint8extended(i, 0)"
 
@@ -40,7 +43,7 @@ gen_parts base 1 "$BASE"
 gen_parts addpart $((BASE + 1)) $((BASE + ADD))
 cat "$dir"/addpart.* > "$dir/add.copy" && rm -f "$dir"/addpart.*
 chmod 644 "$dir"/*
-for t in t_n t_b t_g; do
+for t in $tables; do
     q -c "DROP TABLE IF EXISTS $t" -c "CREATE TABLE $t (k int8, v int8)"
     for f in "$dir"/base.*; do q -c "COPY $t FROM '$f'" & done
     wait
@@ -51,9 +54,10 @@ t1=$(now)
 q -c "CREATE INDEX t_b_k ON t_b USING btree (k)" &
 q -c "CREATE INDEX t_g_k ON t_g USING gbtree (k)" &
 wait
-q -c "VACUUM ANALYZE t_n" -c "VACUUM ANALYZE t_b" -c "VACUUM ANALYZE t_g"
+case $tables in *t_c*) q -c "CREATE INDEX t_c_k ON t_c USING gbtree (k)" ;; esac
+for t in $tables; do q -c "VACUUM ANALYZE $t"; done
 t2=$(now)
-echo "loaded $BASE rows into t_n, t_b, t_g in $(sub "$t1" "$t0") s, indexed and vacuumed in $(sub "$t2" "$t1") s"
+echo "loaded $BASE rows into $tables in $(sub "$t1" "$t0") s, indexed and vacuumed in $(sub "$t2" "$t1") s"
 
 declare -A ms wal mix
 q -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null
@@ -62,7 +66,11 @@ measure() {  # TABLE ROUND
     q -c "CHECKPOINT"
     lsn=$(q -c "SELECT pg_current_wal_insert_lsn()")
     a=$(now)
-    q -c "COPY $1 FROM '$dir/add.copy'" || exit 1
+    if [ "$1" = t_c ]; then
+        q -c "SET gbtree.gpu_merge_min = 0" -c "COPY $1 FROM '$dir/add.copy'" || exit 1
+    else
+        q -c "COPY $1 FROM '$dir/add.copy'" || exit 1
+    fi
     b=$(now)
     w=$(q -c "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')")
     ms[$1,$2]=$(sub "$b" "$a")
@@ -72,7 +80,7 @@ measure() {  # TABLE ROUND
     echo "round $2: COPY $ADD rows into $1: ${ms[$1,$2]} s, WAL $(div "$w" 1048576 1) MB"
 }
 for r in $(seq 1 "$ROUNDS"); do
-    if [ $((r % 2)) = 1 ]; then order="t_n t_b t_g"; else order="t_g t_b t_n"; fi
+    if [ $((r % 2)) = 1 ]; then order=$tables; else order=$(echo "$tables" | tr ' ' '\n' | tac | tr '\n' ' '); fi
     for t in $order; do measure "$t" "$r"; done
 done
 
@@ -90,13 +98,18 @@ for c in "SELECT count(*), sum(v) FROM %s WHERE k BETWEEN -4000000000000000000 A
     # shellcheck disable=SC2059
     g=$(chk "$(printf "$ci" t_g)"); b=$(chk "$(printf "$ci" t_b)"); n=$(q -c "$(printf "$cs" t_n)")
     [ "$g" = "$b" ] && [ "$b" = "$n" ] || { ok=0; echo "DIFFERENT: gbtree $g, btree $b, seq $n: $c"; }
+    case $tables in *t_c*)
+        c2=$(chk "$(printf "$ci" t_c)")
+        [ "$c2" = "$b" ] || { ok=0; echo "DIFFERENT: gbtree (CPU merge) $c2, btree $b: $c"; } ;;
+    esac
 done
 check=$(q -c "SELECT gbtree_check('t_g_k')" 2>&1) || { ok=0; echo "gbtree_check: $check"; }
+case $tables in *t_c*) check=$(q -c "SELECT gbtree_check('t_c_k')" 2>&1) || { ok=0; echo "gbtree_check t_c_k: $check"; } ;; esac
 
 {
     echo "# COPY of $ADD rows into a $BASE-row indexed table (issue 18)"
     echo
-    echo "Command: \`test/gpu/device-run.sh copybench\` (BASE_ROWS=$BASE COPY_ROWS=$ADD COPY_ROUNDS=$ROUNDS) at $(git rev-parse --short HEAD 2>/dev/null || echo "${GIT_REV:-?}"), $(date -u +%F)."
+    echo "Command: \`test/gpu/device-run.sh copybench\` (BASE_ROWS=$BASE COPY_ROWS=$ADD COPY_ROUNDS=$ROUNDS COPY_CPU_TWIN=${COPY_CPU_TWIN:-0}) at $(git rev-parse --short HEAD 2>/dev/null || echo "${GIT_REV:-?}"), $(date -u +%F)."
     echo "Machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPUs."
     echo "Server: gbtree preloaded (its own WAL records), gbtree.device = auto; settings other than the defaults:"
     echo
@@ -113,16 +126,22 @@ check=$(q -c "SELECT gbtree_check('t_g_k')" 2>&1) || { ok=0; echo "gbtree_check:
         echo "| $r | WAL (MB) | $(div "${wal[t_n,$r]}" 1048576 1) | $(div "${wal[t_b,$r]}" 1048576 1) | $(div "${wal[t_g,$r]}" 1048576 1) | $(div "${wal[t_b,$r]}" "${wal[t_g,$r]}" 2)x |"
         wb=$(sub "${wal[t_b,$r]}" "${wal[t_n,$r]}"); wg=$(sub "${wal[t_g,$r]}" "${wal[t_n,$r]}")
         echo "| $r | the index's share of the WAL (MB) | | $(div "$wb" 1048576 1) | $(div "$wg" 1048576 1) | $(div "$wb" "$wg" 2)x |"
+        case $tables in *t_c*)
+            sc=$(sub "${ms[t_c,$r]}" "${ms[t_n,$r]}")
+            echo "| $r | gbtree merging on the CPU (t_c): COPY time (s) | | ${ms[t_b,$r]} | ${ms[t_c,$r]} | $(div "${ms[t_b,$r]}" "${ms[t_c,$r]}" 2)x |"
+            echo "| $r | gbtree merging on the CPU (t_c): the index's share (s) | | $sb | $sc | $(div "$sb" "$sc" 2)x |"
+            echo "| $r | GPU merge against CPU merge: COPY time, t_c / t_g | | | | $(div "${ms[t_c,$r]}" "${ms[t_g,$r]}" 2)x |" ;;
+        esac
     done
     echo
     echo "WAL by record type:"
     echo
     for r in $(seq 1 "$ROUNDS"); do
-        for t in t_n t_b t_g; do echo "- round $r, $t: ${mix[$t,$r]}"; done
+        for t in $tables; do echo "- round $r, $t: ${mix[$t,$r]}"; done
     done
     echo
     echo "Index sizes after: btree $(q -c "SELECT pg_size_pretty(pg_relation_size('t_b_k'))"), gbtree $(q -c "SELECT pg_size_pretty(pg_relation_size('t_g_k'))")."
     echo "Answers (a range of about 0.5% and every 997th added key, through each index and by a sequential scan): $([ $ok = 1 ] && echo identical || echo DIFFERENT); gbtree_check: $([ $ok = 1 ] && echo passed || echo see log)."
-    echo "GPU: $(q -c "SELECT string_agg(name || ' ' || value, ', ') FROM gbtree_device_info() WHERE name IN ('device', 'builds', 'lookup batches')")"
+    echo "GPU: $(q -c "SELECT string_agg(name || ' ' || value, ', ') FROM gbtree_device_info() WHERE name IN ('device', 'gpu_builds', 'gpu_batches', 'gpu_merges', 'gpu_merge_entries', 'gpu_merge_leaves_hinted', 'gpu_merge_leaves_descended', 'fallbacks', 'last_fallback')")"
 } | tee "$out"
 [ $ok = 1 ]

@@ -4,7 +4,7 @@
 # starts a throwaway cluster with gbtree preloaded and
 # gbtree.device_library pointing at the stand-in, and runs
 # test/gpu/run-gpu-tests.sh against it (suites GPU_EMU_SUITES, default
-# service,regress,diff,fresh,build,failures): the GPU service, device
+# service,regress,diff,merge,fresh,build,failures): the GPU service, device
 # copies and their freshness, page shipping, lookups, GPU builds and every
 # failure path run for real; only the kernels are stand-ins (the CUDA
 # suite tests those on the GPU machine).
@@ -19,7 +19,7 @@ TREE=$(cd "$HERE/../.." && pwd)
 # shellcheck source=test/lib.sh
 . "$HERE/../lib.sh"
 
-SUITES=${GPU_EMU_SUITES:-service,regress,diff,fresh,build,failures}
+SUITES=${GPU_EMU_SUITES:-service,regress,diff,merge,fresh,build,failures}
 gb_resolve_pg_config
 BINDIR=$("$PG_CONFIG" --bindir)
 gb_ensure_test_user

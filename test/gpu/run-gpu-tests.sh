@@ -9,6 +9,9 @@
 #   regress   the pg_regress suite with every batch on the GPU
 #             (gbtree.gpu_min_batch = 1 under gbtree.device = auto)
 #   diff      test/gpu/gpu_diff.sql: gbtree.device = gpu against btree
+#   merge     test/gpu/gpu_merge.sql: insert batches sorted and placed on
+#             the GPU against btree twins (a device copy behind the pages,
+#             duplicates, NULLs, savepoints, an injected device error)
 #   fresh     concurrent inserters while GPU batches run, in REPEATABLE READ,
 #             gbtree on the GPU against the btree twin in the same snapshot
 #   build     test/gpu/gpu_build.sql: CREATE INDEX on the GPU against the
@@ -29,8 +32,8 @@
 
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,fresh,build,failures,standby}
-[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,fresh,build,failures,standby
+SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,merge,fresh,build,failures,standby}
+[ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,merge,fresh,build,failures,standby
 PASS=0
 FAIL=0
 FAILED=""
@@ -73,7 +76,8 @@ fi
 if want regress; then
     echo "== regress (every batch on the GPU)"
     b0=$(info gpu_batches)
-    if PGOPTIONS="-c gbtree.gpu_min_batch=1" EXTRA_REGRESS_OPTS=--no-locale make -s installcheck >/tmp/gpu-regress.log 2>&1; then
+    m0=$(info gpu_merges)
+    if PGOPTIONS="-c gbtree.gpu_min_batch=1 -c gbtree.gpu_merge_min=1" EXTRA_REGRESS_OPTS=--no-locale make -s installcheck >/tmp/gpu-regress.log 2>&1; then
         ok "regress: $(grep -E 'tests passed|All [0-9]+ tests' /tmp/gpu-regress.log | tail -n 1)"
     else
         tail -n 40 /tmp/gpu-regress.log
@@ -85,6 +89,12 @@ if want regress; then
         ok "regress ran $((b1 - b0)) GPU batches"
     else
         bad "regress ran only $((b1 - b0)) GPU batches"
+    fi
+    m1=$(info gpu_merges)
+    if [ "$((m1 - m0))" -gt 50 ]; then
+        ok "regress merged $((m1 - m0)) insert batches on the GPU"
+    else
+        bad "regress merged only $((m1 - m0)) insert batches on the GPU"
     fi
 fi
 
@@ -100,6 +110,21 @@ if want diff; then
     else
         tail -n 5 /tmp/gpu-diff.log
         bad "diff: $n_bad of $((n_ok + n_bad)) checks failed"
+    fi
+fi
+
+if want merge; then
+    echo "== merge (insert batches on the GPU against btree)"
+    q -f test/gpu/gpu_merge.sql >/tmp/gpu-merge.log 2>&1
+    [ -n "${OUT:-}" ] && cp /tmp/gpu-merge.log "$OUT/" 2>/dev/null
+    n_ok=$(grep -c '^ok ' /tmp/gpu-merge.log)
+    n_bad=$(grep -c '^FAIL ' /tmp/gpu-merge.log)
+    grep '^FAIL ' /tmp/gpu-merge.log | head -n 20
+    if [ "$n_bad" = 0 ] && [ "$n_ok" -ge 10 ]; then
+        ok "merge: $n_ok checks"
+    else
+        grep -E 'ERROR|FAIL' /tmp/gpu-merge.log | head -n 10
+        bad "merge: $n_bad of $((n_ok + n_bad)) checks failed"
     fi
 fi
 

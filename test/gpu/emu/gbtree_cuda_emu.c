@@ -485,6 +485,24 @@ gbt_cuda_sort_get(GbtCudaSort *s, uint64_t offset, uint64_t *entries, uint64_t c
 	return 0;
 }
 
+int
+gbt_cuda_sort_leaves(GbtCudaSort *s, const GbtCudaCopy *copy, uint32_t root_blkno,
+					 uint64_t offset, uint64_t count, uint32_t *leaves)
+{
+	if (copy == NULL)
+		return fail(GBT_CUDA_EINVAL, "sort_leaves: no device copy");
+	if (offset + count > s->n)
+		return fail(GBT_CUDA_EINVAL, "sort_leaves beyond the sort's size");
+	for (uint64_t i = 0; i < count; i++)
+	{
+		const uint64_t *e = s->e + 2 * (offset + i);
+
+		if (descend(copy, root_blkno, e[0], e[1], &leaves[i]) != 0)
+			leaves[i] = GBT_NO_BLOCK;
+	}
+	return 0;
+}
+
 double
 gbt_cuda_sort_last_ms(GbtCudaSort *s)
 {
