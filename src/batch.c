@@ -152,33 +152,10 @@ batch_free_entries(GbtBatch *b)
 static GbtEntry *
 sorted_copy(const GbtEntry *in, Size n)
 {
-	GbtEntry   *e;
-	GbtEntry   *scratch;
+	GbtEntry   *e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * Max(n, 1));
 
-	e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * Max(n, 1));
 	memcpy(e, in, sizeof(GbtEntry) * n);
-	if (n < 2)
-		return e;
-	if (n < 64)
-	{
-		/* insertion sort: most flushes at commit hold a few entries */
-		for (Size i = 1; i < n; i++)
-		{
-			GbtEntry	x = e[i];
-			Size		j = i;
-
-			while (j > 0 && gbt_entry_lt(x.key, x.tid, e[j - 1].key, e[j - 1].tid))
-			{
-				e[j] = e[j - 1];
-				j--;
-			}
-			e[j] = x;
-		}
-		return e;
-	}
-	scratch = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
-	gbt_radix_sort(e, scratch, n);
-	pfree(scratch);
+	gbt_sort_entries(e, n);
 	return e;
 }
 

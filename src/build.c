@@ -151,79 +151,6 @@ grow(GbtEntry **arr, Size *cap, Size limit)
 }
 
 /*
- * Merge the nruns consecutive sorted runs of src (runlen entries each, the
- * last one shorter) into dst, by (key, TID), through a binary heap of the
- * runs' next entries.
- */
-static void
-merge_runs(const GbtEntry *src, GbtEntry *dst, Size n, Size runlen, int nruns)
-{
-	Size	   *next = palloc(sizeof(Size) * nruns);
-	Size	   *end = palloc(sizeof(Size) * nruns);
-	int		   *heap = palloc(sizeof(int) * nruns);
-	int			nheap = 0;
-
-#define RUN_LT(a, b) gbt_entry_lt(src[next[a]].key, src[next[a]].tid, \
-								  src[next[b]].key, src[next[b]].tid)
-
-	for (int r = 0; r < nruns; r++)
-	{
-		next[r] = (Size) r * runlen;
-		end[r] = Min(n, next[r] + runlen);
-		if (next[r] < end[r])
-		{
-			/* sift up */
-			int			i = nheap++;
-
-			heap[i] = r;
-			while (i > 0 && RUN_LT(heap[i], heap[(i - 1) / 2]))
-			{
-				int			t = heap[i];
-
-				heap[i] = heap[(i - 1) / 2];
-				heap[(i - 1) / 2] = t;
-				i = (i - 1) / 2;
-			}
-		}
-	}
-	for (Size out = 0; nheap > 0; out++)
-	{
-		int			r = heap[0];
-		int			i = 0;
-
-		dst[out] = src[next[r]++];
-		if (next[r] == end[r])
-			heap[0] = heap[--nheap];
-		/* sift down */
-		for (;;)
-		{
-			int			l = 2 * i + 1,
-						m = i;
-
-			if (l < nheap && RUN_LT(heap[l], heap[m]))
-				m = l;
-			if (l + 1 < nheap && RUN_LT(heap[l + 1], heap[m]))
-				m = l + 1;
-			if (m == i)
-				break;
-			{
-				int			t = heap[i];
-
-				heap[i] = heap[m];
-				heap[m] = t;
-			}
-			i = m;
-		}
-		if ((out & 0xFFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-#undef RUN_LT
-	pfree(next);
-	pfree(end);
-	pfree(heap);
-}
-
-/*
  * Sort the n entries of arr by (key, TID), on the GPU when gbtree.device
  * and the size call for it, else on the CPU.  Returns the sorted array:
  * arr or scratch.  Parallel workers sort their runs on the CPU, in
@@ -242,7 +169,7 @@ sort_entries(GbtBuildState *bs, GbtEntry *arr, GbtEntry *scratch, Size n, bool t
 		bs->gpu_runs++;
 		if (gtimes.nruns > 1)
 		{
-			merge_runs(scratch, arr, n, gtimes.run_entries, gtimes.nruns);
+			gbt_merge_runs(scratch, arr, n, gtimes.run_entries, gtimes.nruns);
 			return arr;
 		}
 		return scratch;
@@ -776,76 +703,6 @@ end_parallel(GbtParallelBuild *pb)
 	DestroyParallelContext(pb->pcxt);
 	ExitParallelMode();
 	pb->pcxt = NULL;
-}
-
-/*
- * LSD radix sort by (key, tid), one byte per pass, skipping passes where
- * every entry has the same byte.  The TID's low 16 bits are flags and
- * never distinguish two entries, so they are not sorted on.  If the input
- * is already in TID order (a plain heap scan), the TID passes are skipped.
- */
-void
-gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n)
-{
-	/* 14 passes: tid bytes 2..7, then key bytes 0..7 */
-	Size	   *hist;
-	GbtEntry   *src = entries,
-			   *dst = scratch;
-	bool		tid_sorted = true;
-	int			pass;
-
-	if (n < 2)
-		return;
-	hist = palloc0(sizeof(Size) * 14 * 256);
-	for (Size i = 0; i < n; i++)
-	{
-		uint64		t = entries[i].tid;
-		uint64		k = entries[i].key;
-
-		if (i > 0 && entries[i - 1].tid > t)
-			tid_sorted = false;
-		for (int b = 0; b < 6; b++)
-			hist[b * 256 + ((t >> (16 + 8 * b)) & 0xFF)]++;
-		for (int b = 0; b < 8; b++)
-			hist[(6 + b) * 256 + ((k >> (8 * b)) & 0xFF)]++;
-		if ((i & 0xFFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-
-	for (pass = tid_sorted ? 6 : 0; pass < 14; pass++)
-	{
-		Size	   *h = hist + pass * 256;
-		Size		offs[256];
-		Size		sum = 0;
-		int			shift = pass < 6 ? 16 + 8 * pass : 8 * (pass - 6);
-		bool		trivial = false;
-
-		for (int v = 0; v < 256; v++)
-		{
-			if (h[v] == n)
-				trivial = true;
-			offs[v] = sum;
-			sum += h[v];
-		}
-		if (trivial)
-			continue;
-		for (Size i = 0; i < n; i++)
-		{
-			uint64		word = pass < 6 ? src[i].tid : src[i].key;
-
-			dst[offs[(word >> shift) & 0xFF]++] = src[i];
-		}
-		{
-			GbtEntry   *tmp = src;
-
-			src = dst;
-			dst = tmp;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (src != entries)
-		memcpy(entries, src, sizeof(GbtEntry) * n);
-	pfree(hist);
 }
 
 /*
@@ -1833,7 +1690,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 
 					INSTR_TIME_SET_CURRENT(m0);
 					pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_MERGE);
-					merge_runs(bs.entries, scratch, bs.nentries, gtimes.run_entries, gtimes.nruns);
+					gbt_merge_runs(bs.entries, scratch, bs.nentries, gtimes.run_entries, gtimes.nruns);
 					sorted = scratch;
 					scratch = bs.entries;
 					bs.entries = sorted;

@@ -143,7 +143,14 @@ extern Buffer gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 t
 extern IndexBuildResult *gbtbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbtbuildempty(Relation index);
 extern char *gbtbuildphasename(int64 phasenum);
+
+/* sort.c */
 extern void gbt_radix_sort(GbtEntry *entries, GbtEntry *scratch, Size n);
+extern void gbt_sort_entries(GbtEntry *e, Size n);
+extern void gbt_merge_runs(const GbtEntry *src, GbtEntry *dst, Size n, Size runlen, int nruns);
+extern void gbt_sort_u64(uint64 *v, int n);
+extern int	gbt_sort_unique_u64(uint64 *v, int n);
+extern void gbt_sort_tids(uint64 *t, int n);
 
 /* batch.c */
 extern int	gbt_insert_batch_memory;
@@ -169,7 +176,6 @@ extern void gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n, bool all_read);
-extern void gbt_sort_tids(uint64 *t, int n);
 extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
 extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);

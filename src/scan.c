@@ -229,160 +229,6 @@ drop_pin(GbtScanOpaque so)
  * ------------------------------------------------------------------------
  */
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * LSD radix sort, one byte per pass, passes where every key has the same
- * byte skipped.
- */
-static void
-lsd_sort_u64(uint64 *v, uint64 *tmp, int n)
-{
-	uint32	   *hist = palloc0(sizeof(uint32) * 8 * 256);
-	uint64	   *src = v,
-			   *dst = tmp;
-
-	for (int i = 0; i < n; i++)
-		for (int b = 0; b < 8; b++)
-			hist[b * 256 + ((v[i] >> (b * 8)) & 0xFF)]++;
-	for (int b = 0; b < 8; b++)
-	{
-		uint32	   *h = hist + b * 256;
-		uint32		sum = 0;
-		uint64	   *t;
-
-		if (h[(src[0] >> (b * 8)) & 0xFF] == (uint32) n)
-			continue;			/* all keys share this byte */
-		for (int d = 0; d < 256; d++)
-		{
-			uint32		c = h[d];
-
-			h[d] = sum;
-			sum += c;
-		}
-		for (int i = 0; i < n; i++)
-			dst[h[(src[i] >> (b * 8)) & 0xFF]++] = src[i];
-		t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, sizeof(uint64) * n);
-	pfree(hist);
-}
-
-/*
- * Sort large = ANY arrays: one pass distributes the keys into about n/2
- * buckets by their leading bits below the common prefix (so skewed but
- * narrow key sets spread too), then each bucket is sorted where it lies:
- * by insertion when small, which it is for all but skewed data, by the
- * LSD sort otherwise.  Two linear passes instead of up to eight.
- */
-static void
-radix_sort_u64(uint64 *v, int n)
-{
-	uint64		mn = v[0],
-				mx = v[0];
-	int			span,
-				bits,
-				shift,
-				nb;
-	uint32	   *start;
-	uint32	   *pos;
-	uint64	   *tmp;
-
-	for (int i = 1; i < n; i++)
-	{
-		mn = Min(mn, v[i]);
-		mx = Max(mx, v[i]);
-	}
-	if (mn == mx)
-		return;
-	span = pg_leftmost_one_pos64(mn ^ mx) + 1;	/* bits below the common prefix */
-	bits = Max(8, Min(20, pg_leftmost_one_pos32((uint32) n)));
-	bits = Min(bits, span);
-	shift = span - bits;
-	nb = 1 << bits;
-
-	start = palloc0(sizeof(uint32) * (nb + 1));
-	pos = palloc(sizeof(uint32) * nb);
-	tmp = palloc(sizeof(uint64) * n);
-	gbt_advise_huge(tmp, sizeof(uint64) * n);
-	for (int i = 0; i < n; i++)
-		start[((v[i] >> shift) & (nb - 1)) + 1]++;
-	for (int d = 0; d < nb; d++)
-	{
-		start[d + 1] += start[d];
-		pos[d] = start[d];
-	}
-	for (int i = 0; i < n; i++)
-		tmp[pos[(v[i] >> shift) & (nb - 1)]++] = v[i];
-	for (int d = 0; d < nb; d++)
-	{
-		int			lo = start[d],
-					hi = start[d + 1];
-
-		if (hi - lo > 32)
-			lsd_sort_u64(tmp + lo, v + lo, hi - lo);	/* v's slice as scratch */
-		else
-			for (int i = lo + 1; i < hi; i++)
-			{
-				uint64		x = tmp[i];
-				int			k = i;
-
-				while (k > lo && tmp[k - 1] > x)
-				{
-					tmp[k] = tmp[k - 1];
-					k--;
-				}
-				tmp[k] = x;
-			}
-	}
-	memcpy(v, tmp, sizeof(uint64) * n);
-	pfree(tmp);
-	pfree(pos);
-	pfree(start);
-}
-
-/* in-place sort + dedup, returns new length */
-static int
-sort_unique(uint64 *v, int n)
-{
-	int			m = 0;
-	bool		ascending = true;
-
-	if (n <= 1)
-		return n;
-	/* arrays often come sorted: then only duplicates need removing */
-	for (int i = 1; i < n && ascending; i++)
-		ascending = v[i - 1] <= v[i];
-	if (!ascending && n < 512)
-		qsort(v, n, sizeof(uint64), cmp_u64);
-	else if (!ascending)
-		radix_sort_u64(v, n);
-	for (int i = 0; i < n; i++)
-		if (m == 0 || v[m - 1] != v[i])
-			v[m++] = v[i];
-	return m;
-}
-
-/* sort packed TIDs (block << 16 | offset) */
-void
-gbt_sort_tids(uint64 *t, int n)
-{
-	if (n < 512)
-		qsort(t, n, sizeof(uint64), cmp_u64);
-	else
-		radix_sort_u64(t, n);
-}
-
 /* Apply "key <strategy> x" (index key space) to [lo, hi]. */
 static void
 apply_bound(int strategy, uint64 x, uint64 *lo, uint64 *hi, bool *impossible)
@@ -605,11 +451,11 @@ preprocess_keys(IndexScanDesc scan)
 				deferred = true;	/* the device sorts them */
 			else
 			{
-				nv = sort_unique(vals, nv);
+				nv = gbt_sort_unique_u64(vals, nv);
 				if (deferred && strategy == BTEqualStrategyNumber)
 				{
 					/* intersecting with a second array needs both sorted */
-					narr = sort_unique(arr, narr);
+					narr = gbt_sort_unique_u64(arr, narr);
 					deferred = false;
 				}
 			}
@@ -1764,7 +1610,7 @@ points_to_ranges(IndexScanDesc scan)
 	if (so->points == NULL)
 		return;
 	Assert(so->nsegs == 1 && seg->ranges == NULL);
-	n = sort_unique(so->points, seg->nranges);
+	n = gbt_sort_unique_u64(so->points, seg->nranges);
 	seg->ranges = MemoryContextAlloc(so->keycxt, sizeof(GbtRange) * Max(n, 1));
 	gbt_advise_huge(seg->ranges, sizeof(GbtRange) * Max(n, 1));
 	for (int j = 0; j < n; j++)
