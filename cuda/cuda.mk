@@ -35,13 +35,15 @@ $(CUDA_TEST_BUILD)/simd.o: src/simd.c src/gbtree_simd.h
 	$(CC) -O2 -std=gnu99 -Isrc -c -o $@ src/simd.c
 
 $(CUDA_TEST_BUILD)/test_lookup: cuda/test/test_lookup.cu cuda/test/tree_model.h cuda/gbtree_cuda.h \
+		src/gbtree_node.h src/gbtree_walk.h \
 		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_lookup.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
 		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \
-		cuda/gbtree_cuda.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+		$(wildcard cuda/*.cuh) cuda/gbtree_cuda.h src/gbtree_node.h src/gbtree_walk.h \
+		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -Xcompiler -fopenmp -o $@ cuda/test/bench_lookup.cu \
 		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o -lgomp
 

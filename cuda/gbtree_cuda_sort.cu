@@ -1,7 +1,7 @@
 /*
  * gbtree_cuda_sort.cu
  *	  Device sort of CREATE INDEX's (key, TID) entries; see
- *	  gbtree_cuda_sort.h.
+ *	  gbtree_cuda.h.
  *
  * Keys and TIDs live in separate device arrays (two of each, for CUB's
  * double-buffered radix sort, which needs little extra memory); chunks
@@ -14,8 +14,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include "gbtree_cuda.h"
-#include "gbtree_cuda_sort.h"
+#include "gbtree_cuda_host.cuh"	/* gbt_cuda_set_error, the copy's pages */
 #include "gbtree_layout.h"
 
 struct GbtCudaSort
@@ -33,12 +32,6 @@ struct GbtCudaSort
 	char	   *pages;			/* laid-out pages in transit */
 	uint32_t	pages_n;
 };
-
-/* gbtree_cuda.cu's: failures read back with gbt_cuda_last_error() */
-extern void gbt_cuda_set_error(const char *fmt,...);
-
-/* gbtree_cuda.cu's: a copy's page array on the device, and its capacity */
-extern const char *gbt_cuda_copy_device_pages(const GbtCudaCopy *c, uint32_t *nblocks);
 
 static int
 cuda_fail(cudaError_t e, const char *what)
@@ -198,13 +191,8 @@ grow(GbtCudaSort *s, uint64_t want)
 static int
 ensure_scratch(GbtCudaSort *s, uint64_t count)
 {
-	if (count <= s->scratch_n)
-		return 0;
-	cudaFree(s->scratch);
-	s->scratch = NULL;
-	s->scratch_n = 0;
-	CHECK(cudaMalloc(&s->scratch, (size_t) count * 2 * sizeof(uint64_t)), "allocating a transfer buffer");
-	s->scratch_n = count;
+	CHECK(grow_device_scratch(&s->scratch, &s->scratch_n, count, 2 * sizeof(uint64_t)),
+		  "allocating a transfer buffer");
 	return 0;
 }
 
@@ -348,14 +336,8 @@ gbt_cuda_sort_layout(GbtCudaSort *s, const GbtCudaTreePlan *plan, uint64_t first
 	}
 	if (count == 0)
 		return 0;
-	if (count > s->pages_n)
-	{
-		cudaFree(s->pages);
-		s->pages = NULL;
-		s->pages_n = 0;
-		CHECK(cudaMalloc(&s->pages, (size_t) count * GBT_PAGE_SIZE), "allocating the layout buffer");
-		s->pages_n = count;
-	}
+	CHECK(grow_device_scratch(&s->pages, &s->pages_n, count, GBT_PAGE_SIZE),
+		  "allocating the layout buffer");
 	layout_pages<<<count, LAYOUT_THREADS>>>(*plan, s->keys[s->cur], s->tids[s->cur], first,
 											(uint64_t *) s->pages);
 	CHECK(cudaGetLastError(), "laying out pages");
@@ -396,7 +378,7 @@ entry_leaf(const char *pages, uint32_t nblocks, uint32_t root, uint64_t k, uint6
 					hi,
 					slot;
 
-		if (blk >= nblocks || blk == 0)
+		if (blk >= nblocks || blk == GBT_META_BLKNO)
 			return GBT_NO_BLOCK;
 		pg = pages + (size_t) blk * GBT_PAGE_SIZE;
 		op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "gbtree_node.h"
-#include "gbtree_cuda_sort.h"
 
 #ifdef __CUDACC__
 #define GBT_LAYOUT_FN __device__ static inline

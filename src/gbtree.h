@@ -25,11 +25,6 @@
 #define GBT_MAGIC			0x67627472	/* "gbtr" */
 #define GBT_FORMAT_VERSION	1
 
-/* fixed blocks: the roots never move (root splits happen in place) */
-#define GBT_META_BLKNO		0
-#define GBT_ROOT_BLKNO		1
-#define GBT_NULLROOT_BLKNO	2
-#define GBT_FIRST_FREE_BLKNO 3
 
 /*
  * Heavyweight page-lock tags (not buffers): block 0 serializes structure
@@ -135,6 +130,9 @@ extern void gbt_unlock_recycling(Relation index);
 extern void gbt_check_page(Relation index, Buffer buf);
 extern void gbt_check_meta(Relation index);
 extern bool gbt_hikey_le(GbtPageOpaque op, uint64 key, uint64 tid);
+extern bool gbt_must_move_right(GbtPageOpaque op, uint64 key, uint64 tid, bool backward);
+extern BlockNumber gbt_checked_rightlink(Relation index, Buffer buf);
+extern BlockNumber gbt_inner_child(Relation index, Buffer buf, uint64 key, uint64 tid);
 extern bool gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid);
 extern Buffer gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 						  bool backward, int leaflock);

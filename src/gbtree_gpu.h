@@ -27,7 +27,6 @@
 #include "utils/relcache.h"
 
 #include "gbtree.h"
-#include "gbtree_cuda_sort.h"	/* plain C: the tree plan of device layouts */
 
 /* gbtree.device */
 typedef enum GbtDeviceMode
@@ -151,9 +150,10 @@ typedef struct GbtGpuRequest
 	char		errmsg[160];
 } GbtGpuRequest;
 
-/* results (GbtGpuRequest.result), also the CUDA library's codes */
-#define GBT_GPU_OK			0
-#define GBT_GPU_ESPACE		1	/* result area too small: see total */
+/*
+ * GbtGpuRequest.result: the CUDA library's GBT_CUDA_* code (gbtree_node.h),
+ * or one of the service's own
+ */
 #define GBT_GPU_ENOCOPY		(-100)	/* copy gone (evicted, replaced) */
 #define GBT_GPU_ESERVICE	(-101)	/* service died or is not running */
 
@@ -165,27 +165,15 @@ typedef struct GbtGpuPutPayload
 	bool		reset;			/* first chunk of a full load */
 } GbtGpuPutPayload;
 
-/* One query of a lookup: entries e with (lo_key,lo_tid) <= e < (hi_key,hi_tid) */
-typedef struct GbtGpuQuery
-{
-	uint64		lo_key;
-	uint64		lo_tid;
-	uint64		hi_key;
-	uint64		hi_tid;
-} GbtGpuQuery;
-
 /* Payload of LOOKUP: header, queries[nqueries], keys[capacity], tids[capacity] */
 typedef struct GbtGpuLookupPayload
 {
 	uint32		nqueries;
 	uint32		root;
-	int32		sorted;			/* 1: sorted queries; GBT_GPU_LOOKUP_POINTS:
+	int32		sorted;			/* 1: sorted queries; GBT_CUDA_POINTS:
 								 * nqueries bare keys in the query space */
 	uint64		capacity;
 } GbtGpuLookupPayload;
-
-/* = GBT_CUDA_POINTS (cuda/gbtree_cuda.h; checked in gpu_service.c) */
-#define GBT_GPU_LOOKUP_POINTS	2
 
 typedef struct GbtGpuShared
 {

@@ -27,6 +27,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
 #define GBT_PAGE_SIZE		8192
 #define GBT_BLOCK_SLOTS		16
 #define GBT_DIR_SIZE		32	/* directory entries, padded */
@@ -112,6 +117,17 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_NO_BLOCK		UINT32_C(0xFFFFFFFF)
 
 /*
+ * Fixed blocks: the roots never move (root splits happen in place), and
+ * no right-link or downlink leads to a block below GBT_FIRST_FREE_BLKNO.
+ * Here rather than in gbtree.h so that the CUDA kernels, their tests and
+ * the CPU stand-in check links against the same numbers.
+ */
+#define GBT_META_BLKNO		0
+#define GBT_ROOT_BLKNO		1
+#define GBT_NULLROOT_BLKNO	2
+#define GBT_FIRST_FREE_BLKNO 3
+
+/*
  * A view of a page body.  The arrays point into the page itself.
  */
 typedef struct GbtNode
@@ -192,6 +208,60 @@ gbt_entry_lt(uint64_t k1, uint64_t t1, uint64_t k2, uint64_t t2)
 	return k1 < k2 || (k1 == k2 && t1 < t2);
 }
 
+/*
+ * The host/device contract's shared constants and types.  The CUDA
+ * library's functions (cuda/gbtree_cuda.h) take and return these; the
+ * backend (gpu_client.c, build.c) builds them without seeing that header.
+ */
+
+/* gbt_cuda_lookup's queries_sorted for a batch of bare point keys */
+#define GBT_CUDA_POINTS		2
+
+/* return codes: 0 ok, > 0 "retry with more room", < 0 errors */
+#define GBT_CUDA_OK			0
+#define GBT_CUDA_ESPACE		1	/* results do not fit: *out_total says how many */
+#define GBT_CUDA_EINVAL		(-1)	/* bad argument */
+#define GBT_CUDA_ECORRUPT	(-2)	/* inconsistent page images: use the CPU path */
+#define GBT_CUDA_ENOMEM		(-3)	/* device or pinned host memory exhausted */
+#define GBT_CUDA_EDEVICE	(-4)	/* any other CUDA error (no device, driver) */
+
+/*
+ * A query matches the entries e with (lo_key, lo_tid) <= e < (hi_key, hi_tid)
+ * in (key, TID) order.  Equality k: lo = (k, 0), hi = (k, UINT64_MAX);
+ * a <= k <= b: lo = (a, 0), hi = (b, UINT64_MAX).  lo >= hi matches nothing.
+ */
+typedef struct GbtCudaQuery
+{
+	uint64_t	lo_key;
+	uint64_t	lo_tid;
+	uint64_t	hi_key;
+	uint64_t	hi_tid;
+} GbtCudaQuery;
+
+/*
+ * The shape of a tree laid out from all n sorted entries, as build.c lays
+ * it out on the CPU: npages[l] pages at level l (leaves first), page p of
+ * a level taking inputs [in * p / np, in * (p + 1) / np) of the in inputs
+ * (the entries for the leaves, one separator per page of the level below
+ * otherwise), level l's pages at blocks first_blkno[l].. except the top
+ * page, which goes to root_blkno.  header[0] and header[1] are the first
+ * GBT_BODY_OFFSET bytes of an empty leaf and inner page (PostgreSQL's page
+ * header, which this library does not know).
+ */
+#define GBT_CUDA_MAX_LEVELS		16
+
+typedef struct GbtCudaTreePlan
+{
+	uint64_t	n;
+	uint32_t	nlevels;
+	uint32_t	root_blkno;
+	uint16_t	tree_flags;		/* GBT_F_NULLTREE or 0 */
+	uint16_t	pad[3];
+	uint64_t	npages[GBT_CUDA_MAX_LEVELS];
+	uint32_t	first_blkno[GBT_CUDA_MAX_LEVELS];
+	unsigned char header[2][64];
+} GbtCudaTreePlan;
+
 /* node.c */
 extern void gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags);
 extern int	gbt_node_lower_bound(const GbtNode *node, uint64_t key);
@@ -209,5 +279,9 @@ extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint
 extern void gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys,
 								 const uint64_t *tids, const uint32_t *child, bool spread);
 extern const char *gbt_node_check(const GbtNode *node);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif							/* GBTREE_NODE_H */

@@ -32,47 +32,40 @@
 
 #include "gbtree_gpu.h"
 #include "gbtree_cuda.h"
-#include "gbtree_cuda_sort.h"
 
 GbtGpuShared *gbt_gpu_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* The CUDA library's entry points, resolved with dlsym in the service */
+/*
+ * The CUDA library's entry points, resolved with dlsym in the service; each
+ * typed by the header's function type, so that the compiler checks them
+ */
 typedef struct GbtCudaApi
 {
-	int			(*abi_version) (void);
-	int			(*probe) (char *desc, int desclen, uint64_t *mem_total);
-	int			(*init) (int device, char *err, int errlen);
-	int			(*copy_create) (GbtCudaCopy **copy, uint32_t capacity_blocks);
-	int			(*copy_put_pages) (GbtCudaCopy *copy, const uint32_t *blknos,
-								   const void *images, uint32_t npages);
-	uint64_t	(*copy_device_bytes) (const GbtCudaCopy *copy);
-	void		(*copy_free) (GbtCudaCopy *copy);
-	int			(*lookup) (GbtCudaCopy *copy, uint32_t root_blkno,
-						   const GbtCudaQuery *queries, uint32_t nqueries,
-						   int queries_sorted, uint64_t *offsets,
-						   uint64_t *out_keys, uint64_t *out_tids,
-						   uint64_t out_capacity, uint64_t *out_total);
-	const char *(*last_error) (void);
+	GbtCudaAbiVersionFn *abi_version;
+	GbtCudaProbeFn *probe;
+	GbtCudaInitFn *init;
+	GbtCudaCopyCreateFn *copy_create;
+	GbtCudaCopyPutPagesFn *copy_put_pages;
+	GbtCudaCopyDeviceBytesFn *copy_device_bytes;
+	GbtCudaCopyFreeFn *copy_free;
+	GbtCudaLookupFn *lookup;
+	GbtCudaLastErrorFn *last_error;
 	/* the build's sort: optional (NULL: builds stay on the CPU) */
-	int			(*sort_create) (uint64_t n, GbtCudaSort **out);
-	int			(*sort_put) (GbtCudaSort *s, uint64_t offset, const uint64_t *entries,
-							 uint64_t count);
-	int			(*sort_run) (GbtCudaSort *s, int tid_sorted);
-	int			(*sort_get) (GbtCudaSort *s, uint64_t offset, uint64_t *entries,
-							 uint64_t count);
-	double		(*sort_last_ms) (GbtCudaSort *s);
-	void		(*sort_free) (GbtCudaSort *s);
+	GbtCudaSortCreateFn *sort_create;
+	GbtCudaSortPutFn *sort_put;
+	GbtCudaSortRunFn *sort_run;
+	GbtCudaSortGetFn *sort_get;
+	GbtCudaSortLastMsFn *sort_last_ms;
+	GbtCudaSortFreeFn *sort_free;
 	/* the build's page layout: optional (NULL: the CPU lays pages out) */
-	int			(*sort_layout) (GbtCudaSort *s, const GbtCudaTreePlan *plan,
-								uint64_t first, uint32_t count, void *pages);
-	uint64_t	(*sort_count) (GbtCudaSort *s);
+	GbtCudaSortLayoutFn *sort_layout;
+	GbtCudaSortCountFn *sort_count;
 	/* batched inserts' leaves: optional (NULL: batches merge on the CPU) */
-	int			(*sort_leaves) (GbtCudaSort *s, const GbtCudaCopy *copy, uint32_t root_blkno,
-								uint64_t offset, uint64_t count, uint32_t *leaves);
-	int			(*host_register) (void *ptr, size_t bytes);
+	GbtCudaSortLeavesFn *sort_leaves;
+	GbtCudaHostRegisterFn *host_register;
 } GbtCudaApi;
 
 static GbtCudaApi cuda;
@@ -485,7 +478,6 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 	uint64_t	total = 0;
 	int			rc;
 
-	StaticAssertStmt(GBT_GPU_LOOKUP_POINTS == GBT_CUDA_POINTS, "point batch flag");
 	if (dev_copy[req->copyno] == NULL || dev_gen[req->copyno] != req->gen)
 		return GBT_GPU_ENOCOPY;
 	if (req->inject_fault == 1)

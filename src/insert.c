@@ -611,18 +611,15 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 		{
 			Page		page;
 			GbtPageOpaque op;
-			GbtNode		node;
-			int			s;
 			BlockNumber child;
 
 			CHECK_FOR_INTERRUPTS();
 			gbt_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = gbt_page_opaque((char *) page);
-			if ((op->flags & GBT_F_DELETED) ||
-				(!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_le(op, target->key, target->tid)))
+			if (gbt_must_move_right(op, target->key, target->tid, false))
 			{
-				BlockNumber next = op->rightlink;
+				BlockNumber next = gbt_checked_rightlink(index, buf);
 
 				UnlockReleaseBuffer(buf);
 				buf = ReadBuffer(index, next);
@@ -643,12 +640,7 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 				break;
 			}
 
-			gbt_page_view(page, &node);
-			s = gbt_node_prev_used(&node,
-								   gbt_node_lower_bound_entry(&node, target->key, target->tid));
-			if (s < 0)
-				s = gbt_node_first_used(&node);
-			child = node.child[s];
+			child = gbt_inner_child(index, buf, target->key, target->tid);
 			if (BufferIsValid(pbuf))
 				UnlockReleaseBuffer(pbuf);
 			pbuf = buf;
@@ -1045,12 +1037,12 @@ leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber n
 			((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO) ||
 			gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
 			break;
-		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_hikey_le(op, key, tid))
+		if (!gbt_must_move_right(op, key, tid, false))
 			return buf;
 		/* split since the copy was made: the entry moved right */
-		next = op->rightlink;
-		if (hops >= GBT_HINT_MAX_HOPS || next == GBT_NO_BLOCK || next == BufferGetBlockNumber(buf))
+		if (hops >= GBT_HINT_MAX_HOPS)
 			break;
+		next = gbt_checked_rightlink(index, buf);
 		UnlockReleaseBuffer(buf);
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);

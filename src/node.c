@@ -242,7 +242,7 @@ refresh(GbtNode *node, int from, int to)
 }
 
 static inline void
-put(GbtNode *node, int slot, uint64_t key, uint64_t tid, uint32_t child)
+set_slot(GbtNode *node, int slot, uint64_t key, uint64_t tid, uint32_t child)
 {
 	node->keys[slot] = key;
 	node->tids[slot] = tid;
@@ -325,7 +325,7 @@ redistribute_blocks(GbtNode *node, int b)
 	{
 		int			s = s0 + (int) (((int64_t) i * width) / n);
 
-		put(node, s, k[i], t[i], c[i]);
+		set_slot(node, s, k[i], t[i], c[i]);
 		set_used(node, s);
 	}
 	/* gaps copy the next used slot: walk back from the window's end */
@@ -334,10 +334,10 @@ redistribute_blocks(GbtNode *node, int b)
 		if (gbt_slot_used(node, s))
 			continue;
 		if (s + 1 < node->nslots)
-			put(node, s, node->keys[s + 1], node->tids[s + 1],
+			set_slot(node, s, node->keys[s + 1], node->tids[s + 1],
 				node->child ? node->child[s + 1] : 0);
 		else
-			put(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+			set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
 	}
 	/* gaps before the window copy its (possibly new) first slot; directory */
 	refresh(node, s0, s1 - 1);
@@ -379,7 +379,7 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 		/* a gap at the position: it copies an entry > ours, take it */
 		slot = p;
 		set_used(node, slot);
-		put(node, slot, key, tid, child);
+		set_slot(node, slot, key, tid, child);
 		lo = hi = slot;
 	}
 	else
@@ -393,7 +393,7 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 			move_slots(node, p + 1, p, r - p);
 			set_used(node, r);
 			slot = p;
-			put(node, slot, key, tid, child);
+			set_slot(node, slot, key, tid, child);
 			lo = p;
 			hi = r;
 		}
@@ -403,7 +403,7 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 			move_slots(node, l, l + 1, p - 1 - l);
 			set_used(node, l);
 			slot = p - 1;
-			put(node, slot, key, tid, child);
+			set_slot(node, slot, key, tid, child);
 			lo = l;
 			hi = slot;
 		}
@@ -426,7 +426,7 @@ gbt_node_delete_slot(GbtNode *node, int slot)
 			node->child[slot] = node->child[slot + 1];
 	}
 	else
-		put(node, slot, GBT_SENTINEL, GBT_SENTINEL, 0);
+		set_slot(node, slot, GBT_SENTINEL, GBT_SENTINEL, 0);
 	node->opaque->nused--;
 	refresh(node, slot, slot);
 }
@@ -477,7 +477,7 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 	{
 		int			s = spread ? (int) (((int64_t) i * ns) / n) : i;
 
-		put(node, s, keys[i], tids[i], child ? child[i] : 0);
+		set_slot(node, s, keys[i], tids[i], child ? child[i] : 0);
 		set_used(node, s);
 	}
 	node->opaque->nused = (uint16_t) n;
@@ -487,10 +487,10 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 		if (gbt_slot_used(node, s))
 			continue;
 		if (s + 1 < ns)
-			put(node, s, node->keys[s + 1], node->tids[s + 1],
+			set_slot(node, s, node->keys[s + 1], node->tids[s + 1],
 				node->child ? node->child[s + 1] : 0);
 		else
-			put(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+			set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
 	}
 	for (int b = 0; b < GBT_DIR_SIZE; b++)
 		node->dir[b] = b < node->nblocks ?

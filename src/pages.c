@@ -179,6 +179,65 @@ gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid)
 	return gbt_entry_lt(op->hikey, op->hitid, key, tid);
 }
 
+/* A descent cannot go on from buf's page: XX002, naming what is wrong. */
+static pg_attribute_noreturn() void
+report_bad_link(Relation index, Buffer buf, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" has %s at block %u",
+					RelationGetRelationName(index), what, BufferGetBlockNumber(buf))));
+}
+
+/*
+ * Whether a descent for (key, tid) must leave the page for its right
+ * sibling: the page was deleted (its key range went to the right), or the
+ * target is at or above its high key (above, for a backward descent, which
+ * wants the last page holding entries below the target).
+ */
+bool
+gbt_must_move_right(GbtPageOpaque op, uint64 key, uint64 tid, bool backward)
+{
+	return (op->flags & GBT_F_DELETED) ||
+		(!(op->flags & GBT_F_RIGHTMOST) &&
+		 (backward ? gbt_hikey_lt(op, key, tid) : gbt_hikey_le(op, key, tid)));
+}
+
+/* The right sibling of buf's page, which must have one (XX002 if not). */
+BlockNumber
+gbt_checked_rightlink(Relation index, Buffer buf)
+{
+	BlockNumber next = gbt_page_opaque((char *) BufferGetPage(buf))->rightlink;
+
+	if (next == GBT_NO_BLOCK || next == BufferGetBlockNumber(buf))
+		report_bad_link(index, buf, "a broken right-link");
+	return next;
+}
+
+/*
+ * The child of the locked inner page in buf to descend to for (key, tid):
+ * that of the last used slot below it, or of the first one (XX002 for an
+ * empty page or a bad downlink).
+ */
+BlockNumber
+gbt_inner_child(Relation index, Buffer buf, uint64 key, uint64 tid)
+{
+	GbtNode		node;
+	int			s;
+	BlockNumber child;
+
+	gbt_page_view(BufferGetPage(buf), &node);
+	s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+	if (s < 0)
+		s = gbt_node_first_used(&node);
+	if (s >= node.nslots)
+		report_bad_link(index, buf, "an empty inner page");
+	child = node.child[s];
+	if (child == GBT_NO_BLOCK || child < GBT_FIRST_FREE_BLKNO)
+		report_bad_link(index, buf, "an invalid downlink");
+	return child;
+}
+
 /*
  * Descend from root to the leaf that holds the first entry >= (key, tid)
  * (forward) or the last entry < (key, tid) (backward).  Returns the leaf
@@ -199,8 +258,6 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 	{
 		Page		page;
 		GbtPageOpaque op;
-		GbtNode		node;
-		int			s;
 		BlockNumber child;
 
 		CHECK_FOR_INTERRUPTS();
@@ -217,18 +274,10 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 							RelationGetRelationName(index), BufferGetBlockNumber(buf)),
 					 errhint("Please REINDEX it.")));
 
-		/* a deleted leaf's key range went to its right sibling */
-		if ((op->flags & GBT_F_DELETED) ||
-			(!(op->flags & GBT_F_RIGHTMOST) &&
-			 (backward ? gbt_hikey_lt(op, key, tid) : gbt_hikey_le(op, key, tid))))
+		if (gbt_must_move_right(op, key, tid, backward))
 		{
-			BlockNumber next = op->rightlink;
+			BlockNumber next = gbt_checked_rightlink(index, buf);
 
-			if (next == GBT_NO_BLOCK || next == BufferGetBlockNumber(buf))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a broken right-link at block %u",
-								RelationGetRelationName(index), BufferGetBlockNumber(buf))));
 			expect_level = op->level;
 			UnlockReleaseBuffer(buf);
 			buf = ReadBuffer(index, next);
@@ -268,21 +317,7 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 			continue;
 		}
 
-		gbt_page_view(page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
-		if (s < 0)
-			s = gbt_node_first_used(&node);
-		if (s >= node.nslots)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has an empty inner page at block %u",
-							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
-		child = node.child[s];
-		if (child == GBT_NO_BLOCK || child <= GBT_NULLROOT_BLKNO)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has an invalid downlink at block %u",
-							RelationGetRelationName(index), BufferGetBlockNumber(buf))));
+		child = gbt_inner_child(index, buf, key, tid);
 		expect_level = op->level - 1;
 		mode = (op->level == 1) ? leaflock : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);

@@ -14,38 +14,24 @@
  * the copy lead to the neighbour pages (Lehman and Yao); a next range that
  * starts beyond the leaf's high key is found by a fresh descent.
  *
- * Parallel scans (forward) split the key space into chunks instead of
- * passing one position from leaf to leaf: the first participant reads the
- * separators of the highest inner level that has enough of them inside
- * the scan's key range (a few pages), and every participant then claims
- * chunks in order from a shared counter and scans each one serially,
- * clipped to [its bound, the next bound).  Participants meet once per
- * chunk rather than once per leaf, which matters most where workers share
- * few cores.  The separators are only hints: whatever splits happen
- * meanwhile, each chunk is an ordinary Lehman and Yao range scan, and the
- * chunks partition the (key, TID) order exactly.  Each participant claims
- * chunks in increasing order, so its own output stays in index order.
- * A backward parallel scan is run whole by the first participant.
+ * The scan keys become segments in scankey.c; parallel scans, which split
+ * the segments into chunks that participants claim, are in
+ * scan_parallel.c.  A scan with enough keys can run as GPU batches
+ * instead, which return every match at once (gbt_scan_gpu_fetch).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "portability/instr_time.h"
-
 #include "access/relscan.h"
-#include "storage/condition_variable.h"
-#include "storage/lmgr.h"
-#include "storage/spin.h"
+#include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
-#include "storage/bufmgr.h"
-#include "access/tupmacs.h"
 #include "port/pg_bitutils.h"
-#include "utils/array.h"
-#include "utils/lsyscache.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -53,120 +39,7 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 #include "gbtree_keys.h"
-
-typedef struct GbtSegment
-{
-	BlockNumber root;
-	GbtRange   *ranges;			/* sorted, disjoint */
-	int			nranges;
-} GbtSegment;
-
-/* The entries copied from one leaf, and where that leaf sits. */
-typedef struct GbtScanPos
-{
-	int			seg;			/* segment of this leaf; -1 if no leaf */
-	BlockNumber blk;
-	BlockNumber next;			/* right-link when read */
-	BlockNumber prev;			/* left-link when read */
-	bool		rightmost;
-	bool		deleted;		/* leaf was unlinked (read via a stale link) */
-	uint64		hikey;			/* high key (for a deleted leaf: the low key */
-	uint64		hitid;			/* its right sibling must have) */
-	uint64		pagelowkey;		/* the leaf's low key */
-	uint64		pagelowtid;
-	bool		hasentries;		/* leaf had any entry at all */
-	uint64		lowkey;			/* its first entry's key, if so */
-	int			nitems;
-	int			itemIndex;
-	GbtEntry	items[GBT_MAX_SLOTS];
-} GbtScanPos;
-
-typedef struct GbtScanOpaqueData
-{
-	GbtIndexInfo *info;
-	MemoryContext keycxt;		/* array keys' ranges; made on first use */
-	GbtRange	fixed_ranges[2];	/* the ranges of scans without arrays */
-	MemoryContext tupcxt;		/* index-only result tuple */
-	bool		impossible;
-	int			nsegs;
-	GbtSegment	segs[2];
-	/*
-	 * A large = ANY array bound for the GPU: its keys as given (NULLs
-	 * dropped, bounds applied), unsorted and maybe repeated, which the
-	 * device sorts and deduplicates; the value segment holds their number
-	 * and NULL ranges until a CPU path needs them (points_to_ranges).
-	 */
-	uint64	   *points;
-	bool		started;
-	Buffer		buf;			/* pin on pos.blk while items are returned */
-	GbtScanPos	pos;
-	GbtScanPos *mark;			/* saved by ammarkpos */
-	bool		par_serial;		/* parallel scan run whole by this participant */
-	bool		par_chunk;		/* scanning a claimed chunk of a parallel scan */
-	bool		par_slices;		/* ... whose chunks are slices of the ranges */
-	GbtRange   *slice_base;		/* all the ranges of segment 0, which a */
-	int			slice_nbase;	/* slice narrows to its part */
-	bool		clip;			/* entries from (clip_key, clip_tid) on are */
-	uint64		clip_key;		/* another chunk's */
-	uint64		clip_tid;
-	/* GPU scans: every match, fetched in one batch, in index order */
-	GbtEntry   *gpu_items;
-	int64		gpu_n;
-	int64		gpu_i;
-	int64		gpu_mark;
-	int64		gpu_nulls_from;	/* items from here on are NULL entries */
-	int64		gpu_nulls_to;
-	bool		gpu_locked;		/* holds GBT_GPU_SCAN_LOCK */
-	bool		markValid;
-	IndexTuple	itup;			/* index-only result for non-null keys */
-	int16		attlen;
-	bool		int64_keys;		/* ascending int8-like keys: a datum is key ^ sign */
-} GbtScanOpaqueData;
-
-typedef GbtScanOpaqueData *GbtScanOpaque;
-
-/* Shared state of a parallel scan */
-typedef enum GbtParState
-{
-	GBT_PAR_NOT_STARTED,
-	GBT_PAR_SERIAL,				/* one participant runs the whole scan */
-	GBT_PAR_PLANNING,			/* a participant is collecting the bounds */
-	GBT_PAR_CHUNKS,				/* chunks are there to claim */
-	GBT_PAR_SLICES				/* GPU batches: slices of the ranges to claim */
-} GbtParState;
-
-/*
- * Chunk i starts at bounds[i] and ends before bounds[i + 1], or at the end
- * of its segment when there is no next bound in that segment.
- */
-typedef struct GbtParBound
-{
-	int32		seg;
-	bool		segstart;		/* the start of segment seg (key, tid unused) */
-	uint64		key;
-	uint64		tid;
-} GbtParBound;
-
-#define GBT_PAR_MAX_BOUNDS	1024
-/* enough chunks that participants finish close together */
-#define GBT_PAR_WANT_CHUNKS 64
-/* GPU slices: enough ranges each that a batch's fixed cost stays small */
-#define GBT_PAR_SLICE_RANGES 8192
-#define GBT_PAR_MAX_SLICES	16
-
-typedef struct GbtParallelScanData
-{
-	slock_t		mutex;
-	ConditionVariable cv;
-	GbtParState state;
-	int			nbounds;		/* valid in GBT_PAR_CHUNKS; slices in
-								 * GBT_PAR_SLICES */
-	int			nextchunk;
-	GbtParBound bounds[GBT_PAR_MAX_BOUNDS];
-} GbtParallelScanData;
-
-typedef GbtParallelScanData *GbtParallelScan;
-
+#include "gbtree_scan.h"
 
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
@@ -214,349 +87,15 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
-static void
-drop_pin(GbtScanOpaque so)
+/* Drop the pin on the current leaf, if the scan holds one. */
+void
+gbt_scan_drop_pin(GbtScanOpaque so)
 {
 	if (BufferIsValid(so->buf))
 	{
 		ReleaseBuffer(so->buf);
 		so->buf = InvalidBuffer;
 	}
-}
-
-/* ------------------------------------------------------------------------
- * Scan key preprocessing
- * ------------------------------------------------------------------------
- */
-
-/* Apply "key <strategy> x" (index key space) to [lo, hi]. */
-static void
-apply_bound(int strategy, uint64 x, uint64 *lo, uint64 *hi, bool *impossible)
-{
-	switch (strategy)
-	{
-		case BTLessStrategyNumber:
-			if (x == 0)
-				*impossible = true;
-			else
-				*hi = Min(*hi, x - 1);
-			break;
-		case BTLessEqualStrategyNumber:
-			*hi = Min(*hi, x);
-			break;
-		case BTEqualStrategyNumber:
-			*lo = Max(*lo, x);
-			*hi = Min(*hi, x);
-			break;
-		case BTGreaterEqualStrategyNumber:
-			*lo = Max(*lo, x);
-			break;
-		case BTGreaterStrategyNumber:
-			if (x == UINT64_MAX)
-				*impossible = true;
-			else
-				*lo = Max(*lo, x + 1);
-			break;
-		default:
-			elog(ERROR, "gbtree: unexpected strategy number %d", strategy);
-	}
-}
-
-/* A DESC column stores complemented keys: mirror the comparison. */
-static int
-mirror_strategy(int strategy)
-{
-	switch (strategy)
-	{
-		case BTLessStrategyNumber:
-			return BTGreaterStrategyNumber;
-		case BTLessEqualStrategyNumber:
-			return BTGreaterEqualStrategyNumber;
-		case BTGreaterEqualStrategyNumber:
-			return BTLessEqualStrategyNumber;
-		case BTGreaterStrategyNumber:
-			return BTLessStrategyNumber;
-		default:
-			return strategy;
-	}
-}
-
-/* Intersection of two sorted unique arrays, into a; returns length. */
-static int
-intersect_sorted(uint64 *a, int na, const uint64 *b, int nb)
-{
-	int			i = 0,
-				j = 0,
-				m = 0;
-
-	while (i < na && j < nb)
-	{
-		if (a[i] < b[j])
-			i++;
-		else if (a[i] > b[j])
-			j++;
-		else
-		{
-			a[m++] = a[i];
-			i++;
-			j++;
-		}
-	}
-	return m;
-}
-
-/* DEBUG1 breakdown of preprocess_keys(): sorting arrays, building ranges */
-static double prep_sort_ms,
-			prep_ranges_ms;
-
-static double
-ms_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
-}
-
-static void
-preprocess_keys(IndexScanDesc scan)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtIndexInfo *info = so->info;
-	uint64		lo = 0,
-				hi = UINT64_MAX;
-	bool		impossible = false;
-	bool		isnull_qual = false;
-	bool		notnull_qual = false;
-	bool		value_qual = false;
-	uint64	   *arr = NULL;
-	int			narr = -1;		/* -1: no array key */
-	bool		has_array = false;
-	MemoryContext old;
-	bool		timed = message_level_is_interesting(DEBUG1);
-	instr_time	t0;
-	/* one equality array, serial scan, GPU in sight: leave it unsorted */
-	bool		defer_ok = scan->parallel_scan == NULL && gbt_device_mode != GBT_DEVICE_CPU;
-	bool		deferred = false;
-
-	/*
-	 * Array keys need memory that lives until the next rescan; plain quals
-	 * fit in fixed_ranges, which keeps a point lookup free of context setup.
-	 */
-	for (int i = 0; i < scan->numberOfKeys; i++)
-		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
-			has_array = true;
-	if (has_array)
-	{
-		if (so->keycxt == NULL)
-			so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree scan keys",
-											   ALLOCSET_DEFAULT_SIZES);
-		MemoryContextReset(so->keycxt);
-		old = MemoryContextSwitchTo(so->keycxt);
-	}
-	else
-		old = CurrentMemoryContext;
-
-	for (int i = 0; i < scan->numberOfKeys; i++)
-	{
-		ScanKey		sk = &scan->keyData[i];
-		Oid			argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype : info->keytype;
-		int			strategy = sk->sk_strategy;
-
-		if (sk->sk_flags & SK_ISNULL)
-		{
-			if (sk->sk_flags & SK_SEARCHNULL)
-				isnull_qual = true;
-			else if (sk->sk_flags & SK_SEARCHNOTNULL)
-				notnull_qual = true;
-			else
-				impossible = true;	/* comparison with NULL */
-			continue;
-		}
-		if (sk->sk_attno != 1)
-			elog(ERROR, "gbtree: unexpected scan key attribute %d", sk->sk_attno);
-		if (strategy < 1 || strategy > GBT_NSTRATEGIES)
-			elog(ERROR, "gbtree: unexpected strategy number %d", strategy);
-		value_qual = true;
-		if (info->desc)
-			strategy = mirror_strategy(strategy);
-
-		if (sk->sk_flags & SK_SEARCHARRAY)
-		{
-			ArrayType  *a = DatumGetArrayTypeP(sk->sk_argument);
-			int16		elmlen;
-			bool		elmbyval;
-			char		elmalign;
-			int			nelems = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
-			uint64	   *vals;
-			int			nv = 0;
-
-			get_typlenbyvalalign(ARR_ELEMTYPE(a), &elmlen, &elmbyval, &elmalign);
-			vals = palloc(sizeof(uint64) * Max(nelems, 1));
-			gbt_advise_huge(vals, sizeof(uint64) * Max(nelems, 1));
-			if (!ARR_HASNULL(a) && elmbyval && elmlen > 0)
-			{
-				/*
-				 * The common case, read in place: deconstructing a large
-				 * array would allocate and fill two more arrays of its size.
-				 */
-				const char *p = ARR_DATA_PTR(a);
-				uint64		flip = info->desc ? UINT64_MAX : 0;
-
-				if (argtype == INT8OID && elmlen == sizeof(int64))
-				{
-					for (int j = 0; j < nelems; j++)
-						vals[j] = gbt_key_from_int64(((const int64 *) p)[j]) ^ flip;
-				}
-				else
-				{
-					for (int j = 0; j < nelems; j++)
-					{
-						vals[j] = gbt_datum_to_key(fetch_att(p, true, elmlen), argtype, NULL) ^ flip;
-						p = att_addlength_pointer(p, elmlen, p);
-						p = (const char *) att_align_nominal(p, elmalign);
-					}
-				}
-				nv = nelems;
-			}
-			else
-			{
-				Datum	   *elems;
-				bool	   *nulls;
-
-				deconstruct_array(a, ARR_ELEMTYPE(a), elmlen, elmbyval, elmalign,
-								  &elems, &nulls, &nelems);
-				for (int j = 0; j < nelems; j++)
-				{
-					uint64		k;
-
-					if (nulls[j])
-						continue;
-					k = gbt_datum_to_key(elems[j], argtype, NULL);
-					vals[nv++] = info->desc ? ~k : k;
-				}
-				pfree(elems);
-				pfree(nulls);
-			}
-			if (nv == 0)
-			{
-				impossible = true;
-				continue;
-			}
-			if (timed)
-				INSTR_TIME_SET_CURRENT(t0);
-			if (defer_ok && strategy == BTEqualStrategyNumber && narr < 0 &&
-				gbt_gpu_wanted(nv))
-				deferred = true;	/* the device sorts them */
-			else
-			{
-				nv = gbt_sort_unique_u64(vals, nv);
-				if (deferred && strategy == BTEqualStrategyNumber)
-				{
-					/* intersecting with a second array needs both sorted */
-					narr = gbt_sort_unique_u64(arr, narr);
-					deferred = false;
-				}
-			}
-			if (timed)
-				prep_sort_ms += ms_since(t0);
-			if (strategy == BTEqualStrategyNumber)
-			{
-				if (narr < 0)
-				{
-					arr = vals;
-					narr = nv;
-				}
-				else
-					narr = intersect_sorted(arr, narr, vals, nv);
-			}
-			else if (strategy == BTLessStrategyNumber ||
-					 strategy == BTLessEqualStrategyNumber)
-				apply_bound(strategy, vals[nv - 1], &lo, &hi, &impossible);
-			else
-				apply_bound(strategy, vals[0], &lo, &hi, &impossible);
-		}
-		else
-		{
-			uint64		k = gbt_datum_to_key(sk->sk_argument, argtype, NULL);
-
-			apply_bound(strategy, info->desc ? ~k : k, &lo, &hi, &impossible);
-		}
-	}
-
-	so->nsegs = 0;
-	so->points = NULL;
-	if (isnull_qual && (value_qual || notnull_qual))
-		impossible = true;
-	if (lo > hi)
-		impossible = true;
-	if (!impossible && narr >= 0)
-	{
-		int			m = 0;
-
-		for (int j = 0; j < narr; j++)
-			if (arr[j] >= lo && arr[j] <= hi)
-				arr[m++] = arr[j];
-		narr = m;
-		if (narr == 0)
-			impossible = true;
-	}
-	so->impossible = impossible;
-
-	if (!impossible)
-	{
-		GbtSegment	valseg,
-					nullseg;
-
-		valseg.root = GBT_ROOT_BLKNO;
-		if (timed)
-			INSTR_TIME_SET_CURRENT(t0);
-		if (deferred)
-		{
-			valseg.nranges = narr;
-			valseg.ranges = NULL;
-			so->points = arr;
-		}
-		else if (narr >= 0)
-		{
-			valseg.nranges = narr;
-			valseg.ranges = palloc(sizeof(GbtRange) * narr);
-			gbt_advise_huge(valseg.ranges, sizeof(GbtRange) * narr);
-			for (int j = 0; j < narr; j++)
-				valseg.ranges[j].lo = valseg.ranges[j].hi = arr[j];
-		}
-		else
-		{
-			valseg.nranges = 1;
-			valseg.ranges = &so->fixed_ranges[0];
-			valseg.ranges[0].lo = lo;
-			valseg.ranges[0].hi = hi;
-		}
-		if (timed)
-			prep_ranges_ms += ms_since(t0);
-		nullseg.root = GBT_NULLROOT_BLKNO;
-		nullseg.nranges = 1;
-		nullseg.ranges = &so->fixed_ranges[1];
-		nullseg.ranges[0].lo = 0;
-		nullseg.ranges[0].hi = UINT64_MAX;
-
-		if (isnull_qual)
-			so->segs[so->nsegs++] = nullseg;
-		else if (value_qual || notnull_qual)
-			so->segs[so->nsegs++] = valseg;
-		else if (info->nulls_first)
-		{
-			so->segs[so->nsegs++] = nullseg;
-			so->segs[so->nsegs++] = valseg;
-		}
-		else
-		{
-			so->segs[so->nsegs++] = valseg;
-			so->segs[so->nsegs++] = nullseg;
-		}
-	}
-	MemoryContextSwitchTo(old);
 }
 
 /* ------------------------------------------------------------------------
@@ -611,7 +150,7 @@ last_range_lo_le(GbtSegment *seg, uint64 key)
  * pin and never holds up VACUUM; index-only scans keep it.
  */
 static bool
-keep_pin(IndexScanDesc scan)
+needs_leaf_pin(IndexScanDesc scan)
 {
 	return !(IsMVCCSnapshot(scan->xs_snapshot) &&
 			 RelationNeedsWAL(scan->indexRelation) &&
@@ -624,7 +163,7 @@ keep_pin(IndexScanDesc scan)
  * Re-reading the leaf already pinned takes a second pin, dropped here.
  */
 static void
-hold_pin(IndexScanDesc scan, Buffer buf, bool keep)
+hold_leaf_pin(IndexScanDesc scan, Buffer buf, bool keep)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -632,11 +171,11 @@ hold_pin(IndexScanDesc scan, Buffer buf, bool keep)
 		ReleaseBuffer(buf);
 	else
 	{
-		drop_pin(so);
+		gbt_scan_drop_pin(so);
 		so->buf = buf;
 	}
 	if (!keep)
-		drop_pin(so);
+		gbt_scan_drop_pin(so);
 }
 
 /*
@@ -681,7 +220,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		pos->nitems = 0;
 		pos->hasentries = false;
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		hold_pin(scan, buf, false);
+		hold_leaf_pin(scan, buf, false);
 		return;
 	}
 	pos->hikey = op->hikey;
@@ -749,12 +288,12 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	pos->nitems = n;
 
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	hold_pin(scan, buf, keep_pin(scan));
+	hold_leaf_pin(scan, buf, needs_leaf_pin(scan));
 }
 
 /* Pin and share-lock block blkno of the index, after the basic page check. */
-static Buffer
-lock_shared(Relation index, BlockNumber blkno)
+Buffer
+gbt_read_shared(Relation index, BlockNumber blkno)
 {
 	Buffer		buf = ReadBuffer(index, blkno);
 
@@ -764,7 +303,7 @@ lock_shared(Relation index, BlockNumber blkno)
 }
 
 static pg_attribute_noreturn() void
-left_link_broken(Relation index, BlockNumber blkno)
+report_broken_left_link(Relation index, BlockNumber blkno)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -777,7 +316,7 @@ left_link_broken(Relation index, BlockNumber blkno)
 static bool
 page_is_deleted(IndexScanDesc scan, BlockNumber blkno)
 {
-	Buffer		buf = lock_shared(scan->indexRelation, blkno);
+	Buffer		buf = gbt_read_shared(scan->indexRelation, blkno);
 	bool		deleted;
 
 	deleted = (gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_DELETED) != 0;
@@ -796,7 +335,7 @@ page_is_deleted(IndexScanDesc scan, BlockNumber blkno)
  * damage, and following them would lose or repeat entries silently.
  */
 static void
-read_right(IndexScanDesc scan)
+read_right_sibling(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
@@ -806,7 +345,7 @@ read_right(IndexScanDesc scan)
 	Buffer		buf;
 	GbtPageOpaque op;
 
-	buf = lock_shared(index, next);
+	buf = gbt_read_shared(index, next);
 	op = gbt_page_opaque((char *) BufferGetPage(buf));
 	if (op->lowkey != pos->hikey || op->lowtid != pos->hitid)
 	{
@@ -831,8 +370,9 @@ read_right(IndexScanDesc scan)
  * < (key, tid) (backward) of segment segno.  Returns false if the leaf we
  * land on has no such item; pos then describes that leaf.
  */
-static bool
-seek(IndexScanDesc scan, int segno, uint64 key, uint64 tid, bool backward)
+bool
+gbt_seek_entry(IndexScanDesc scan, int segno, uint64 key, uint64 tid,
+			   bool backward)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
@@ -859,21 +399,22 @@ seek(IndexScanDesc scan, int segno, uint64 key, uint64 tid, bool backward)
 	return pos->itemIndex >= 0 && pos->itemIndex < pos->nitems;
 }
 
-static bool
-seek_segment_start(IndexScanDesc scan, int segno, bool backward)
+/* Position on the first (forward) or last (backward) entry of segment segno */
+bool
+gbt_seek_segment_start(IndexScanDesc scan, int segno, bool backward)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtSegment *seg = &so->segs[segno];
 
 	if (!backward)
-		return seek(scan, segno, seg->ranges[0].lo, 0, false);
+		return gbt_seek_entry(scan, segno, seg->ranges[0].lo, 0, false);
 	else
 	{
 		uint64		h = seg->ranges[seg->nranges - 1].hi;
 
 		if (h == UINT64_MAX)
-			return seek(scan, segno, UINT64_MAX, UINT64_MAX, true);
-		return seek(scan, segno, h + 1, 0, true);
+			return gbt_seek_entry(scan, segno, UINT64_MAX, UINT64_MAX, true);
+		return gbt_seek_entry(scan, segno, h + 1, 0, true);
 	}
 }
 
@@ -886,7 +427,7 @@ seek_segment_start(IndexScanDesc scan, int segno, bool backward)
  * if the leaves left of us have all been deleted meanwhile.
  */
 static Buffer
-walk_left(IndexScanDesc scan)
+lock_left_sibling(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
@@ -906,8 +447,8 @@ walk_left(IndexScanDesc scan)
 		if (blk == GBT_NO_BLOCK)
 			return InvalidBuffer;
 		if (++hops > 100000)
-			left_link_broken(index, so->pos.blk);
-		buf = lock_shared(index, blk);
+			report_broken_left_link(index, so->pos.blk);
+		buf = gbt_read_shared(index, blk);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		if (!(op->flags & GBT_F_LEAF))
 			ereport(ERROR,
@@ -947,7 +488,7 @@ walk_left(IndexScanDesc scan)
 			UnlockReleaseBuffer(buf);
 			for (;;)
 			{
-				Buffer		tbuf = lock_shared(index, t);
+				Buffer		tbuf = gbt_read_shared(index, t);
 				GbtPageOpaque top = gbt_page_opaque((char *) BufferGetPage(tbuf));
 				bool		deleted = (top->flags & GBT_F_DELETED) != 0;
 
@@ -961,10 +502,10 @@ walk_left(IndexScanDesc scan)
 				if (!deleted)
 					break;
 				if (++hops > 100000)
-					left_link_broken(index, so->pos.blk);
+					report_broken_left_link(index, so->pos.blk);
 			}
 			if (!moved)
-				left_link_broken(index, so->pos.blk);
+				report_broken_left_link(index, so->pos.blk);
 			target = t;
 			continue;
 		}
@@ -976,22 +517,12 @@ walk_left(IndexScanDesc scan)
 }
 
 /*
- * The current leaf is used up in direction dir: move to the next leaf
- * (or range, or segment) that has a matching entry.  Returns false at the
- * end, with pos left on the last leaf visited (itemIndex just past it), so
- * that a scroll in the other direction resumes correctly.
- */
-static bool par_next(IndexScanDesc scan, int want_slices);
-static bool gpu_next(IndexScanDesc scan, ScanDirection dir);
-static bool par_claim_serial(IndexScanDesc scan);
-
-/*
- * The serial part of step(); a parallel participant runs it inside the
+ * The serial part of next_leaf(); a parallel participant runs it inside the
  * chunk it claimed (so->par_chunk), where the end of the chunk (so->clip)
  * or of its segment ends the walk.
  */
-static bool
-step_serial(IndexScanDesc scan, ScanDirection dir)
+bool
+gbt_next_leaf_serial(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
@@ -1022,7 +553,7 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 					pos->itemIndex = pos->nitems;
 					return false;
 				}
-				if (seek_segment_start(scan, pos->seg + 1, false))
+				if (gbt_seek_segment_start(scan, pos->seg + 1, false))
 					return true;
 				continue;
 			}
@@ -1033,7 +564,7 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 			}
 			if (seg->ranges[r].lo <= pos->hikey)
 			{
-				read_right(scan);
+				read_right_sibling(scan);
 				pos->itemIndex = 0;
 				if (pos->nitems > 0)
 					return true;
@@ -1048,17 +579,17 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 			if (!pos->deleted && pos->hikey >= pos->pagelowkey &&
 				seg->ranges[r].lo - pos->hikey > pos->hikey - pos->pagelowkey)
 			{
-				if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
+				if (gbt_seek_entry(scan, pos->seg, seg->ranges[r].lo, 0, false))
 					return true;
 				continue;
 			}
-			read_right(scan);
+			read_right_sibling(scan);
 			pos->itemIndex = 0;
 			if (pos->nitems > 0)
 				return true;
 			if (pos->rightmost || pos->deleted || seg->ranges[r].lo <= pos->hikey)
 				continue;
-			if (seek(scan, pos->seg, seg->ranges[r].lo, 0, false))
+			if (gbt_seek_entry(scan, pos->seg, seg->ranges[r].lo, 0, false))
 				return true;
 		}
 		else
@@ -1079,13 +610,13 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 					pos->itemIndex = -1;
 					return false;
 				}
-				if (seek_segment_start(scan, pos->seg - 1, true))
+				if (gbt_seek_segment_start(scan, pos->seg - 1, true))
 					return true;
 				continue;
 			}
 			if (!pos->hasentries || seg->ranges[r].hi >= pos->lowkey)
 			{
-				Buffer		buf = walk_left(scan);
+				Buffer		buf = lock_left_sibling(scan);
 
 				if (!BufferIsValid(buf))
 				{
@@ -1098,7 +629,7 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 					return true;
 				continue;
 			}
-			if (seek(scan, pos->seg, seg->ranges[r].hi + 1, 0, true))
+			if (gbt_seek_entry(scan, pos->seg, seg->ranges[r].hi + 1, 0, true))
 				return true;
 
 			/*
@@ -1113,12 +644,12 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 					pos->itemIndex = -1;
 					return false;
 				}
-				if (seek_segment_start(scan, pos->seg - 1, true))
+				if (gbt_seek_segment_start(scan, pos->seg - 1, true))
 					return true;
 				continue;
 			}
 			{
-				Buffer		buf = walk_left(scan);
+				Buffer		buf = lock_left_sibling(scan);
 
 				if (!BufferIsValid(buf))
 				{
@@ -1134,9 +665,14 @@ step_serial(IndexScanDesc scan, ScanDirection dir)
 	}
 }
 
-
+/*
+ * The current leaf is used up in direction dir: move to the next leaf
+ * (or range, or segment) that has a matching entry.  Returns false at the
+ * end, with pos left on the last leaf visited (itemIndex just past it), so
+ * that a scroll in the other direction resumes correctly.
+ */
 static bool
-step(IndexScanDesc scan, ScanDirection dir)
+next_leaf(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -1146,370 +682,19 @@ step(IndexScanDesc scan, ScanDirection dir)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gbtree parallel scans cannot change direction")));
-		return par_next(scan, 0);
+		return gbt_par_next(scan, 0);
 	}
-	return step_serial(scan, dir);
+	return gbt_next_leaf_serial(scan, dir);
 }
-
-
-/* ------------------------------------------------------------------------
- * Parallel scans
- * ------------------------------------------------------------------------
- */
-
-static inline GbtParallelScan
-par_shared(IndexScanDesc scan)
-{
-	return (GbtParallelScan) OffsetToPointer(scan->parallel_scan,
-											 scan->parallel_scan->ps_offset);
-}
-
-Size
-gbtestimateparallelscan(void)
-{
-	return sizeof(GbtParallelScanData);
-}
-
-void
-gbtinitparallelscan(void *target)
-{
-	GbtParallelScan ps = (GbtParallelScan) target;
-
-	SpinLockInit(&ps->mutex);
-	ConditionVariableInit(&ps->cv);
-	ps->state = GBT_PAR_NOT_STARTED;
-}
-
-void
-gbtparallelrescan(IndexScanDesc scan)
-{
-	GbtParallelScan ps = par_shared(scan);
-
-	SpinLockAcquire(&ps->mutex);
-	ps->state = GBT_PAR_NOT_STARTED;
-	SpinLockRelease(&ps->mutex);
-}
-
-/* Backward parallel scan: true for the one participant that runs it. */
-static bool
-par_claim_serial(IndexScanDesc scan)
-{
-	GbtParallelScan ps = par_shared(scan);
-	bool		mine = false;
-
-	SpinLockAcquire(&ps->mutex);
-	if (ps->state == GBT_PAR_NOT_STARTED)
-	{
-		ps->state = GBT_PAR_SERIAL;
-		mine = true;
-	}
-	SpinLockRelease(&ps->mutex);
-	return mine;
-}
-
-/*
- * Append to out[] (at most max) the bounds that split segment segno's key
- * range into chunks: the separators (downlink low keys) strictly inside
- * the range, from the highest inner level that has GBT_PAR_WANT_CHUNKS of
- * them there, evenly thinned to max.  Reads one page per level on the way
- * down plus that level's pages across the range.  Returns the count; 0
- * when the segment's tree is a single leaf.
- */
-static int
-collect_bounds(IndexScanDesc scan, int segno, GbtParBound *out, int max)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	Relation	index = scan->indexRelation;
-	GbtSegment *seg = &so->segs[segno];
-	uint64		lo = seg->ranges[0].lo;
-	uint64		hi = seg->ranges[seg->nranges - 1].hi;
-	BlockNumber blk = seg->root;
-	int			cap = 1024;
-	uint64	   *keys = palloc(cap * sizeof(uint64));
-	uint64	   *tids = palloc(cap * sizeof(uint64));
-	int			n = 0;
-	int			result = 0;
-
-	for (;;)
-	{
-		BlockNumber down = GBT_NO_BLOCK;
-		BlockNumber b = blk;
-		int			level = -1;
-		int			hops = 0;
-
-		n = 0;
-		while (b != GBT_NO_BLOCK)
-		{
-			Buffer		buf = lock_shared(index, b);
-			Page		page = BufferGetPage(buf);
-			GbtPageOpaque op = gbt_page_opaque((char *) page);
-			GbtNode		node;
-			bool		last;
-
-			if ((op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_META)) ||
-				(level >= 0 && op->level != level) || ++hops > 100000)
-			{
-				/* a leaf root, or something odd: chunk by what we have */
-				UnlockReleaseBuffer(buf);
-				break;
-			}
-			level = op->level;
-			/* moved right by a split: not yet at the range's start */
-			if (down == GBT_NO_BLOCK && !(op->flags & GBT_F_RIGHTMOST) &&
-				gbt_hikey_le(op, lo, 0))
-			{
-				b = op->rightlink;
-				UnlockReleaseBuffer(buf);
-				continue;
-			}
-			gbt_page_view(page, &node);
-			if (down == GBT_NO_BLOCK)
-			{
-				int			s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, lo, 0));
-
-				if (s < 0)
-					s = gbt_node_first_used(&node);
-				down = s < node.nslots ? node.child[s] : GBT_NO_BLOCK;
-			}
-			for (int s = gbt_node_first_used(&node); s < node.nslots;
-				 s = gbt_node_next_used(&node, s + 1))
-			{
-				uint64		k = node.keys[s],
-							t = node.tids[s];
-
-				if (k > hi)
-					break;
-				if (!gbt_entry_lt(lo, 0, k, t) ||
-					(n > 0 && !gbt_entry_lt(keys[n - 1], tids[n - 1], k, t)))
-					continue;
-				if (n == cap)
-				{
-					cap *= 2;
-					keys = repalloc(keys, cap * sizeof(uint64));
-					tids = repalloc(tids, cap * sizeof(uint64));
-				}
-				keys[n] = k;
-				tids[n] = t;
-				n++;
-			}
-			last = (op->flags & GBT_F_RIGHTMOST) || op->hikey > hi;
-			b = last ? GBT_NO_BLOCK : op->rightlink;
-			UnlockReleaseBuffer(buf);
-		}
-		if (level < 0)
-			break;
-		if (n >= GBT_PAR_WANT_CHUNKS || level <= 1 || down == GBT_NO_BLOCK)
-		{
-			/* keep max of them, evenly spaced */
-			result = Min(n, max);
-			for (int i = 0; i < result; i++)
-			{
-				int			src = (n <= max) ? i : (int) (((int64) (i + 1) * n) / (max + 1));
-
-				out[i].seg = segno;
-				out[i].segstart = false;
-				out[i].key = keys[src];
-				out[i].tid = tids[src];
-			}
-			break;
-		}
-		blk = down;
-	}
-	pfree(keys);
-	pfree(tids);
-	return result;
-}
-
-/* Fill the shared bounds: each segment's start, then its separators. */
-static int
-plan_chunks(IndexScanDesc scan, GbtParBound *bounds)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	int			per_seg = GBT_PAR_MAX_BOUNDS / so->nsegs - 1;
-	int			n = 0;
-
-	for (int s = 0; s < so->nsegs; s++)
-	{
-		bounds[n].seg = s;
-		bounds[n].segstart = true;
-		bounds[n].key = bounds[n].tid = 0;
-		n++;
-		n += collect_bounds(scan, s, bounds + n, per_seg);
-	}
-	return n;
-}
-
-/*
- * Claim the next chunk: its number, or -1 when none is left.  The first
- * participant to come decides how the scan is split: in want_slices
- * slices of the ranges, run as GPU batches, when it asks for them (*slices
- * says which way it went), else in chunks of the key space that it plans
- * while the others wait.  Every participant follows that decision, whatever
- * it would have chosen.  On error the query fails as a whole, so a scan
- * left PLANNING is never waited on.
- */
-static int
-par_claim_chunk(IndexScanDesc scan, int want_slices, bool *slices)
-{
-	GbtParallelScan ps = par_shared(scan);
-
-	for (;;)
-	{
-		GbtParState st;
-		int			chunk = -1;
-
-		SpinLockAcquire(&ps->mutex);
-		st = ps->state;
-		if (st == GBT_PAR_NOT_STARTED && want_slices > 0)
-		{
-			ps->state = st = GBT_PAR_SLICES;
-			ps->nbounds = want_slices;
-			ps->nextchunk = 0;
-		}
-		else if (st == GBT_PAR_NOT_STARTED)
-			ps->state = GBT_PAR_PLANNING;
-		if ((st == GBT_PAR_CHUNKS || st == GBT_PAR_SLICES) && ps->nextchunk < ps->nbounds)
-			chunk = ps->nextchunk++;
-		*slices = (st == GBT_PAR_SLICES);
-		SpinLockRelease(&ps->mutex);
-
-		if (st == GBT_PAR_NOT_STARTED)
-		{
-			int			n = plan_chunks(scan, ps->bounds);
-
-			SpinLockAcquire(&ps->mutex);
-			ps->nbounds = n;
-			ps->nextchunk = 0;
-			ps->state = GBT_PAR_CHUNKS;
-			SpinLockRelease(&ps->mutex);
-			ConditionVariableBroadcast(&ps->cv);
-			continue;
-		}
-		if (st == GBT_PAR_PLANNING)
-		{
-			ConditionVariableSleep(&ps->cv, PG_WAIT_EXTENSION);
-			continue;
-		}
-		ConditionVariableCancelSleep();
-		return chunk;
-	}
-}
-
-static bool gpu_fetch(IndexScanDesc scan);
-static void gpu_release(IndexScanDesc scan);
-
-/*
- * Start slice number slice of a parallel scan split into slices: segment
- * 0 narrowed to that slice's ranges, looked up as one GPU batch, or on the
- * CPU if the GPU cannot serve it.  True when it yields an entry (a GPU
- * batch's first entry is already returned, as gpu_next() does).
- */
-static bool
-par_start_slice(IndexScanDesc scan, int slice, int nslices)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtSegment *seg = &so->segs[0];
-	int			from = (int) ((int64) so->slice_nbase * slice / nslices);
-	int			to = (int) ((int64) so->slice_nbase * (slice + 1) / nslices);
-
-	if (so->nsegs != 1)
-		elog(ERROR, "gbtree: the participants of a parallel scan disagree on its keys");
-	if (to <= from)
-		return false;
-	seg->ranges = so->slice_base + from;
-	seg->nranges = to - from;
-	if (gbt_device_mode != GBT_DEVICE_CPU && gpu_fetch(scan))
-	{
-		so->gpu_i = -1;
-		if (gpu_next(scan, ForwardScanDirection))
-			return true;
-		gpu_release(scan);
-		return false;
-	}
-	so->par_chunk = true;
-	so->clip = false;
-	if (seek_segment_start(scan, 0, false))
-		return true;
-	so->par_chunk = false;
-	return false;
-}
-
-/*
- * Forward parallel scan: go on in the current chunk, and claim the next
- * one when it is used up, until one yields an entry.  want_slices: the
- * number of GPU slices this participant would split the scan into (0 for
- * chunks of the key space), if it is the first to claim.  A GPU slice's
- * entry comes back already returned (so->gpu_items is set), a CPU one
- * positioned for return_item().
- */
-static bool
-par_next(IndexScanDesc scan, int want_slices)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtScanPos *pos = &so->pos;
-	GbtParallelScan ps = par_shared(scan);
-
-	for (;;)
-	{
-		int			chunk;
-		GbtParBound *b;
-		bool		found;
-		bool		slices;
-
-		CHECK_FOR_INTERRUPTS();
-		if (so->par_chunk)
-		{
-			if (step_serial(scan, ForwardScanDirection))
-				return true;
-			so->par_chunk = false;
-			so->clip = false;
-		}
-		chunk = par_claim_chunk(scan, want_slices, &slices);
-		if (chunk < 0)
-		{
-			drop_pin(so);
-			pos->seg = -1;
-			return false;
-		}
-		if (slices)
-		{
-			if (!so->par_slices)
-			{
-				/* the whole set, before a slice narrows segment 0 */
-				so->par_slices = true;
-				so->slice_base = so->segs[0].ranges;
-				so->slice_nbase = so->segs[0].nranges;
-			}
-			if (par_start_slice(scan, chunk, ps->nbounds))
-				return true;
-			continue;
-		}
-		/* the bounds do not change once claiming has begun */
-		b = &ps->bounds[chunk];
-		so->clip = chunk + 1 < ps->nbounds && !ps->bounds[chunk + 1].segstart;
-		if (so->clip)
-		{
-			so->clip_key = ps->bounds[chunk + 1].key;
-			so->clip_tid = ps->bounds[chunk + 1].tid;
-		}
-		so->par_chunk = true;
-		if (b->segstart)
-			found = seek_segment_start(scan, b->seg, false);
-		else
-			found = seek(scan, b->seg, b->key, b->tid, false);
-		if (found)
-			return true;
-	}
-}
-
 
 /* ------------------------------------------------------------------------
  * GPU scans
  * ------------------------------------------------------------------------
  */
 
-static void
-gpu_release(IndexScanDesc scan)
+/* Free the GPU batch's entries and the lock that covered them, if any. */
+void
+gbt_scan_gpu_release(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -1522,18 +707,18 @@ gpu_release(IndexScanDesc scan)
 }
 
 /*
- * Run the whole scan as GPU batches (one per segment); first() has found
+ * Run the whole scan as GPU batches (one per segment); start_scan() has found
  * that gbtree.device and the batch size call for it.  Returns true when
  * so->gpu_items holds the answer; false to run on the CPU.
  *
  * Entries come back without pins on their leaves.  Where a scan relies on
  * those pins to keep VACUUM from recycling TIDs under it (index-only and
- * non-MVCC scans, see keep_pin()), it holds a share lock on the
+ * non-MVCC scans, see needs_leaf_pin()), it holds a share lock on the
  * GBT_GPU_SCAN_LOCK tag instead, which VACUUM's deletion pass takes
  * exclusively; if VACUUM holds it now, the scan runs on the CPU.
  */
-static bool
-gpu_fetch(IndexScanDesc scan)
+bool
+gbt_scan_gpu_fetch(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
@@ -1541,7 +726,7 @@ gpu_fetch(IndexScanDesc scan)
 	uint64		counts[2] = {0, 0};
 	MemoryContext oldcxt;
 
-	if (keep_pin(scan))
+	if (needs_leaf_pin(scan))
 	{
 		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
 		{
@@ -1570,7 +755,7 @@ gpu_fetch(IndexScanDesc scan)
 			if (parts[0])
 				pfree(parts[0]);
 			MemoryContextSwitchTo(oldcxt);
-			gpu_release(scan);
+			gbt_scan_gpu_release(scan);
 			return false;
 		}
 	}
@@ -1599,45 +784,20 @@ gpu_fetch(IndexScanDesc scan)
 	return true;
 }
 
-/* The deferred point keys as the value segment's sorted ranges. */
-static void
-points_to_ranges(IndexScanDesc scan)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtSegment *seg = &so->segs[0];	/* a value qual: the only segment */
-	int			n;
-
-	if (so->points == NULL)
-		return;
-	Assert(so->nsegs == 1 && seg->ranges == NULL);
-	n = gbt_sort_unique_u64(so->points, seg->nranges);
-	seg->ranges = MemoryContextAlloc(so->keycxt, sizeof(GbtRange) * Max(n, 1));
-	gbt_advise_huge(seg->ranges, sizeof(GbtRange) * Max(n, 1));
-	for (int j = 0; j < n; j++)
-		seg->ranges[j].lo = seg->ranges[j].hi = so->points[j];
-	seg->nranges = n;
-	so->points = NULL;
-}
-
+/*
+ * Begin the scan in direction dir: prepare the keys, choose between GPU
+ * batches, parallel chunks and a serial walk, and position on the first
+ * matching entry.  False when there is none.  A GPU batch's first entry
+ * comes back already returned (so->gpu_items is set), a leaf's positioned
+ * for return_current_item().
+ */
 static bool
-first(IndexScanDesc scan, ScanDirection dir)
+start_scan(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	bool		backward = ScanDirectionIsBackward(dir);
 
-	if (message_level_is_interesting(DEBUG1))
-	{
-		instr_time	t0;
-
-		INSTR_TIME_SET_CURRENT(t0);
-		prep_sort_ms = prep_ranges_ms = 0;
-		preprocess_keys(scan);
-		elog(DEBUG1, "gbtree scan of \"%s\": keys prepared in %.3f ms (sorting %.3f ms, ranges %.3f ms)",
-			 RelationGetRelationName(scan->indexRelation), ms_since(t0),
-			 prep_sort_ms, prep_ranges_ms);
-	}
-	else
-		preprocess_keys(scan);
+	gbt_prepare_scan_keys(scan);
 	so->started = true;
 	pgstat_count_index_scan(scan->indexRelation);
 	if (so->impossible || so->nsegs == 0)
@@ -1661,58 +821,47 @@ first(IndexScanDesc scan, ScanDirection dir)
 			 * order: each one's output stays in index order, and they
 			 * share the work of returning the rows.
 			 */
-			return par_next(scan, Max(1, Min(GBT_PAR_MAX_SLICES, nq / GBT_PAR_SLICE_RANGES)));
+			return gbt_par_next(scan, gbt_par_slice_count(nq));
 		}
 		if (gbt_gpu_wanted(nq))
 		{
 			/* one participant of other parallel scans runs the whole batch */
 			if (scan->parallel_scan)
 			{
-				if (!par_claim_serial(scan))
+				if (!gbt_par_claim_serial(scan))
 				{
 					so->pos.seg = -1;
 					return false;
 				}
 				so->par_serial = true;
 			}
-			if (gpu_fetch(scan))
+			if (gbt_scan_gpu_fetch(scan))
 			{
 				so->gpu_i = backward ? so->gpu_n : -1;
-				return gpu_next(scan, dir);
+				return gbt_scan_gpu_next(scan, dir);
 			}
 		}
 	}
-	points_to_ranges(scan);		/* the CPU path needs them sorted */
+	gbt_points_to_ranges(scan); /* the CPU path needs them sorted */
 	if (scan->parallel_scan && !so->par_serial)
 	{
 		if (!backward)
-			return par_next(scan, 0);
-		if (!par_claim_serial(scan))
+			return gbt_par_next(scan, 0);
+		if (!gbt_par_claim_serial(scan))
 		{
 			so->pos.seg = -1;
 			return false;
 		}
 		so->par_serial = true;
 	}
-	if (seek_segment_start(scan, backward ? so->nsegs - 1 : 0, backward))
+	if (gbt_seek_segment_start(scan, backward ? so->nsegs - 1 : 0, backward))
 		return true;
-	return step(scan, dir);
+	return next_leaf(scan, dir);
 }
 
+/* Make entry e the scan's result: its heap TID and, if wanted, index tuple. */
 static void
-return_entry(IndexScanDesc scan, GbtEntry *e, bool isnull);
-
-static void
-return_item(IndexScanDesc scan)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-
-	return_entry(scan, &so->pos.items[so->pos.itemIndex],
-				 so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
-}
-
-static void
-return_entry(IndexScanDesc scan, GbtEntry *e, bool entry_isnull)
+set_scan_result(IndexScanDesc scan, GbtEntry *e, bool entry_isnull)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -1749,8 +898,19 @@ return_entry(IndexScanDesc scan, GbtEntry *e, bool entry_isnull)
 	}
 }
 
-static bool
-gpu_next(IndexScanDesc scan, ScanDirection dir)
+/* Return the item of the current leaf that pos.itemIndex points at. */
+static void
+return_current_item(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+
+	set_scan_result(scan, &so->pos.items[so->pos.itemIndex],
+					so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
+}
+
+/* Step through the GPU batch in direction dir and return its next entry. */
+bool
+gbt_scan_gpu_next(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -1770,8 +930,8 @@ gpu_next(IndexScanDesc scan, ScanDirection dir)
 			return false;
 		}
 	}
-	return_entry(scan, &so->gpu_items[so->gpu_i],
-				 so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to);
+	set_scan_result(scan, &so->gpu_items[so->gpu_i],
+					so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to);
 	return true;
 }
 
@@ -1783,20 +943,20 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (!so->started)
 	{
-		if (!first(scan, dir))
+		if (!start_scan(scan, dir))
 			return false;
 		if (so->gpu_items)
-			return true;		/* gpu_next() returned the entry */
+			return true;		/* gbt_scan_gpu_next() returned the entry */
 	}
 	else if (so->gpu_items)
 	{
-		if (gpu_next(scan, dir))
+		if (gbt_scan_gpu_next(scan, dir))
 			return true;
 		if (!so->par_slices)
 			return false;
 		/* a parallel scan's GPU slice is used up: on to the next slice */
-		gpu_release(scan);
-		if (!par_next(scan, 0))
+		gbt_scan_gpu_release(scan);
+		if (!gbt_par_next(scan, 0))
 			return false;
 	}
 	else
@@ -1808,7 +968,7 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			if (++pos->itemIndex >= pos->nitems)
 			{
 				pos->itemIndex = pos->nitems;
-				if (!step(scan, dir))
+				if (!next_leaf(scan, dir))
 					return false;
 			}
 		}
@@ -1817,14 +977,14 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			if (--pos->itemIndex < 0)
 			{
 				pos->itemIndex = -1;
-				if (!step(scan, dir))
+				if (!next_leaf(scan, dir))
 					return false;
 			}
 		}
 	}
 	if (so->gpu_items)
 		return true;			/* a GPU slice began: its entry is returned */
-	return_item(scan);
+	return_current_item(scan);
 	return true;
 }
 
@@ -1839,11 +999,11 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	ItemPointerData tids[GBT_MAX_SLOTS];
 	int64		ntids = 0;
 
-	if (!first(scan, ForwardScanDirection))
+	if (!start_scan(scan, ForwardScanDirection))
 	{
-		drop_pin(so);
+		gbt_scan_drop_pin(so);
 		if (so->gpu_items)
-			gpu_release(scan);
+			gbt_scan_gpu_release(scan);
 		return 0;
 	}
 	if (so->gpu_items && so->gpu_n >= GBT_BITMAP_SORT_MIN && so->gpu_n <= INT_MAX)
@@ -1860,7 +1020,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		gbt_advise_huge(t, sizeof(uint64) * n);
 		for (int i = 0; i < n; i++)
 			t[i] = so->gpu_items[i].tid >> 16;	/* block, offset; no flags */
-		gpu_release(scan);
+		gbt_scan_gpu_release(scan);
 		gbt_sort_tids(t, n);
 		for (int i = 0; i < n; i += GBT_MAX_SLOTS)
 		{
@@ -1876,7 +1036,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	}
 	if (so->gpu_items)
 	{
-		/* first() returned the first entry already */
+		/* start_scan() returned the first entry already */
 		for (int64 i = 0; i < so->gpu_n; i += GBT_MAX_SLOTS)
 		{
 			int			n = (int) Min(so->gpu_n - i, GBT_MAX_SLOTS);
@@ -1886,7 +1046,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			tbm_add_tuples(tbm, tids, n, false);
 		}
 		ntids = so->gpu_n;
-		gpu_release(scan);
+		gbt_scan_gpu_release(scan);
 		return ntids;
 	}
 	for (;;)
@@ -1899,10 +1059,10 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			tbm_add_tuples(tbm, tids, n, false);
 		ntids += n;
 		pos->itemIndex = pos->nitems;
-		if (!step(scan, ForwardScanDirection))
+		if (!next_leaf(scan, ForwardScanDirection))
 			break;
 	}
-	drop_pin(so);
+	gbt_scan_drop_pin(so);
 	return ntids;
 }
 
@@ -1938,13 +1098,13 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 
 	Assert(scan->parallel_scan == NULL);
 	max = Max(max, GBT_MAX_SLOTS);
-	scan->xs_want_itup = true;	/* keep_pin(): leaf pins are held */
+	scan->xs_want_itup = true;	/* needs_leaf_pin(): leaf pins are held */
 	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
-	if (!first(scan, ForwardScanDirection))
+	if (!start_scan(scan, ForwardScanDirection))
 	{
-		drop_pin(so);
+		gbt_scan_drop_pin(so);
 		if (so->gpu_items)
-			gpu_release(scan);
+			gbt_scan_gpu_release(scan);
 		if (locked)
 			UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 		return 0;
@@ -1955,7 +1115,7 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 						MCXT_ALLOC_HUGE);
 	if (so->gpu_items)
 	{
-		/* the batch's entries stay covered by gpu_fetch()'s lock */
+		/* the batch's entries stay covered by gbt_scan_gpu_fetch()'s lock */
 		for (uint64 i = 0; i < so->gpu_n; i += n)
 		{
 			n = (int) Min(so->gpu_n - i, (uint64) max);
@@ -1965,7 +1125,7 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			CHECK_FOR_INTERRUPTS();
 		}
 		total = so->gpu_n;
-		gpu_release(scan);
+		gbt_scan_gpu_release(scan);
 	}
 	else
 	{
@@ -1989,7 +1149,7 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 				total += n;
 				n = 0;
 			}
-			if (!step(scan, ForwardScanDirection))
+			if (!next_leaf(scan, ForwardScanDirection))
 				break;
 		}
 		if (n > 0)
@@ -1997,12 +1157,13 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			sink(arg, t, n, false);
 			total += n;
 		}
-		drop_pin(so);
+		gbt_scan_drop_pin(so);
 	}
 	pfree(t);
 	if (timed)
 		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, passed on in %.3f ms",
-			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf", ms_since(t0));
+			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf",
+			 gbt_ms_since(t0));
 	if (locked)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	return total;
@@ -2014,8 +1175,8 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
-	drop_pin(so);
-	gpu_release(scan);
+	gbt_scan_drop_pin(so);
+	gbt_scan_gpu_release(scan);
 	so->started = false;
 	so->markValid = false;
 	so->pos.seg = -1;
@@ -2030,8 +1191,8 @@ gbtendscan(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
-	drop_pin(so);
-	gpu_release(scan);
+	gbt_scan_drop_pin(so);
+	gbt_scan_gpu_release(scan);
 	if (so->keycxt)
 		MemoryContextDelete(so->keycxt);
 	if (so->tupcxt)
@@ -2085,8 +1246,8 @@ gbtrestrpos(IndexScanDesc scan)
 	if (so->pos.blk != so->mark->blk || so->pos.seg != so->mark->seg ||
 		!BufferIsValid(so->buf))
 	{
-		drop_pin(so);
-		if (keep_pin(scan))
+		gbt_scan_drop_pin(so);
+		if (needs_leaf_pin(scan))
 			so->buf = ReadBuffer(scan->indexRelation, so->mark->blk);
 	}
 	memcpy(&so->pos, so->mark,

@@ -13,9 +13,14 @@
  *	  of gbt_cuda_lookup for small batches including host<->device
  *	  transfers.  Prints a markdown table and writes it to OUT.md.
  *
- *	  The library source is compiled in so the kernels can be timed alone.
+ *	  The library source (all of it but the build sort) is compiled in so
+ *	  the kernels can be timed alone.
  */
 #include "../gbtree_cuda.cu"
+#include "../gbtree_cuda_lookup.cu"
+#include "../gbtree_cuda_count.cu"
+#include "../gbtree_cuda_leaf.cu"
+#include "../gbtree_cuda_fill.cu"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <omp.h>
@@ -138,7 +143,7 @@ time_count(GbtCudaCopy *c, Variant &v, uint64_t n, int reps)
 				b;
 	std::vector<float> ts;
 
-	set_tree_params(&p, c, 1, n, NULL, NULL);
+	set_tree_params(&p, c, GBT_ROOT_BLKNO, n, NULL, NULL);
 	p.n_dev = NULL;
 	CKB(cudaEventCreate(&a));
 	CKB(cudaEventCreate(&b));
@@ -174,7 +179,7 @@ time_leaf(GbtCudaCopy *c, LeafFn fn, int nsm, uint64_t n, int reps)
 	int			nb = 0;
 
 	CKB(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, 256, 0));
-	set_tree_params(&p, c, 1, n, NULL, NULL);
+	set_tree_params(&p, c, GBT_ROOT_BLKNO, n, NULL, NULL);
 	p.out_keys = p.out_tids = NULL;
 	p.multi = c->d_err + 3;
 	p.list = c->d_skeys[0];
@@ -355,13 +360,13 @@ main(int argc, char **argv)
 	}
 
 	double		build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-	unsigned	rootlevel = ix.op(1)->level;
+	unsigned	rootlevel = ix.op(GBT_ROOT_BLKNO)->level;
 
 	out("index: %llu entries, %u blocks (%.2f GB), root level %u (%u levels); host build + upload %.1f s\n\n",
 		(unsigned long long) nentries, ix.nblocks, ix.nblocks * 8192.0 / 1e9, rootlevel, rootlevel + 1, build_s);
 
 	/* ---- batches of existing keys -------------------------------------------------- */
-	if (ensure_workspace(c, nq) != 0 || ensure_out(c, nq) != 0)
+	if (reserve_lookup_workspace(c, nq) != 0 || reserve_result_buffers(c, nq) != 0)
 	{
 		fprintf(stderr, "workspace: %s\n", gbt_cuda_last_error());
 		return 2;
@@ -429,10 +434,10 @@ main(int argc, char **argv)
 		 * the device sort.
 		 */
 		make_queries<<<1024, 256, 0, c->stream>>>(dqk2, c->d_queries, nq);
-		CKB(device_phases(c, 1, nq, 1, 0, c->out_cap, true));
+		CKB(queue_lookup_phases(c, GBT_ROOT_BLKNO, nq, 1, 0, c->out_cap, true));
 		CKB(cudaStreamSynchronize(c->stream));
 		make_queries<<<1024, 256, 0, c->stream>>>(dqk, c->d_queries, nq);
-		CKB(device_phases(c, 1, nq, 0, 0, c->out_cap, true));
+		CKB(queue_lookup_phases(c, GBT_ROOT_BLKNO, nq, 0, 0, c->out_cap, true));
 		CKB(cudaDeviceSynchronize());
 		return 0;
 	}
@@ -509,7 +514,7 @@ main(int argc, char **argv)
 	 */
 	uint64_t	nleaves = 0;
 
-	for (uint32_t b = 3; b < ix.nblocks; b++)
+	for (uint32_t b = GBT_FIRST_FREE_BLKNO; b < ix.nblocks; b++)
 		if (ix.op(b)->flags & GBT_F_LEAF)
 			nleaves++;
 
@@ -520,7 +525,7 @@ main(int argc, char **argv)
 
 	/* ---- whole device pipeline (library default kernel) -------------------- */
 	out("## Whole device pipeline (queries and results on the device; sorted order: leaf kernel, %d blocks/SM cap; "
-		"as given: count kernel, %d lanes/query)\n\n", LEAF_MINB, choose_group(0));
+		"as given: count kernel, %d lanes/query)\n\n", LEAF_MINB, lanes_per_query(0));
 	out("| batch | path | count only ms | count+scan+fill ms | lookups/s (count+fill) | count-only lookups/s |\n|---|---|---|---|---|---|\n");
 
 	double		rate_sorted = 0;
@@ -551,7 +556,8 @@ main(int argc, char **argv)
 				float		ms;
 
 				CKB(cudaEventRecord(e0, c->stream));
-				CKB(device_phases(c, 1, nq, mode == 0 || mode == 3, 0, withfill ? c->out_cap : 0, true));
+				CKB(queue_lookup_phases(c, GBT_ROOT_BLKNO, nq, mode == 0 || mode == 3, 0,
+										withfill ? c->out_cap : 0, true));
 				CKB(cudaEventRecord(e1, c->stream));
 				CKB(cudaEventSynchronize(e1));
 				CKB(cudaEventElapsedTime(&ms, e0, e1));
@@ -647,7 +653,8 @@ main(int argc, char **argv)
 				{
 					uint64_t	total = 0;
 					auto		a = std::chrono::steady_clock::now();
-					int			rc = gbt_cuda_lookup(c, 1, order == 2 ? (const GbtCudaQuery *) hpts : hq,
+					int			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO,
+													 order == 2 ? (const GbtCudaQuery *) hpts : hq,
 													 (uint32_t) bn, sorted, hoff, hkeys, htids, maxn, &total);
 					auto		b = std::chrono::steady_clock::now();
 

@@ -1,8 +1,8 @@
 /*
  * test_lookup.cu
  *	  Tests of libgbtree_cuda.so: batched lookups on device copies compared
- *	  bit for bit with the CPU reference (tree_model.h, written against
- *	  src/node.c), which is itself checked against a sorted-array oracle;
+ *	  bit for bit with the CPU reference (src/gbtree_walk.h, through
+ *	  tree_model.h), which is itself checked against a sorted-array oracle;
  *	  corrupted copies must give GBT_CUDA_ECORRUPT; the ESPACE path; page
  *	  shipping (growth, duplicates).
  *
@@ -17,8 +17,8 @@
 #include <vector>
 #include <chrono>
 
+#include "tree_model.h"		/* first: declares node.c's functions extern "C" */
 #include "gbtree_cuda.h"
-#include "tree_model.h"
 
 static int	npass = 0,
 			nfail = 0;
@@ -72,7 +72,7 @@ reference(const TmIndex &ix, const std::vector<GbtCudaQuery> &qs, Result &r)
 	for (size_t i = 0; i < qs.size(); i++)
 	{
 		out.clear();
-		if (tm_lookup(ix, TM_ROOT_BLKNO, qs[i].lo_key, qs[i].lo_tid, qs[i].hi_key, qs[i].hi_tid, out) != 0)
+		if (tm_lookup(ix, GBT_ROOT_BLKNO, qs[i].lo_key, qs[i].lo_tid, qs[i].hi_key, qs[i].hi_tid, out) != 0)
 			return false;
 		r.off[i] = r.keys.size();
 		for (auto &e : out)
@@ -209,7 +209,7 @@ check_batch(GbtCudaCopy *c, const TmIndex &ix, const std::vector<TmEntry> *live,
 	{
 		std::vector<uint64_t> off(qs.size() + 1, 0xDEADBEEF), keys(total + 1, 0xABAB), tids(total + 1, 0xCDCD);
 		uint64_t	got = 12345;
-		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
+		int			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
 										 off.data(), keys.data(), tids.data(), total + 1, &got);
 		std::string why;
 
@@ -221,7 +221,7 @@ check_batch(GbtCudaCopy *c, const TmIndex &ix, const std::vector<TmEntry> *live,
 		{
 			std::vector<uint64_t> t2(total + 1);
 
-			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
+			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
 								 off.data(), NULL, t2.data(), total, &got);
 			EXPECT(rc == 0 && got == total && std::equal(ref.tids.begin(), ref.tids.end(), t2.begin()),
 				   "%s: lookup without keys rc %d", what, rc);
@@ -232,7 +232,7 @@ check_batch(GbtCudaCopy *c, const TmIndex &ix, const std::vector<TmEntry> *live,
 	{
 		std::vector<uint64_t> off(qs.size() + 1), tids(total);
 		uint64_t	got = 0;
-		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
+		int			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), sorted,
 										 off.data(), NULL, tids.data(), total - 1, &got);
 
 		EXPECT(rc == GBT_CUDA_ESPACE && got == total && off == ref.off,
@@ -266,7 +266,7 @@ check_points(GbtCudaCopy *c, const TmIndex &ix, const std::vector<uint64_t> &key
 	{
 		std::vector<uint64_t> off(keys.size() + 1, 0xDEADBEEF), k(total + 1), t(total + 1);
 		uint64_t	got = 12345;
-		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
+		int			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
 										 (uint32_t) keys.size(), GBT_CUDA_POINTS, off.data(),
 										 k.data(), t.data(), total + 1, &got);
 		std::string why;
@@ -279,7 +279,7 @@ check_points(GbtCudaCopy *c, const TmIndex &ix, const std::vector<uint64_t> &key
 	{
 		std::vector<uint64_t> off(keys.size() + 1), t(total);
 		uint64_t	got = 0;
-		int			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
+		int			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, (const GbtCudaQuery *) keys.data(),
 										 (uint32_t) keys.size(), GBT_CUDA_POINTS, off.data(),
 										 NULL, t.data(), total - 1, &got);
 
@@ -429,7 +429,7 @@ run_case(const char *name, TmIndex &ix, std::vector<TmEntry> &live, size_t nq, u
 	}
 	gbt_cuda_copy_free(c);
 	printf("ok   %s (%u blocks, %zu entries, root level %u) [%.1f s]\n", name, ix.nblocks, live.size(),
-		   (unsigned) ix.op(TM_ROOT_BLKNO)->level, elapsed());
+		   (unsigned) ix.op(GBT_ROOT_BLKNO)->level, elapsed());
 	fflush(stdout);
 }
 
@@ -541,7 +541,7 @@ expect_corrupt_order(const TmIndex &ix, uint32_t root, const std::vector<GbtCuda
 	if (rc == GBT_CUDA_ECORRUPT)
 		printf("ok   corrupt%s: %s -> %s\n", sorted ? " (sorted)" : "", what, gbt_cuda_last_error());
 	/* the copy stays usable: a batch of nothing works */
-	rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), 0, 0, off.data(), NULL, tids.data(), 0, &total);
+	rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), 0, 0, off.data(), NULL, tids.data(), 0, &total);
 	EXPECT(rc == 0, "%s: empty batch after corruption rc %d", what, rc);
 	gbt_cuda_copy_free(c);
 }
@@ -561,7 +561,7 @@ expect_corrupt(const TmIndex &ix, uint32_t root, const std::vector<GbtCudaQuery>
 static uint32_t
 find_inner(TmIndex &ix, int level)
 {
-	for (uint32_t b = 3; b < ix.nblocks; b++)
+	for (uint32_t b = GBT_FIRST_FREE_BLKNO; b < ix.nblocks; b++)
 		if (!(ix.op(b)->flags & GBT_F_LEAF) && ix.op(b)->level == level)
 			return b;
 	return 0;
@@ -593,11 +593,12 @@ corruption_tests(void)
 	std::vector<GbtCudaQuery> points(qs.begin(), qs.end() - 1);
 
 	EXPECT(l1 != 0, "no level-1 page");
-	tm_descend(base, TM_ROOT_BLKNO, live[live.size() / 2].key, 0, &leaf);
+	tm_descend(base, GBT_ROOT_BLKNO, live[live.size() / 2].key, 0, &leaf);
 
 	/* bad child: out of range, metapage, NULL root, never-put block */
 	{
-		const uint32_t bads[4] = {base.nblocks + 1000, 0, 2, base.nblocks + 3};
+		const uint32_t bads[4] = {base.nblocks + 1000, GBT_META_BLKNO, GBT_NULLROOT_BLKNO,
+		base.nblocks + 3};
 		const char *names[4] = {"child out of range", "child = metapage", "child = NULL root",
 		"child = never-put block"};
 
@@ -609,8 +610,8 @@ corruption_tests(void)
 			gbt_node_view(ix.page(l1), &node);
 			for (int s = 0; s < node.nslots; s++)
 				node.child[s] = bads[k];
-			expect_corrupt(ix, TM_ROOT_BLKNO, qs, names[k], k == 3 ? 10 : 0);
-			expect_corrupt_order(ix, TM_ROOT_BLKNO, points, names[k], k == 3 ? 10 : 0, 1);
+			expect_corrupt(ix, GBT_ROOT_BLKNO, qs, names[k], k == 3 ? 10 : 0);
+			expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, names[k], k == 3 ? 10 : 0, 1);
 		}
 	}
 	/* child to a page of the wrong level */
@@ -623,41 +624,41 @@ corruption_tests(void)
 			node.child[s] = l1;
 		node.child[0] = l1;
 		/* l1 -> l1 is also "not the current page"? use another inner page */
-		for (uint32_t b = 3; b < ix.nblocks; b++)
+		for (uint32_t b = GBT_FIRST_FREE_BLKNO; b < ix.nblocks; b++)
 			if (b != l1 && !(ix.op(b)->flags & GBT_F_LEAF))
 			{
 				for (int s = 0; s < node.nslots; s++)
 					node.child[s] = b;
 				break;
 			}
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "downlink to a page of the wrong level");
-		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "downlink to a page of the wrong level, points", 0, 1);
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "downlink to a page of the wrong level");
+		expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, "downlink to a page of the wrong level, points", 0, 1);
 	}
 	/* zeroed leaf, garbage page id */
 	{
 		TmIndex		ix = base;
 
 		memset(ix.page(leaf), 0, GBT_PAGE_SIZE);
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "zeroed leaf");
-		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "zeroed leaf, points", 0, 1);
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "zeroed leaf");
+		expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, "zeroed leaf, points", 0, 1);
 		ix = base;
 		ix.op(leaf)->page_id = 0x1234;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "bad page id");
-		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "bad page id, points", 0, 1);
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "bad page id");
+		expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, "bad page id, points", 0, 1);
 		ix = base;
 		ix.op(leaf)->nslots = 384;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "leaf with inner capacity");
-		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "leaf with inner capacity, points", 0, 1);
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "leaf with inner capacity");
+		expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, "leaf with inner capacity, points", 0, 1);
 	}
 	/* right-link to itself; right-link loop between two leaves (move-right loop) */
 	{
 		TmIndex		ix = base;
 
 		ix.op(leaf)->rightlink = leaf;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "right-link to itself");
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "right-link to itself");
 		ix = base;
 		ix.op(leaf)->rightlink = ix.op(leaf)->leftlink;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "right-link back to the left sibling");
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "right-link back to the left sibling");
 		ix = base;
 		{
 			uint32_t	a = leaf,
@@ -672,15 +673,15 @@ corruption_tests(void)
 			ix.op(b)->lowkey = 0;
 			ix.op(b)->lowtid = 0;
 			ix.op(b)->rightlink = a;
-			expect_corrupt(ix, TM_ROOT_BLKNO, qs, "move-right loop between two leaves");
+			expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "move-right loop between two leaves");
 			/* point queries only: the descent itself loops (hop bound) */
 			std::vector<GbtCudaQuery> pq(qs.begin(), qs.end() - 1);
 
-			expect_corrupt(ix, TM_ROOT_BLKNO, pq, "move-right loop, descents only");
+			expect_corrupt(ix, GBT_ROOT_BLKNO, pq, "move-right loop, descents only");
 		}
 		ix = base;
 		ix.op(leaf)->rightlink = base.nblocks + 5;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "right-link out of range");
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "right-link out of range");
 	}
 	/* swapped downlinks: a page whose low key is above the target */
 	{
@@ -691,7 +692,7 @@ corruption_tests(void)
 		tm_extract(ix.page(l1), pe, &pc);
 		std::reverse(pc.begin(), pc.end());
 		tm_reload(ix.page(l1), pe, &pc, true);
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "reversed downlinks (low key above target)");
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "reversed downlinks (low key above target)");
 	}
 	/* leaf chain broken: a leaf's low key changed */
 	{
@@ -699,17 +700,17 @@ corruption_tests(void)
 		uint32_t	rl = ix.op(leaf)->rightlink;
 
 		ix.op(rl)->lowkey += 1;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "leaf low key differs from left high key");
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "leaf low key differs from left high key");
 	}
 	/* root out of range, root = metapage, level too high */
 	{
-		expect_corrupt(base, 0, qs, "root = metapage");
+		expect_corrupt(base, GBT_META_BLKNO, qs, "root = metapage");
 		expect_corrupt(base, base.nblocks + 7, qs, "root out of range");
 		TmIndex		ix = base;
 
-		ix.op(TM_ROOT_BLKNO)->level = 40;
-		expect_corrupt(ix, TM_ROOT_BLKNO, qs, "root level 40");
-		expect_corrupt_order(ix, TM_ROOT_BLKNO, points, "root level 40, points", 0, 1);
+		ix.op(GBT_ROOT_BLKNO)->level = 40;
+		expect_corrupt(ix, GBT_ROOT_BLKNO, qs, "root level 40");
+		expect_corrupt_order(ix, GBT_ROOT_BLKNO, points, "root level 40, points", 0, 1);
 	}
 	/* random garbage in random pages: ECORRUPT or a result, never a crash */
 	for (int t = 0; t < (small ? 3 : 20); t++)
@@ -732,7 +733,7 @@ corruption_tests(void)
 			int			rc;
 
 			gbt_cuda_copy_put_range(c, 0, ix.img.data(), ix.nblocks);
-			rc = gbt_cuda_lookup(c, TM_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), t & 1, off.data(), NULL,
+			rc = gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), (uint32_t) qs.size(), t & 1, off.data(), NULL,
 								 tids.data(), tids.size(), &total);
 			EXPECT(rc == 0 || rc == GBT_CUDA_ECORRUPT || rc == GBT_CUDA_ESPACE, "garbage: rc %d (%s)", rc,
 				   gbt_cuda_last_error());
@@ -762,8 +763,9 @@ api_tests(void)
 		TmIndex		ix;
 
 		tm_build(ix, live, 90);
-		EXPECT(gbt_cuda_copy_put_range(c, 0, ix.img.data(), 3) == 0, "put_range");
-		EXPECT(gbt_cuda_copy_put_range(c, 3, ix.page(3), ix.nblocks - 3) == 0, "put_range growth");
+		EXPECT(gbt_cuda_copy_put_range(c, 0, ix.img.data(), GBT_FIRST_FREE_BLKNO) == 0, "put_range");
+		EXPECT(gbt_cuda_copy_put_range(c, GBT_FIRST_FREE_BLKNO, ix.page(GBT_FIRST_FREE_BLKNO),
+									   ix.nblocks - GBT_FIRST_FREE_BLKNO) == 0, "put_range growth");
 		EXPECT(gbt_cuda_copy_nblocks(c) >= ix.nblocks, "nblocks");
 		EXPECT(gbt_cuda_copy_device_bytes(c) >= (uint64_t) ix.nblocks * 8192, "device bytes");
 
@@ -773,19 +775,19 @@ api_tests(void)
 
 		uint32_t	far = 50000;
 
-		EXPECT(gbt_cuda_copy_put_pages(c, &far, ix.page(3), 1) == 0, "put far block");
+		EXPECT(gbt_cuda_copy_put_pages(c, &far, ix.page(GBT_FIRST_FREE_BLKNO), 1) == 0, "put far block");
 		EXPECT(gbt_cuda_copy_nblocks(c) > far, "grown to far block");
 		check_batch(c, ix, &live, qs, 0, "after growth by put_pages");
 
 		uint64_t	tot;
 		std::vector<uint64_t> off(qs.size() + 1);
 
-		EXPECT(gbt_cuda_lookup(c, 0, qs.data(), 1, 0, off.data(), NULL, NULL, 0, &tot) == GBT_CUDA_ECORRUPT,
-			   "root 0");
-		EXPECT(gbt_cuda_lookup(NULL, 1, qs.data(), 1, 0, off.data(), NULL, NULL, 0, &tot) == GBT_CUDA_EINVAL,
-			   "NULL copy");
-		EXPECT(gbt_cuda_lookup(c, 1, qs.data(), 0, 0, off.data(), NULL, NULL, 0, &tot) == 0 && off[0] == 0 &&
-			   tot == 0, "empty batch");
+		EXPECT(gbt_cuda_lookup(c, GBT_META_BLKNO, qs.data(), 1, 0, off.data(), NULL, NULL, 0, &tot) ==
+			   GBT_CUDA_ECORRUPT, "root 0");
+		EXPECT(gbt_cuda_lookup(NULL, GBT_ROOT_BLKNO, qs.data(), 1, 0, off.data(), NULL, NULL, 0, &tot) ==
+			   GBT_CUDA_EINVAL, "NULL copy");
+		EXPECT(gbt_cuda_lookup(c, GBT_ROOT_BLKNO, qs.data(), 0, 0, off.data(), NULL, NULL, 0, &tot) == 0 &&
+			   off[0] == 0 && tot == 0, "empty batch");
 	}
 	gbt_cuda_copy_free(c);
 	gbt_cuda_copy_free(NULL);

@@ -3,9 +3,9 @@
  *	  Host-side model of a gbtree index for the CUDA tests and benchmark:
  *	  page images built bottom-up as src/build.c does, mutators that make
  *	  realistic non-packed trees (inserts with gaps at random places, uneven
- *	  leaf splits, deleted leaves), and a reference lookup written against
- *	  src/node.c (the same descent as gbt_descend in src/pages.c and the
- *	  same leaf scan as the CPU path).
+ *	  leaf splits, deleted leaves), and the reference lookup of
+ *	  src/gbtree_walk.h (the same descent as gbt_descend in src/pages.c and
+ *	  the same leaf scan as the CPU path) over them.
  *
  *	  Header-only C++ (host code); link with src/node.c and src/simd.c.
  */
@@ -21,11 +21,8 @@
 extern "C"
 {
 #include "gbtree_node.h"
+#include "gbtree_walk.h"
 }
-
-#define TM_META_BLKNO	0
-#define TM_ROOT_BLKNO	1
-#define TM_NULLROOT_BLKNO 2
 
 struct TmEntry
 {
@@ -86,7 +83,8 @@ tm_init_page(char *page, bool leaf, uint16_t level, uint16_t flags)
  * of 480 slots, inner pages at inner_ff percent of 384 (build.c: 70), gaps
  * spread evenly, the first separator of each level's leftmost page (0, 0),
  * separators = first entry of each child, high keys, low keys, links.
- * Block 0 metapage, 1 value root, 2 empty NULL root, the rest from 3.
+ * Block GBT_META_BLKNO the metapage, GBT_ROOT_BLKNO the value root,
+ * GBT_NULLROOT_BLKNO an empty NULL root, the rest from GBT_FIRST_FREE_BLKNO.
  */
 static inline void
 tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int inner_ff = 70)
@@ -98,7 +96,7 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 	int			nlevels;
 	std::vector<TmEntry> seps;
 	std::vector<uint32_t> sepblk;
-	uint32_t	nextblk = 3;
+	uint32_t	nextblk = GBT_FIRST_FREE_BLKNO;
 
 	npages[0] = std::max((size_t) 1, (n + leafcap - 1) / leafcap);
 	nlevels = 1;
@@ -108,7 +106,7 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 		nlevels++;
 	}
 	{
-		size_t		total = 3;
+		size_t		total = GBT_FIRST_FREE_BLKNO;
 
 		for (int l = 0; l < nlevels - 1; l++)
 			total += npages[l];
@@ -117,14 +115,15 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 	}
 	/* metapage and NULL root */
 	{
-		GbtPageOpaque op = gbt_page_opaque(ix.page(0));
+		GbtPageOpaque op = gbt_page_opaque(ix.page(GBT_META_BLKNO));
 
-		memset(ix.page(0), 0, GBT_PAGE_SIZE);
+		memset(ix.page(GBT_META_BLKNO), 0, GBT_PAGE_SIZE);
 		op->flags = GBT_F_META;
 		op->rightlink = GBT_NO_BLOCK;
 		op->leftlink = GBT_NO_BLOCK;
 		op->page_id = GBT_PAGE_ID;
-		tm_init_page(ix.page(2), true, 0, GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_NULLTREE);
+		tm_init_page(ix.page(GBT_NULLROOT_BLKNO), true, 0,
+					 GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_NULLTREE);
 	}
 
 	for (int level = 0; level < nlevels; level++)
@@ -132,7 +131,7 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 		size_t		np = npages[level];
 		size_t		nin = level == 0 ? n : seps.size();
 		bool		top = level == nlevels - 1;
-		uint32_t	first = top ? TM_ROOT_BLKNO : nextblk;
+		uint32_t	first = top ? GBT_ROOT_BLKNO : nextblk;
 		std::vector<TmEntry> nseps(top ? 0 : np);
 		std::vector<uint32_t> nsepblk(top ? 0 : np);
 
@@ -148,7 +147,7 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 			uint32_t	cbuf[GBT_MAX_SLOTS];
 			size_t		from = nin * p / np,
 						to = nin * (p + 1) / np;
-			uint32_t	blk = top ? TM_ROOT_BLKNO : first + (uint32_t) p;
+			uint32_t	blk = top ? GBT_ROOT_BLKNO : first + (uint32_t) p;
 			char	   *page = ix.page(blk);
 			GbtNode		node;
 			int			cnt = (int) (to - from);
@@ -198,60 +197,21 @@ tm_build(TmIndex &ix, const std::vector<TmEntry> &entries, int fillfactor, int i
 }
 
 /* ------------------------------------------------------------------------
- * Reference lookup (CPU), mirroring gbt_descend and the leaf scan.
- * Returns 0, or -1 when it finds an inconsistency.
+ * Reference lookup (CPU): src/gbtree_walk.h, which the CPU stand-in of the
+ * library (test/gpu/emu) answers lookups with.  -1 on an inconsistency.
  * ------------------------------------------------------------------------
  */
 static inline int
 tm_descend(const TmIndex &ix, uint32_t root, uint64_t key, uint64_t tid, uint32_t *leaf,
-		   std::vector<uint32_t> *path = NULL)
+		   uint32_t *parent = NULL)
 {
-	uint32_t	blk = root;
-	int			expect = -1;
-	long		hops = 0;
+	return gbt_walk_descend(ix.img.data(), ix.nblocks, root, key, tid, leaf, parent);
+}
 
-	for (;;)
-	{
-		if (blk >= ix.nblocks)
-			return -1;
-
-		char	   *page = (char *) ix.page(blk);
-		GbtPageOpaque op = gbt_page_opaque(page);
-		GbtNode		node;
-		int			s;
-
-		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
-			(expect >= 0 && op->level != expect) || ++hops > 1000000)
-			return -1;
-		if ((op->flags & GBT_F_DELETED) ||
-			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_entry_lt(key, tid, op->hikey, op->hitid)))
-		{
-			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
-				return -1;
-			expect = op->level;
-			blk = op->rightlink;
-			continue;
-		}
-		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
-			return -1;
-		if (op->flags & GBT_F_LEAF)
-		{
-			*leaf = blk;
-			return 0;
-		}
-		if (path)
-			path->push_back(blk);
-		gbt_node_view(page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
-		if (s < 0)
-			s = gbt_node_first_used(&node);
-		if (s >= node.nslots)
-			return -1;
-		if (node.child[s] == GBT_NO_BLOCK || node.child[s] <= TM_NULLROOT_BLKNO)
-			return -1;
-		expect = op->level - 1;
-		blk = node.child[s];
-	}
+static inline void
+tm_append_match(void *arg, uint64_t key, uint64_t tid)
+{
+	((std::vector<TmEntry> *) arg)->push_back(TmEntry{key, tid});
 }
 
 /* matches of [lo, hi) appended to out; -1 on inconsistency */
@@ -259,43 +219,8 @@ static inline int
 tm_lookup(const TmIndex &ix, uint32_t root, uint64_t lk, uint64_t lt, uint64_t hk, uint64_t ht,
 		  std::vector<TmEntry> &out)
 {
-	uint32_t	blk;
-	int			s;
-	bool		firstpage = true;
-
-	if (!gbt_entry_lt(lk, lt, hk, ht))
-		return 0;
-	if (tm_descend(ix, root, lk, lt, &blk) != 0)
-		return -1;
-	for (long hops = 0;; hops++)
-	{
-		if (hops > (long) ix.nblocks + 10 || blk >= ix.nblocks)
-			return -1;
-
-		char	   *page = (char *) ix.page(blk);
-		GbtPageOpaque op = gbt_page_opaque(page);
-		GbtNode		node;
-
-		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF))
-			return -1;
-		if (op->flags & GBT_F_DELETED)
-		{
-			blk = op->rightlink;
-			continue;
-		}
-		gbt_node_view(page, &node);
-		s = firstpage ? gbt_node_lower_bound_entry(&node, lk, lt) : 0;
-		for (s = gbt_node_next_used(&node, s); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
-		{
-			if (!gbt_entry_lt(node.keys[s], node.tids[s], hk, ht))
-				return 0;
-			out.push_back(TmEntry{node.keys[s], node.tids[s]});
-		}
-		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_entry_lt(op->hikey, op->hitid, hk, ht))
-			return 0;
-		blk = op->rightlink;
-		firstpage = false;
-	}
+	return gbt_walk_range(ix.img.data(), ix.nblocks, root, lk, lt, hk, ht, tm_append_match,
+						  &out) < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -360,10 +285,10 @@ tm_extract(char *page, std::vector<TmEntry> &e, std::vector<uint32_t> *child)
 static inline bool
 tm_insert(TmIndex &ix, TmEntry e, TmRng &rng)
 {
-	std::vector<uint32_t> path;
-	uint32_t	leaf;
+	uint32_t	leaf,
+				parent;
 
-	if (tm_descend(ix, TM_ROOT_BLKNO, e.key, e.tid, &leaf, &path) != 0)
+	if (tm_descend(ix, GBT_ROOT_BLKNO, e.key, e.tid, &leaf, &parent) != 0)
 		return false;
 
 	GbtNode		node;
@@ -371,11 +296,10 @@ tm_insert(TmIndex &ix, TmEntry e, TmRng &rng)
 	gbt_node_view(ix.page(leaf), &node);
 	if (gbt_node_insert(&node, e.key, e.tid, 0) >= 0)
 		return true;
-	if (path.empty())
+	if (parent == GBT_NO_BLOCK)
 		return false;			/* root leaf: no split here */
 
 	/* split the leaf */
-	uint32_t	parent = path.back();
 	GbtNode		pnode;
 
 	gbt_node_view(ix.page(parent), &pnode);
@@ -428,7 +352,8 @@ tm_delete_random(TmIndex &ix, TmRng &rng, TmEntry *gone)
 {
 	for (int tries = 0; tries < 100; tries++)
 	{
-		uint32_t	b = 3 + (uint32_t) rng.below(ix.nblocks - 3);
+		uint32_t	b = GBT_FIRST_FREE_BLKNO +
+			(uint32_t) rng.below(ix.nblocks - GBT_FIRST_FREE_BLKNO);
 		GbtPageOpaque op = ix.op(b);
 		GbtNode		node;
 
@@ -462,7 +387,8 @@ tm_delete_leaf(TmIndex &ix, TmRng &rng, int mode, std::vector<TmEntry> &gone)
 {
 	for (int tries = 0; tries < 200; tries++)
 	{
-		uint32_t	d = 3 + (uint32_t) rng.below(ix.nblocks - 3);
+		uint32_t	d = GBT_FIRST_FREE_BLKNO +
+			(uint32_t) rng.below(ix.nblocks - GBT_FIRST_FREE_BLKNO);
 		GbtPageOpaque dop = ix.op(d);
 
 		if (!(dop->flags & GBT_F_LEAF) || (dop->flags & (GBT_F_DELETED | GBT_F_RIGHTMOST | GBT_F_ROOT)) ||
@@ -474,15 +400,14 @@ tm_delete_leaf(TmIndex &ix, TmRng &rng, int mode, std::vector<TmEntry> &gone)
 
 		if (r == GBT_NO_BLOCK || r >= ix.nblocks || (ix.op(r)->flags & GBT_F_DELETED))
 			continue;			/* the right sibling must be a live leaf */
-		std::vector<uint32_t> path;
-		uint32_t	leaf;
+		uint32_t	leaf,
+					parent;
 
 		/* find the parent through a descent to the leaf's first entry */
-		if (tm_descend(ix, TM_ROOT_BLKNO, dop->lowkey, dop->lowtid, &leaf, &path) != 0 ||
-			leaf != d || path.empty())
+		if (tm_descend(ix, GBT_ROOT_BLKNO, dop->lowkey, dop->lowtid, &leaf, &parent) != 0 ||
+			leaf != d || parent == GBT_NO_BLOCK)
 			continue;
 
-		uint32_t	parent = path.back();
 		std::vector<TmEntry> pe;
 		std::vector<uint32_t> pc;
 		int			id = -1,

@@ -109,7 +109,7 @@ case $tables in *t_c*) check=$(q -c "SELECT gbtree_check('t_c_k')" 2>&1) || { ok
 {
     echo "# COPY of $ADD rows into a $BASE-row indexed table (issue 18)"
     echo
-    echo "Command: \`test/gpu/device-run.sh copybench\` (BASE_ROWS=$BASE COPY_ROWS=$ADD COPY_ROUNDS=$ROUNDS COPY_CPU_TWIN=${COPY_CPU_TWIN:-0}) at $(git rev-parse --short HEAD 2>/dev/null || echo "${GIT_REV:-?}"), $(date -u +%F)."
+    echo "Command: \`test/gpu/device-run.sh copybench\` (BASE_ROWS=$BASE COPY_ROWS=$ADD COPY_ROUNDS=$ROUNDS COPY_CPU_TWIN=${COPY_CPU_TWIN:-0}) at ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo "?")}, $(date -u +%F)."
     echo "Machine: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(nproc) CPUs."
     echo "Server: gbtree preloaded (its own WAL records), gbtree.device = auto; settings other than the defaults:"
     echo

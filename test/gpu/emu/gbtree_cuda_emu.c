@@ -3,11 +3,11 @@
  * gbtree_cuda_emu.c
  *	  A stand-in for libgbtree_cuda.so that runs on the CPU, for testing.
  *
- * It implements the C interface of cuda/gbtree_cuda.h and
- * cuda/gbtree_cuda_sort.h with plain memory and the page layer of
+ * It implements the C interface of cuda/gbtree_cuda.h with plain memory
+ * and the page layer of
  * src/node.c: a "device copy" is an array of page images, a lookup is the
  * reference descent and leaf walk that the CUDA tests check the kernels
- * against (cuda/test/tree_model.h), a sort is a sort by (key, TID).  With
+ * against (src/gbtree_walk.h), a sort is a sort by (key, TID).  With
  * gbtree.device_library pointing at it, the GPU service, device copies,
  * page shipping, lookups, GPU builds and their failure paths all run on a
  * machine without a GPU, so CI tests them (test/run-tests.sh, suite gpuemu);
@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "gbtree_node.h"
+#include "gbtree_walk.h"
 #include "gbtree_cuda.h"
-#include "gbtree_cuda_sort.h"
 #include "gbtree_layout.h"
 
 #ifndef Max
@@ -172,109 +172,37 @@ gbt_cuda_copy_free(GbtCudaCopy *copy)
 	}
 }
 
-/*
- * The leaf where (key, tid) belongs, from root: Lehman and Yao descent
- * with the checks the kernels make.  -1 on an inconsistent page.
- */
-static int
-descend(const GbtCudaCopy *c, uint32_t root, uint64_t key, uint64_t tid, uint32_t *leaf)
+/* where the second pass of a lookup writes the matches of one query */
+typedef struct EmuMatchSink
 {
-	uint32_t	blk = root;
-	int			expect = -1;
-	long		hops = 0;
+	uint64_t   *keys;			/* NULL when the caller wants no keys */
+	uint64_t   *tids;
+	uint64_t	n;
+} EmuMatchSink;
 
-	for (;;)
-	{
-		char	   *page;
-		GbtPageOpaque op;
-		GbtNode		node;
-		int			s;
+static void
+write_match(void *arg, uint64_t key, uint64_t tid)
+{
+	EmuMatchSink *sink = (EmuMatchSink *) arg;
 
-		if (blk >= c->capacity)
-			return -1;
-		page = c->img + (size_t) blk * GBT_PAGE_SIZE;
-		op = gbt_page_opaque(page);
-		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
-			(expect >= 0 && op->level != expect) || ++hops > 1000000)
-			return -1;
-		if ((op->flags & GBT_F_DELETED) ||
-			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_entry_lt(key, tid, op->hikey, op->hitid)))
-		{
-			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
-				return -1;
-			expect = op->level;
-			blk = op->rightlink;
-			continue;
-		}
-		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
-			return -1;
-		if (op->flags & GBT_F_LEAF)
-		{
-			*leaf = blk;
-			return 0;
-		}
-		gbt_node_view(page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
-		if (s < 0)
-			s = gbt_node_first_used(&node);
-		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK || node.child[s] <= 2)
-			return -1;
-		expect = op->level - 1;
-		blk = node.child[s];
-	}
+	if (sink->keys)
+		sink->keys[sink->n] = key;
+	if (sink->tids)
+		sink->tids[sink->n] = tid;
+	sink->n++;
 }
 
 /*
- * Matches of one query, in (key, TID) order: counted when keys and tids
- * are NULL, else written from there.  -1 on an inconsistent page.
+ * The matches of query q, by the reference walk (src/gbtree_walk.h), each
+ * handed to match when it is not NULL: their number, or -1 on an
+ * inconsistent page.
  */
 static int64_t
-query_matches(const GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *q,
-			  uint64_t *keys, uint64_t *tids)
+walk_query(const GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *q,
+		   GbtWalkMatchFn match, void *arg)
 {
-	uint32_t	blk;
-	bool		firstpage = true;
-	int64_t		n = 0;
-
-	if (!gbt_entry_lt(q->lo_key, q->lo_tid, q->hi_key, q->hi_tid))
-		return 0;
-	if (descend(c, root, q->lo_key, q->lo_tid, &blk) != 0)
-		return -1;
-	for (uint64_t hops = 0;; hops++)
-	{
-		char	   *page;
-		GbtPageOpaque op;
-		GbtNode		node;
-		int			s;
-
-		if (hops > (uint64_t) c->capacity + 10 || blk >= c->capacity)
-			return -1;
-		page = c->img + (size_t) blk * GBT_PAGE_SIZE;
-		op = gbt_page_opaque(page);
-		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF))
-			return -1;
-		if (op->flags & GBT_F_DELETED)
-		{
-			blk = op->rightlink;
-			continue;
-		}
-		gbt_node_view(page, &node);
-		s = firstpage ? gbt_node_lower_bound_entry(&node, q->lo_key, q->lo_tid) : 0;
-		for (s = gbt_node_next_used(&node, s); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
-		{
-			if (!gbt_entry_lt(node.keys[s], node.tids[s], q->hi_key, q->hi_tid))
-				return n;
-			if (keys)
-				keys[n] = node.keys[s];
-			if (tids)
-				tids[n] = node.tids[s];
-			n++;
-		}
-		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_entry_lt(op->hikey, op->hitid, q->hi_key, q->hi_tid))
-			return n;
-		blk = op->rightlink;
-		firstpage = false;
-	}
+	return gbt_walk_range(c->img, c->capacity, root, q->lo_key, q->lo_tid,
+						  q->hi_key, q->hi_tid, match, arg);
 }
 
 static int
@@ -294,7 +222,6 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 				uint64_t out_capacity, uint64_t *out_total)
 {
 	uint64_t	total = 0;
-	uint64_t	dummy;
 	GbtCudaQuery *points = NULL;
 
 	*out_total = 0;
@@ -327,7 +254,7 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 	}
 	for (uint32_t i = 0; i < nqueries; i++)
 	{
-		int64_t		n = query_matches(copy, root_blkno, &queries[i], NULL, NULL);
+		int64_t		n = walk_query(copy, root_blkno, &queries[i], NULL, NULL);
 
 		if (n < 0)
 			return fail(GBT_CUDA_ECORRUPT, "inconsistent page images");
@@ -342,9 +269,14 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 		return GBT_CUDA_ESPACE;
 	}
 	for (uint32_t i = 0; i < nqueries; i++)
-		(void) query_matches(copy, root_blkno, &queries[i],
-							 out_keys ? out_keys + offsets[i] : NULL,
-							 out_tids ? out_tids + offsets[i] : &dummy);
+	{
+		EmuMatchSink sink;
+
+		sink.keys = out_keys ? out_keys + offsets[i] : NULL;
+		sink.tids = out_tids ? out_tids + offsets[i] : NULL;
+		sink.n = 0;
+		(void) walk_query(copy, root_blkno, &queries[i], write_match, &sink);
+	}
 	free(points);
 	return 0;
 }
@@ -497,7 +429,8 @@ gbt_cuda_sort_leaves(GbtCudaSort *s, const GbtCudaCopy *copy, uint32_t root_blkn
 	{
 		const uint64_t *e = s->e + 2 * (offset + i);
 
-		if (descend(copy, root_blkno, e[0], e[1], &leaves[i]) != 0)
+		if (gbt_walk_descend(copy->img, copy->capacity, root_blkno, e[0], e[1],
+							 &leaves[i], NULL) != 0)
 			leaves[i] = GBT_NO_BLOCK;
 	}
 	return 0;
