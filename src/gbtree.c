@@ -149,7 +149,7 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amsearcharray = true;
 	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
+	amroutine->amclusterable = true;	/* CLUSTER reads the heap in index order */
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = true;
 	amroutine->amcaninclude = false;
