@@ -18,6 +18,8 @@ REPEAT=${GPU_BUILD_REPEAT:-1}
 OUTFILE=${1:-/tmp/gpu-build.md}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
+SCR=$(mktemp -d "${TMPDIR:-/tmp}/gbtree-gpubuild.XXXXXX") || exit 1
+trap 'rm -rf "$SCR"' EXIT
 keyexpr() {
     case $1 in
         int8) echo "hashint8(i) # (i << 20)" ;;
@@ -27,29 +29,29 @@ keyexpr() {
     esac
 }
 
-# one build: prints seconds; the DEBUG1 breakdown goes to /tmp/gbb_breakdown
+# one build: prints seconds; the DEBUG1 breakdown goes to $SCR/gbb_breakdown
 build() {   # $1 am, $2 settings
     q -c "DROP INDEX IF EXISTS gbb_k" -c "CHECKPOINT" >/dev/null
     local t0 t1
     t0=$(now)
     q -c "SET maintenance_work_mem = '$MWM'; SET client_min_messages = debug1; $2" \
-      -c "CREATE INDEX gbb_k ON gbb USING $1 (k)" 2>/tmp/gbb_debug.log >/dev/null ||
-        { cat /tmp/gbb_debug.log >&2; exit 1; }
+      -c "CREATE INDEX gbb_k ON gbb USING $1 (k)" 2>$SCR/gbb_debug.log >/dev/null ||
+        { cat $SCR/gbb_debug.log >&2; exit 1; }
     t1=$(now)
-    grep -o "gbtree build of.*" /tmp/gbb_debug.log | sed 's/^gbtree build of "gbb_k" //' >/tmp/gbb_breakdown
+    grep -o "gbtree build of.*" $SCR/gbb_debug.log | sed 's/^gbtree build of "gbb_k" //' >$SCR/gbb_breakdown
     sub "$t1" "$t0"
 }
 
 # repeated builds: prints "median (min-max)" seconds; the median run's
-# breakdown goes to /tmp/gbb_breakdown
+# breakdown goes to $SCR/gbb_breakdown
 builds() {  # $1 am, $2 settings
-    local i t; local -a ts; : >/tmp/gbb_all
+    local i t; local -a ts; : >$SCR/gbb_all
     for i in $(seq 1 "$REPEAT"); do
         t=$(build "$1" "$2")
         ts+=("$t")
-        echo "$t $(cat /tmp/gbb_breakdown)" >>/tmp/gbb_all
+        echo "$t $(cat $SCR/gbb_breakdown)" >>$SCR/gbb_all
     done
-    sort -n /tmp/gbb_all | sed -n "$(( (REPEAT + 1) / 2 ))p" | cut -d' ' -f2- >/tmp/gbb_breakdown
+    sort -n $SCR/gbb_all | sed -n "$(( (REPEAT + 1) / 2 ))p" | cut -d' ' -f2- >$SCR/gbb_breakdown
     printf '%s\n' "${ts[@]}" | sort -n | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; if (NR > 1) printf "%s (%s-%s)", m, v[1], v[NR]; else printf "%s", m }'
 }
 med() { echo "${1%% *}"; }
@@ -64,9 +66,9 @@ for typ in ${TYPES//,/ }; do
     echo "$typ: loaded $ROWS rows in $(sub "$(now)" "$t0") s"
     bt=$(builds btree "")
     echo "  btree: $bt s"
-    gc=$(builds gbtree "SET gbtree.device = cpu;"); bdc=$(cat /tmp/gbb_breakdown)
+    gc=$(builds gbtree "SET gbtree.device = cpu;"); bdc=$(cat $SCR/gbb_breakdown)
     echo "  gbtree CPU: $gc s ($bdc)"
-    gg=$(builds gbtree "SET gbtree.device = gpu;"); bdg=$(cat /tmp/gbb_breakdown)
+    gg=$(builds gbtree "SET gbtree.device = gpu;"); bdg=$(cat $SCR/gbb_breakdown)
     echo "  gbtree GPU: $gg s ($bdg)"
     ok=$(q -c "SELECT 'ok' FROM gbtree_check('gbb_k', false)")
     LINES+=("| $typ | $bt | $gc | $gg | $(div "$(med "$bt")" "$(med "$gg")" 2) | $(div "$(med "$gc")" "$(med "$gg")" 2) | $ok |")

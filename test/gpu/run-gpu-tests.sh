@@ -32,6 +32,9 @@
 
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+# scratch files (logs, pgbench scripts) in a private directory
+SCR=$(mktemp -d "${TMPDIR:-/tmp}/gbtree-gputests.XXXXXX") || exit 2
+trap 'rm -rf "$SCR"' EXIT
 SUITES=${GPU_TESTS_ONLY:-cuda,service,regress,diff,merge,fresh,build,failures,standby}
 [ -n "$SUITES" ] || SUITES=cuda,service,regress,diff,merge,fresh,build,failures,standby
 PASS=0
@@ -55,11 +58,11 @@ q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
 
 if want cuda; then
     echo "== cuda"
-    if make -s cuda-test >/tmp/gpu-cuda-test.log 2>&1; then
-        ok "cuda: $(tail -n 1 /tmp/gpu-cuda-test.log)"
+    if make -s cuda-test >$SCR/gpu-cuda-test.log 2>&1; then
+        ok "cuda: $(tail -n 1 $SCR/gpu-cuda-test.log)"
     else
-        tail -n 30 /tmp/gpu-cuda-test.log
-        bad "cuda: $(tail -n 1 /tmp/gpu-cuda-test.log)"
+        tail -n 30 $SCR/gpu-cuda-test.log
+        bad "cuda: $(tail -n 1 $SCR/gpu-cuda-test.log)"
     fi
 fi
 
@@ -77,10 +80,10 @@ if want regress; then
     echo "== regress (every batch on the GPU)"
     b0=$(info gpu_batches)
     m0=$(info gpu_merges)
-    if PGOPTIONS="-c gbtree.gpu_min_batch=1 -c gbtree.gpu_merge_min=1" EXTRA_REGRESS_OPTS=--no-locale make -s installcheck >/tmp/gpu-regress.log 2>&1; then
-        ok "regress: $(grep -E 'tests passed|All [0-9]+ tests' /tmp/gpu-regress.log | tail -n 1)"
+    if PGOPTIONS="-c gbtree.gpu_min_batch=1 -c gbtree.gpu_merge_min=1" EXTRA_REGRESS_OPTS=--no-locale make -s installcheck >$SCR/gpu-regress.log 2>&1; then
+        ok "regress: $(grep -E 'tests passed|All [0-9]+ tests' $SCR/gpu-regress.log | tail -n 1)"
     else
-        tail -n 40 /tmp/gpu-regress.log
+        tail -n 40 $SCR/gpu-regress.log
         [ -f regression.diffs ] && head -n 80 regression.diffs
         bad "regress under the GPU"
     fi
@@ -100,30 +103,30 @@ fi
 
 if want diff; then
     echo "== diff (gbtree.device = gpu against btree)"
-    q -f test/gpu/gpu_diff.sql >/tmp/gpu-diff.log 2>&1
-    [ -n "${OUT:-}" ] && cp /tmp/gpu-diff.log "$OUT/" 2>/dev/null
-    n_ok=$(grep -c '^ok ' /tmp/gpu-diff.log)
-    n_bad=$(grep -c '^FAIL ' /tmp/gpu-diff.log)
-    grep '^FAIL ' /tmp/gpu-diff.log | head -n 20
+    q -f test/gpu/gpu_diff.sql >$SCR/gpu-diff.log 2>&1
+    [ -n "${OUT:-}" ] && cp $SCR/gpu-diff.log "$OUT/" 2>/dev/null
+    n_ok=$(grep -c '^ok ' $SCR/gpu-diff.log)
+    n_bad=$(grep -c '^FAIL ' $SCR/gpu-diff.log)
+    grep '^FAIL ' $SCR/gpu-diff.log | head -n 20
     if [ "$n_bad" = 0 ] && [ "$n_ok" -gt 40 ]; then
         ok "diff: $n_ok checks"
     else
-        tail -n 5 /tmp/gpu-diff.log
+        tail -n 5 $SCR/gpu-diff.log
         bad "diff: $n_bad of $((n_ok + n_bad)) checks failed"
     fi
 fi
 
 if want merge; then
     echo "== merge (insert batches on the GPU against btree)"
-    q -f test/gpu/gpu_merge.sql >/tmp/gpu-merge.log 2>&1
-    [ -n "${OUT:-}" ] && cp /tmp/gpu-merge.log "$OUT/" 2>/dev/null
-    n_ok=$(grep -c '^ok ' /tmp/gpu-merge.log)
-    n_bad=$(grep -c '^FAIL ' /tmp/gpu-merge.log)
-    grep '^FAIL ' /tmp/gpu-merge.log | head -n 20
+    q -f test/gpu/gpu_merge.sql >$SCR/gpu-merge.log 2>&1
+    [ -n "${OUT:-}" ] && cp $SCR/gpu-merge.log "$OUT/" 2>/dev/null
+    n_ok=$(grep -c '^ok ' $SCR/gpu-merge.log)
+    n_bad=$(grep -c '^FAIL ' $SCR/gpu-merge.log)
+    grep '^FAIL ' $SCR/gpu-merge.log | head -n 20
     if [ "$n_bad" = 0 ] && [ "$n_ok" -ge 10 ]; then
         ok "merge: $n_ok checks"
     else
-        grep -E 'ERROR|FAIL' /tmp/gpu-merge.log | head -n 10
+        grep -E 'ERROR|FAIL' $SCR/gpu-merge.log | head -n 10
         bad "merge: $n_bad of $((n_ok + n_bad)) checks failed"
     fi
 fi
@@ -141,7 +144,7 @@ CREATE INDEX fr_b_k ON fr_b USING btree (k);
 VACUUM ANALYZE fr_g; VACUUM ANALYZE fr_b;
 CREATE SEQUENCE IF NOT EXISTS fr_seq START 200001;
 EOF
-    cat >/tmp/fr_ins.sql <<'EOF'
+    cat >$SCR/fr_ins.sql <<'EOF'
 \set k random(0, 60000)
 BEGIN;
 SELECT nextval('fr_seq') AS id \gset
@@ -151,22 +154,22 @@ COMMIT;
 EOF
     # one statement, one snapshot: two DELETEs in READ COMMITTED could see
     # different sets of concurrently inserted rows and make the twins differ
-    cat >/tmp/fr_del.sql <<'EOF'
+    cat >$SCR/fr_del.sql <<'EOF'
 \set k random(0, 60000)
 WITH d AS (DELETE FROM fr_g WHERE k = :k RETURNING id) DELETE FROM fr_b WHERE id IN (SELECT id FROM d);
 EOF
     FRESH_SECS=${FRESH_SECS:-40}
     if [ "${FRESH_DELETES:-1}" = 1 ]; then
-        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f /tmp/fr_ins.sql@9 -f /tmp/fr_del.sql@1 >/tmp/fr_pgbench.log 2>&1 &
+        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f $SCR/fr_ins.sql@9 -f $SCR/fr_del.sql@1 >$SCR/fr_pgbench.log 2>&1 &
     else
-        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f /tmp/fr_ins.sql >/tmp/fr_pgbench.log 2>&1 &
+        pgbench -n -c 4 -j 4 -T "$FRESH_SECS" -f $SCR/fr_ins.sql >$SCR/fr_pgbench.log 2>&1 &
     fi
     pgb=$!
     # while the writers run: VACUUM now and then, and GPU batches compared
     # with btree inside one REPEATABLE READ snapshot
     (for _ in 1 2 3 4; do sleep $((FRESH_SECS / 5)); [ "${FRESH_VACUUM:-1}" = 1 ] && q -c "VACUUM fr_g" >/dev/null 2>&1; done) &
     vac=$!
-    cat >/tmp/fr_check.sql <<'EOF'
+    cat >$SCR/fr_check.sql <<'EOF'
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
 SELECT (SELECT array_agg(g) FROM generate_series(0, 60000, 1 + (random() * 5)::int) g) AS keys \gset
@@ -182,7 +185,7 @@ EOF
     errs=0
     end=$((SECONDS + FRESH_SECS - 5))
     while [ $SECONDS -lt $end ]; do
-        r=$(q -f /tmp/fr_check.sql 2>&1 | tail -n 1)
+        r=$(q -f $SCR/fr_check.sql 2>&1 | tail -n 1)
         case $r in
             same) same=$((same + 1)) ;;
             DIFFERENT*) diffs=$((diffs + 1)); echo "  $r" ;;
@@ -191,7 +194,7 @@ EOF
     done
     wait $pgb
     wait $vac
-    tps=$(grep -o 'tps = [0-9.]*' /tmp/fr_pgbench.log | head -n 1)
+    tps=$(grep -o 'tps = [0-9.]*' $SCR/fr_pgbench.log | head -n 1)
     if [ $diffs = 0 ] && [ $errs = 0 ] && [ $same -gt 10 ]; then
         ok "fresh: $same GPU batches during concurrent writes ($tps), all equal to btree"
     else
@@ -206,17 +209,17 @@ fi
 
 if want build; then
     echo "== build"
-    q -v rows="${BUILD_ROWS:-200000}" -f test/gpu/gpu_build.sql >/tmp/gpu-build.out 2>&1
+    q -v rows="${BUILD_ROWS:-200000}" -f test/gpu/gpu_build.sql >$SCR/gpu-build.out 2>&1
     rc=$?
     while IFS= read -r line; do
         case $line in
             "ok   "*) ok "${line#ok   }" ;;
             "FAIL "*) bad "${line#FAIL }" ;;
         esac
-    done </tmp/gpu-build.out
-    nlines=$(grep -c -E '^(ok   |FAIL )' /tmp/gpu-build.out)
+    done <$SCR/gpu-build.out
+    nlines=$(grep -c -E '^(ok   |FAIL )' $SCR/gpu-build.out)
     if [ "$rc" -ne 0 ] || [ "$nlines" -lt 60 ]; then
-        tail -n 20 /tmp/gpu-build.out
+        tail -n 20 $SCR/gpu-build.out
         bad "build: gpu_build.sql exited $rc after $nlines checks"
     fi
 fi
@@ -238,12 +241,12 @@ EOF
     gpuq="SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) || ':' || sum(id) FROM fl_g, fl_keys WHERE k = ANY(a)"
 
     # 1. the service terminated while queries run: same answers, then back
-    cat >/tmp/fl_loop.sh <<EOF
+    cat >$SCR/fl_loop.sh <<EOF
 for i in \$(seq 1 40); do
   psql -X -qAt -c "SET gbtree.gpu_min_batch = 1000; $gpuq" 2>&1 | tail -n 1
 done
 EOF
-    bash /tmp/fl_loop.sh >/tmp/fl_loop.out 2>&1 &
+    bash $SCR/fl_loop.sh >$SCR/fl_loop.out 2>&1 &
     loop=$!
     for _ in 1 2 3; do
         sleep 2
@@ -251,12 +254,12 @@ EOF
         [ -n "$pid" ] && [ "$pid" != 0 ] && q -c "SELECT pg_terminate_backend($pid)" >/dev/null 2>&1
     done
     wait $loop
-    nres=$(grep -c . /tmp/fl_loop.out)
-    nright=$(grep -c "^$expect\$" /tmp/fl_loop.out)
+    nres=$(grep -c . $SCR/fl_loop.out)
+    nright=$(grep -c "^$expect\$" $SCR/fl_loop.out)
     if [ "$nres" = 40 ] && [ "$nright" = 40 ]; then
         ok "service terminated 3 times under 40 queries: all 40 answers right ($(info fallbacks_service) fallbacks so far)"
     else
-        grep -v "^$expect\$" /tmp/fl_loop.out | head -n 5
+        grep -v "^$expect\$" $SCR/fl_loop.out | head -n 5
         bad "service terminated: $nright of $nres answers right (expected $expect)"
     fi
     if wait_ready; then
@@ -384,8 +387,8 @@ if want standby; then
             as_owner pg_ctl -D "$sb_dir/data" -m fast -t 60 -w stop >/dev/null 2>&1 ||
                 as_owner pg_ctl -D "$sb_dir/data" -m immediate -w stop >/dev/null 2>&1
         fi
-        cat "$sb_dir"/*.log >/tmp/gpu-standby.log 2>/dev/null
-        [ -n "${OUT:-}" ] && cp /tmp/gpu-standby.log "$OUT/" 2>/dev/null
+        cat "$sb_dir"/*.log >$SCR/gpu-standby.log 2>/dev/null
+        [ -n "${OUT:-}" ] && cp $SCR/gpu-standby.log "$OUT/" 2>/dev/null
         rm -rf "$sb_dir"
         sb_dir=""
     }
@@ -611,7 +614,7 @@ UPDATE $2 SET k = -k - 1 WHERE id % 11 = $1 AND k >= 0;
 EOF
     }
 
-    trap sb_cleanup EXIT
+    trap 'sb_cleanup; rm -rf "$SCR"' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
     if sb_setup; then
@@ -668,7 +671,8 @@ EOF
         fi
     fi
     sb_cleanup
-    trap - EXIT INT TERM
+    trap 'rm -rf "$SCR"' EXIT
+    trap - INT TERM
 fi
 
 echo
