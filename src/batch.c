@@ -162,7 +162,7 @@ sorted_copy(const GbtEntry *in, Size n)
 /*
  * Merge n pending entries into the tree under root: sorted on the GPU,
  * with each entry's leaf found there, for a large batch when the GPU
- * service can (gpu_client.c, "Batched inserts on the GPU"); else sorted
+ * service can (gpu_lookup.c, "Batched inserts on the GPU"); else sorted
  * here.
  */
 static void

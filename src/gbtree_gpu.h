@@ -2,8 +2,8 @@
  *
  * gbtree_gpu.h
  *	  The GPU path: the GPU service (a background worker, gpu_service.c)
- *	  and its backend-side client (gpu_client.c).  See src/README, "The
- *	  GPU path".
+ *	  and its backend side (gpu_client.c, gpu_build.c, gpu_lookup.c).  See
+ *	  src/README, "The GPU path".
  *
  * Nothing here touches CUDA: only the service process dlopens
  * libgbtree_cuda.so.  Backends talk to it through shared memory: a table
@@ -221,7 +221,7 @@ extern GbtGpuShared *gbt_gpu_shared;
 extern void gbt_gpu_register(void);
 PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
 
-/* gpu_client.c */
+/* gpu_client.c and gpu_lookup.c */
 extern void gbt_gpu_define_gucs(void);
 extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n,
 								 bool multi_page);
@@ -238,7 +238,7 @@ extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
 						   GbtEntry **entries, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
 
-/* CREATE INDEX on the GPU (gpu_client.c) */
+/* CREATE INDEX on the GPU (gpu_build.c) */
 typedef struct GbtGpuSortTimes
 {
 	double		to_device_ms;	/* entries into the service and onto the device */
@@ -269,8 +269,8 @@ extern bool gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorte
 extern void gbt_gpu_stream_failed(Relation index, const char *why);
 
 /*
- * Batched inserts (batch.c): sort a batch on the device and find the leaf
- * of each entry in the device copy of the tree under root.
+ * Batched inserts (batch.c; gpu_lookup.c): sort a batch on the device and
+ * find the leaf of each entry in the device copy of the tree under root.
  */
 extern bool gbt_gpu_merge_wanted(Relation index, Size n);
 extern bool gbt_gpu_merge_plan(Relation index, BlockNumber root, const GbtEntry *in, Size n,

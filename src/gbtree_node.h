@@ -211,7 +211,8 @@ gbt_entry_lt(uint64_t k1, uint64_t t1, uint64_t k2, uint64_t t2)
 /*
  * The host/device contract's shared constants and types.  The CUDA
  * library's functions (cuda/gbtree_cuda.h) take and return these; the
- * backend (gpu_client.c, build.c) builds them without seeing that header.
+ * backend (gpu_lookup.c, gpu_build.c, build.c) builds them without seeing
+ * that header.
  */
 
 /* gbt_cuda_lookup's queries_sorted for a batch of bare point keys */
