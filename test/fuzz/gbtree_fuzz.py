@@ -247,6 +247,19 @@ END $f$;
     conn.close()
 
 
+def diagnose(dsn, t):
+    """After a mismatch: what gbtree_check(heapallindexed) says of the
+    twin's index (missing entries, or entries in the wrong place)."""
+    try:
+        conn = connect(dsn)
+        cur = conn.cursor()
+        cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
+        conn.close()
+        return "gbtree_check(fz_%s_g_k, heapallindexed) passed" % t
+    except psycopg2.Error as e:
+        return "gbtree_check(fz_%s_g_k, heapallindexed): %s [%s]" % (t, str(e).strip(), e.pgcode)
+
+
 def writer(dsn, types, seed, wid, deadline, counter):
     rnd = random.Random(seed * 1000 + wid)
     conn = connect(dsn)
@@ -291,8 +304,8 @@ def writer(dsn, types, seed, wid, deadline, counter):
                 nb = cur.rowcount
                 if ng != nb:
                     cur.execute("ROLLBACK")
-                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: DELETE FROM fz_%s_g WHERE %s removed %d rows, btree twin %d"
-                          % (seed, wid, t, pred, ng, nb), flush=True)
+                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: DELETE FROM fz_%s_g WHERE %s removed %d rows, btree twin %d\nwriter %d: %s"
+                          % (seed, wid, t, pred, ng, nb, wid, diagnose(dsn, t)), flush=True)
                     conn.close()
                     sys.exit(3)
                 cur.execute("COMMIT")
@@ -580,8 +593,9 @@ def batcher(dsn, types, seed, bid, deadline, out):
     try:
         b.run(deadline)
     except Mismatch as m:
-        print("gbtree_fuzz: FAILED with seed %d\nbatcher %d, %s transaction, step %s: %s"
-              % (seed, bid, b.t, b.step, m), flush=True)
+        print("gbtree_fuzz: FAILED with seed %d\nbatcher %d, %s transaction, step %s: %s\n"
+              "batcher %d: the transaction's steps: %s\nbatcher %d: %s"
+              % (seed, bid, b.t, b.step, m, bid, ", ".join(b.trail), bid, diagnose(dsn, b.t)), flush=True)
         status = "fail"
     except psycopg2.Error as e:
         print("batcher %d: unexpected error in step %s (%s transaction): %s [%s]" % (bid, b.step, b.t, e, e.pgcode),
@@ -614,6 +628,7 @@ class Batcher:
         self.cstats = {"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0}
         self.t = None
         self.step = None
+        self.trail = []
         self.in_txn = False
         self.nsp = 0
         self.ngid = 0
@@ -669,6 +684,7 @@ class Batcher:
             v = 0
         self.cur.execute("SET LOCAL %s = %d" % (BATCH_GUC, v))
         self.stats["memory_%dkB" % v] += 1
+        self.trail.append("memory=%dkB" % v)
 
     def force_index(self):
         mode = self.rnd.choice(["index", "ios", "bitmap"])
@@ -1093,6 +1109,7 @@ class Batcher:
     def run_step(self, st):
         outer = self.step
         self.step = st if outer is None else outer + ">" + st
+        self.trail.append(self.step)
         getattr(self, "step_" + st)()
         self.stats[st] += 1
         self.step = outer
@@ -1138,6 +1155,7 @@ class Batcher:
     def txn(self, feature, ending):
         self.t = self.rnd.choice(self.types)
         self.step = None
+        self.trail = []
         self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         self.in_txn = True
         if self.rnd.random() < 0.85:
@@ -1154,6 +1172,7 @@ class Batcher:
             # entries still pending when the transaction ends
             self.run_step(self.rnd.choice(["copy", "insert_select", "values", "update_keys"]))
         self.step = "end:" + ending
+        self.trail.append(self.step)
         self.end(ending)
         # another session sees exactly what committed
         self.count_check("after the transaction ended (%s), in another session" % ending)
