@@ -101,34 +101,32 @@ if want regress; then
     fi
 fi
 
+# run an SQL file whose lines say "ok <n> ..." or "FAIL <n> ...": it passes
+# with no FAIL and at least MIN_OK checks; the log goes to $OUT as well
+sql_checks() {  # NAME FILE MIN_OK
+    local log=$SCR/gpu-$1.log n_ok n_bad
+    q -f "$2" >"$log" 2>&1
+    [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
+    n_ok=$(grep -c '^ok ' "$log")
+    n_bad=$(grep -c '^FAIL ' "$log")
+    grep '^FAIL ' "$log" | head -n 20
+    if [ "$n_bad" = 0 ] && [ "$n_ok" -ge "$3" ]; then
+        ok "$1: $n_ok checks"
+    else
+        grep -E '^(psql|ERROR)' "$log" | head -n 10
+        tail -n 5 "$log"
+        bad "$1: $n_bad of $((n_ok + n_bad)) checks failed"
+    fi
+}
+
 if want diff; then
     echo "== diff (gbtree.device = gpu against btree)"
-    q -f test/gpu/gpu_diff.sql >$SCR/gpu-diff.log 2>&1
-    [ -n "${OUT:-}" ] && cp $SCR/gpu-diff.log "$OUT/" 2>/dev/null
-    n_ok=$(grep -c '^ok ' $SCR/gpu-diff.log)
-    n_bad=$(grep -c '^FAIL ' $SCR/gpu-diff.log)
-    grep '^FAIL ' $SCR/gpu-diff.log | head -n 20
-    if [ "$n_bad" = 0 ] && [ "$n_ok" -gt 40 ]; then
-        ok "diff: $n_ok checks"
-    else
-        tail -n 5 $SCR/gpu-diff.log
-        bad "diff: $n_bad of $((n_ok + n_bad)) checks failed"
-    fi
+    sql_checks diff test/gpu/gpu_diff.sql 41
 fi
 
 if want merge; then
     echo "== merge (insert batches on the GPU against btree)"
-    q -f test/gpu/gpu_merge.sql >$SCR/gpu-merge.log 2>&1
-    [ -n "${OUT:-}" ] && cp $SCR/gpu-merge.log "$OUT/" 2>/dev/null
-    n_ok=$(grep -c '^ok ' $SCR/gpu-merge.log)
-    n_bad=$(grep -c '^FAIL ' $SCR/gpu-merge.log)
-    grep '^FAIL ' $SCR/gpu-merge.log | head -n 20
-    if [ "$n_bad" = 0 ] && [ "$n_ok" -ge 10 ]; then
-        ok "merge: $n_ok checks"
-    else
-        grep -E 'ERROR|FAIL' $SCR/gpu-merge.log | head -n 10
-        bad "merge: $n_bad of $((n_ok + n_bad)) checks failed"
-    fi
+    sql_checks merge test/gpu/gpu_merge.sql 10
 fi
 
 if want fresh; then
