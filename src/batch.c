@@ -60,6 +60,7 @@ typedef struct GbtBatch
 	Oid			indexoid;
 	Oid			heapoid;
 	RelFileNode node;			/* the storage they were made for */
+	RelFileNode heapnode;		/* the table's storage, with their tuples */
 	GbtEntry   *values;			/* entries of the value tree */
 	Size		nvalues;
 	Size		maxvalues;
@@ -200,23 +201,55 @@ flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bo
 }
 
 /*
- * Merge one index's pending entries into its pages.  Entries made for a
- * storage the index no longer has (its relfilenode changed without a
- * utility statement, as a replicated TRUNCATE does) are dropped with it;
- * so are those of an index dropped meanwhile.
+ * The index's storage is no longer the one b's entries were made for: do
+ * they follow it?  If the table's storage is still the one holding their
+ * tuples, the index was moved with its contents and they go where it went.
+ * That happens behind this backend's back: DML holds an index's lock only
+ * while its statement runs (ExecCloseIndices releases it; the table's lock
+ * stays to the end of the transaction), and ALTER INDEX ... SET TABLESPACE
+ * locks the index alone, so it can copy the index between an INSERT and
+ * the flush at COMMIT.  Nothing that rebuilds an index can run meanwhile,
+ * since it locks the table, but the entries are merged skipping those
+ * already present (partial) all the same.  If the table's storage changed
+ * too (a TRUNCATE run without a utility statement, as a replicated one
+ * is), their tuples went with it and the entries go too.
+ */
+static bool
+batch_follows_storage(GbtBatch *b, Relation index)
+{
+	Relation	heap = try_relation_open(b->heapoid, AccessShareLock);
+	bool		follows;
+
+	if (heap == NULL)
+		return false;
+	follows = RelFileNodeEquals(heap->rd_node, b->heapnode);
+	relation_close(heap, AccessShareLock);
+	if (follows)
+	{
+		b->node = index->rd_node;
+		b->partial = true;
+	}
+	return follows;
+}
+
+/*
+ * Merge one index's pending entries into its pages: into its current
+ * storage if it moved (batch_follows_storage); dropped if their table's
+ * storage was replaced, or the index was dropped meanwhile.
  */
 static void
 batch_flush(GbtBatch *b)
 {
 	Relation	index;
-	bool		dedup = b->partial;
+	bool		dedup;
 
 	if (b->nvalues == 0 && b->nnulls == 0)
 		return;
 	index = try_relation_open(b->indexoid, RowExclusiveLock);
 	if (index != NULL &&
 		(index->rd_rel->relkind != RELKIND_INDEX ||
-		 !RelFileNodeEquals(index->rd_node, b->node)))
+		 (!RelFileNodeEquals(index->rd_node, b->node) &&
+		  !batch_follows_storage(b, index))))
 	{
 		relation_close(index, RowExclusiveLock);
 		index = NULL;
@@ -226,6 +259,7 @@ batch_flush(GbtBatch *b)
 		batch_free_entries(b);
 		return;
 	}
+	dedup = b->partial;
 
 	b->partial = true;
 	if (b->nvalues > 0)
@@ -308,6 +342,20 @@ gbt_batch_accepts(Relation index, IndexInfo *indexInfo)
 		IsTransactionState();
 }
 
+/* The storage of the table heapoid (heap, if the caller has it open) */
+static RelFileNode
+table_storage(Oid heapoid, Relation heap)
+{
+	RelFileNode node;
+
+	if (heap)
+		return heap->rd_node;
+	heap = relation_open(heapoid, AccessShareLock);
+	node = heap->rd_node;
+	relation_close(heap, AccessShareLock);
+	return node;
+}
+
 static GbtBatch *
 batch_for(Relation index, Relation heap)
 {
@@ -319,11 +367,13 @@ batch_for(Relation index, Relation heap)
 		b = &batches[i];
 		if (b->indexoid != indexoid)
 			continue;
-		if (!RelFileNodeEquals(b->node, index->rd_node))
+		if (!RelFileNodeEquals(b->node, index->rd_node) &&
+			!batch_follows_storage(b, index))
 		{
-			/* made for storage the index no longer has: see batch_flush */
+			/* their tuples are gone with the table's old storage */
 			batch_free_entries(b);
 			b->node = index->rd_node;
+			b->heapnode = table_storage(b->heapoid, heap);
 			b->partial = false;
 		}
 		return b;
@@ -348,6 +398,7 @@ batch_for(Relation index, Relation heap)
 	b->epoch = ++batch_epochs;
 	b->heapoid = heap ? RelationGetRelid(heap) : index->rd_index->indrelid;
 	b->node = index->rd_node;
+	b->heapnode = table_storage(b->heapoid, heap);
 	return b;
 }
 

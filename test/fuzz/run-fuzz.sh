@@ -5,7 +5,7 @@
 #   test/fuzz/run-fuzz.sh [SECONDS [SEED]]      (make fuzz FUZZ_MINUTES=N [FUZZ_SEED=S])
 #
 # FUZZ_WRITERS (3) and FUZZ_BATCHERS (1) set the number of sessions of each
-# kind.  The extension must be installed (make install).  As root, the cluster runs
+# kind; FUZZ_TYPES (a comma list) narrows the key types, for more contention.  The extension must be installed (make install).  As root, the cluster runs
 # as the unprivileged test user.  Exit status: 0 clean, non-zero on any
 # difference (the seed is printed).
 set -u
@@ -17,6 +17,7 @@ SECS=${1:-60}
 SEED=${2:-}
 WRITERS=${FUZZ_WRITERS:-3}
 BATCHERS=${FUZZ_BATCHERS:-1}
+TYPES=${FUZZ_TYPES:-}
 gb_resolve_pg_config
 BINDIR=$("$PG_CONFIG" --bindir)
 gb_ensure_test_user
@@ -41,7 +42,7 @@ gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
 gb_run_as /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
     --dsn "host=$GB_SCRATCH port=$PORT dbname=postgres" \
     --seconds "$SECS" --writers "$WRITERS" --batchers "$BATCHERS" --tablespace "$GB_SCRATCH/ts" \
-    ${SEED:+--seed "$SEED"}
+    ${SEED:+--seed "$SEED"} ${TYPES:+--types "$TYPES"}
 rc=$?
 if grep -q "PANIC\|server process .* was terminated" "$GB_SCRATCH/server.log"; then
     gb_say "server log shows a crash:"
