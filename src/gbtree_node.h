@@ -273,6 +273,7 @@ extern int	gbt_node_prev_used(const GbtNode *node, int slot);
 extern int	gbt_node_first_used(const GbtNode *node);
 extern int	gbt_node_last_used(const GbtNode *node);
 extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
+extern int	gbt_node_count_used(const GbtNode *node);
 extern void gbt_node_delete_slot(GbtNode *node, int slot);
 extern int	gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child);
 extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,

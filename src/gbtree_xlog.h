@@ -120,6 +120,8 @@ extern void gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len)
 extern void gbt_wal_main_data(GbtWal *w, const void *data, Size len);
 extern void gbt_wal_finish(GbtWal *w, uint8 info);
 extern void gbt_wal_abort(GbtWal *w);
+extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys,
+								   const uint64 *tids, const uint32 *child, int n);
 
 /*
  * The page changes, applied alike when a change is made and when its

@@ -536,11 +536,18 @@ split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 static void
 insert_into_leaf(Relation index, Buffer buf, uint64 key, uint64 tid)
 {
-	GbtWal	   *w = gbt_wal_start(index);
-	Page		page = gbt_wal_register(w, buf, 0);
+	GbtWal	   *w;
+	Page		page;
 	uint32		child = 0;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
+	if (gbt_wal_insert_inplace(index, buf, &key, &tid, &child, 1))
+	{
+		gbt_gpu_note_changes(index, &blkno, 1, false);
+		return;
+	}
+	w = gbt_wal_start(index);
+	page = gbt_wal_register(w, buf, 0);
 	if (!gbt_page_insert(page, &key, &tid, &child, 1))
 	{
 		gbt_wal_abort(w);
@@ -825,11 +832,6 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 	Page		page;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
-	if (rewrite)
-		check_rebuilt_page(index, buf);
-	w = gbt_wal_start(index);
-	page = gbt_wal_register(w, buf, rewrite ? GBT_WAL_WHOLE : 0);
-
 	if (!rewrite)
 	{
 		uint64		keys[GBT_MERGE_REWRITE_MIN];
@@ -838,7 +840,7 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 		GbtNode		node;
 		int			n = 0;
 
-		gbt_page_view(page, &node);
+		gbt_page_view(BufferGetPage(buf), &node);
 		for (Size x = 0; x < k; x++)
 		{
 			if (dedup && node_has_entry(&node, e[x].key, e[x].tid))
@@ -847,6 +849,16 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 			tids[n] = e[x].tid;
 			n++;
 		}
+		/* all there already (a flush tried again): nothing to change or log */
+		if (n == 0)
+			return;
+		if (gbt_wal_insert_inplace(index, buf, keys, tids, child, n))
+		{
+			gbt_gpu_note_changes(index, &blkno, 1, false);
+			return;
+		}
+		w = gbt_wal_start(index);
+		page = gbt_wal_register(w, buf, 0);
 		if (!gbt_page_insert(page, keys, tids, child, n))
 		{
 			gbt_wal_abort(w);
@@ -859,6 +871,9 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 	}
 	else
 	{
+		check_rebuilt_page(index, buf);
+		w = gbt_wal_start(index);
+		page = gbt_wal_register(w, buf, GBT_WAL_WHOLE);
 		gbt_page_merge(page, e, k);
 		gbt_wal_block_data(w, 0, e, sizeof(GbtEntry) * k);
 		gbt_wal_finish(w, XLOG_GBT_MERGE);

@@ -413,6 +413,26 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 	return slot;
 }
 
+/*
+ * The used slots the bitmap counts.  A page whose nused disagrees has no
+ * gap where gbt_node_insert expects one (see gbt_wal_insert_inplace).
+ */
+int
+gbt_node_count_used(const GbtNode *node)
+{
+	int			n = 0;
+
+	for (int w = 0; w < (node->nslots + 63) / 64; w++)
+	{
+		uint64_t	bits = node->used[w];
+
+		if ((w + 1) * 64 > node->nslots)
+			bits &= (UINT64_C(1) << (node->nslots & 63)) - 1;
+		n += __builtin_popcountll(bits);
+	}
+	return n;
+}
+
 /* Turn a used slot into a gap. */
 void
 gbt_node_delete_slot(GbtNode *node, int slot)

@@ -167,6 +167,58 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 	wal_free(w);
 }
 
+/*
+ * Insert n entries into the leaf of buf (exclusively locked, passed
+ * gbt_check_page) where it lies and log them as one XLOG_GBT_INSERT
+ * record, without the builder's two page copies: the cost a single-row
+ * INSERT feels most.  Only with the resource manager (false otherwise:
+ * generic WAL computes its record from a copy, and the caller takes that
+ * path).  Either way the room is checked first, the slot bitmap against
+ * nused too, so that the insert cannot fail in the critical section or
+ * shift entries into a gap that is not there: a page that disagrees with
+ * itself is XX002, as anywhere else.
+ */
+bool
+gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids,
+					   const uint32 *child, int n)
+{
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+
+	gbt_page_view(page, &node);
+	if (node.opaque->nused + n > node.nslots)
+		elog(ERROR, "gbtree: leaf unexpectedly full");
+	if (gbt_node_count_used(&node) != node.opaque->nused)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errdetail("The page counts %u used slots, its slot map %d.",
+						   (unsigned) node.opaque->nused, gbt_node_count_used(&node)),
+				 errhint("Please REINDEX it.")));
+	if (!gbt_wal_rmgr)
+		return false;
+
+	START_CRIT_SECTION();
+	if (!gbt_page_insert(page, keys, tids, child, n))
+		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked above */
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(index))
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) keys, sizeof(uint64) * n);
+		XLogRegisterBufData(0, (char *) tids, sizeof(uint64) * n);
+		XLogRegisterBufData(0, (char *) child, sizeof(uint32) * n);
+		lsn = XLogInsert(RM_GBTREE_ID, XLOG_GBT_INSERT);
+		PageSetLSN(page, lsn);
+	}
+	END_CRIT_SECTION();
+	return true;
+}
+
 /* ---- redo ---------------------------------------------------------------- */
 
 /*

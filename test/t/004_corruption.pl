@@ -104,22 +104,27 @@ sub damage
 			}
 		}
 	}
-	# a batch of inserts over the whole key range, flushed into the damaged
-	# index by the read after it: a clean error or success, never a crash;
-	# rolled back, so the table stays as the next case expects
-	my ($ri, $oi, $ei) = $node->psql('postgres', qq{\\set VERBOSITY verbose
+	# inserts flushed into the damaged index by the read after them: a
+	# batch over the whole key range, and one row into the first leaf; a
+	# clean error or success, never a crash; rolled back, so the table
+	# stays as the next case expects
+	for my $rows ('SELECT 100000 + g, (g * 7) % 60000 FROM generate_series(1, 3000) g',
+				  'VALUES (200000, 1)')
+	{
+		my ($ri, $oi, $ei) = $node->psql('postgres', qq{\\set VERBOSITY verbose
 BEGIN;
-INSERT INTO c SELECT 100000 + g, (g * 7) % 60000 FROM generate_series(1, 3000) g;
+INSERT INTO c $rows;
 SET enable_seqscan = off;
 SELECT count(*) FROM c WHERE k >= 0;
 ROLLBACK;});
-	if ($ei =~ /ERROR/)
-	{
-		$errors++;
-		unless ($ei =~ /XX00[12]|58P01|could not read block/)
+		if ($ei =~ /ERROR/)
 		{
-			diag("$name: unexpected error from a batched insert: $ei");
-			$wrong++;
+			$errors++;
+			unless ($ei =~ /XX00[12]|58P01|could not read block/)
+			{
+				diag("$name: unexpected error from an insert: $ei");
+				$wrong++;
+			}
 		}
 	}
 	ok($node->safe_psql('postgres', 'SELECT 1') eq '1', "$name: server still up");
@@ -136,6 +141,13 @@ ok(damage('flipped key byte in a leaf', sub {
 	my $img = shift;
 	substr($$img, $leaf * 8192 + $BODY + 8 * 100 + 7, 1) = "\xff";
 }), 'flipped key byte: gbtree_check reports corruption');
+
+# the slot map says every slot is used, the page's count says otherwise:
+# an insert must not shift entries into a gap that is not there
+ok(damage('slot map disagrees with the used count', sub {
+	my $img = shift;
+	substr($$img, $leaf * 8192 + $BODY + 480 * 16 + 32 * 8, 64) = "\xff" x 64;
+}), 'slot map vs used count: gbtree_check reports corruption');
 
 ok(damage('zeroed leaf page', sub {
 	my $img = shift;
