@@ -329,6 +329,26 @@ gbt_batch_flush_index(Oid indexoid)
 		batch_flush_matching(indexoid, NIL);
 }
 
+/*
+ * The index is being built afresh by this backend: its pending entries go.
+ * A utility statement that rebuilds it (REINDEX, TRUNCATE, ...) flushed
+ * them first, so this only meets a rebuild that bypasses the hook: a
+ * second TRUNCATE replayed by logical replication in one transaction
+ * truncates the index in place (no new relfilenode to notice), and the
+ * entries pending from before it are of tuples that are gone.  A rebuild
+ * that kept those tuples would have indexed them itself.
+ */
+void
+gbt_batch_forget_index(Oid indexoid)
+{
+	for (int i = 0; i < nbatches; i++)
+		if (batches[i].indexoid == indexoid)
+		{
+			batch_free_entries(&batches[i]);
+			batches[i].partial = false;
+		}
+}
+
 /* May this insert wait in the batch? */
 bool
 gbt_batch_accepts(Relation index, IndexInfo *indexInfo)

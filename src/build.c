@@ -1078,6 +1078,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 	/* rebuilt in place (TRUNCATE): any device copy is of the old content */
 	gbt_gpu_forget(index);
+	/* and this backend's pending entries are of tuples it no longer has */
+	gbt_batch_forget_index(RelationGetRelid(index));
 	if (indexInfo->ii_NumIndexKeyAttrs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

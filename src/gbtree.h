@@ -157,6 +157,7 @@ extern bool gbt_batch_accepts(Relation index, struct IndexInfo *indexInfo);
 extern void gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid);
 extern void gbt_batch_flush_all(void);
 extern void gbt_batch_flush_index(Oid indexoid);
+extern void gbt_batch_forget_index(Oid indexoid);
 
 /* insert.c */
 extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,

@@ -624,6 +624,12 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 			gbt_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = gbt_page_opaque((char *) page);
+			if (((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has an inconsistent tree at block %u",
+								RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+						 errhint("Please REINDEX it.")));
 			if (gbt_must_move_right(op, target->key, target->tid, false))
 			{
 				BlockNumber next = gbt_checked_rightlink(index, buf);

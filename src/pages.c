@@ -265,8 +265,10 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 		page = BufferGetPage(buf);
 		op = gbt_page_opaque((char *) page);
 
+		/* a page of the other tree: a recycled page reached late, or damage */
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) ||
+			((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO) ||
 			++hops > 1000000)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
