@@ -349,4 +349,27 @@ FETCH PRIOR c;
 FETCH c;
 COMMIT;
 
+-- PostgreSQL's default parallel settings: the count scan must win over
+-- an Aggregate above a (parallel) index-only scan for array keys, lists
+-- and ranges, on a table large enough for parallel scans to be offered
+RESET max_parallel_workers_per_gather;
+CREATE TABLE par_g (id int, k int8) WITH (autovacuum_enabled = off);
+INSERT INTO par_g SELECT i, hashint8extended(i, 3) % 1000000 FROM generate_series(1, 200000) i;
+CREATE TABLE par_b (LIKE par_g) WITH (autovacuum_enabled = off);
+INSERT INTO par_b SELECT * FROM par_g;
+CREATE INDEX par_g_k ON par_g USING gbtree (k);
+CREATE INDEX par_b_k ON par_b USING btree (k);
+VACUUM ANALYZE par_g, par_b;
+SELECT current_setting('max_parallel_workers_per_gather') AS workers,
+	   pg_relation_size('par_g_k') >= pg_size_bytes(current_setting('min_parallel_index_scan_size')) AS index_big_enough,
+	   pg_relation_size('par_g') >= pg_size_bytes(current_setting('min_parallel_table_scan_size')) AS table_big_enough;
+SELECT 'keys ' || nkeys AS pred, c.*
+FROM (VALUES (300), (20000)) v(nkeys),
+	 LATERAL cnt('par', format('k = ANY (%L::int8[])',
+			(SELECT array_agg(hashint8extended(i, 3) % 1000000)::text
+			   FROM generate_series(1, nkeys * 7, 7) i))) c;
+SELECT * FROM cnt('par', 'k IN (5, 17, 99, 1234, 77777, 424242, -999, -31337, 500000, 999999)');
+SELECT * FROM cnt('par', 'k BETWEEN -500000 AND 500000');
+SELECT * FROM cnt('par', 'k >= 990000 OR k IS NULL');
+
 DROP SCHEMA t15 CASCADE;
