@@ -32,7 +32,6 @@
 #include "utils/rel.h"
 
 #include "gbtree_build.h"
-#include "gbtree_gpu.h"
 
 #define GBT_WRITE_BATCH		32
 
@@ -47,7 +46,8 @@ typedef struct GbtPageWriter
 	char	   *pages[GBT_WRITE_BATCH];
 	PGAlignedBlock zero;		/* palloc0'd with the writer */
 	int64		done;
-	GbtGpuPageLoad *load;		/* loading the device copy meanwhile, or NULL */
+	GbtGpuBuild *load;			/* the GPU session loading the device copy
+								 * meanwhile, or NULL */
 } GbtPageWriter;
 
 /*
@@ -113,9 +113,8 @@ stream_chunk(GbtBuildState *bs, bool nulls)
 			instr_time	start;
 
 			INSTR_TIME_SET_CURRENT(start);
-			if (!gbt_gpu_stream_put(nulls ? bs->null_slot : bs->stream_slot, off,
-									nulls ? bs->nulls : bs->entries, *n,
-									bs->stream_err, sizeof(bs->stream_err)))
+			if (!gbt_gpu_build_put(bs->gpu, nulls, off, nulls ? bs->nulls : bs->entries, *n,
+								   bs->stream_err, sizeof(bs->stream_err)))
 			{
 				bs->stream_failed = true;
 				pg_atomic_write_u32(bs->stream_bad, 1);
@@ -176,7 +175,7 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 			bs->tid_sorted = false;
 		bs->last_tid = e->tid;
 	}
-	if (bs->stream_slot >= 0)
+	if (bs->streaming)
 	{
 		/* a chunk of each in memory: a full one goes to the device */
 		if ((null ? bs->nnulls : bs->nentries) == GBT_STREAM_CHUNK)
@@ -216,7 +215,7 @@ writer_flush(GbtPageWriter *w)
 	}
 	/* the pages are final now: they may go to the device */
 	if (w->load)
-		gbt_gpu_load_done(w->load, w->blknos, w->n);
+		gbt_gpu_build_load_done(w->load, w->blknos, w->n);
 	w->n = 0;
 }
 
@@ -232,7 +231,7 @@ writer_page(GbtPageWriter *w, BlockNumber blkno)
 		writer_flush(w);
 	if (w->load && w->n == 0)
 	{
-		char	   *slots = gbt_gpu_load_next(w->load, GBT_WRITE_BATCH);
+		char	   *slots = gbt_gpu_build_load_next(w->load, GBT_WRITE_BATCH);
 
 		for (int i = 0; i < GBT_WRITE_BATCH; i++)
 			w->pages[i] = slots + (Size) i * BLCKSZ;
@@ -410,25 +409,26 @@ build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 }
 
 /*
- * Build one tree as build_tree does, from the n entries of GPU sort slot,
- * with the pages laid out on the device and brought back a chunk at a
- * time.  False when the GPU failed under gbtree.device = auto (the sort is
- * then released): the caller lays the tree out again on the CPU, over the
- * blocks written so far, which it rewrites with the same images.
+ * Build one tree as build_tree does, from the n values (or NULLs) that the
+ * GPU session holds sorted on the device, with the pages laid out there
+ * and brought back a chunk at a time.  False when the GPU failed under
+ * gbtree.device = auto (the session then lets the sort go): the caller
+ * lays the tree out again on the CPU, over the blocks written so far,
+ * which it rewrites with the same images.
  */
 static bool
-build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint16 treeflag,
-				  int fillfactor, double *layout_ms)
+build_tree_device(GbtPageWriter *w, GbtGpuBuild *gpu, bool nulls, Size n, int fillfactor,
+				  double *layout_ms)
 {
 	Size		npages[32];
 	int			nlevels = tree_levels(n, fillfactor, npages);
+	BlockNumber rootblk = nulls ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO;
 	GbtCudaTreePlan plan;
 	PGAlignedBlock tmp;
 	BlockNumber first = w->nextblk;
 	BlockNumber blk = first;
 	uint64		total = 0;
-	int			chunk = gbt_gpu_layout_chunk();
-	char	   *buf;
+	int			cnt;
 
 	if (nlevels > GBT_CUDA_MAX_LEVELS)
 		elog(ERROR, "gbtree build: a tree of %d levels", nlevels);
@@ -436,7 +436,7 @@ build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint1
 	plan.n = n;
 	plan.nlevels = nlevels;
 	plan.root_blkno = rootblk;
-	plan.tree_flags = treeflag;
+	plan.tree_flags = nulls ? GBT_F_NULLTREE : 0;
 	for (int level = 0; level < nlevels; level++)
 	{
 		plan.npages[level] = npages[level];
@@ -453,19 +453,12 @@ build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint1
 	gbt_init_page((Page) tmp.data, false, 1, 0);
 	memcpy(plan.header[1], tmp.data, sizeof(plan.header[1]));
 
-	buf = palloc((Size) chunk * BLCKSZ);
-	for (uint64 from = 0; from < total; from += chunk)
+	for (uint64 from = 0; from < total; from += cnt)
 	{
-		int			cnt = (int) Min((uint64) chunk, total - from);
+		char	   *buf = gbt_gpu_build_layout(gpu, nulls, &plan, from, &cnt, layout_ms);
 
-		/* one request at a time: a device copy shipment may be in flight */
-		if (w->load)
-			gbt_gpu_load_wait(w->load);
-		if (!gbt_gpu_layout_pages(w->index, slot, &plan, from, cnt, buf, layout_ms))
-		{
-			pfree(buf);
+		if (buf == NULL)
 			return false;
-		}
 		for (int j = 0; j < cnt; j++)
 		{
 			uint64		pageno = from + j;
@@ -483,117 +476,78 @@ build_tree_device(GbtPageWriter *w, int slot, Size n, BlockNumber rootblk, uint1
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
-	pfree(buf);
 	w->nextblk = blk;
 	return true;
 }
 
 /*
- * Lay out and write the index.  load_device: a GPU build, whose index
- * goes onto the device as it is written.  dev_slot >= 0: the values'
- * entries sorted on the device by that GPU sort, whose pages the device
- * lays out; values then reads unsorted, the same entries in host memory,
- * which the CPU sorts and lays out should the GPU fail (*dev_failed).
+ * Lay out and write the index.  gpu: the session of a GPU build, whose
+ * index goes onto the device as it is written, and whose trees the device
+ * holds sorted are laid out there (NULL: a CPU build).  The values' tree
+ * then comes from unsorted, the same entries in host memory, which the
+ * CPU sorts and lays out should the GPU fail (*dev_failed); without it (a
+ * streamed build) the entries are nowhere else, and a failure returns
+ * false for the caller to start over.
  */
 static bool
 write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nnulls,
-			bool use_wal, bool load_device, int dev_slot, int null_slot, GbtEntry *unsorted,
-			double *layout_ms, bool *dev_failed)
+			bool use_wal, GbtGpuBuild *gpu, GbtEntry *unsorted, double *layout_ms,
+			bool *dev_failed)
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
 	int			ff = gbt_get_fillfactor(index);
 	Page		meta;
-	volatile int vslot;
-	volatile int vnull_slot;
-	bool		failed = false;
 
 	w->index = index;
 	w->use_wal = use_wal;
 	w->nextblk = GBT_FIRST_FREE_BLKNO;
 	/* a build started over after a GPU failure rewrites what it wrote */
 	w->extended = RelationGetNumberOfBlocks(index);
-	if (load_device)
-		w->load = gbt_gpu_load_begin(index, (BlockNumber) (GBT_FIRST_FREE_BLKNO +
-														   tree_blocks(n, ff) +
-														   tree_blocks(nnulls, ff)));
+	if (gpu && gbt_gpu_build_load_begin(gpu, (BlockNumber) (GBT_FIRST_FREE_BLKNO +
+															tree_blocks(n, ff) +
+															tree_blocks(nnulls, ff))))
+		w->load = gpu;
 	if (w->load == NULL)
 		for (int i = 0; i < GBT_WRITE_BATCH; i++)
 			w->pages[i] = palloc(BLCKSZ);
 
-	/* changed in PG_TRY, read in PG_CATCH */
-	vslot = dev_slot;
-	vnull_slot = null_slot;
-	PG_TRY();
+	if (gpu && gbt_gpu_build_on_device(gpu, false))
 	{
-		if (vslot >= 0)
+		if (!build_tree_device(w, gpu, false, n, ff, layout_ms))
 		{
-			if (build_tree_device(w, vslot, n, GBT_ROOT_BLKNO, 0, ff, layout_ms))
-				gbt_gpu_sort_release(vslot, true);
-			else if (unsorted == NULL)
-			{
-				/* streamed: the entries are nowhere else; the caller starts over */
-				gbt_gpu_sort_abort(vslot);
-				failed = true;
-			}
-			else
-			{
-				GbtEntry   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
-															 Max(n, 1) * sizeof(GbtEntry));
+			GbtEntry   *scratch;
 
-				gbt_gpu_sort_abort(vslot);
-				vslot = -1;
-				*dev_failed = true;
-				writer_flush(w);
-				w->nextblk = GBT_FIRST_FREE_BLKNO;
-				w->done = 0;
-				gbt_radix_sort(unsorted, scratch, n);
-				pfree(scratch);
-				build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
-			}
-			vslot = -1;
-		}
-		else
-			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
-		if (vnull_slot >= 0)
-		{
-			/* streamed NULLs, sorted on the device: laid out there too */
-			if (!failed &&
-				!build_tree_device(w, vnull_slot, nnulls, GBT_NULLROOT_BLKNO,
-								   GBT_F_NULLTREE, ff, layout_ms))
-				failed = true;
-			/* counted with the values' sort: just end this one */
-			gbt_gpu_sort_abort(vnull_slot);
-			vnull_slot = -1;
-		}
-		else if (!failed)
-			build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
-		if (!failed)
-		{
-			meta = writer_page(w, GBT_META_BLKNO);
-			gbt_init_metapage(meta, index, n + nnulls);
+			*dev_failed = true;
+			if (unsorted == NULL)
+				return false;
+			scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+											 Max(n, 1) * sizeof(GbtEntry));
 			writer_flush(w);
-			if (w->load)
-				gbt_gpu_load_finish(w->load, w->extended);
+			w->nextblk = GBT_FIRST_FREE_BLKNO;
+			w->done = 0;
+			gbt_radix_sort(unsorted, scratch, n);
+			pfree(scratch);
+			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
 		}
-		else if (w->load)
-			gbt_gpu_load_abort(w->load);
 	}
-	PG_CATCH();
+	else
+		build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+	if (gpu && gbt_gpu_build_on_device(gpu, true))
 	{
-		if (w->load)
-			gbt_gpu_load_abort(w->load);
-		if (vslot >= 0)
-			gbt_gpu_sort_abort(vslot);
-		if (vnull_slot >= 0)
-			gbt_gpu_sort_abort(vnull_slot);
-		PG_RE_THROW();
+		/* streamed NULLs, sorted on the device: laid out there too */
+		if (!build_tree_device(w, gpu, true, nnulls, ff, layout_ms))
+		{
+			*dev_failed = true;
+			return false;
+		}
 	}
-	PG_END_TRY();
-	if (failed)
-	{
-		*dev_failed = true;
-		return false;
-	}
+	else
+		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
+	meta = writer_page(w, GBT_META_BLKNO);
+	gbt_init_metapage(meta, index, n + nnulls);
+	writer_flush(w);
+	if (w->load)
+		gbt_gpu_build_load_finish(w->load, w->extended);
 
 	/* as nbtree: the pages bypassed shared buffers, so sync them now */
 	if (use_wal)
@@ -622,58 +576,28 @@ static IndexBuildResult *
 build_gpu_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nprocesses)
 {
 	GbtGpuSortTimes gtimes;
-	GbtGpuSortTimes ntimes;
 	instr_time	start;
 	double		sort_ms,
 				write_ms,
 				layout_ms = 0;
 	bool		dev_failed = false;
-	volatile bool sorted = false;
 	GbtSource	vsrc,
 				nsrc;
 	Size		nnulls = bs->nulls_streamed;
 
-	memset(&gtimes, 0, sizeof(gtimes));
-	memset(&ntimes, 0, sizeof(ntimes));
+	/* on failure the session's sorts go when build_index ends it */
 	if (bs->stream_failed)
 	{
-		gbt_gpu_sort_abort(bs->stream_slot);
-		gbt_gpu_sort_abort(bs->null_slot);
-		gbt_gpu_stream_failed(index, bs->stream_err[0] ? bs->stream_err :
-							  "a participant of the scan could not stream to the GPU");
+		gbt_gpu_build_stream_failed(bs->gpu, bs->stream_err[0] ? bs->stream_err :
+									"a participant of the scan could not stream to the GPU");
 		return NULL;
 	}
 	INSTR_TIME_SET_CURRENT(start);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL,
 								 (int64) (bs->streamed + nnulls));
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
-	PG_TRY();
-	{
-		/* the NULLs in TID order: key 0 each, so sorting them sorts TIDs */
-		sorted = gbt_gpu_stream_sort(index, bs->stream_slot, bs->streamed, bs->tid_sorted,
-									 &gtimes) &&
-			(nnulls == 0 ||
-			 gbt_gpu_stream_sort(index, bs->null_slot, nnulls, false, &ntimes));
-	}
-	PG_CATCH();
-	{
-		gbt_gpu_sort_abort(bs->stream_slot);
-		gbt_gpu_sort_abort(bs->null_slot);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (!sorted)
-	{
-		gbt_gpu_sort_abort(bs->stream_slot);
-		gbt_gpu_sort_abort(bs->null_slot);
+	if (!gbt_gpu_build_sort_streamed(bs->gpu, bs->streamed, nnulls, bs->tid_sorted, &gtimes))
 		return NULL;
-	}
-	if (nnulls == 0)
-	{
-		/* an empty NULL tree: the CPU lays it out */
-		gbt_gpu_sort_abort(bs->null_slot);
-		bs->null_slot = -1;
-	}
 	sort_ms = elapsed_ms(start);
 
 	INSTR_TIME_SET_CURRENT(start);
@@ -681,7 +605,7 @@ build_gpu_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nproce
 	gbt_source_from_array(&vsrc, NULL, 0);
 	gbt_source_from_array(&nsrc, NULL, 0);
 	if (!write_index(index, &vsrc, bs->streamed, &nsrc, nnulls, RelationNeedsWAL(index),
-					 true, bs->stream_slot, bs->null_slot, NULL, &layout_ms, &dev_failed))
+					 bs->gpu, NULL, &layout_ms, &dev_failed))
 		return NULL;
 	write_ms = elapsed_ms(start);
 
@@ -689,8 +613,8 @@ build_gpu_streamed(Relation index, GbtBuildState *bs, double scan_ms, int nproce
 			(errmsg_internal("gbtree build of \"%s\" on the GPU, streamed: %zu entries (%zu NULL); heap scan %.1f ms (%d processes), during which the entries went to the device (%d chunks, %.1f ms of requests over all processes), sort %.1f ms (device sort %.1f ms in %.1f ms of requests), pages laid out on the device and brought back %.1f ms of requests, written (with the device copy) in %.1f ms in all",
 							 RelationGetRelationName(index), (size_t) (bs->streamed + nnulls),
 							 (size_t) nnulls, scan_ms, nprocesses, bs->stream_chunks,
-							 bs->stream_ms, sort_ms, gtimes.sort_ms + ntimes.sort_ms,
-							 gtimes.run_ms + ntimes.run_ms, layout_ms, write_ms)));
+							 bs->stream_ms, sort_ms, gtimes.sort_ms, gtimes.run_ms, layout_ms,
+							 write_ms)));
 	return build_result(bs, bs->streamed + nnulls);
 }
 
@@ -719,7 +643,7 @@ build_from_runs(Relation index, GbtBuildState *bs, GbtParallelBuild *pb, double 
 	gbt_source_from_runs(&vsrc, bs, 'v', fs, INT_MAX);
 	gbt_source_from_runs(&nsrc, bs, 'n', fs, INT_MAX);
 	write_index(index, &vsrc, bs->spilled_v, &nsrc, bs->spilled_n, RelationNeedsWAL(index),
-				bs->gpu_runs > 0, -1, -1, NULL, NULL, NULL);
+				bs->gpu_runs > 0 ? bs->gpu : NULL, NULL, NULL, NULL);
 	gbt_source_end(&vsrc);
 	gbt_source_end(&nsrc);
 	gbt_build_end_parallel(pb);
@@ -745,13 +669,13 @@ alloc_sort_scratch(GbtBuildState *bs)
 }
 
 /*
- * Write the index from the entries held in bs's arrays, sorted (but for a
- * device sort of dev_slot, see write_index).  Returns the milliseconds it
- * took.
+ * Write the index from the entries held in bs's arrays, sorted but for
+ * those the GPU session gpu holds on the device (see write_index).
+ * Returns the milliseconds it took.
  */
 static double
-write_from_arrays(Relation index, GbtBuildState *bs, bool load_device, int dev_slot,
-				  double *layout_ms, bool *dev_failed)
+write_from_arrays(Relation index, GbtBuildState *bs, GbtGpuBuild *gpu, double *layout_ms,
+				  bool *dev_failed)
 {
 	GbtSource	vsrc,
 				nsrc;
@@ -763,7 +687,7 @@ write_from_arrays(Relation index, GbtBuildState *bs, bool load_device, int dev_s
 	gbt_source_from_array(&nsrc, bs->nulls, bs->nnulls);
 	/* the first GPU scan of a GPU-built index finds it on the device */
 	write_index(index, &vsrc, bs->nentries, &nsrc, bs->nnulls, RelationNeedsWAL(index),
-				load_device, dev_slot, -1, bs->entries, layout_ms, dev_failed);
+				gpu, bs->entries, layout_ms, dev_failed);
 	return elapsed_ms(start);
 }
 
@@ -798,7 +722,7 @@ build_cpu_in_memory(Relation index, GbtBuildState *bs, double scan_ms, int nproc
 		pfree(scratch);
 	}
 	sort_ms = elapsed_ms(start);
-	write_ms = write_from_arrays(index, bs, false, -1, NULL, NULL);
+	write_ms = write_from_arrays(index, bs, NULL, NULL, NULL);
 	report_cpu_build(index, bs, scan_ms, nprocesses, sort_ms, write_ms);
 	return build_result(bs, bs->nentries + bs->nnulls);
 }
@@ -820,8 +744,8 @@ build_gpu_sorted(Relation index, GbtBuildState *bs, double scan_ms, int nprocess
 				write_ms,
 				merge_ms = 0,
 				layout_ms = 0;
-	int			dev_slot = -1;	/* entries sorted and kept on the device */
-	bool		on_gpu = false;
+	bool		on_gpu;
+	bool		on_device;		/* sorted and kept on the device */
 	bool		dev_failed = false;
 
 	INSTR_TIME_SET_CURRENT(start);
@@ -834,21 +758,16 @@ build_gpu_sorted(Relation index, GbtBuildState *bs, double scan_ms, int nprocess
 	 * were, so a failure can still fall back to the CPU sort.
 	 */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
-	if (gbt_gpu_can_layout(bs->nentries))
-	{
-		/* sorted and laid out on the device; bs->entries stay as they are */
-		dev_slot = gbt_gpu_sort_keep(index, bs->entries, bs->nentries, bs->tid_sorted,
-									 &gtimes);
-		on_gpu = (dev_slot >= 0);
-	}
-	else if (gbt_gpu_sort_entries(index, bs->entries, scratch, bs->nentries,
-								  bs->tid_sorted, &gtimes))
+	on_gpu = gbt_gpu_build_sort(bs->gpu, bs->entries, scratch, bs->nentries, bs->tid_sorted,
+								true, &gtimes);
+	/* kept to be laid out on the device?  bs->entries then stay as they are */
+	on_device = on_gpu && gbt_gpu_build_on_device(bs->gpu, false);
+	if (on_gpu && !on_device)
 	{
 		GbtEntry   *sorted = scratch;
 
 		scratch = bs->entries;
 		bs->entries = sorted;
-		on_gpu = true;
 		/* more than the device takes at once: merge its runs */
 		if (gtimes.nruns > 1)
 		{
@@ -871,9 +790,9 @@ build_gpu_sorted(Relation index, GbtBuildState *bs, double scan_ms, int nprocess
 	pfree(scratch);
 	sort_ms = elapsed_ms(start);
 
-	write_ms = write_from_arrays(index, bs, on_gpu, dev_slot, &layout_ms, &dev_failed);
+	write_ms = write_from_arrays(index, bs, on_gpu ? bs->gpu : NULL, &layout_ms, &dev_failed);
 
-	if (dev_slot >= 0)
+	if (on_device)
 		ereport(DEBUG1,
 				(errmsg_internal("gbtree build of \"%s\" on the GPU: %zu entries; heap scan %.1f ms (%d processes), sort %.1f ms (to the device %.1f ms, device sort %.1f ms in %.1f ms of requests), %s %.1f ms",
 								 RelationGetRelationName(index), (size_t) (bs->nentries + bs->nnulls),
@@ -918,46 +837,27 @@ estimate_entries(Relation heap)
  * fails under gbtree.device = auto, for the CPU.
  */
 static void
-begin_streaming(Relation heap, Relation index, GbtBuildState *bs, GbtStreamCounters *counters)
+begin_streaming(Relation heap, GbtBuildState *bs, GbtStreamCounters *counters)
 {
-	Size		est = estimate_entries(heap);
+	bool		failed;
 
-	if (gbt_gpu_wanted(est) && gbt_gpu_can_layout(est) &&
-		(bs->stream_slot = gbt_gpu_stream_begin(index, est)) < 0)
-		bs->cpu_only = true;	/* the GPU failed (auto): the CPU builds it */
-	/* the NULLs to a sort of their own, which grows from a little */
-	if (bs->stream_slot >= 0)
+	if (!gbt_gpu_build_stream(bs->gpu, estimate_entries(heap), &failed))
 	{
-		PG_TRY();
-		{
-			bs->null_slot = gbt_gpu_stream_begin(index, Min(est, 65536));
-		}
-		PG_CATCH();
-		{
-			gbt_gpu_sort_abort(bs->stream_slot);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		if (bs->null_slot < 0)
-		{
-			gbt_gpu_sort_abort(bs->stream_slot);
-			bs->stream_slot = -1;
-			bs->cpu_only = true;
-		}
+		if (failed)
+			bs->cpu_only = true;	/* the GPU failed (auto): the CPU builds it */
+		return;
 	}
-	if (bs->stream_slot >= 0)
-	{
-		pg_atomic_init_u64(&counters->stream_next, 0);
-		pg_atomic_init_u64(&counters->null_next, 0);
-		pg_atomic_init_u32(&counters->stream_bad, 0);
-		bs->stream_next = &counters->stream_next;
-		bs->null_next = &counters->null_next;
-		bs->stream_bad = &counters->stream_bad;
-		bs->entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
-		bs->capacity = GBT_STREAM_CHUNK;
-		bs->nulls = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
-		bs->nullcap = GBT_STREAM_CHUNK;
-	}
+	bs->streaming = true;
+	pg_atomic_init_u64(&counters->stream_next, 0);
+	pg_atomic_init_u64(&counters->null_next, 0);
+	pg_atomic_init_u32(&counters->stream_bad, 0);
+	bs->stream_next = &counters->stream_next;
+	bs->null_next = &counters->null_next;
+	bs->stream_bad = &counters->stream_bad;
+	bs->entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+	bs->capacity = GBT_STREAM_CHUNK;
+	bs->nulls = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
+	bs->nullcap = GBT_STREAM_CHUNK;
 }
 
 /*
@@ -973,31 +873,14 @@ scan_heap(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs
 {
 	int			nparticipants;
 
-	PG_TRY();
-	{
-		nparticipants = gbt_build_parallel_scan(heap, index, indexInfo, bs, pb);
-		if (nparticipants == 0 && bs->stream_slot >= 0)
-		{
-			table_index_build_scan(heap, index, indexInfo, true, true,
-								   gbt_build_callback, (void *) bs, NULL);
-			gbt_build_stream_flush(bs);
-		}
-	}
-	PG_CATCH();
-	{
-		if (bs->stream_slot >= 0)
-		{
-			gbt_gpu_sort_abort(bs->stream_slot);
-			gbt_gpu_sort_abort(bs->null_slot);
-		}
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (nparticipants == 0 && bs->stream_slot < 0)
+	nparticipants = gbt_build_parallel_scan(heap, index, indexInfo, bs, pb);
+	if (nparticipants == 0)
 	{
 		table_index_build_scan(heap, index, indexInfo, true, true,
 							   gbt_build_callback, (void *) bs, NULL);
-		if (bs->nruns > 0)
+		if (bs->streaming)
+			gbt_build_stream_flush(bs);
+		else if (bs->nruns > 0)
 		{
 			gbt_build_spill_run(bs, false);
 			gbt_build_spill_run(bs, true);
@@ -1007,11 +890,42 @@ scan_heap(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs
 }
 
 /*
- * The build: scan the heap, then build the index by the strategy that
- * fits where the entries went.  NULL when a GPU build that streamed its
- * entries to the device failed (under gbtree.device = auto; under gpu it
- * is an ERROR): the entries are then nowhere else, so the caller starts
- * over with cpu_only.
+ * Scan the heap into bs, then build the index by the strategy that fits
+ * where the entries went (see build_index).
+ */
+static IndexBuildResult *
+scan_and_build(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildState *bs)
+{
+	GbtParallelBuild pb;
+	GbtStreamCounters counters;
+	instr_time	start;
+	double		scan_ms;
+	int			nprocesses;
+
+	if (!bs->cpu_only)
+		begin_streaming(heap, bs, &counters);
+
+	INSTR_TIME_SET_CURRENT(start);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
+	bs->tid_sorted = true;
+	nprocesses = scan_heap(heap, index, indexInfo, bs, &pb);
+	scan_ms = elapsed_ms(start);
+
+	if (bs->streaming)
+		return build_gpu_streamed(index, bs, scan_ms, nprocesses);
+	if (bs->nruns > 0)
+		return build_from_runs(index, bs, &pb, scan_ms, nprocesses);
+	if (bs->nentries > 1 && !bs->cpu_only && gbt_gpu_wanted(bs->nentries))
+		return build_gpu_sorted(index, bs, scan_ms, nprocesses);
+	return build_cpu_in_memory(index, bs, scan_ms, nprocesses);
+}
+
+/*
+ * The build, in its own memory and with its GPU session, which releases
+ * whatever the build holds on the device however it ends.  NULL when a
+ * GPU build that streamed its entries to the device failed (under
+ * gbtree.device = auto; under gpu it is an ERROR): the entries are then
+ * nowhere else, so the caller starts over with cpu_only.
  */
 static IndexBuildResult *
 build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
@@ -1019,13 +933,8 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	IndexBuildResult *result = NULL;
 	IndexBuildResult *built;
 	GbtBuildState bs;
-	GbtParallelBuild pb;
-	GbtStreamCounters counters;
 	MemoryContext buildcxt,
 				oldcxt;
-	instr_time	start;
-	double		scan_ms;
-	int			nprocesses;
 
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
@@ -1033,29 +942,22 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 	bs.worker = -1;
 	bs.limit = gbt_build_entries_for_memory((Size) maintenance_work_mem);
 	bs.cpu_only = cpu_only;
-	bs.stream_slot = -1;
-	bs.null_slot = -1;
 
 	buildcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree build",
 									 ALLOCSET_DEFAULT_SIZES);
 	oldcxt = MemoryContextSwitchTo(buildcxt);
-	if (!cpu_only)
-		begin_streaming(heap, index, &bs, &counters);
-
-	INSTR_TIME_SET_CURRENT(start);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
-	bs.tid_sorted = true;
-	nprocesses = scan_heap(heap, index, indexInfo, &bs, &pb);
-	scan_ms = elapsed_ms(start);
-
-	if (bs.stream_slot >= 0)
-		built = build_gpu_streamed(index, &bs, scan_ms, nprocesses);
-	else if (bs.nruns > 0)
-		built = build_from_runs(index, &bs, &pb, scan_ms, nprocesses);
-	else if (bs.nentries > 1 && !bs.cpu_only && gbt_gpu_wanted(bs.nentries))
-		built = build_gpu_sorted(index, &bs, scan_ms, nprocesses);
-	else
-		built = build_cpu_in_memory(index, &bs, scan_ms, nprocesses);
+	bs.gpu = gbt_gpu_build_begin(index);
+	PG_TRY();
+	{
+		built = scan_and_build(heap, index, indexInfo, &bs);
+	}
+	PG_CATCH();
+	{
+		gbt_gpu_build_end(bs.gpu);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	gbt_gpu_build_end(bs.gpu);
 
 	/* the result outlives the build's memory */
 	MemoryContextSwitchTo(oldcxt);
@@ -1076,9 +978,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
-	/* rebuilt in place (TRUNCATE): any device copy is of the old content */
-	gbt_gpu_forget(index);
-	/* and this backend's pending entries are of tuples it no longer has */
+	/* rebuilt in place (TRUNCATE): this backend's pending entries are of tuples it no longer has */
 	gbt_batch_forget_index(RelationGetRelid(index));
 	if (indexInfo->ii_NumIndexKeyAttrs != 1)
 		ereport(ERROR,

@@ -45,8 +45,7 @@ typedef struct GbtBuildShared
 	slock_t		mutex;
 	double		heaptuples;		/* summed over workers */
 	Size		limit;			/* entries each participant holds in memory */
-	int			stream_slot;	/* streaming to this GPU sort, or -1 */
-	int			null_slot;		/* and the NULLs to this one */
+	GbtGpuBuildHandle gpu;		/* the GPU sorts streamed into, if any */
 	pg_atomic_uint64 stream_next;
 	pg_atomic_uint64 null_next;
 	pg_atomic_uint32 stream_bad;
@@ -141,12 +140,13 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	bs.limit = shared->limit;
 	bs.worker = ParallelWorkerNumber;
 	bs.fileset = &shared->fileset.fs;
-	bs.stream_slot = shared->stream_slot;
-	bs.null_slot = shared->null_slot;
+	/* owns nothing: the leader's session ends the sorts */
+	bs.gpu = gbt_gpu_build_attach(&shared->gpu);
+	bs.streaming = (bs.gpu != NULL);
 	bs.stream_next = &shared->stream_next;
 	bs.null_next = &shared->null_next;
 	bs.stream_bad = &shared->stream_bad;
-	if (bs.stream_slot >= 0)
+	if (bs.streaming)
 	{
 		bs.entries = palloc(GBT_STREAM_CHUNK * sizeof(GbtEntry));
 		bs.capacity = GBT_STREAM_CHUNK;
@@ -157,7 +157,7 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 						   gbt_build_callback, (void *) &bs,
 						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
 
-	if (bs.stream_slot >= 0)
+	if (bs.streaming)
 	{
 		/* everything is on the device: nothing goes to the leader */
 		gbt_build_stream_flush(&bs);
@@ -266,8 +266,7 @@ gbt_build_parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, Gbt
 	SpinLockInit(&shared->mutex);
 	shared->heaptuples = 0;
 	shared->limit = gbt_build_entries_for_memory((Size) maintenance_work_mem / (request + 1));
-	shared->stream_slot = bs->stream_slot;
-	shared->null_slot = bs->null_slot;
+	gbt_gpu_build_share(bs->gpu, &shared->gpu);
 	pg_atomic_init_u64(&shared->stream_next, 0);
 	pg_atomic_init_u64(&shared->null_next, 0);
 	pg_atomic_init_u32(&shared->stream_bad, 0);
@@ -293,7 +292,7 @@ gbt_build_parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, Gbt
 
 	/* the leader scans too (alone, if no worker could be started) */
 	bs->limit = shared->limit;
-	if (bs->stream_slot >= 0)
+	if (bs->streaming)
 	{
 		bs->stream_next = &shared->stream_next;
 		bs->null_next = &shared->null_next;
@@ -302,14 +301,14 @@ gbt_build_parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, Gbt
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   gbt_build_callback, (void *) bs,
 						   table_beginscan_parallel(heap, GbtBuildSharedScan(shared)));
-	if (bs->stream_slot >= 0)
+	if (bs->streaming)
 		gbt_build_stream_flush(bs);
 	WaitForParallelWorkersToFinish(pcxt);
 	bs->heaptuples += shared->heaptuples;
 	if (launched > 0)
 		bs->tid_sorted = false;	/* the parts interleave */
 
-	if (bs->stream_slot >= 0)
+	if (bs->streaming)
 	{
 		/* the workers' entries are all on the device */
 		bs->streamed = pg_atomic_read_u64(&shared->stream_next);

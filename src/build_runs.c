@@ -19,7 +19,6 @@
 #include "utils/memutils.h"
 
 #include "gbtree_build.h"
-#include "gbtree_gpu.h"
 
 /* entries read from (or written to) a run at a time */
 #define GBT_RUN_READ	4096
@@ -51,7 +50,7 @@ sort_run_entries(GbtBuildState *bs, GbtEntry *arr, GbtEntry *scratch, Size n,
 	GbtGpuSortTimes gtimes;
 
 	if (!nulls && n > 1 && bs->worker < 0 && !bs->cpu_only && gbt_gpu_wanted(n) &&
-		gbt_gpu_sort_entries(bs->index, arr, scratch, n, tid_sorted, &gtimes))
+		gbt_gpu_build_sort(bs->gpu, arr, scratch, n, tid_sorted, false, &gtimes))
 	{
 		bs->gpu_runs++;
 		if (gtimes.nruns > 1)

@@ -18,6 +18,7 @@
 #include "utils/snapshot.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
 
 /*
  * A sorted run spilled to a temporary file: the participant's own
@@ -62,17 +63,18 @@ typedef struct GbtBuildState
 	int			maxruns;
 	int			gpu_runs;		/* runs the GPU sorted */
 	bool		cpu_only;		/* a GPU build failed: everything on the CPU */
+	GbtGpuBuild *gpu;			/* the leader's GPU session (gbtree_gpu.h); a
+								 * worker's, attached, if it streams */
 
 	/*
-	 * Streaming to the device (stream_slot >= 0): values go to the GPU
-	 * sort stream_slot, NULLs to the GPU sort null_slot, in chunks of
+	 * Streaming to the device (streaming): values go to the session's
+	 * device sort of values, NULLs to its sort of NULLs, in chunks of
 	 * GBT_STREAM_CHUNK as the scan finds them, at offsets reserved in
 	 * *stream_next and *null_next; entries[] and nulls[] only hold the
 	 * chunks being filled.  Any participant's failure sets *stream_bad,
 	 * and the build starts over on the CPU.
 	 */
-	int			stream_slot;
-	int			null_slot;
+	bool		streaming;
 	pg_atomic_uint64 *stream_next;
 	pg_atomic_uint64 *null_next;
 	Size		nulls_streamed;

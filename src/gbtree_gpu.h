@@ -225,7 +225,6 @@ PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
 extern void gbt_gpu_define_gucs(void);
 extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n,
 								 bool multi_page);
-extern void gbt_gpu_forget(Relation index);
 /*
  * Whether a batch of nitems (scan ranges, or a build's entries) goes to
  * the GPU: always under gbtree.device = gpu (which then fails clearly if
@@ -238,7 +237,29 @@ extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
 						   GbtEntry **entries, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
 
-/* CREATE INDEX on the GPU (gpu_build.c) */
+/*
+ * CREATE INDEX on the GPU (gpu_build.c): the one interface of the build
+ * files (build.c, build_parallel.c, build_runs.c) to the GPU.  A build
+ * begins a session, which owns what the build holds on the device: the
+ * sorts of its values and of its NULLs (streamed to during the heap scan,
+ * or filled after it), the pages laid out from them, and the load of the
+ * new index onto the device as the build writes it.  gbt_gpu_build_end
+ * releases whatever the session still holds, after success, a failure
+ * the build survives, or an ERROR (from PG_CATCH).
+ */
+typedef struct GbtGpuBuild GbtGpuBuild;
+
+/*
+ * What a parallel build's workers need to stream into the leader's
+ * session: plain data, which the leader copies into the build's shared
+ * memory (gbt_gpu_build_share) and the workers attach to.
+ */
+typedef struct GbtGpuBuildHandle
+{
+	int			value_sort;		/* the service's sort slots, or -1 */
+	int			null_sort;
+} GbtGpuBuildHandle;
+
 typedef struct GbtGpuSortTimes
 {
 	double		to_device_ms;	/* entries into the service and onto the device */
@@ -249,24 +270,33 @@ typedef struct GbtGpuSortTimes
 	Size		run_entries;	/* entries per run, the last one excepted */
 } GbtGpuSortTimes;
 
-extern bool gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out,
-								 Size n, bool tid_sorted, GbtGpuSortTimes *times);
+extern GbtGpuBuild *gbt_gpu_build_begin(Relation index);
+extern void gbt_gpu_build_end(GbtGpuBuild *b);
 
-/* Builds laid out on the device */
-extern bool gbt_gpu_can_layout(Size n);
-extern int	gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
-							  GbtGpuSortTimes *times);
-extern int	gbt_gpu_layout_chunk(void);
-extern bool gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan,
-								 uint64 first, int count, char *pages, double *ms);
-extern void gbt_gpu_sort_release(int slot, bool laid_out);
-extern void gbt_gpu_sort_abort(int slot);
-extern int	gbt_gpu_stream_begin(Relation index, Size capacity);
-extern bool gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
-							   char *errbuf, Size errlen);
-extern bool gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted,
-								GbtGpuSortTimes *times);
-extern void gbt_gpu_stream_failed(Relation index, const char *why);
+/* streaming the heap scan's entries to the device */
+extern bool gbt_gpu_build_stream(GbtGpuBuild *b, Size expected, bool *failed);
+extern void gbt_gpu_build_share(GbtGpuBuild *b, GbtGpuBuildHandle *handle);
+extern GbtGpuBuild *gbt_gpu_build_attach(const GbtGpuBuildHandle *handle);
+extern bool gbt_gpu_build_put(GbtGpuBuild *b, bool nulls, uint64 offset,
+							  const GbtEntry *entries, Size n, char *errbuf, Size errlen);
+extern void gbt_gpu_build_stream_failed(GbtGpuBuild *b, const char *why);
+extern bool gbt_gpu_build_sort_streamed(GbtGpuBuild *b, Size nvalues, Size nnulls,
+										bool tid_sorted, GbtGpuSortTimes *times);
+
+/* sorting entries held in memory */
+extern bool gbt_gpu_build_sort(GbtGpuBuild *b, const GbtEntry *in, GbtEntry *out, Size n,
+							   bool tid_sorted, bool keep, GbtGpuSortTimes *times);
+
+/* the pages of a tree whose entries the device holds sorted */
+extern bool gbt_gpu_build_on_device(GbtGpuBuild *b, bool nulls);
+extern char *gbt_gpu_build_layout(GbtGpuBuild *b, bool nulls, const GbtCudaTreePlan *plan,
+								  uint64 first, int *count, double *ms);
+
+/* loading the new index onto the device as the build writes it */
+extern bool gbt_gpu_build_load_begin(GbtGpuBuild *b, BlockNumber nblocks);
+extern char *gbt_gpu_build_load_next(GbtGpuBuild *b, int n);
+extern void gbt_gpu_build_load_done(GbtGpuBuild *b, const BlockNumber *blknos, int n);
+extern void gbt_gpu_build_load_finish(GbtGpuBuild *b, BlockNumber nblocks);
 
 /*
  * Batched inserts (batch.c; gpu_lookup.c): sort a batch on the device and
@@ -276,14 +306,5 @@ extern bool gbt_gpu_merge_wanted(Relation index, Size n);
 extern bool gbt_gpu_merge_plan(Relation index, BlockNumber root, const GbtEntry *in, Size n,
 							   GbtEntry *out, BlockNumber *leaves);
 extern void gbt_gpu_merge_done(uint64 hinted, uint64 descended);
-
-/* Loading a new index onto the device as CREATE INDEX writes it */
-typedef struct GbtGpuPageLoad GbtGpuPageLoad;
-extern GbtGpuPageLoad *gbt_gpu_load_begin(Relation index, BlockNumber nblocks);
-extern char *gbt_gpu_load_next(GbtGpuPageLoad *ld, int n);
-extern void gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n);
-extern void gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks);
-extern void gbt_gpu_load_abort(GbtGpuPageLoad *ld);
-extern void gbt_gpu_load_wait(GbtGpuPageLoad *ld);
 
 #endif							/* GBTREE_GPU_H */

@@ -7,6 +7,10 @@
  *	  new index loaded onto the device as the build writes it.  The
  *	  transport (requests, staging, copies) is gpu_client.c's.
  *
+ * The build files see only the session at the end of this file
+ * (GbtGpuBuild, gbt_gpu_build_*), which keeps the device sorts and the
+ * load a build holds, so that one call releases them on any path.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -264,9 +268,9 @@ build_usable(Relation index)
  * its own; times->nruns says how many, and the caller merges them.
  * Returns false when the GPU could not do it (see gpu_failed).
  */
-bool
-gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
-					 bool tid_sorted, GbtGpuSortTimes *times)
+static bool
+sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
+			 GbtGpuSortTimes *times)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	char		errbuf[256];
@@ -297,15 +301,15 @@ gbt_gpu_sort_entries(Relation index, const GbtEntry *in, GbtEntry *out, Size n,
 }
 
 /*
- * Builds whose pages are laid out on the device.  gbt_gpu_sort_keep sorts
- * the entries as gbt_gpu_sort_entries does but leaves them on the device;
- * gbt_gpu_layout_pages then brings back the pages of a tree laid out from
- * them, chunk by chunk, as the build writes them; gbt_gpu_sort_release
- * frees the device's entries.  Only for builds one sort takes whole (no
- * runs to merge), and only with a library that lays pages out.
+ * Builds whose pages are laid out on the device.  sort_keep sorts the
+ * entries as sort_entries does but leaves them on the device; layout_pages
+ * then brings back the pages of a tree laid out from them, chunk by chunk,
+ * as the build writes them; the session frees the device's entries once
+ * the last chunk came back.  Only for builds one sort takes whole (no runs
+ * to merge), and only with a library that lays pages out.
  */
-bool
-gbt_gpu_can_layout(Size n)
+static bool
+can_layout(Size n)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 
@@ -314,9 +318,8 @@ gbt_gpu_can_layout(Size n)
 }
 
 /* Returns the sort's slot, or -1 (see gpu_failed) */
-int
-gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
-				  GbtGpuSortTimes *times)
+static int
+sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted, GbtGpuSortTimes *times)
 {
 	char		errbuf[256];
 	uint64		slot;
@@ -340,14 +343,14 @@ gbt_gpu_sort_keep(Relation index, const GbtEntry *in, Size n, bool tid_sorted,
 
 /*
  * Builds that stream their entries to the device during the heap scan:
- * gbt_gpu_stream_begin starts a sort with room for about capacity entries
- * (it grows if need be); every participant of the scan, the leader and
- * the parallel workers, puts its chunks at offsets it reserves
- * (gbt_gpu_stream_put); gbt_gpu_stream_sort sorts the n entries once all
- * are in.  The pages are then laid out as for gbt_gpu_sort_keep.
+ * stream_begin starts a sort with room for about capacity entries (it
+ * grows if need be); every participant of the scan, the leader and the
+ * parallel workers, puts its chunks at offsets it reserves (stream_put);
+ * stream_sort sorts the n entries once all are in.  The pages are then
+ * laid out as for sort_keep.
  */
-int
-gbt_gpu_stream_begin(Relation index, Size capacity)
+static int
+stream_begin(Relation index, Size capacity)
 {
 	char		errbuf[256];
 	uint64		slot;
@@ -369,9 +372,8 @@ gbt_gpu_stream_begin(Relation index, Size capacity)
  * Put n entries (at most 512k) at offset; false (errbuf says why) if the
  * GPU could not.
  */
-bool
-gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
-				   char *errbuf, Size errlen)
+static bool
+stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n, char *errbuf, Size errlen)
 {
 	errbuf[0] = '\0';
 	if (n == 0)
@@ -389,8 +391,8 @@ gbt_gpu_stream_put(int slot, uint64 offset, const GbtEntry *entries, Size n,
 }
 
 /* Sort the n entries streamed; false when the GPU could not (see gpu_failed) */
-bool
-gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted, GbtGpuSortTimes *times)
+static bool
+stream_sort(Relation index, int slot, Size n, bool tid_sorted, GbtGpuSortTimes *times)
 {
 	char		errbuf[256];
 	uint64		total = 0;
@@ -412,16 +414,9 @@ gbt_gpu_stream_sort(Relation index, int slot, Size n, bool tid_sorted, GbtGpuSor
 	return true;
 }
 
-/* A streamed build gave up: count it as gbt_gpu_failed does (ERROR under gpu) */
-void
-gbt_gpu_stream_failed(Relation index, const char *why)
-{
-	(void) gbt_gpu_failed(index, true, why, &gbt_gpu_shared->fallback_error);
-}
-
 /* Pages in one layout request: the staging area's worth, at most 8 MB */
-int
-gbt_gpu_layout_chunk(void)
+static int
+layout_chunk(void)
 {
 	Size		room = gbt_gpu_staging_size > GBT_GPU_PLAN_SPACE ?
 		gbt_gpu_staging_size - GBT_GPU_PLAN_SPACE : 0;
@@ -431,12 +426,12 @@ gbt_gpu_layout_chunk(void)
 
 /*
  * Pages [first, first + count) of plan's tree (count at most
- * gbt_gpu_layout_chunk()) into pages.  False when the GPU could not (see
- * gpu_failed); the caller still ends the sort (gbt_gpu_sort_abort).
+ * layout_chunk()) into pages.  False when the GPU could not (see
+ * gpu_failed); the caller still ends the sort.
  */
-bool
-gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan, uint64 first,
-					 int count, char *pages, double *ms)
+static bool
+layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan, uint64 first, int count,
+			 char *pages, double *ms)
 {
 	char		errbuf[256];
 	uint64		args[3];
@@ -477,27 +472,6 @@ gbt_gpu_layout_pages(Relation index, int slot, const GbtCudaTreePlan *plan, uint
 	return true;
 }
 
-/* After an error: free the device's entries, no questions asked */
-void
-gbt_gpu_sort_abort(int slot)
-{
-	gbt_gpu_sort_end(slot);
-}
-
-void
-gbt_gpu_sort_release(int slot, bool laid_out)
-{
-	GbtGpuShared *sh = gbt_gpu_shared;
-
-	gbt_gpu_sort_end(slot);
-	SpinLockAcquire(&sh->mutex);
-	sh->gpu_builds++;
-	sh->gpu_build_runs++;
-	if (laid_out)
-		sh->gpu_build_layouts++;
-	SpinLockRelease(&sh->mutex);
-}
-
 /*
  * Loading a new index onto the device while CREATE INDEX writes it, so
  * that the first GPU scan needs no load.  The build lays its pages out
@@ -514,7 +488,7 @@ gbt_gpu_sort_release(int slot, bool laid_out)
  */
 #define LOAD_CHUNK_PAGES	1024	/* 8 MB per shipment */
 
-struct GbtGpuPageLoad
+typedef struct GbtGpuPageLoad
 {
 	Relation	index;
 	int			copyno;
@@ -528,7 +502,7 @@ struct GbtGpuPageLoad
 	bool		failed;
 	uint64		shipped;
 	char		errbuf[256];
-};
+} GbtGpuPageLoad;
 
 static inline GbtGpuPutPayload *
 load_header(GbtGpuPageLoad *ld, int b)
@@ -609,8 +583,8 @@ load_ship(GbtGpuPageLoad *ld)
  * Start loading index, expected to have about nblocks blocks, or NULL
  * when there is no GPU to load it onto.
  */
-GbtGpuPageLoad *
-gbt_gpu_load_begin(Relation index, BlockNumber nblocks)
+static GbtGpuPageLoad *
+load_begin(Relation index, BlockNumber nblocks)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	GbtGpuPageLoad *ld;
@@ -648,11 +622,11 @@ gbt_gpu_load_begin(Relation index, BlockNumber nblocks)
 
 /*
  * Where the caller lays out its next n pages (consecutive images), which
- * it hands over with gbt_gpu_load_done() once they are final.  Ships the
- * current buffer first if it lacks the room.
+ * it hands over with load_done() once they are final.  Ships the current
+ * buffer first if it lacks the room.
  */
-char *
-gbt_gpu_load_next(GbtGpuPageLoad *ld, int n)
+static char *
+load_next(GbtGpuPageLoad *ld, int n)
 {
 	Assert(n <= LOAD_CHUNK_PAGES);
 	if (ld->n + n > LOAD_CHUNK_PAGES)
@@ -664,8 +638,8 @@ gbt_gpu_load_next(GbtGpuPageLoad *ld, int n)
  * The n slots from the current position hold the final images of blocks
  * blknos[]; ship the buffer when it is full.
  */
-void
-gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
+static void
+load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
 {
 	Assert(ld->n + n <= LOAD_CHUNK_PAGES);
 	memcpy(load_blknos(ld, ld->cur) + ld->n, blknos, sizeof(BlockNumber) * n);
@@ -674,16 +648,24 @@ gbt_gpu_load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
 		load_ship(ld);
 }
 
-/* Wait for the shipment in flight: before this backend's next request */
-void
-gbt_gpu_load_wait(GbtGpuPageLoad *ld)
+/* Stop loading (also on error): give up a shipment in flight. */
+static void
+load_abort(GbtGpuPageLoad *ld)
 {
-	load_wait(ld);
+	if (ld->inflight)
+	{
+		gbt_gpu_abandon_request();
+		ld->inflight = NULL;
+	}
+	for (int b = 0; b < 2; b++)
+		if (ld->seg[b])
+			dsm_detach(ld->seg[b]);
+	ld->seg[0] = ld->seg[1] = NULL;
 }
 
 /* Ship what is left and make the copy valid with nblocks blocks. */
-void
-gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
+static void
+load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 
@@ -697,20 +679,272 @@ gbt_gpu_load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
 		LWLockRelease(&sh->sync_locks[ld->copyno].lock);
 		gbt_gpu_count_shipped(ld->copyno, ld->shipped);
 	}
-	gbt_gpu_load_abort(ld);
+	load_abort(ld);
 }
 
-/* Stop loading (also on error): give up a shipment in flight. */
-void
-gbt_gpu_load_abort(GbtGpuPageLoad *ld)
+/*
+ * The build's session: what one build holds on the device, so that the
+ * build files end it all with one call (gbt_gpu_build_end), whichever of
+ * the paths above it took.  sort[0] holds the values, sort[1] the NULLs.
+ * A worker's session is attached to the leader's sorts: it only puts.
+ */
+struct GbtGpuBuild
 {
-	if (ld->inflight)
+	Relation	index;
+	bool		owner;			/* the sorts are this session's to end */
+	bool		streaming;		/* the scan streams into sort[] */
+	int			sort[2];		/* the service's sort slots, or -1 */
+	GbtGpuPageLoad *load;		/* loading the device copy, or NULL */
+	char	   *pages;			/* pages laid out, a chunk at a time */
+};
+
+/*
+ * Free the device's entries of one tree.  laid_out: the values' pages
+ * came back, which makes the build a GPU build in the statistics.
+ */
+static void
+release_sort(GbtGpuBuild *b, bool nulls, bool laid_out)
+{
+	GbtGpuShared *sh = gbt_gpu_shared;
+	int			slot = b->sort[nulls ? 1 : 0];
+
+	if (slot < 0 || !b->owner)
+		return;
+	/* forgotten first: a slot ended twice might be another build's by then */
+	b->sort[nulls ? 1 : 0] = -1;
+	gbt_gpu_sort_end(slot);
+	if (laid_out)
 	{
-		gbt_gpu_abandon_request();
-		ld->inflight = NULL;
+		SpinLockAcquire(&sh->mutex);
+		sh->gpu_builds++;
+		sh->gpu_build_runs++;
+		sh->gpu_build_layouts++;
+		SpinLockRelease(&sh->mutex);
 	}
-	for (int b = 0; b < 2; b++)
-		if (ld->seg[b])
-			dsm_detach(ld->seg[b]);
-	ld->seg[0] = ld->seg[1] = NULL;
+}
+
+/*
+ * A build of index begins, holding nothing on the device yet.  The index
+ * may be rebuilt in place (TRUNCATE in its creating transaction): any
+ * device copy is of the old content.
+ */
+GbtGpuBuild *
+gbt_gpu_build_begin(Relation index)
+{
+	GbtGpuBuild *b = palloc0(sizeof(GbtGpuBuild));
+
+	b->index = index;
+	b->owner = true;
+	b->sort[0] = b->sort[1] = -1;
+	gbt_gpu_forget(index);
+	return b;
+}
+
+/*
+ * Release whatever the session still holds (a load in progress, the
+ * device's entries), and the session.  The load goes first: its shipment
+ * in flight is this backend's one request, which the sorts' ends follow.
+ */
+void
+gbt_gpu_build_end(GbtGpuBuild *b)
+{
+	if (b->load)
+	{
+		load_abort(b->load);
+		pfree(b->load);
+		b->load = NULL;
+	}
+	release_sort(b, false, false);
+	release_sort(b, true, false);
+	if (b->pages)
+		pfree(b->pages);
+	pfree(b);
+}
+
+/*
+ * Stream the heap scan's entries to the device when the GPU takes a build
+ * of about expected values and one device sort takes them whole: a sort
+ * for the values and one for the NULLs.  False when the build does not
+ * stream; *failed then says whether the GPU was wanted but failed (under
+ * gbtree.device = auto; an ERROR under gpu).
+ */
+bool
+gbt_gpu_build_stream(GbtGpuBuild *b, Size expected, bool *failed)
+{
+	*failed = false;
+	if (!gbt_gpu_wanted(expected) || !can_layout(expected))
+		return false;
+	b->sort[0] = stream_begin(b->index, expected);
+	/* the NULLs to a sort of their own, which grows from a little */
+	if (b->sort[0] >= 0)
+		b->sort[1] = stream_begin(b->index, Min(expected, 65536));
+	if (b->sort[1] < 0)
+	{
+		release_sort(b, false, false);
+		*failed = true;
+		return false;
+	}
+	b->streaming = true;
+	return true;
+}
+
+/* What the workers attach to: the sorts streamed into, if any */
+void
+gbt_gpu_build_share(GbtGpuBuild *b, GbtGpuBuildHandle *handle)
+{
+	handle->value_sort = b->streaming ? b->sort[0] : -1;
+	handle->null_sort = b->streaming ? b->sort[1] : -1;
+}
+
+/* A worker's session, which puts into the leader's sorts; NULL if none */
+GbtGpuBuild *
+gbt_gpu_build_attach(const GbtGpuBuildHandle *handle)
+{
+	GbtGpuBuild *b;
+
+	if (handle->value_sort < 0)
+		return NULL;
+	b = palloc0(sizeof(GbtGpuBuild));
+	b->streaming = true;
+	b->sort[0] = handle->value_sort;
+	b->sort[1] = handle->null_sort;
+	return b;
+}
+
+/*
+ * Put n values (or NULLs), at most 512k, at offset of their sort; false
+ * (errbuf says why) if the GPU could not.
+ */
+bool
+gbt_gpu_build_put(GbtGpuBuild *b, bool nulls, uint64 offset, const GbtEntry *entries, Size n,
+				  char *errbuf, Size errlen)
+{
+	Assert(b->streaming);
+	return stream_put(b->sort[nulls ? 1 : 0], offset, entries, n, errbuf, errlen);
+}
+
+/* A participant could not stream: count it as gbt_gpu_failed does (ERROR under gpu) */
+void
+gbt_gpu_build_stream_failed(GbtGpuBuild *b, const char *why)
+{
+	(void) gbt_gpu_failed(b->index, true, why, &gbt_gpu_shared->fallback_error);
+}
+
+/*
+ * Sort the nvalues values and nnulls NULLs streamed; their times add up in
+ * *times.  Without NULLs their sort goes (the CPU lays out an empty tree).
+ * False when the GPU could not (see gpu_failed).
+ */
+bool
+gbt_gpu_build_sort_streamed(GbtGpuBuild *b, Size nvalues, Size nnulls, bool tid_sorted,
+							GbtGpuSortTimes *times)
+{
+	memset(times, 0, sizeof(*times));
+	if (!stream_sort(b->index, b->sort[0], nvalues, tid_sorted, times))
+		return false;
+	if (nnulls == 0)
+	{
+		release_sort(b, true, false);
+		return true;
+	}
+	/* the NULLs in TID order: key 0 each, so sorting them sorts TIDs */
+	return stream_sort(b->index, b->sort[1], nnulls, false, times);
+}
+
+/*
+ * Sort n values from in by (key, TID) on the GPU, leaving in as it was
+ * (after a failure the CPU can still sort it).  keep: the values stay on
+ * the device, to be laid out there, when one sort takes them whole and
+ * the library lays pages out (gbt_gpu_build_on_device says whether they
+ * did); otherwise they come back into out, as consecutive sorted runs when
+ * there are more than one sort takes (times->nruns, times->run_entries),
+ * for the caller to merge.  False when the GPU could not (see gpu_failed).
+ */
+bool
+gbt_gpu_build_sort(GbtGpuBuild *b, const GbtEntry *in, GbtEntry *out, Size n, bool tid_sorted,
+				   bool keep, GbtGpuSortTimes *times)
+{
+	if (keep && can_layout(n))
+	{
+		Assert(b->sort[0] < 0);
+		b->sort[0] = sort_keep(b->index, in, n, tid_sorted, times);
+		return b->sort[0] >= 0;
+	}
+	return sort_entries(b->index, in, out, n, tid_sorted, times);
+}
+
+/* Whether the device holds the values' (or the NULLs') entries, sorted */
+bool
+gbt_gpu_build_on_device(GbtGpuBuild *b, bool nulls)
+{
+	return b->sort[nulls ? 1 : 0] >= 0;
+}
+
+/*
+ * The next pages of plan's tree, laid out on the device from the values'
+ * (or the NULLs') sorted entries: *count pages from page first on, valid
+ * until the next call.  Once the tree's last page came back, or when the
+ * GPU could not (NULL; see gpu_failed), the device's entries go.
+ */
+char *
+gbt_gpu_build_layout(GbtGpuBuild *b, bool nulls, const GbtCudaTreePlan *plan, uint64 first,
+					 int *count, double *ms)
+{
+	int			chunk = layout_chunk();
+	uint64		total = 0;
+
+	Assert(b->sort[nulls ? 1 : 0] >= 0);
+	for (int level = 0; level < plan->nlevels; level++)
+		total += plan->npages[level];
+	*count = (int) Min((uint64) chunk, total - first);
+	if (b->pages == NULL)
+		b->pages = palloc((Size) chunk * BLCKSZ);
+	/* one request at a time: a device copy shipment may be in flight */
+	if (b->load)
+		load_wait(b->load);
+	if (!layout_pages(b->index, b->sort[nulls ? 1 : 0], plan, first, *count, b->pages, ms))
+	{
+		release_sort(b, nulls, false);
+		return NULL;
+	}
+	/* the NULLs' sort is counted with the values' */
+	if (first + *count == total)
+		release_sort(b, nulls, !nulls);
+	return b->pages;
+}
+
+/*
+ * Load the new index, expected to have about nblocks blocks, onto the
+ * device as the build writes it; false when there is no GPU to load it
+ * onto.
+ */
+bool
+gbt_gpu_build_load_begin(GbtGpuBuild *b, BlockNumber nblocks)
+{
+	Assert(b->load == NULL);
+	b->load = load_begin(b->index, nblocks);
+	return b->load != NULL;
+}
+
+/* Where the build lays out its next n pages; see load_next */
+char *
+gbt_gpu_build_load_next(GbtGpuBuild *b, int n)
+{
+	return load_next(b->load, n);
+}
+
+/* Those pages are final now: the images of blocks blknos[] */
+void
+gbt_gpu_build_load_done(GbtGpuBuild *b, const BlockNumber *blknos, int n)
+{
+	load_done(b->load, blknos, n);
+}
+
+/* The index is written, nblocks blocks: the copy is complete */
+void
+gbt_gpu_build_load_finish(GbtGpuBuild *b, BlockNumber nblocks)
+{
+	load_finish(b->load, nblocks);
+	pfree(b->load);
+	b->load = NULL;
 }
