@@ -978,7 +978,10 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
-	/* rebuilt in place (TRUNCATE): this backend's pending entries are of tuples it no longer has */
+	/*
+	 * Rebuilt in place (TRUNCATE): this backend's pending entries are of
+	 * tuples it no longer has.
+	 */
 	gbt_batch_forget_index(RelationGetRelid(index));
 	if (indexInfo->ii_NumIndexKeyAttrs != 1)
 		ereport(ERROR,
