@@ -7,6 +7,7 @@
 #   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)
 #   test/gpu/device-run.sh buildbench  test/bench/gpu-build.sh (issue 6's measure)
 #   test/gpu/device-run.sh copybench   test/bench/gpu-copy.sh (issue 18's measure)
+#   test/gpu/device-run.sh countbench  test/bench/gpu-count-default.sh (issue 22: count under default settings)
 #   test/gpu/device-run.sh bench       make bench (its own server, gbtree
 #                                      preloaded; BENCH_* from the
 #                                      environment); results in $OUT/bench,
@@ -46,6 +47,7 @@ case $what in
     sqlbench) test/bench/gpu-sql.sh "$OUT/gpu-sql.md" ;;
     buildbench) test/bench/gpu-build.sh "$OUT/gpu-build.md" ;;
     copybench) test/bench/gpu-copy.sh "$OUT/gpu-copy.md" ;;
+    countbench) test/bench/gpu-count-default.sh "$OUT/gpu-count-default.md" ;;
     bench)
         # make bench starts its own server: this one would only compete
         su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH pg_ctl -D $PGDATA -m fast -w stop" >/dev/null

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# test/bench/gpu-count-default.sh: count(*) WHERE k = ANY($1) under
+# PostgreSQL's default planner settings (issue 22 item 3): parallel query
+# on (max_parallel_workers_per_gather = 2), no enable_* changes, the
+# default plan_cache_mode, on one int8 table of GPU_BENCH_ROWS rows
+# (default 100M) with keys spread over the whole table: btree, then
+# gbtree on the same table (gbtree.device = auto, then = cpu).  Each time
+# is the execution time of EXPLAIN (ANALYZE, TIMING OFF) EXECUTE of a
+# prepared statement, the plan is the one the server chose, and every
+# count is checked against btree's.  Needs psql access to a server with
+# gbtree preloaded (test/gpu/device-run.sh countbench).  Writes a markdown
+# table to stdout and to $1.
+set -u
+ROWS=${GPU_BENCH_ROWS:-100000000}
+REPEAT=${GPU_BENCH_REPEAT:-5}
+OUTFILE=${1:-/tmp/gpu-count-default.md}
+# shellcheck source=test/bench/gpu-lib.sh
+. "$(dirname "$0")/gpu-lib.sh"
+
+q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
+q -c "DROP TABLE IF EXISTS gc_t, gc_keys" >/dev/null
+q -c "CREATE TABLE gc_t (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
+t0=$(now)
+load_rows gc_t "$ROWS" "hashint8(i) # (i << 20)"
+q -c "VACUUM (FREEZE, ANALYZE) gc_t" >/dev/null
+echo "loaded and vacuumed $ROWS rows in $(sub "$(now)" "$t0") s"
+q >/dev/null <<KEYS
+CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
+CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+CREATE TABLE gc_keys (n int, a int8[]);
+INSERT INTO gc_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gc_t TABLESAMPLE SYSTEM_ROWS(n * 2) ORDER BY random() LIMIT n) s)
+FROM unnest(ARRAY[10000, 100000, 1000000]) n;
+KEYS
+
+# REPEAT executions of one prepared count in one session, default
+# settings: prints "COUNT <n>", "TIME <ms>" per execution and "PLAN <nodes>"
+# of each execution
+run_default() {   # $1 = n keys, $2 = settings
+    local explains
+    explains=$(for _ in $(seq 1 "$REPEAT"); do echo "EXPLAIN (ANALYZE, TIMING OFF) EXECUTE p(:'arr');"; done)
+    q <<QUERY | awk '/^COUNT / { print } /Execution Time:/ { print "TIME", $3; print "PLAN", p; p = "" }
+                     /(Scan|Gather|Aggregate)/ { sub(/^[ ->]+/, ""); sub(/  \(.*/, ""); p = p (p ? " / " : "") $0 }'
+SET jit = off;
+$2
+SELECT a AS arr FROM gc_keys WHERE n = $1 \gset
+PREPARE p(int8[]) AS SELECT count(*) FROM gc_t WHERE k = ANY(\$1);
+EXECUTE p(:'arr') \gset c_
+\echo COUNT :c_count
+$explains
+QUERY
+}
+
+declare -A RES
+measure() {   # $1 label, $2 settings
+    local n out
+    for n in 10000 100000 1000000; do
+        out=$(run_default "$n" "$2")
+        RES["$1,$n,count"]=$(echo "$out" | awk '/^COUNT/ { print $2 }')
+        RES["$1,$n"]=$(echo "$out" | awk '/^TIME/ { print $2 }' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        RES["$1,$n,plan"]=$(echo "$out" | awk '/^PLAN/ { sub(/^PLAN /, ""); p = $0 } END { print p }')
+        echo "  $1 n=$n: median ${RES["$1,$n"]} ms of [$(echo "$out" | awk '/^TIME/ { printf "%s ", $2 }')], count ${RES["$1,$n,count"]}, plans: $(echo "$out" | awk '/^PLAN/ { sub(/^PLAN /, ""); printf "[%s] ", $0 }')"
+    done
+}
+
+q -c "CREATE INDEX gc_t_k ON gc_t USING btree (k)"
+q -c "SELECT pg_prewarm('gc_t_k')" >/dev/null
+measure btree ""
+q -c "DROP INDEX gc_t_k"
+q -c "CREATE INDEX gc_t_k ON gc_t USING gbtree (k)"
+q -c "SELECT pg_prewarm('gc_t_k')" >/dev/null
+# the first GPU query ships the index unless the build left it there
+run_default 10000 "" >/dev/null
+measure gbtree-auto ""
+measure gbtree-cpu "SET gbtree.device = cpu;"
+
+{
+    echo "# count(*) WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows"
+    echo
+    echo "- command: \`test/gpu/device-run.sh countbench\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT)"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
+    echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
+    echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"
+    echo "- values: execution time of EXPLAIN (ANALYZE, TIMING OFF) EXECUTE of one prepared statement, median of $REPEAT in one session (the first five executions get custom plans, which know the array's length); keys are existing keys of random rows in random order, the same arrays for every engine; plan: the plan of the last execution"
+    echo
+    echo "| keys | btree ms | gbtree auto (GPU) ms | gbtree CPU ms | btree / GPU | btree / CPU | btree plan | gbtree plan | rows |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for n in 10000 100000 1000000; do
+        b=${RES["btree,$n"]}; g=${RES["gbtree-auto,$n"]}; c=${RES["gbtree-cpu,$n"]}
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$b" "$g" "$c" "$(div "$b" "$g")" "$(div "$b" "$c")" \
+            "${RES["btree,$n,plan"]}" "${RES["gbtree-auto,$n,plan"]}" "${RES["btree,$n,count"]}"
+    done
+    echo
+    q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info() WHERE name NOT LIKE 'copy%'"
+} | tee "$OUTFILE"
+for n in 10000 100000 1000000; do
+    for e in gbtree-auto gbtree-cpu; do
+        [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
+    done
+done
