@@ -10,14 +10,68 @@
  * only from their sizes (index->pages), which is what makes the planner
  * choose gbtree wherever it would choose btree.
  *
+ * One exception: an = ANY array batch the GPU will answer.  btree's
+ * estimator charges each array key's leaf pages as random reads from
+ * disk (with the Mackert-Lohman cache adjustment), which for a million
+ * keys is most of the index read at random_page_cost.  A batch that goes
+ * to the GPU reads none of those pages: it is looked up in the index's
+ * copy in device memory (a copy the first batch loads, and that is kept
+ * fresh after that), and only the matches come back.  So when the GPU
+ * would take the batch, the leaf page reads are not charged; the
+ * per-key and per-entry CPU charges stay.  With the GPU out of reach
+ * (no service, gbtree.device = cpu, a batch below gbtree.gpu_min_batch or
+ * below 10,000 keys) the estimate is btree's, and a CPU-only server plans
+ * as before.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/cost.h"
 #include "utils/index_selfuncs.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
 
 #include "gbtree.h"
+#include "gbtree_gpu.h"
+
+/*
+ * The smallest batch whose leaf reads are left out: below it they are a
+ * small part of the cost, and the plans of small arrays stay btree's even
+ * when gbtree.gpu_min_batch sends them to the GPU.
+ */
+#define GBT_COST_DEVICE_MIN_KEYS	10000
+
+/* How many keys the path's = ANY arrays give (as genericcostestimate counts) */
+static double
+array_keys(IndexPath *path)
+{
+	double		n = 1;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+
+			if (IsA(rinfo->clause, ScalarArrayOpExpr))
+			{
+				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) rinfo->clause;
+				int			alength = estimate_array_length(lsecond(saop->args));
+
+				if (alength > 1)
+					n *= alength;
+			}
+		}
+	}
+	return n;
+}
 
 void
 gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
@@ -25,6 +79,25 @@ gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				Selectivity *indexSelectivity, double *indexCorrelation,
 				double *indexPages)
 {
+	IndexOptInfo *index = path->indexinfo;
+	double		nkeys;
+
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
+
+	nkeys = array_keys(path);
+	if (nkeys >= Max(gbt_gpu_min_batch, GBT_COST_DEVICE_MIN_KEYS) &&
+		gbt_gpu_wanted((Size) Min(nkeys, 1e12)))
+	{
+		/* the leaf reads genericcostestimate charged for the array's keys */
+		double		outer = Max(loop_count, 1.0);
+		double		spc_random_page_cost;
+		double		pages;
+
+		get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, NULL);
+		pages = index_pages_fetched(*indexPages * nkeys * outer, index->pages,
+									(double) index->pages, root);
+		*indexTotalCost = Max(*indexStartupCost,
+							  *indexTotalCost - pages * spc_random_page_cost / outer);
+	}
 }
