@@ -12,7 +12,7 @@
 #   BENCH_INSERT_ROWS=20000      rows each pgbench run inserts (1 client:
 #                                about 4 s on the 2-core machine)
 #   BENCH_CLIENTS=1,8            pgbench client counts
-#   BENCH_MEASURES=copy,copy_full,insert_select,update,inserts
+#   BENCH_MEASURES=copy,copy_full,insert_select,insert_select_full,update,inserts
 #   BENCH_OUT=test/bench/results where write-<rows>[-<tag>].md goes
 #   BENCH_TAG=                   suffix of the result file's name
 #                                (BENCH_TAG=baseline: write-1000000-baseline.md)
@@ -42,7 +42,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export BENCH_ROWS=${BENCH_ROWS:-1000000}
 export BENCH_REPEAT=${BENCH_REPEAT:-3}
 export BENCH_INSERT_ROWS=${BENCH_INSERT_ROWS:-20000}
-export BENCH_MEASURES=${BENCH_MEASURES:-copy,copy_full,insert_select,update,inserts}
+export BENCH_MEASURES=${BENCH_MEASURES:-copy,copy_full,insert_select,insert_select_full,update,inserts}
 export BENCH_TAG=${BENCH_TAG:-}
 export BENCH_INSTALL=${BENCH_INSTALL:-1}
 export BENCH_GBTREE_OPTIONS=${BENCH_GBTREE_OPTIONS:-}

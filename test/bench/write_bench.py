@@ -32,7 +32,7 @@ INSERT_ROWS = int(ENV.get("BENCH_INSERT_ROWS", "20000"))
 CLIENTS = B.CLIENTS
 TAG = ENV.get("BENCH_TAG", "")
 GB_OPTIONS = " ".join(x for x in ("-c gbtree.device=cpu", ENV.get("BENCH_GBTREE_OPTIONS", "")) if x)
-ALL_MEASURES = ["copy", "copy_full", "insert_select", "update", "inserts"]
+ALL_MEASURES = ["copy", "copy_full", "insert_select", "insert_select_full", "update", "inserts"]
 MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", ",".join(ALL_MEASURES)).split(",") if m.strip()]
 # what this benchmark changes from PostgreSQL's defaults, and why (README.md)
 SETTINGS = [("autovacuum", "off", "no background VACUUM/ANALYZE inside a timed statement"),
@@ -423,6 +423,9 @@ def main():
     if "insert_select" in MEASURES:
         psql(f"DROP TABLE IF EXISTS w_src; BEGIN; CREATE UNLOGGED TABLE w_src ({TYPE}); "
              f"COPY w_src FROM '{DATA_A}' (FREEZE); COMMIT;")
+    if "insert_select_full" in MEASURES:
+        psql(f"DROP TABLE IF EXISTS w_src_more; BEGIN; CREATE UNLOGGED TABLE w_src_more ({TYPE}); "
+             f"COPY w_src_more FROM '{DATA_B}' (FREEZE); COMMIT;")
     log(f"  data generated in {time.time() - t0:.0f} s")
 
     res, others = [], []
@@ -444,6 +447,12 @@ def main():
             f"INSERT INTO t SELECT * FROM a source table of the same N rows (unlogged, id order) into a new "
             f"empty table with the index, after CHECKPOINT", None,
             lambda t: f"INSERT INTO {t} SELECT id, k, payload FROM w_src;", res),
+        "insert_select_full": lambda: m_statement(
+            "insert_select_full", f"INSERT ... SELECT {n} rows into a table of {n}",
+            f"INSERT INTO t SELECT * FROM a source table of N more rows (ids N+1..2N, keys among the existing "
+            f"ones; unlogged, id order) into a table loaded with N rows (COPY FREEZE, then CREATE INDEX, "
+            f"untimed), after CHECKPOINT", DATA_A,
+            lambda t: f"INSERT INTO {t} SELECT id, k, payload FROM w_src_more;", res),
         "update": lambda: m_statement(
             "update", f"UPDATE 10% of {n} keys",
             f"UPDATE t SET k = <new key> WHERE id % 10 = 0 on a table loaded with N rows (COPY FREEZE, "
@@ -459,7 +468,7 @@ def main():
         others.append(f"{m} {B.others_cpu(snap, B.cpu_snapshot())}")
         log(f"  ({time.time() - ts:.0f} s)")
         check_library(f"during the {m} measure")
-    psql("DROP TABLE IF EXISTS w_src; CHECKPOINT;")
+    psql("DROP TABLE IF EXISTS w_src, w_src_more; CHECKPOINT;")
     for path in (DATA_A, DATA_B):
         try:
             os.unlink(path)
