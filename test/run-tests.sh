@@ -13,6 +13,8 @@
 #   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak,gpuemu   suites to run (default: all)
 #   SOAK_SECONDS=60                         the short concurrency soak
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
+#   FUZZ_CONTENDED_SECONDS=60               its second run: two key types,
+#                                           5 writers, 2 batchers
 #   KEEP_TMP=1                              keep the scratch directory
 #   SUITE_TIMEOUT=seconds                   per runner call (default 1800)
 #   TOTAL_TIMEOUT=seconds                   whole run (default 5100 = 85 min,
@@ -406,6 +408,19 @@ if want fuzz; then
             record fuzz differential ok
         else
             record fuzz differential FAILED "exit status $rc"
+        fi
+        # Two key types and more sessions: every table sees writers,
+        # batchers and their DDL at once (this is how the entries lost to a
+        # concurrent ALTER INDEX SET TABLESPACE were found again).
+        timeout --kill-after=20 $((${FUZZ_CONTENDED_SECONDS:-60} + 120)) \
+            env FUZZ_TYPES=int8,time FUZZ_WRITERS=5 FUZZ_BATCHERS=2 \
+            "$WORK/test/fuzz/run-fuzz.sh" "${FUZZ_CONTENDED_SECONDS:-60}" "${FUZZ_SEED:-}" 2>&1 | tee -a "$FUZZ_LOG"
+        rc=${PIPESTATUS[0]}
+        GB_SCRATCH=$GB_SCRATCH_SAVED
+        if [ "$rc" -eq 0 ]; then
+            record fuzz contended ok
+        else
+            record fuzz contended FAILED "exit status $rc"
         fi
         suite_summary fuzz "$p0" "$f0"
     fi
