@@ -349,11 +349,20 @@ gbt_batch_forget_index(Oid indexoid)
 		}
 }
 
-/* May this insert wait in the batch? */
+/*
+ * May this insert wait in the batch?  Not in a transaction without an xid:
+ * that is an index build's validation pass (CREATE INDEX / REINDEX
+ * CONCURRENTLY's validate_index inserts the entries the build missed and
+ * writes no heap tuple), whose flush at commit would come after its
+ * snapshot is gone, with nothing holding back the horizon that lets
+ * VACUUM recycle deleted pages under its descents.  Its entries go in at
+ * once, while the snapshot is held.
+ */
 bool
 gbt_batch_accepts(Relation index, IndexInfo *indexInfo)
 {
 	return gbt_insert_batch_memory > 0 &&
+		TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
 		!batch_closed &&
 		batch_paused == 0 &&
 		indexInfo != NULL &&
