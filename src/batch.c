@@ -31,9 +31,10 @@
  * already in the pages.
  *
  * Not batched: indexes of exclusion constraints (another backend's
- * dirty-snapshot check must find an uncommitted conflicting entry), and
+ * dirty-snapshot check must find an uncommitted conflicting entry),
  * statements with ON CONFLICT (a speculative insertion that loses its race
- * kills its tuple at once, while the transaction goes on).
+ * kills its tuple at once, while the transaction goes on), and
+ * transactions without an xid (see gbt_batch_accepts).
  *
  *-------------------------------------------------------------------------
  */
