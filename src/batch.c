@@ -144,6 +144,7 @@ batch_free_entries(GbtBatch *b)
 	batch_bytes -= (b->maxvalues + b->maxnulls) * sizeof(GbtEntry);
 	b->values = b->nulls = NULL;
 	b->nvalues = b->maxvalues = b->nnulls = b->maxnulls = 0;
+	b->partial = false;
 	b->epoch = ++batch_epochs;
 }
 
@@ -201,6 +202,20 @@ flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bo
 	pfree(e);
 }
 
+/* The storage of the table heapoid (heap, if the caller has it open) */
+static RelFileNode
+table_storage(Oid heapoid, Relation heap)
+{
+	RelFileNode node;
+
+	if (heap)
+		return heap->rd_node;
+	heap = relation_open(heapoid, AccessShareLock);
+	node = heap->rd_node;
+	relation_close(heap, AccessShareLock);
+	return node;
+}
+
 /*
  * The index's storage is no longer the one b's entries were made for: do
  * they follow it?  If the table's storage is still the one holding their
@@ -213,24 +228,17 @@ flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bo
  * since it locks the table, but the entries are merged skipping those
  * already present (partial) all the same.  If the table's storage changed
  * too (a TRUNCATE run without a utility statement, as a replicated one
- * is), their tuples went with it and the entries go too.
+ * is), their tuples went with it and the entries go too.  heap: the
+ * table, if the caller has it open (the index is, so the table exists).
  */
 static bool
-batch_follows_storage(GbtBatch *b, Relation index)
+batch_follows_storage(GbtBatch *b, Relation index, Relation heap)
 {
-	Relation	heap = try_relation_open(b->heapoid, AccessShareLock);
-	bool		follows;
-
-	if (heap == NULL)
+	if (!RelFileNodeEquals(table_storage(b->heapoid, heap), b->heapnode))
 		return false;
-	follows = RelFileNodeEquals(heap->rd_node, b->heapnode);
-	relation_close(heap, AccessShareLock);
-	if (follows)
-	{
-		b->node = index->rd_node;
-		b->partial = true;
-	}
-	return follows;
+	b->node = index->rd_node;
+	b->partial = true;
+	return true;
 }
 
 /*
@@ -250,7 +258,7 @@ batch_flush(GbtBatch *b)
 	if (index != NULL &&
 		(index->rd_rel->relkind != RELKIND_INDEX ||
 		 (!RelFileNodeEquals(index->rd_node, b->node) &&
-		  !batch_follows_storage(b, index))))
+		  !batch_follows_storage(b, index, NULL))))
 	{
 		relation_close(index, RowExclusiveLock);
 		index = NULL;
@@ -267,8 +275,7 @@ batch_flush(GbtBatch *b)
 		flush_tree(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
 	if (b->nnulls > 0)
 		flush_tree(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
-	b->partial = false;
-	batch_free_entries(b);
+	batch_free_entries(b);		/* the flush ended: partial no more */
 	relation_close(index, RowExclusiveLock);
 }
 
@@ -344,10 +351,7 @@ gbt_batch_forget_index(Oid indexoid)
 {
 	for (int i = 0; i < nbatches; i++)
 		if (batches[i].indexoid == indexoid)
-		{
 			batch_free_entries(&batches[i]);
-			batches[i].partial = false;
-		}
 }
 
 /*
@@ -372,20 +376,6 @@ gbt_batch_accepts(Relation index, IndexInfo *indexInfo)
 		IsTransactionState();
 }
 
-/* The storage of the table heapoid (heap, if the caller has it open) */
-static RelFileNode
-table_storage(Oid heapoid, Relation heap)
-{
-	RelFileNode node;
-
-	if (heap)
-		return heap->rd_node;
-	heap = relation_open(heapoid, AccessShareLock);
-	node = heap->rd_node;
-	relation_close(heap, AccessShareLock);
-	return node;
-}
-
 static GbtBatch *
 batch_for(Relation index, Relation heap)
 {
@@ -398,13 +388,12 @@ batch_for(Relation index, Relation heap)
 		if (b->indexoid != indexoid)
 			continue;
 		if (!RelFileNodeEquals(b->node, index->rd_node) &&
-			!batch_follows_storage(b, index))
+			!batch_follows_storage(b, index, heap))
 		{
 			/* their tuples are gone with the table's old storage */
 			batch_free_entries(b);
 			b->node = index->rd_node;
 			b->heapnode = table_storage(b->heapoid, heap);
-			b->partial = false;
 		}
 		return b;
 	}

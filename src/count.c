@@ -286,7 +286,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	ipath = create_index_path(root, index, iclauses, NIL, NIL, NIL,
 							  ForwardScanDirection, true, NULL, 1.0, false);
 	counted_cost = ipath->path.total_cost -
-		cpu_tuple_cost * ipath->path.rows * Min(Max(rel->allvisfrac, 0.0), 1.0);
+		cpu_tuple_cost * ipath->path.rows * rel->allvisfrac;
 	get_atttypetypmodcoll(rte->relid, attno, &typid, &typmod, &collid);
 	column = makeVar(rel->relid, attno, typid, typmod, collid, 0);
 
@@ -300,7 +300,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	/*
 	 * Safe to run whole in a parallel worker, as an index-only scan is
 	 * (the library and its scan methods are loaded there too).  It
-	 * matters beyond debug_parallel_query: add_path keeps the
+	 * matters beyond force_parallel_mode: add_path keeps the
 	 * parallel-safe one of two paths within 1% of each other's cost, and
 	 * with many array keys the index pages, which both pay alike, are most
 	 * of the cost.  Under the default max_parallel_workers_per_gather the

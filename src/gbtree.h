@@ -131,6 +131,8 @@ extern void gbt_check_page(Relation index, Buffer buf);
 extern void gbt_check_meta(Relation index);
 extern bool gbt_hikey_le(GbtPageOpaque op, uint64 key, uint64 tid);
 extern bool gbt_must_move_right(GbtPageOpaque op, uint64 key, uint64 tid, bool backward);
+extern bool gbt_page_in_tree(GbtPageOpaque op, BlockNumber root);
+extern void gbt_check_in_tree(Relation index, Buffer buf, BlockNumber root);
 extern BlockNumber gbt_checked_rightlink(Relation index, Buffer buf);
 extern BlockNumber gbt_inner_child(Relation index, Buffer buf, uint64 key, uint64 tid);
 extern bool gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid);

@@ -130,6 +130,31 @@ check_rebuilt_page(Relation index, Buffer buf)
 }
 
 /*
+ * A leaf about to take n entries in its gaps must have them: room by its
+ * count, and a slot map that agrees with the count, or gbt_node_insert
+ * would shift entries into a gap that is not there.
+ */
+static void
+check_leaf_room(Relation index, Buffer buf, int n)
+{
+	GbtNode		node;
+	int			mapped;
+
+	gbt_page_view(BufferGetPage(buf), &node);
+	if (node.opaque->nused + n > node.nslots)
+		elog(ERROR, "gbtree: leaf unexpectedly full");
+	mapped = gbt_node_count_used(&node);
+	if (mapped != node.opaque->nused)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errdetail("The page counts %u used slots, its slot map %d.",
+						   (unsigned) node.opaque->nused, mapped),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
  * Where to split n entries: in the middle, except when a leaf grows at its
  * end: ascending keys at the rightmost leaf, or duplicates of one key
  * arriving in heap order, which always land after their equals.  Then the
@@ -533,30 +558,33 @@ split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 	pfree(sb);
 }
 
+/*
+ * Insert n (at most GBT_MERGE_REWRITE_MIN) entries into the exclusively
+ * locked leaf buf, which has room for them: one XLOG_GBT_INSERT record,
+ * written in place with the resource manager, else through the builder.
+ */
 static void
-insert_into_leaf(Relation index, Buffer buf, uint64 key, uint64 tid)
+leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, int n)
 {
-	GbtWal	   *w;
-	Page		page;
-	uint32		child = 0;
+	uint32		child[GBT_MERGE_REWRITE_MIN] = {0};
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
-	if (gbt_wal_insert_inplace(index, buf, &key, &tid, &child, 1))
+	Assert(n > 0 && n <= GBT_MERGE_REWRITE_MIN);
+	check_leaf_room(index, buf, n);
+	if (!gbt_wal_insert_inplace(index, buf, keys, tids, child, n))
 	{
-		gbt_gpu_note_changes(index, &blkno, 1, false);
-		return;
+		GbtWal	   *w = gbt_wal_start(index);
+
+		if (!gbt_page_insert(gbt_wal_register(w, buf, 0), keys, tids, child, n))
+		{
+			gbt_wal_abort(w);
+			elog(ERROR, "gbtree: leaf unexpectedly full");
+		}
+		gbt_wal_block_data(w, 0, keys, sizeof(uint64) * n);
+		gbt_wal_block_data(w, 0, tids, sizeof(uint64) * n);
+		gbt_wal_block_data(w, 0, child, sizeof(uint32) * n);
+		gbt_wal_finish(w, XLOG_GBT_INSERT);
 	}
-	w = gbt_wal_start(index);
-	page = gbt_wal_register(w, buf, 0);
-	if (!gbt_page_insert(page, &key, &tid, &child, 1))
-	{
-		gbt_wal_abort(w);
-		elog(ERROR, "gbtree: leaf unexpectedly full");
-	}
-	gbt_wal_block_data(w, 0, &key, sizeof(key));
-	gbt_wal_block_data(w, 0, &tid, sizeof(tid));
-	gbt_wal_block_data(w, 0, &child, sizeof(child));
-	gbt_wal_finish(w, XLOG_GBT_INSERT);
 	gbt_gpu_note_changes(index, &blkno, 1, false);
 }
 
@@ -572,7 +600,7 @@ insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 		UnlockReleaseBuffer(buf);
 		return false;
 	}
-	insert_into_leaf(index, buf, key, tid);
+	leaf_insert(index, buf, &key, &tid, 1);
 	UnlockReleaseBuffer(buf);
 	return true;
 }
@@ -624,12 +652,7 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 			gbt_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = gbt_page_opaque((char *) page);
-			if (((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has an inconsistent tree at block %u",
-								RelationGetRelationName(index), BufferGetBlockNumber(buf)),
-						 errhint("Please REINDEX it.")));
+			gbt_check_in_tree(index, buf, root);
 			if (gbt_must_move_right(op, target->key, target->tid, false))
 			{
 				BlockNumber next = gbt_checked_rightlink(index, buf);
@@ -677,7 +700,7 @@ insert_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
 	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 
 	if (op->nused < op->nslots)
-		insert_into_leaf(index, buf, t->key, t->tid);
+		leaf_insert(index, buf, &t->key, &t->tid, 1);
 	else
 		split_single(index, pbuf, buf, true, t->key, t->tid, may_recycle);
 	return true;
@@ -833,16 +856,13 @@ gbt_page_merge(Page page, const GbtEntry *e, Size k)
 static void
 merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedup)
 {
-	bool		rewrite = k >= GBT_MERGE_REWRITE_MIN;
 	GbtWal	   *w;
-	Page		page;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
-	if (!rewrite)
+	if (k < GBT_MERGE_REWRITE_MIN)
 	{
 		uint64		keys[GBT_MERGE_REWRITE_MIN];
 		uint64		tids[GBT_MERGE_REWRITE_MIN];
-		uint32		child[GBT_MERGE_REWRITE_MIN] = {0};
 		GbtNode		node;
 		int			n = 0;
 
@@ -856,34 +876,15 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 			n++;
 		}
 		/* all there already (a flush tried again): nothing to change or log */
-		if (n == 0)
-			return;
-		if (gbt_wal_insert_inplace(index, buf, keys, tids, child, n))
-		{
-			gbt_gpu_note_changes(index, &blkno, 1, false);
-			return;
-		}
-		w = gbt_wal_start(index);
-		page = gbt_wal_register(w, buf, 0);
-		if (!gbt_page_insert(page, keys, tids, child, n))
-		{
-			gbt_wal_abort(w);
-			elog(ERROR, "gbtree: leaf unexpectedly full");
-		}
-		gbt_wal_block_data(w, 0, keys, sizeof(uint64) * n);
-		gbt_wal_block_data(w, 0, tids, sizeof(uint64) * n);
-		gbt_wal_block_data(w, 0, child, sizeof(uint32) * n);
-		gbt_wal_finish(w, XLOG_GBT_INSERT);
+		if (n > 0)
+			leaf_insert(index, buf, keys, tids, n);
+		return;
 	}
-	else
-	{
-		check_rebuilt_page(index, buf);
-		w = gbt_wal_start(index);
-		page = gbt_wal_register(w, buf, GBT_WAL_WHOLE);
-		gbt_page_merge(page, e, k);
-		gbt_wal_block_data(w, 0, e, sizeof(GbtEntry) * k);
-		gbt_wal_finish(w, XLOG_GBT_MERGE);
-	}
+	check_rebuilt_page(index, buf);
+	w = gbt_wal_start(index);
+	gbt_page_merge(gbt_wal_register(w, buf, GBT_WAL_WHOLE), e, k);
+	gbt_wal_block_data(w, 0, e, sizeof(GbtEntry) * k);
+	gbt_wal_finish(w, XLOG_GBT_MERGE);
 	gbt_gpu_note_changes(index, &blkno, 1, false);
 }
 
@@ -1055,7 +1056,7 @@ leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber n
 		if (op->page_id != GBT_PAGE_ID || op->nslots != GBT_LEAF_SLOTS ||
 			op->nused > op->nslots || op->level != 0 ||
 			(op->flags & (GBT_F_LEAF | GBT_F_META | GBT_F_DELETED)) != GBT_F_LEAF ||
-			((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO) ||
+			!gbt_page_in_tree(op, root) ||
 			gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
 			break;
 		if (!gbt_must_move_right(op, key, tid, false))

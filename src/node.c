@@ -415,7 +415,7 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 
 /*
  * The used slots the bitmap counts.  A page whose nused disagrees has no
- * gap where gbt_node_insert expects one (see gbt_wal_insert_inplace).
+ * gap where gbt_node_insert expects one (insert.c, check_leaf_room).
  */
 int
 gbt_node_count_used(const GbtNode *node)

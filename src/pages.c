@@ -189,6 +189,24 @@ report_bad_link(Relation index, Buffer buf, const char *what)
 					RelationGetRelationName(index), what, BufferGetBlockNumber(buf))));
 }
 
+/* Is the page one of the tree under root (value or NULL tree)? */
+bool
+gbt_page_in_tree(GbtPageOpaque op, BlockNumber root)
+{
+	return ((op->flags & GBT_F_NULLTREE) != 0) == (root == GBT_NULLROOT_BLKNO);
+}
+
+/*
+ * A descent from root reached buf's page: it must be of that tree, else
+ * it is a recycled page reached late, or damage.
+ */
+void
+gbt_check_in_tree(Relation index, Buffer buf, BlockNumber root)
+{
+	if (!gbt_page_in_tree(gbt_page_opaque((char *) BufferGetPage(buf)), root))
+		report_bad_link(index, buf, "a page of the other tree");
+}
+
 /*
  * Whether a descent for (key, tid) must leave the page for its right
  * sibling: the page was deleted (its key range went to the right), or the
@@ -265,10 +283,9 @@ gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 		page = BufferGetPage(buf);
 		op = gbt_page_opaque((char *) page);
 
-		/* a page of the other tree: a recycled page reached late, or damage */
+		gbt_check_in_tree(index, buf, root);
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) ||
-			((op->flags & GBT_F_NULLTREE) != 0) != (root == GBT_NULLROOT_BLKNO) ||
 			++hops > 1000000)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),

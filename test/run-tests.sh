@@ -400,28 +400,25 @@ if want fuzz; then
     else
         FUZZ_LOG=$GB_SCRATCH/fuzz.log
         GB_SCRATCH_SAVED=$GB_SCRATCH
-        timeout --kill-after=20 $((${FUZZ_SECONDS:-90} + 120)) \
-            "$WORK/test/fuzz/run-fuzz.sh" "${FUZZ_SECONDS:-90}" "${FUZZ_SEED:-}" 2>&1 | tee "$FUZZ_LOG"
-        rc=${PIPESTATUS[0]}
-        GB_SCRATCH=$GB_SCRATCH_SAVED
-        if [ "$rc" -eq 0 ]; then
-            record fuzz differential ok
-        else
-            record fuzz differential FAILED "exit status $rc"
-        fi
+        # fuzz_run NAME SECONDS [VAR=value ...]: one run, recorded as NAME
+        fuzz_run() {
+            local name=$1 secs=$2 rc
+            shift 2
+            timeout --kill-after=20 $((secs + 120)) \
+                env "$@" "$WORK/test/fuzz/run-fuzz.sh" "$secs" "${FUZZ_SEED:-}" 2>&1 | tee -a "$FUZZ_LOG"
+            rc=${PIPESTATUS[0]}
+            GB_SCRATCH=$GB_SCRATCH_SAVED
+            if [ "$rc" -eq 0 ]; then
+                record fuzz "$name" ok
+            else
+                record fuzz "$name" FAILED "exit status $rc"
+            fi
+        }
+        fuzz_run differential "${FUZZ_SECONDS:-90}"
         # Two key types and more sessions: every table sees writers,
         # batchers and their DDL at once (this is how the entries lost to a
         # concurrent ALTER INDEX SET TABLESPACE were found again).
-        timeout --kill-after=20 $((${FUZZ_CONTENDED_SECONDS:-60} + 120)) \
-            env FUZZ_TYPES=int8,time FUZZ_WRITERS=5 FUZZ_BATCHERS=2 \
-            "$WORK/test/fuzz/run-fuzz.sh" "${FUZZ_CONTENDED_SECONDS:-60}" "${FUZZ_SEED:-}" 2>&1 | tee -a "$FUZZ_LOG"
-        rc=${PIPESTATUS[0]}
-        GB_SCRATCH=$GB_SCRATCH_SAVED
-        if [ "$rc" -eq 0 ]; then
-            record fuzz contended ok
-        else
-            record fuzz contended FAILED "exit status $rc"
-        fi
+        fuzz_run contended "${FUZZ_CONTENDED_SECONDS:-60}" FUZZ_TYPES=int8,time FUZZ_WRITERS=5 FUZZ_BATCHERS=2
         suite_summary fuzz "$p0" "$f0"
     fi
 fi

@@ -17,20 +17,7 @@ OUTFILE=${1:-/tmp/gpu-count-default.md}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
 
-q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
-q -c "DROP TABLE IF EXISTS gc_t, gc_keys" >/dev/null
-q -c "CREATE TABLE gc_t (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
-t0=$(now)
-load_rows gc_t "$ROWS" "hashint8(i) # (i << 20)"
-q -c "VACUUM (FREEZE, ANALYZE) gc_t" >/dev/null
-echo "loaded and vacuumed $ROWS rows in $(sub "$(now)" "$t0") s"
-q >/dev/null <<KEYS
-CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
-CREATE EXTENSION IF NOT EXISTS pg_prewarm;
-CREATE TABLE gc_keys (n int, a int8[]);
-INSERT INTO gc_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gc_t TABLESAMPLE SYSTEM_ROWS(n * 2) ORDER BY random() LIMIT n) s)
-FROM unnest(ARRAY[10000, 100000, 1000000]) n;
-KEYS
+count_table gc_t gc_keys "$ROWS"
 
 # REPEAT executions of one prepared count in one session, default
 # settings: prints "COUNT <n>", "TIME <ms>" per execution and "PLAN <nodes>"

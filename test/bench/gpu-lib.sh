@@ -17,3 +17,27 @@ load_rows() {
     done
     wait
 }
+
+# count_table TABLE KEYTABLE ROWS: the table of the count measures, (id,
+# k int8) with ROWS rows whose keys spread over the whole int8 range,
+# frozen, analyzed and all visible; and KEYTABLE (n, a int8[]): the
+# existing keys of n = 10k, 100k and 1M random rows, in random order
+count_table() {
+    local t0 t1 t2
+    q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
+    q -c "DROP TABLE IF EXISTS $1, $2" >/dev/null
+    q -c "CREATE TABLE $1 (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
+    t0=$(now)
+    load_rows "$1" "$3" "hashint8(i) # (i << 20)"
+    t1=$(now)
+    q -c "VACUUM (FREEZE, ANALYZE) $1" >/dev/null
+    t2=$(now)
+    echo "loaded $3 rows in $(sub "$t1" "$t0") s, vacuumed in $(sub "$t2" "$t1") s"
+    q >/dev/null <<KEYS
+CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
+CREATE EXTENSION IF NOT EXISTS pg_prewarm;
+CREATE TABLE $2 (n int, a int8[]);
+INSERT INTO $2 SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM $1 TABLESAMPLE SYSTEM_ROWS(n * 2) ORDER BY random() LIMIT n) s)
+FROM unnest(ARRAY[10000, 100000, 1000000]) n;
+KEYS
+}

@@ -14,23 +14,7 @@ OUTFILE=${1:-/tmp/gpu-sql.md}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
 
-q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
-q -c "DROP TABLE IF EXISTS gb_t, gb_keys" >/dev/null
-q -c "CREATE TABLE gb_t (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
-t0=$(now)
-load_rows gb_t "$ROWS" "hashint8(i) # (i << 20)"
-t1=$(now)
-q -c "VACUUM (FREEZE, ANALYZE) gb_t" >/dev/null
-t2=$(now)
-echo "loaded $ROWS rows in $(sub "$t1" "$t0") s, vacuumed in $(sub "$t2" "$t1") s"
-# key sets: existing keys of random rows, in random order
-q <<EOF >/dev/null
-CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
-CREATE EXTENSION IF NOT EXISTS pg_prewarm;
-CREATE TABLE gb_keys (n int, a int8[]);
-INSERT INTO gb_keys SELECT n, (SELECT array_agg(k) FROM (SELECT k FROM gb_t TABLESAMPLE SYSTEM_ROWS(n * 2) ORDER BY random() LIMIT n) s)
-FROM unnest(ARRAY[10000, 100000, 1000000]) n;
-EOF
+count_table gb_t gb_keys "$ROWS"
 
 # Plans of the timed queries.  Serial, as issue 5 measures; or parallel
 # (leader + 2 workers, the default max_parallel_workers_per_gather): a

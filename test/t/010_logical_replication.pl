@@ -67,16 +67,26 @@ sub check_subscriber
 	is($ret, 0, "$what: gbtree_check(heapallindexed) passes") or diag($err);
 }
 
+# run sql on the publisher, wait for the subscriber, check the rows it
+# holds (count and min(id): expected, if given) and its index
+sub replicate_and_check
+{
+	my ($what, $sql, $expected) = @_;
+	$pub->safe_psql('postgres', $sql);
+	$pub->wait_for_catchup('lr_sub');
+	is($sub->safe_psql('postgres', 'SELECT count(*), min(id) FROM lr'), $expected,
+		"$what: the subscriber holds the rows it should")
+	  if defined $expected;
+	check_subscriber($what);
+}
+
+replicate_and_check('initial copy and insert',
+	'INSERT INTO lr SELECT g, g FROM generate_series(1, 3000) g');
+
 # rows with keys 1000-1999 (and a few NULLs), then a second TRUNCATE in the
 # same transaction, then rows with keys 5000-5999: the heap slots of the
 # first rows are reused by the second
-$pub->safe_psql('postgres', q{
-	INSERT INTO lr SELECT g, g FROM generate_series(1, 3000) g;
-});
-$pub->wait_for_catchup('lr_sub');
-check_subscriber('initial copy and insert');
-
-$pub->safe_psql('postgres', q{
+replicate_and_check('TRUNCATE, insert, TRUNCATE, insert in one transaction', q{
 	BEGIN;
 	TRUNCATE lr;
 	INSERT INTO lr SELECT g, CASE WHEN g % 100 = 0 THEN NULL ELSE 1000 + g % 1000 END
@@ -84,25 +94,17 @@ $pub->safe_psql('postgres', q{
 	TRUNCATE lr;
 	INSERT INTO lr SELECT g, 5000 + g % 1000 FROM generate_series(20001, 22000) g;
 	COMMIT;
-});
-$pub->wait_for_catchup('lr_sub');
-is($sub->safe_psql('postgres', 'SELECT count(*), min(id) FROM lr'), '2000|20001',
-	'two TRUNCATEs in one transaction: only the second insert is there');
-check_subscriber('TRUNCATE, insert, TRUNCATE, insert in one transaction');
+}, '2000|20001');
 
 # once more with the first TRUNCATE in an earlier transaction: the second
 # gets a new relfilenode, which the batch notices
-$pub->safe_psql('postgres', q{
+replicate_and_check('insert, TRUNCATE, insert in one transaction', q{
 	BEGIN;
 	INSERT INTO lr SELECT g, 1000 + g % 1000 FROM generate_series(30001, 31000) g;
 	TRUNCATE lr;
 	INSERT INTO lr SELECT g, 5000 + g % 1000 FROM generate_series(40001, 41500) g;
 	COMMIT;
-});
-$pub->wait_for_catchup('lr_sub');
-is($sub->safe_psql('postgres', 'SELECT count(*), min(id) FROM lr'), '1500|40001',
-	'insert, TRUNCATE, insert in one transaction: only the second insert is there');
-check_subscriber('insert, TRUNCATE, insert in one transaction');
+}, '1500|40001');
 
 $sub->stop;
 $pub->stop;
