@@ -14,7 +14,8 @@
  * A change is made on copies of its pages (gbt_wal_register), which the
  * page functions shared with redo (gbt_page_*) change exactly as redo
  * will; gbt_wal_finish puts the copies in place and logs them in one
- * critical section, as generic WAL does.
+ * critical section, as generic WAL does.  With the resource manager, small
+ * leaf inserts skip the copies (gbt_wal_insert_inplace).
  *
  *-------------------------------------------------------------------------
  */
