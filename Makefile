@@ -23,6 +23,14 @@ include $(PGXS)
 
 override CFLAGS += -std=gnu99
 
+# PostgreSQL 18's CFLAGS (Debian sid, built with gcc 14) name a warning that
+# older compilers (bookworm's gcc 12, Ubuntu 24.04's gcc 13) reject.
+ifneq ($(filter -Wmissing-variable-declarations,$(CFLAGS)),)
+ifneq ($(shell $(CC) -Werror -Wmissing-variable-declarations -E -x c /dev/null >/dev/null 2>&1 && echo ok),ok)
+override CFLAGS := $(filter-out -Wmissing-variable-declarations,$(CFLAGS))
+endif
+endif
+
 # PGXS does not track headers
 $(OBJS): $(wildcard src/*.h)
 

@@ -9,7 +9,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
-CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE EXTENSION IF NOT EXISTS pageinspect;	-- needs: pageinspect
 CREATE SCHEMA t13;
 SET search_path = t13, public;
 SET extra_float_digits = 1;

@@ -11,7 +11,7 @@
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
-CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE EXTENSION IF NOT EXISTS pageinspect;	-- needs: pageinspect
 CREATE SCHEMA t14;
 SET search_path = t14, public;
 SET extra_float_digits = 1;

@@ -60,8 +60,8 @@ typedef struct GbtBatch
 {
 	Oid			indexoid;
 	Oid			heapoid;
-	RelFileNode node;			/* the storage they were made for */
-	RelFileNode heapnode;		/* the table's storage, with their tuples */
+	GbtStorage node;			/* the storage they were made for */
+	GbtStorage heapnode;		/* the table's storage, with their tuples */
 	GbtEntry   *values;			/* entries of the value tree */
 	Size		nvalues;
 	Size		maxvalues;
@@ -203,15 +203,15 @@ flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bo
 }
 
 /* The storage of the table heapoid (heap, if the caller has it open) */
-static RelFileNode
+static GbtStorage
 table_storage(Oid heapoid, Relation heap)
 {
-	RelFileNode node;
+	GbtStorage node;
 
 	if (heap)
-		return heap->rd_node;
+		return gbt_rel_storage(heap);
 	heap = relation_open(heapoid, AccessShareLock);
-	node = heap->rd_node;
+	node = gbt_rel_storage(heap);
 	relation_close(heap, AccessShareLock);
 	return node;
 }
@@ -234,9 +234,9 @@ table_storage(Oid heapoid, Relation heap)
 static bool
 batch_follows_storage(GbtBatch *b, Relation index, Relation heap)
 {
-	if (!RelFileNodeEquals(table_storage(b->heapoid, heap), b->heapnode))
+	if (!gbt_storage_equals(table_storage(b->heapoid, heap), b->heapnode))
 		return false;
-	b->node = index->rd_node;
+	b->node = gbt_rel_storage(index);
 	b->partial = true;
 	return true;
 }
@@ -257,7 +257,7 @@ batch_flush(GbtBatch *b)
 	index = try_relation_open(b->indexoid, RowExclusiveLock);
 	if (index != NULL &&
 		(index->rd_rel->relkind != RELKIND_INDEX ||
-		 (!RelFileNodeEquals(index->rd_node, b->node) &&
+		 (!gbt_storage_equals(gbt_rel_storage(index), b->node) &&
 		  !batch_follows_storage(b, index, NULL))))
 	{
 		relation_close(index, RowExclusiveLock);
@@ -387,12 +387,12 @@ batch_for(Relation index, Relation heap)
 		b = &batches[i];
 		if (b->indexoid != indexoid)
 			continue;
-		if (!RelFileNodeEquals(b->node, index->rd_node) &&
+		if (!gbt_storage_equals(b->node, gbt_rel_storage(index)) &&
 			!batch_follows_storage(b, index, heap))
 		{
 			/* their tuples are gone with the table's old storage */
 			batch_free_entries(b);
-			b->node = index->rd_node;
+			b->node = gbt_rel_storage(index);
 			b->heapnode = table_storage(b->heapoid, heap);
 		}
 		return b;
@@ -416,7 +416,7 @@ batch_for(Relation index, Relation heap)
 	b->indexoid = indexoid;
 	b->epoch = ++batch_epochs;
 	b->heapoid = heap ? RelationGetRelid(heap) : index->rd_index->indrelid;
-	b->node = index->rd_node;
+	b->node = gbt_rel_storage(index);
 	b->heapnode = table_storage(b->heapoid, heap);
 	return b;
 }

@@ -193,7 +193,7 @@ writer_flush(GbtPageWriter *w)
 	if (w->n == 0)
 		return;
 	if (w->use_wal)
-		log_newpages(&w->index->rd_node, MAIN_FORKNUM, w->n, w->blknos, w->pages, true);
+		log_newpages(&gbt_rel_storage(w->index), MAIN_FORKNUM, w->n, w->blknos, w->pages, true);
 	smgr = RelationGetSmgr(w->index);
 	for (int i = 0; i < w->n; i++)
 	{
@@ -1011,7 +1011,7 @@ gbtbuildempty(Relation index)
 						  GBT_F_ROOT | GBT_F_RIGHTMOST |
 						  (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0));
 		smgr = RelationGetSmgr(index);
-		log_newpage(&smgr->smgr_rnode.node, INIT_FORKNUM, blk, page, true);
+		log_newpage(&gbt_smgr_storage(smgr), INIT_FORKNUM, blk, page, true);
 		PageSetChecksumInplace(page, blk);
 		smgrextend(smgr, INIT_FORKNUM, blk, (char *) page, true);
 	}

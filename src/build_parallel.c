@@ -233,7 +233,7 @@ gbt_build_parallel_scan(Relation heap, Relation index, IndexInfo *indexInfo, Gbt
 	pb->fileset = NULL;
 	if (!IsNormalProcessingMode())
 		return 0;
-	request = plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
+	request = gbt_index_build_workers(heap, index, indexInfo);
 	if (request <= 0)
 		return 0;
 

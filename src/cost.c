@@ -46,7 +46,7 @@
 
 /* How many keys the path's = ANY arrays give (as genericcostestimate counts) */
 static double
-array_keys(IndexPath *path)
+array_keys(PlannerInfo *root, IndexPath *path)
 {
 	double		n = 1;
 	ListCell   *lc;
@@ -63,7 +63,7 @@ array_keys(IndexPath *path)
 			if (IsA(rinfo->clause, ScalarArrayOpExpr))
 			{
 				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) rinfo->clause;
-				int			alength = estimate_array_length(lsecond(saop->args));
+				int			alength = gbt_estimate_array_length(root, lsecond(saop->args));
 
 				if (alength > 1)
 					n *= alength;
@@ -85,7 +85,7 @@ gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
 
-	nkeys = array_keys(path);
+	nkeys = array_keys(root, path);
 	if (nkeys >= Max(gbt_gpu_min_batch, GBT_COST_DEVICE_MIN_KEYS) &&
 		gbt_gpu_wanted((Size) Min(nkeys, 1e12)))
 	{

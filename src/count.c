@@ -575,7 +575,7 @@ run_count(GbtCountState *st)
 	st->snapshot = estate->es_snapshot;
 	st->serializable = IsolationIsSerializable();
 	st->count = 0;
-	scan = index_beginscan(st->heap, st->index, st->snapshot, st->nkeys, 0);
+	scan = gbt_index_beginscan(st->heap, st->index, st->snapshot, st->nkeys, 0);
 	index_rescan(scan, st->keys, st->nkeys, NULL, 0);
 	/* sort chunks of up to work_mem, at least 64k TIDs */
 	chunk = Min(Max((long) work_mem * 1024L / (long) sizeof(uint64), 65536L), 1L << 26);

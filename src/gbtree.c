@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/nbtree.h"
 #include "access/reloptions.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
@@ -20,7 +21,11 @@
 #include "gbtree_simd.h"
 #include "gbtree_xlog.h"
 
+#if PG_VERSION_NUM >= 180000
+PG_MODULE_MAGIC_EXT(.name = "gbtree", .version = GBT_EXTENSION_VERSION);
+#else
 PG_MODULE_MAGIC;
+#endif
 
 PG_FUNCTION_INFO_V1(gbtree_handler);
 
@@ -180,6 +185,27 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amestimateparallelscan = gbtestimateparallelscan;
 	amroutine->aminitparallelscan = gbtinitparallelscan;
 	amroutine->amparallelrescan = gbtparallelrescan;
+
+	/*
+	 * What later majors ask of an AM.  17: the core plans parallel builds
+	 * for AMs that say they can, and calls aminsertcleanup when an
+	 * inserting statement ends.  18: the planner maps "<" to a sort order
+	 * through amtranslatecmptype (without it, no ordered paths and no
+	 * correlation); gbtree's strategies are btree's, so btree's mappings
+	 * and opfamily properties hold.
+	 */
+#if PG_VERSION_NUM >= 170000
+	amroutine->amcanbuildparallel = true;
+	amroutine->aminsertcleanup = gbtinsertcleanup;
+#endif
+#if PG_VERSION_NUM >= 180000
+	amroutine->amcanhash = false;
+	amroutine->amconsistentequality = true;
+	amroutine->amconsistentordering = true;
+	amroutine->amgettreeheight = gbt_tree_height;
+	amroutine->amtranslatestrategy = bttranslatestrategy;
+	amroutine->amtranslatecmptype = bttranslatecmptype;
+#endif
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -20,10 +20,12 @@
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
 
+#include "gbtree_compat.h"
 #include "gbtree_node.h"
 
 #define GBT_MAGIC			0x67627472	/* "gbtr" */
 #define GBT_FORMAT_VERSION	1
+#define GBT_EXTENSION_VERSION	"0.1"	/* gbtree.control's default_version */
 
 
 /*
@@ -122,6 +124,7 @@ extern Datum gbt_index_datum(GbtIndexInfo *info, uint64 ikey, uint64 tid);
 
 /* pages.c */
 extern void gbt_init_page(Page page, bool leaf, uint16 level, uint16 flags);
+extern int	gbt_tree_height(Relation index);
 extern void gbt_init_metapage(Page page, Relation index, uint64 entries);
 extern Buffer gbt_new_buffer(Relation index, bool may_recycle);
 extern void gbt_advise_huge(void *p, Size len);
@@ -165,6 +168,9 @@ extern void gbt_batch_forget_index(Oid indexoid);
 extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,
 							  bool dedup, const BlockNumber *leaves, uint64 *hinted,
 							  uint64 *descended);
+#if PG_VERSION_NUM >= 170000
+extern void gbtinsertcleanup(Relation index, struct IndexInfo *indexInfo);
+#endif
 extern bool gbtinsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -182,7 +188,7 @@ extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);
 extern void gbtrestrpos(IndexScanDesc scan);
 extern bool gbtcanreturn(Relation index, int attno);
-extern Size gbtestimateparallelscan(void);
+extern Size gbtestimateparallelscan(GBT_ESTIMATEPARALLELSCAN_PARAMS);
 extern void gbtinitparallelscan(void *target);
 extern void gbtparallelrescan(IndexScanDesc scan);
 

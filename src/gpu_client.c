@@ -65,6 +65,7 @@ Size		gbt_gpu_staging_size = 0;
 static bool staging_held = false;
 static GbtGpuRequest *my_request = NULL;
 static bool exit_callback_set = false;
+static uint32 wait_gpu_request = 0;	/* wait event: waiting on the GPU service */
 
 static const struct config_enum_entry gbt_device_options[] = {
 	{"auto", GBT_DEVICE_AUTO, false},
@@ -370,7 +371,7 @@ gbt_gpu_submit_request(GbtGpuOp op, int copyno, uint64 gen, dsm_segment *seg, bo
 			req->op = op;
 			req->copyno = copyno;
 			req->gen = gen;
-			req->pgprocno = MyProc->pgprocno;
+			req->pgprocno = gbt_my_procno();
 			req->handle = seg ? dsm_segment_handle(seg) : DSM_HANDLE_INVALID;
 			req->staged = staged;
 			for (int a = 0; a < 3; a++)
@@ -436,7 +437,7 @@ gbt_gpu_wait_request(GbtGpuRequest *req, uint64 *total, double *ms, char *errbuf
 				break;
 			}
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 100L, PG_WAIT_EXTENSION);
+							 100L, gbt_wait_event("GbtreeGpuRequest", &wait_gpu_request));
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -542,7 +543,7 @@ void
 gbt_gpu_copy_restart_locked(GbtGpuCopy *c, Relation index)
 {
 	c->gen++;
-	c->relfilenode = index->rd_node.relNode;
+	c->relfilenode = gbt_rel_filenumber(index);
 	c->ndirty = 0;
 	c->overflow = false;
 	c->valid = false;
@@ -696,7 +697,7 @@ sync_copy(Relation index, int copyno, uint64 *genp, char *errbuf, Size errlen)
 		rfn = c->relfilenode;
 		overflow = c->overflow;
 		standby_lsn = c->standby_lsn;
-		if (!valid || overflow || rfn != index->rd_node.relNode)
+		if (!valid || overflow || rfn != gbt_rel_filenumber(index))
 		{
 			gbt_gpu_copy_restart_locked(c, index);
 			valid = false;

@@ -69,6 +69,7 @@ typedef struct GbtCudaApi
 } GbtCudaApi;
 
 static GbtCudaApi cuda;
+static uint32 wait_service_main = 0;	/* wait event: the service waits for work */
 
 /* service-local: the device copy behind each shared copy slot */
 static GbtCudaCopy *dev_copy[GBT_GPU_MAX_COPIES];
@@ -673,7 +674,7 @@ gbt_gpu_service_main(Datum arg)
 	service_open_device();
 
 	SpinLockAcquire(&sh->mutex);
-	sh->service_pgprocno = MyProc->pgprocno;
+	sh->service_pgprocno = gbt_my_procno();
 	sh->can_layout = (cuda.sort_layout != NULL);
 	sh->can_merge = (cuda.sort_leaves != NULL);
 	sh->state = GBT_SVC_READY;
@@ -695,7 +696,7 @@ gbt_gpu_service_main(Datum arg)
 		if (req == NULL)
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 1000L, PG_WAIT_EXTENSION);
+							 1000L, gbt_wait_event("GbtreeGpuServiceMain", &wait_service_main));
 			ResetLatch(MyLatch);
 			continue;
 		}

@@ -1119,6 +1119,21 @@ gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, b
 	}
 }
 
+#if PG_VERSION_NUM >= 170000
+/*
+ * An inserting statement ends (17+): its pending entries go into the tree
+ * now, while the statement still holds the index's lock, so no entry is
+ * ever pending while another backend may copy or rebuild the index, and a
+ * batch spans one statement.  Before 17 the batch waits for the flush
+ * points of src/README ("Batched insertion"), COMMIT at the latest.
+ */
+void
+gbtinsertcleanup(Relation index, IndexInfo *indexInfo)
+{
+	gbt_batch_flush_index(RelationGetRelid(index));
+}
+#endif
+
 bool
 gbtinsert(Relation index, Datum *values, bool *isnull,
 		  ItemPointer ht_ctid, Relation heapRel,

@@ -124,6 +124,23 @@ gbt_check_meta(Relation index)
 }
 
 /*
+ * Levels above the leaves in the value tree (its root is fixed at block 1):
+ * what PostgreSQL 18's planner asks through amgettreeheight, as for btree.
+ */
+int
+gbt_tree_height(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, GBT_ROOT_BLKNO);
+	int			level;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(index, buf);
+	level = gbt_page_opaque((char *) BufferGetPage(buf))->level;
+	UnlockReleaseBuffer(buf);
+	return level;
+}
+
+/*
  * Get a new, exclusively locked buffer: a recycled page from the FSM if
  * there is one and the caller may recycle (see gbt_lock_recycling), else
  * by extending the relation.  The caller initializes it
@@ -180,7 +197,7 @@ gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid)
 }
 
 /* A descent cannot go on from buf's page: XX002, naming what is wrong. */
-static pg_attribute_noreturn() void
+static gbt_noreturn void
 report_bad_link(Relation index, Buffer buf, const char *what)
 {
 	ereport(ERROR,

@@ -302,7 +302,7 @@ gbt_read_shared(Relation index, BlockNumber blkno)
 	return buf;
 }
 
-static pg_attribute_noreturn() void
+static gbt_noreturn void
 report_broken_left_link(Relation index, BlockNumber blkno)
 {
 	ereport(ERROR,
@@ -380,6 +380,7 @@ gbt_seek_entry(IndexScanDesc scan, int segno, uint64 key, uint64 tid,
 	int			lo = 0,
 				hi;
 
+	gbt_count_index_search(scan);
 	buf = gbt_descend(scan->indexRelation, so->segs[segno].root, key, tid,
 					  backward, BUFFER_LOCK_SHARE);
 	read_leaf(scan, buf, segno);
@@ -758,6 +759,7 @@ gbt_scan_gpu_fetch(IndexScanDesc scan)
 			gbt_scan_gpu_release(scan);
 			return false;
 		}
+		gbt_count_index_search(scan);	/* one batched search per tree */
 	}
 	if (so->nsegs == 2)
 	{

@@ -78,12 +78,11 @@ typedef GbtParallelScanData *GbtParallelScan;
 static inline GbtParallelScan
 par_shared(IndexScanDesc scan)
 {
-	return (GbtParallelScan) OffsetToPointer(scan->parallel_scan,
-											 scan->parallel_scan->ps_offset);
+	return (GbtParallelScan) gbt_parallel_scan_am_area(scan->parallel_scan);
 }
 
 Size
-gbtestimateparallelscan(void)
+gbtestimateparallelscan(GBT_ESTIMATEPARALLELSCAN_PARAMS)
 {
 	return sizeof(GbtParallelScanData);
 }

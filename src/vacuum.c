@@ -337,7 +337,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			Buffer		buf;
 			GbtPageOpaque op;
 
-			vacuum_delay_point();
+			gbt_vacuum_delay_point();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									 info->strategy);
 			LockBufferForCleanup(buf);
@@ -352,7 +352,8 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			if (op->flags & GBT_F_DELETED)
 			{
 				stats->pages_deleted++;
-				if (GlobalVisCheckRemovableFullXid(NULL, FullTransactionIdFromU64(op->xact)))
+				if (GlobalVisCheckRemovableFullXid(gbt_vacuum_heaprel(info),
+												   FullTransactionIdFromU64(op->xact)))
 				{
 					RecordFreeIndexPage(index, blkno);
 					stats->pages_free++;
@@ -384,7 +385,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		LockPage(index, GBT_META_BLKNO, ExclusiveLock);
 		for (int i = 0; i < nempty; i++)
 		{
-			vacuum_delay_point();
+			gbt_vacuum_delay_point();
 			if (delete_empty_leaf(index, empty[i]))
 				stats->pages_newly_deleted++;
 		}

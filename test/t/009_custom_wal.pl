@@ -108,7 +108,7 @@ SKIP:
 	skip 'pg_walinspect is not installed', 8
 	  unless $primary->safe_psql('postgres',
 		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_walinspect'") eq '1';
-	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');
+	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');	# needs: pg_walinspect
 	my $kinds = $primary->safe_psql('postgres', qq{
 	SELECT string_agg(record_type, ',' ORDER BY record_type)
 	FROM (SELECT DISTINCT record_type FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
