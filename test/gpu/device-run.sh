@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gpu/device-run.sh: set-up used on the GPU machine (bare Ubuntu,
 # CUDA, no PostgreSQL): carry the PostgreSQL 15 bundle (see
-# test/gpu/RESULTS.md), build and install gbtree with its CUDA library,
+# test/gpu/RESULTS.md; GPU_PG=18 carries .gpuhost/pg18.tar.gz instead), build and install gbtree with its CUDA library,
 # restart with gbtree preloaded, then run what is asked:
 #   test/gpu/device-run.sh test        make test-gpu
 #   test/gpu/device-run.sh sqlbench    test/bench/gpu-sql.sh (issue 5's SQL measure)
@@ -27,8 +27,14 @@ what=${1:-test}
 shift || true
 args=("$@")
 set --
+# GPU_PG=17|18: Debian's build of that major, carried with its own C
+# library (test/gpu/mkbundle-chroot.sh makes .gpuhost/pgN.tar.gz)
 # shellcheck disable=SC1091
-source .gpuhost/pg-up.sh || exit 1
+if [ "${GPU_PG:-15}" = 15 ]; then
+    source .gpuhost/pg-up.sh || exit 1
+else
+    source test/gpu/pg-up-chroot.sh "$GPU_PG" || exit 1
+fi
 nproc=$(nproc)
 { make -s with_llvm=no -j"$nproc" && make -s with_llvm=no install; } >"$OUT/build.log" 2>&1 ||
     { tail -n 40 "$OUT/build.log"; exit 1; }
@@ -50,7 +56,7 @@ case $what in
     countbench) test/bench/gpu-count-default.sh "$OUT/gpu-count-default.md" ;;
     bench)
         # make bench starts its own server: this one would only compete
-        su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
+        su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
         inv="test/gpu/device-run.sh bench ($(env | grep '^BENCH_' | sort | tr '\n' ' '))"
         res="$OUT/bench"
         if [ "${BENCH_KEEP_DATA:-0}" = 1 ]; then
