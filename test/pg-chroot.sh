@@ -2,6 +2,7 @@
 # test/pg-chroot.sh MAJOR SCRIPT [ARGS...]: run one of the repository's
 # scripts (test/run-tests.sh, test/bench/run-bench.sh) against Debian's own
 # build of PostgreSQL MAJOR, where this machine's Debian does not have it.
+# A benchmark's test/bench/results come back into the repository.
 #
 # Debian bookworm packages PostgreSQL 15 only.  Debian's 17 is in trixie and
 # its 18 in sid; their binaries need a newer C library than bookworm's, so
@@ -94,7 +95,7 @@ pass=(PG="$major" GB_IN_CHROOT="$suite" PATH=/usr/local/sbin:/usr/local/bin:/usr
       HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
 while IFS='=' read -r name _; do
     case $name in
-        TESTS_ONLY|KEEP_TMP|SUITE_TIMEOUT|TOTAL_TIMEOUT|SOAK_SECONDS|FUZZ_*|BENCH_*|GB_CUDA|CUDA)
+        TESTS_ONLY|KEEP_TMP|SUITE_TIMEOUT|TOTAL_TIMEOUT|SOAK_SECONDS|FUZZ_*|BENCH_*|GB_CUDA|CUDA|GIT_REV)
             pass+=("$name=${!name}") ;;
     esac
 done < <(env)
@@ -107,3 +108,10 @@ if [ -z "$(find "$ch/var/lib/apt/lists" -maxdepth 1 -name '*Packages*' -mmin -14
         { echo "WARNING: apt-get update in the chroot failed (tail of $ch.apt-update.log):"; tail -n 5 "$ch.apt-update.log"; }
 fi
 chroot "$ch" /usr/bin/env -i "${pass[@]}" bash "/build/gbtree/$script" "$@"
+rc=$?
+# A benchmark's results come back into the repository.
+if [ "$script" = test/bench/run-bench.sh ] && [ -d "$ch/build/gbtree/test/bench/results" ]; then
+    cp -r "$ch/build/gbtree/test/bench/results/." "$here/test/bench/results/"
+    echo "Copied the results back to $here/test/bench/results"
+fi
+exit $rc

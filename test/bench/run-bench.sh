@@ -59,6 +59,12 @@ unset LC_ALL LC_CTYPE LC_COLLATE LC_MESSAGES LC_MONETARY LC_NUMERIC LC_TIME LANG
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=test/lib.sh
 . "$BENCH_DIR/../lib.sh"
+# PG=17|18: Debian's build in a chroot (test/pg-chroot.sh), which copies
+# test/bench/results back; BENCH_OUT must then be under it.
+if [ "$(gb_pg_route)" = chroot ]; then
+    export GIT_REV=${GIT_REV:-$(git -C "$GB_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}
+    exec "$GB_ROOT/test/pg-chroot.sh" "$GB_PG_MAJOR" test/bench/run-bench.sh
+fi
 BENCH_DRIVER=${BENCH_DRIVER:-$BENCH_DIR/bench.py}
 # only bench.py draws plots
 BENCH_PLOTS=0
