@@ -513,8 +513,9 @@ if want gpuemu; then
             case $line in
                 "ok   "*) record gpuemu "${line#ok   }" ok ;;
                 "FAIL "*) record gpuemu "${line#FAIL }" FAILED ;;
+                "skip "*) SKIPPED_LIST+=("gpuemu/${line#skip }") ;;
             esac
-        done < <(grep -E '^(ok   |FAIL )' "$GB_SCRATCH/gpuemu.log")
+        done < <(grep -E '^(ok   |FAIL |skip )' "$GB_SCRATCH/gpuemu.log")
         tail -n 1 "$GB_SCRATCH/gpuemu.log" | grep -qE '^[0-9]+ passed, 0 failed$' ||
             record gpuemu run-emu FAILED "$(tail -n 1 "$GB_SCRATCH/gpuemu.log")"
         suite_summary gpuemu "$p0" "$f0"

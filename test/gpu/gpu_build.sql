@@ -7,7 +7,7 @@
 -- pass on both.  Prints one line per check: "ok ..." or "FAIL ...".
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pageinspect;
+CREATE EXTENSION IF NOT EXISTS pageinspect;	-- needs: pageinspect
 DROP TABLE IF EXISTS gb_types;
 CREATE TABLE gb_types (name text, typ text, expr text, opts text);
 -- expr: the key of row g (1..N); every tenth row NULL, rows 2..6 mod 10
