@@ -118,6 +118,15 @@ if want regress; then
     else
         bad "regress merged only $((m1 - m0)) insert batches on the GPU"
     fi
+    # 17+: the service's and the backends' waits have names of their own
+    if [ "$(q -c "SELECT current_setting('server_version_num')::int >= 170000")" = t ]; then
+        ev=$(q -c "SELECT string_agg(name, ',' ORDER BY name) FROM pg_wait_events WHERE type = 'Extension' AND name LIKE 'Gbtree%'")
+        if [ "$ev" = "GbtreeGpuRequest,GbtreeGpuServiceMain" ]; then
+            ok "wait events named in pg_wait_events: $ev"
+        else
+            bad "wait events: pg_wait_events has '$ev', not GbtreeGpuRequest,GbtreeGpuServiceMain"
+        fi
+    fi
 fi
 
 # run an SQL file whose lines say "ok <n> ..." or "FAIL <n> ...": it passes
