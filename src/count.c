@@ -300,7 +300,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	/*
 	 * Safe to run whole in a parallel worker, as an index-only scan is
 	 * (the library and its scan methods are loaded there too).  It
-	 * matters beyond force_parallel_mode: add_path keeps the
+	 * matters beyond force_parallel_mode (16+: debug_parallel_query): add_path keeps the
 	 * parallel-safe one of two paths within 1% of each other's cost, and
 	 * with many array keys the index pages, which both pay alike, are most
 	 * of the cost.  Under the default max_parallel_workers_per_gather the
