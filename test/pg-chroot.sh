@@ -21,17 +21,15 @@ major=${1:?major version}
 script=${2:?script to run}
 shift 2
 
-case $major in
-    17) suite=trixie ;;
-    18) suite=sid ;;
-    *) echo "ERROR: no Debian suite known for PostgreSQL $major" >&2; exit 1 ;;
-esac
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=test/lib.sh
+. "$here/test/lib.sh"
+suite=$(gb_chroot_suite "$major") || { echo "ERROR: no Debian suite known for PostgreSQL $major" >&2; exit 1; }
+ch=$(gb_chroot_dir "$major")
 [ "$(id -u)" -eq 0 ] || { echo "ERROR: PostgreSQL $major runs in a Debian $suite chroot, which needs root (CI runs as root)" >&2; exit 1; }
 case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mirror=${GB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-ch=${GB_CHROOT_CACHE:-/var/cache}/gbtree-pg$major-$suite
 
 unmount_all() {
     local m

@@ -71,7 +71,7 @@ record() {
 # wheel has no contrib modules).
 missing_extensions() {
     local e miss=""
-    for e in $(sed -n 's/.*\(--\|#\) needs: *\([a-z_, ]*\)$/\2/p' "$1" | tr ',' ' '); do
+    for e in $(gb_needed_extensions "$1"); do
         [ -f "$PG_SHAREDIR/extension/$e.control" ] || miss="$miss $e"
     done
     echo "${miss# }"

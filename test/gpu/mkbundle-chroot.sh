@@ -14,8 +14,9 @@
 set -euo pipefail
 major=${1:?major}
 out=$(realpath -m "${2:?output tarball}")
-case $major in 17) suite=trixie ;; 18) suite=sid ;; *) echo "17 or 18" >&2; exit 1 ;; esac
-ch=${GB_CHROOT_CACHE:-/var/cache}/gbtree-pg$major-$suite
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+ch=$(gb_chroot_dir "$major") || { echo "17 or 18" >&2; exit 1; }
 [ -x "$ch/usr/lib/postgresql/$major/bin/postgres" ] ||
     { echo "no $ch with postgresql-$major: run make test PG=$major first" >&2; exit 1; }
 command -v patchelf >/dev/null || apt-get install -y --no-install-recommends patchelf

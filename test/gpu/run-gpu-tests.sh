@@ -32,6 +32,8 @@
 
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+# shellcheck source=test/lib.sh
+. test/lib.sh
 # scratch files (logs, pgbench scripts) in a private directory
 SCR=$(mktemp -d "${TMPDIR:-/tmp}/gbtree-gputests.XXXXXX") || exit 2
 trap 'rm -rf "$SCR"' EXIT
@@ -51,7 +53,7 @@ info() { q -c "SELECT value FROM gbtree_device_info() WHERE name = '$1'"; }
 # tests are skipped, said so, and not counted.
 missing_extensions() {
     local e miss=""
-    for e in $(sed -n 's/.*\(--\|#\) needs: *\([a-z_, ]*\)$/\2/p' "$1" | tr ',' ' '); do
+    for e in $(gb_needed_extensions "$1"); do
         [ "$(q -c "SELECT count(*) FROM pg_available_extensions WHERE name = '$e'")" = 1 ] || miss="$miss $e"
     done
     echo "${miss# }"
