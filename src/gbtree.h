@@ -196,6 +196,9 @@ extern void gbtparallelrescan(IndexScanDesc scan);
 extern IndexBulkDeleteResult *gbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *gbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+extern bool gbt_leaf_reclaim_dead(Relation index, Buffer buf);
+extern void gbt_log_recovery_conflict(Relation index, BlockNumber blkno,
+									  FullTransactionId horizon);
 
 /* cost.c */
 extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,

@@ -59,6 +59,29 @@ typedef RelFileNode GbtStorage;
 #define gbt_vacuum_heaprel(info)		((Relation) NULL)
 #endif
 
+/*
+ * A recovery conflict with no page change: nbtree's XLOG_BTREE_REUSE_PAGE
+ * record, whose redo only cancels (or waits for) standby queries whose
+ * snapshots are older than the horizon.  16 renamed its fields and added
+ * isCatalogRel (logical decoding on standbys).
+ */
+#if PG_VERSION_NUM >= 160000
+#define gbt_fill_conflict_record(x, index, heap, blkno, fxid) \
+	do { \
+		(x)->locator = (index)->rd_locator; \
+		(x)->block = (blkno); \
+		(x)->snapshotConflictHorizon = (fxid); \
+		(x)->isCatalogRel = RelationIsAccessibleInLogicalDecoding(heap); \
+	} while (0)
+#else
+#define gbt_fill_conflict_record(x, index, heap, blkno, fxid) \
+	do { \
+		(x)->node = (index)->rd_node; \
+		(x)->block = (blkno); \
+		(x)->latestRemovedFullXid = (fxid); \
+	} while (0)
+#endif
+
 /* 17: PGPROC lost pgprocno; a backend's slot is its ProcNumber */
 #if PG_VERSION_NUM >= 170000
 #define gbt_my_procno()					((int) MyProcNumber)

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C"
@@ -156,8 +157,19 @@ typedef struct GbtNode
 #define GBT_INNER_USED_OFF	(GBT_INNER_DIR_OFF + GBT_DIR_SIZE * 8)
 #define GBT_INNER_END		(GBT_INNER_USED_OFF + GBT_BITMAP_WORDS * 8)
 
+/*
+ * A leaf's dead-entry marks (src/README, "Dead entries"): bit s set means
+ * the heap tuple of used slot s was found dead to every transaction.  They
+ * lie past pd_lower, in the space PostgreSQL takes for unused: hints, never
+ * WAL-logged, restored as zeros by full-page images and cleared by every
+ * logged change of the leaf's entries, so a mark never outlives the slot
+ * layout it was set for.
+ */
+#define GBT_LEAF_DEAD_OFF	GBT_LEAF_END
+#define GBT_LEAF_DEAD_END	(GBT_LEAF_DEAD_OFF + GBT_BITMAP_WORDS * 8)
+
 /* Both layouts end before the special space. */
-typedef char gbt_static_assert_leaf[(GBT_LEAF_END <= GBT_OPAQUE_OFFSET) ? 1 : -1];
+typedef char gbt_static_assert_leaf[(GBT_LEAF_DEAD_END <= GBT_OPAQUE_OFFSET) ? 1 : -1];
 typedef char gbt_static_assert_inner[(GBT_INNER_END <= GBT_OPAQUE_OFFSET) ? 1 : -1];
 typedef char gbt_static_assert_opaque[(sizeof(GbtPageOpaqueData) == GBT_OPAQUE_SIZE) ? 1 : -1];
 
@@ -193,6 +205,30 @@ gbt_node_view(char *page, GbtNode *node)
 		node->nslots = GBT_INNER_SLOTS;
 	}
 	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
+}
+
+/* The dead-entry marks of a leaf page (GBT_LEAF_DEAD_OFF) */
+static inline uint64_t *
+gbt_leaf_dead(char *page)
+{
+	return (uint64_t *) (page + GBT_LEAF_DEAD_OFF);
+}
+
+static inline bool
+gbt_leaf_has_dead(char *page)
+{
+	const uint64_t *dead = gbt_leaf_dead(page);
+	uint64_t	any = 0;
+
+	for (int w = 0; w < GBT_BITMAP_WORDS; w++)
+		any |= dead[w];
+	return any != 0;
+}
+
+static inline void
+gbt_leaf_clear_dead(char *page)
+{
+	memset(gbt_leaf_dead(page), 0, GBT_BITMAP_WORDS * 8);
 }
 
 static inline bool

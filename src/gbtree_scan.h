@@ -38,6 +38,7 @@ typedef struct GbtScanPos
 	uint64		pagelowtid;
 	bool		hasentries;		/* leaf had any entry at all */
 	uint64		lowkey;			/* its first entry's key, if so */
+	XLogRecPtr	lsn;			/* the leaf's LSN when read */
 	int			nitems;
 	int			itemIndex;
 	GbtEntry	items[GBT_MAX_SLOTS];
@@ -80,6 +81,11 @@ typedef struct GbtScanOpaqueData
 	int64		gpu_nulls_to;
 	bool		gpu_locked;		/* holds GBT_GPU_SCAN_LOCK */
 	bool		markValid;
+	/* entries whose heap tuples were found dead to all (kill_prior_tuple) */
+	GbtEntry   *killed;			/* made on first use */
+	int			nkilled;
+	BlockNumber kill_blk;		/* ... all from this leaf */
+	XLogRecPtr	kill_lsn;		/* ... as it was at this LSN */
 	IndexTuple	itup;			/* index-only result for non-null keys */
 	int16		attlen;
 	bool		int64_keys;		/* ascending int8-like keys: a datum is key ^ sign */

@@ -198,6 +198,8 @@ gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 
 	GbtNode		node;
 
 	gbt_page_view(page, &node);
+	if (node.opaque->flags & GBT_F_LEAF)
+		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 	for (int i = 0; i < n; i++)
 		if (gbt_node_insert(&node, keys[i], tids[i], child ? child[i] : 0) < 0)
 			return false;
@@ -588,14 +590,28 @@ leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, 
 	gbt_gpu_note_changes(index, &blkno, 1, false);
 }
 
+/*
+ * Whether the exclusively locked leaf in buf has room for k more entries,
+ * once the entries it has marked dead are gone (they go only when it
+ * lacks room: their removal costs heap reads and a WAL record).
+ */
+static bool
+leaf_has_room(Relation index, Buffer buf, Size k)
+{
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+
+	if (op->nused + k <= (Size) op->nslots)
+		return true;
+	return gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots;
+}
+
 /* Returns false if the leaf is full and an SMO is needed. */
 static bool
 insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 {
 	Buffer		buf = gbt_descend(index, root, key, tid, false, BUFFER_LOCK_EXCLUSIVE);
-	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 
-	if (op->nused >= op->nslots)
+	if (!leaf_has_room(index, buf, 1))
 	{
 		UnlockReleaseBuffer(buf);
 		return false;
@@ -697,9 +713,8 @@ static bool
 insert_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
 {
 	GbtSmoTarget *t = (GbtSmoTarget *) arg;
-	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 
-	if (op->nused < op->nslots)
+	if (leaf_has_room(index, buf, 1))
 		leaf_insert(index, buf, &t->key, &t->tid, 1);
 	else
 		split_single(index, pbuf, buf, true, t->key, t->tid, may_recycle);
@@ -849,6 +864,7 @@ gbt_page_merge(Page page, const GbtEntry *e, Size k)
 	if (mc.a < mc.nold || mc.b < mc.k)
 		elog(ERROR, "gbtree: leaf unexpectedly full");
 	gbt_node_load_spread(&node, m, sb->keys, sb->tids, NULL, true);
+	gbt_leaf_clear_dead((char *) page);
 	pfree(sb);
 }
 
@@ -985,7 +1001,7 @@ merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *a
 	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 	Size		j = leaf_run_end(op, ms->e, ms->i, ms->n);
 
-	if (op->nused + (j - ms->i) <= (Size) op->nslots)
+	if (leaf_has_room(index, buf, j - ms->i))
 	{
 		/* no split needed: back to the optimistic path */
 		merge_into_leaf(index, buf, ms->e + ms->i, j - ms->i, ms->dedup);
@@ -1107,7 +1123,7 @@ gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, b
 			buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		j = leaf_run_end(op, e, i, n);
-		if (op->nused + (j - i) <= (Size) op->nslots)
+		if (leaf_has_room(index, buf, j - i))
 		{
 			merge_into_leaf(index, buf, e + i, j - i, dedup);
 			UnlockReleaseBuffer(buf);

@@ -163,11 +163,22 @@ gbt_new_buffer(Relation index, bool may_recycle)
 		if (ConditionalLockBuffer(buf))
 		{
 			page = BufferGetPage(buf);
-			if (PageIsNew(page) ||
-				(PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
-				 (gbt_page_opaque((char *) page)->flags & GBT_F_DELETED) &&
-				 !(gbt_page_opaque((char *) page)->flags & GBT_F_META)))
+			if (PageIsNew(page))
 				return buf;
+			if (PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
+				(gbt_page_opaque((char *) page)->flags & GBT_F_DELETED) &&
+				!(gbt_page_opaque((char *) page)->flags & GBT_F_META))
+			{
+				/*
+				 * The horizon that let it be recycled says nothing of a
+				 * standby's snapshots: there, queries that may still reach
+				 * the page through an old link must end first (nbtree
+				 * logs the same conflict).
+				 */
+				gbt_log_recovery_conflict(index, blkno,
+										  FullTransactionIdFromU64(gbt_page_opaque((char *) page)->xact));
+				return buf;
+			}
 			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buf);

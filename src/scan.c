@@ -41,6 +41,8 @@
 #include "gbtree_keys.h"
 #include "gbtree_scan.h"
 
+static void mark_killed(IndexScanDesc scan);
+
 IndexScanDesc
 gbtbeginscan(Relation index, int nkeys, int norderbys)
 {
@@ -66,6 +68,8 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->clip = false;
 	so->gpu_items = NULL;
 	so->gpu_locked = false;
+	so->killed = NULL;
+	so->nkilled = 0;
 	so->info = gbt_index_info(index);
 	so->keycxt = NULL;
 	so->tupcxt = NULL;			/* made on first use (index-only NULLs) */
@@ -212,6 +216,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	pos->deleted = (op->flags & GBT_F_DELETED) != 0;
 	pos->pagelowkey = op->lowkey;
 	pos->pagelowtid = op->lowtid;
+	pos->lsn = BufferGetLSNAtomic(buf);
 	if (pos->deleted)
 	{
 		/* its key range went right: the next page starts where it did */
@@ -236,6 +241,16 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		int			r = first_range_hi_ge(seg, fk);
 		int			nwords = (node.nslots + 63) / 64;
 		bool		disorder = false;
+		const uint64 *dead = gbt_leaf_dead((char *) page);
+
+		/*
+		 * Entries marked dead are skipped, as nbtree skips LP_DEAD items,
+		 * except by a transaction that began in recovery: marks made on
+		 * the primary may count tuples dead that its snapshot still sees
+		 * (they are not WAL-logged, but a base backup copies them).
+		 */
+		if (!scan->ignore_killed_tuples)
+			dead = NULL;
 
 		pos->lowkey = fk;
 
@@ -250,6 +265,8 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 			{
 				uint64		bits = node.used[w];
 
+				if (dead)
+					bits &= ~dead[w];
 				if (w == (s >> 6))
 					bits &= ~UINT64CONST(0) << (s & 63);
 				while (bits)
@@ -666,6 +683,99 @@ gbt_next_leaf_serial(IndexScanDesc scan, ScanDirection dir)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * Dead entries (src/README, "Dead entries")
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * The entry last returned from the current leaf has a heap tuple dead to
+ * every transaction (the executor set kill_prior_tuple): remember it, to
+ * be marked when the scan leaves the leaf.  Entries of GPU batches are
+ * not remembered: they carry no leaf.
+ */
+static void
+remember_killed(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	GbtScanPos *pos = &so->pos;
+
+	if (so->gpu_items || pos->seg < 0 || pos->itemIndex < 0 || pos->itemIndex >= pos->nitems)
+		return;
+	if (so->nkilled > 0 && (so->kill_blk != pos->blk || so->kill_lsn != pos->lsn))
+		mark_killed(scan);
+	if (so->killed == NULL)
+		so->killed = MemoryContextAlloc(GetMemoryChunkContext(so),
+										sizeof(GbtEntry) * GBT_MAX_SLOTS);
+	if (so->nkilled == 0)
+	{
+		so->kill_blk = pos->blk;
+		so->kill_lsn = pos->lsn;
+	}
+	if (so->nkilled < GBT_MAX_SLOTS)
+		so->killed[so->nkilled++] = pos->items[pos->itemIndex];
+}
+
+/*
+ * Mark the remembered entries dead on their leaf, as nbtree's
+ * _bt_killitems sets LP_DEAD: a hint, under a share lock, not WAL-logged.
+ * Called with no buffer locked.  An entry is marked only where it is sure
+ * to be the one the scan returned: if the scan kept its pin, VACUUM (which
+ * takes a cleanup lock on every leaf) cannot have removed it and let its
+ * heap TID be reused, so finding (key, TID) on the leaf is enough; if the
+ * pin was dropped, the leaf must be unchanged since it was read (same LSN),
+ * else nothing is marked.  A missed mark costs only a later visit.
+ */
+static void
+mark_killed(IndexScanDesc scan)
+{
+	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	Buffer		buf;
+	bool		pinned;
+	Page		page;
+	GbtNode		node;
+	uint64	   *dead;
+	bool		marked = false;
+	int			n = so->nkilled;
+
+	if (n == 0)
+		return;
+	so->nkilled = 0;
+	pinned = BufferIsValid(so->buf) && BufferGetBlockNumber(so->buf) == so->kill_blk;
+	buf = pinned ? so->buf : ReadBuffer(index, so->kill_blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if ((!pinned && BufferGetLSNAtomic(buf) != so->kill_lsn) ||
+		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE ||
+		(gbt_page_opaque((char *) page)->flags & (GBT_F_LEAF | GBT_F_DELETED)) != GBT_F_LEAF)
+		goto done;
+	gbt_page_view(page, &node);
+	dead = gbt_leaf_dead((char *) page);
+	for (int i = 0; i < n; i++)
+	{
+		GbtEntry   *e = &so->killed[i];
+		int			s = gbt_node_lower_bound_entry(&node, e->key, e->tid);
+
+		/* a gap holds its next used slot's entry: that slot is the one */
+		if (s < node.nslots)
+			s = gbt_node_next_used(&node, s);
+		if (s >= node.nslots || node.keys[s] != e->key || node.tids[s] != e->tid)
+			continue;
+		if (!(dead[s >> 6] & (UINT64CONST(1) << (s & 63))))
+		{
+			dead[s >> 6] |= UINT64CONST(1) << (s & 63);
+			marked = true;
+		}
+	}
+	if (marked)
+		MarkBufferDirtyHint(buf, true);
+done:
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (!pinned)
+		ReleaseBuffer(buf);
+}
+
 /*
  * The current leaf is used up in direction dir: move to the next leaf
  * (or range, or segment) that has a matching entry.  Returns false at the
@@ -677,6 +787,7 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	mark_killed(scan);
 	if (scan->parallel_scan && !so->par_serial)
 	{
 		if (!ScanDirectionIsForward(dir))
@@ -943,6 +1054,8 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
+	if (scan->kill_prior_tuple && so->started)
+		remember_killed(scan);
 	if (!so->started)
 	{
 		if (!start_scan(scan, dir))
@@ -1177,6 +1290,7 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	mark_killed(scan);
 	gbt_scan_drop_pin(so);
 	gbt_scan_gpu_release(scan);
 	so->started = false;
@@ -1193,10 +1307,13 @@ gbtendscan(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	mark_killed(scan);
 	gbt_scan_drop_pin(so);
 	gbt_scan_gpu_release(scan);
 	if (so->keycxt)
 		MemoryContextDelete(so->keycxt);
+	if (so->killed)
+		pfree(so->killed);
 	if (so->tupcxt)
 		MemoryContextDelete(so->tupcxt);
 	if (so->mark)
@@ -1245,6 +1362,7 @@ gbtrestrpos(IndexScanDesc scan)
 		so->gpu_i = so->gpu_mark;
 		return;
 	}
+	mark_killed(scan);
 	if (so->pos.blk != so->mark->blk || so->pos.seg != so->mark->seg ||
 		!BufferIsValid(so->buf))
 	{

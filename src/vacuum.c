@@ -32,7 +32,12 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/nbtxlog.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/transam.h"
+#include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -50,6 +55,12 @@
  * when replayed.
  */
 
+static int
+cmp_slot_desc(const void *a, const void *b)
+{
+	return (int) *(const uint16 *) b - (int) *(const uint16 *) a;
+}
+
 /* Turn the given slots of a leaf into gaps, in that order. */
 void
 gbt_page_delete_slots(Page page, const uint16 *slots, int n)
@@ -57,6 +68,7 @@ gbt_page_delete_slots(Page page, const uint16 *slots, int n)
 	GbtNode		node;
 
 	gbt_page_view(page, &node);
+	gbt_leaf_clear_dead((char *) page);
 	for (int i = 0; i < n; i++)
 		gbt_node_delete_slot(&node, slots[i]);
 }
@@ -143,6 +155,118 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 		stats->tuples_removed += ndead;
 	}
 	stats->num_index_tuples += live;
+}
+
+/*
+ * Standby queries whose snapshots are older than horizon must not see what
+ * the records that follow remove (entries of dead tuples, a recycled page).
+ * gbtree's own records carry no horizon and generic WAL cannot, so this
+ * logs nbtree's page-reuse record, which does nothing on redo but resolve
+ * that conflict; nothing is logged where no standby can run queries.
+ */
+void
+gbt_log_recovery_conflict(Relation index, BlockNumber blkno, FullTransactionId horizon)
+{
+	xl_btree_reuse_page x;
+	Relation	heap;
+
+	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() ||
+		!FullTransactionIdIsValid(horizon))
+		return;
+	/* the caller holds a lock on the table, as any change of its index does */
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	memset(&x, 0, sizeof(x));
+	gbt_fill_conflict_record(&x, index, heap, blkno, horizon);
+	table_close(heap, NoLock);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &x, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+/* The full xid of xid, an xid of the recent past (a heap tuple's xmax) */
+static FullTransactionId
+recent_full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	if (!TransactionIdIsNormal(xid))
+		return InvalidFullTransactionId;
+	if (xid >= XidFromFullTransactionId(next))
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+/*
+ * The exclusively locked leaf in buf is full: remove its entries marked
+ * dead (src/README, "Dead entries") before it splits, as nbtree's simple
+ * deletion does.  The table AM checks their heap TIDs and gives the newest
+ * xid among the tuples they lead to, the horizon of the recovery conflict
+ * logged first.  Returns whether any entry went.
+ */
+bool
+gbt_leaf_reclaim_dead(Relation index, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	const uint64 *dead = gbt_leaf_dead((char *) page);
+	GbtNode		node;
+	TM_IndexDeleteOp delstate;
+	Relation	heap;
+	TransactionId horizon;
+	uint16		cand[GBT_MAX_SLOTS];
+	uint16		slots[GBT_MAX_SLOTS];
+	int			n = 0;
+	GbtWal	   *w;
+
+	if (!gbt_leaf_has_dead((char *) page))
+		return false;
+	gbt_page_view(page, &node);
+	for (int s = gbt_node_first_used(&node); s < node.nslots;
+		 s = gbt_node_next_used(&node, s + 1))
+		if (dead[s >> 6] & (UINT64CONST(1) << (s & 63)))
+			cand[n++] = (uint16) s;
+	if (n == 0)
+		return false;
+
+	delstate.irel = index;
+	delstate.iblknum = blkno;
+	delstate.bottomup = false;
+	delstate.bottomupfreespace = 0;
+	delstate.ndeltids = n;
+	delstate.deltids = palloc(sizeof(TM_IndexDelete) * n);
+	delstate.status = palloc(sizeof(TM_IndexStatus) * n);
+	for (int i = 0; i < n; i++)
+	{
+		gbt_tid_to_itemptr(node.tids[cand[i]], &delstate.deltids[i].tid);
+		delstate.deltids[i].id = (int16) i;
+		delstate.status[i].idxoffnum = cand[i];
+		delstate.status[i].knowndeletable = true;
+		delstate.status[i].promising = false;
+		delstate.status[i].freespace = 16;
+	}
+	/* the caller holds a lock on the table, as any insert into its index does */
+	heap = table_open(index->rd_index->indrelid, NoLock);
+	horizon = table_index_delete_tuples(heap, &delstate);
+	table_close(heap, NoLock);
+
+	/* every entry was known deletable, so all remain: delete from the right */
+	n = delstate.ndeltids;
+	for (int i = 0; i < n; i++)
+		slots[i] = delstate.status[delstate.deltids[i].id].idxoffnum;
+	pfree(delstate.deltids);
+	pfree(delstate.status);
+	if (n == 0)
+		return false;
+	qsort(slots, n, sizeof(uint16), cmp_slot_desc);
+
+	gbt_log_recovery_conflict(index, blkno, recent_full_xid(horizon));
+	w = gbt_wal_start(index);
+	gbt_page_delete_slots(gbt_wal_register(w, buf, 0), slots, n);
+	gbt_wal_block_data(w, 0, slots, sizeof(uint16) * n);
+	gbt_wal_finish(w, XLOG_GBT_VACUUM);
+	gbt_gpu_note_changes(index, &blkno, 1, false);
+	return true;
 }
 
 /*

@@ -115,6 +115,15 @@ check_page_alone(GbtCheckState *st, Buffer buf, bool nulltree)
 		CORRUPT(st, blk, "%s", err);
 	if (((op->flags & GBT_F_NULLTREE) != 0) != nulltree)
 		CORRUPT(st, blk, "page belongs to the wrong tree");
+	if (op->flags & GBT_F_LEAF)
+	{
+		const uint64 *dead = gbt_leaf_dead((char *) BufferGetPage(buf));
+
+		/* marks are set on used slots and cleared whenever slots move */
+		for (int w = 0; w < GBT_BITMAP_WORDS; w++)
+			if (dead[w] & ~node.used[w])
+				CORRUPT(st, blk, "dead mark on an unused slot near slot %d", w * 64);
+	}
 	if (!(op->flags & GBT_F_RIGHTMOST))
 	{
 		int			last = gbt_node_last_used(&node);

@@ -536,7 +536,7 @@ gbt_desc(StringInfo buf, XLogReaderState *record)
 	}
 }
 
-/* No hint bits and no unused space worth masking: LSN and checksum only. */
+/* LSN, checksum and the hole, where leaves keep their dead-entry marks (hints) */
 static void
 gbt_mask(char *pagedata, BlockNumber blkno)
 {
