@@ -16,6 +16,7 @@
 #include "access/genam.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "catalog/pg_amop.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
@@ -90,6 +91,7 @@ typedef struct GbtIndexInfo
 	Oid			keytype;
 	bool		desc;			/* index column is DESC: keys stored inverted */
 	bool		nulls_first;
+	uint64		opfamily_epoch; /* operator family checked as of (keys.c) */
 } GbtIndexInfo;
 
 /* One entry as the scans and the build see it */
@@ -116,6 +118,8 @@ extern int	gbt_get_fillfactor(Relation index);
 
 /* keys.c */
 extern GbtIndexInfo *gbt_index_info(Relation index);
+extern void gbt_keys_init(void);
+extern bool gbt_amop_is_btrees(Form_pg_amop amop);
 extern bool gbt_type_supported(Oid typid);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
 extern Datum gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid);
@@ -212,6 +216,7 @@ extern void gbt_count_init(void);
 
 /* validate.c */
 extern bool gbtvalidate(Oid opclassoid);
+extern char *gbt_opfamily_name(Oid opfamilyoid);
 
 /* helpers */
 static inline uint64

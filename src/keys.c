@@ -12,13 +12,21 @@
  */
 #include "postgres.h"
 
+#include "access/nbtree.h"
+#include "catalog/pg_amop.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "utils/builtins.h"
 #include "utils/cash.h"
+#include "utils/catcache.h"
 #include "utils/date.h"
 #include "utils/float.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "gbtree.h"
@@ -47,11 +55,88 @@ gbt_type_supported(Oid typid)
 	}
 }
 
+/*
+ * Operator families
+ * -----------------
+ *
+ * gbtree orders every type by its normalized key, which is the type's
+ * built-in btree order; it never calls an operator class's operators or
+ * support function.  So an operator family is sound only if each of its
+ * operators is the one btree's default family of its left type has for
+ * the same types and strategy: then every condition and ORDER BY the
+ * planner hands gbtree means what the keys mean.  A family that a user
+ * made or altered (a reversed order, an operator of another meaning, a
+ * type pair gbtree cannot compare) would give wrong rows; an index on one
+ * is refused with 0A000.  The check runs when an index's information is
+ * built and again after any change to any operator family (a syscache
+ * callback on pg_amop moves gbt_opfamily_epoch on), so a family altered
+ * after CREATE INDEX is caught at the next use of the index.
+ */
+static uint64 gbt_opfamily_epoch = 1;
+
+static void
+opfamily_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	gbt_opfamily_epoch++;
+}
+
+void
+gbt_keys_init(void)
+{
+	CacheRegisterSyscacheCallback(AMOPSTRATEGY, opfamily_changed, (Datum) 0);
+}
+
+/* Whether amop is the operator btree's default family has in its place */
+bool
+gbt_amop_is_btrees(Form_pg_amop amop)
+{
+	Oid			btclass = GetDefaultOpClass(amop->amoplefttype, BTREE_AM_OID);
+
+	if (!OidIsValid(btclass) || amop->amoppurpose != AMOP_SEARCH)
+		return false;
+	return get_opfamily_member(get_opclass_family(btclass), amop->amoplefttype,
+							   amop->amoprighttype, amop->amopstrategy) == amop->amopopr;
+}
+
+static void
+check_opfamily(Relation index)
+{
+	Oid			opfamily = index->rd_opfamily[0];
+	CatCList   *oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamily));
+
+	for (int i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+
+		if (!gbt_amop_is_btrees(amop) || !gbt_type_supported(amop->amoplefttype) ||
+			!gbt_type_supported(amop->amoprighttype))
+		{
+			char	   *opname = format_operator(amop->amopopr);
+			char	   *famname = gbt_opfamily_name(opfamily);
+
+			ReleaseCatCacheList(oprlist);
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree index \"%s\" uses operator family \"%s\", whose operator %s for strategy %d is not btree's",
+							RelationGetRelationName(index), famname, opname,
+							(int) amop->amopstrategy),
+					 errdetail("gbtree orders each type by its built-in btree order, so each operator of a gbtree operator family must be the one in the type's default btree operator family."),
+					 errhint("Use gbtree's own operator classes, unaltered.")));
+		}
+	}
+	ReleaseCatCacheList(oprlist);
+}
+
 GbtIndexInfo *
 gbt_index_info(Relation index)
 {
 	GbtIndexInfo *info = (GbtIndexInfo *) index->rd_amcache;
 
+	if (info != NULL && info->opfamily_epoch != gbt_opfamily_epoch)
+	{
+		check_opfamily(index);
+		info->opfamily_epoch = gbt_opfamily_epoch;
+	}
 	if (info == NULL)
 	{
 		int16		opt;
@@ -60,6 +145,7 @@ gbt_index_info(Relation index)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gbtree indexes support only one key column")));
+		check_opfamily(index);
 		info = MemoryContextAllocZero(index->rd_indexcxt, sizeof(GbtIndexInfo));
 		info->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 		opt = index->rd_indoption[0];
@@ -70,6 +156,7 @@ gbt_index_info(Relation index)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("gbtree does not support indexes on type %s",
 							format_type_be(info->keytype))));
+		info->opfamily_epoch = gbt_opfamily_epoch;
 		index->rd_amcache = info;
 	}
 	return info;

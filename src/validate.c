@@ -44,8 +44,8 @@ key_space(Oid typid)
 	}
 }
 
-static char *
-opfamily_name(Oid opfamilyoid)
+char *
+gbt_opfamily_name(Oid opfamilyoid)
 {
 	HeapTuple	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamilyoid));
 	char	   *name;
@@ -80,7 +80,7 @@ gbtvalidate(Oid opclassoid)
 	opfamilyoid = classform->opcfamily;
 	opcintype = classform->opcintype;
 	opclassname = NameStr(classform->opcname);
-	opfamilyname = opfamily_name(opfamilyoid);
+	opfamilyname = gbt_opfamily_name(opfamilyoid);
 
 	if (key_space(opcintype) < 0)
 	{
@@ -142,6 +142,14 @@ gbtvalidate(Oid opclassoid)
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 					 errmsg("gbtree operator family \"%s\" contains operator %s with wrong signature",
+							opfamilyname, format_operator(oprform->amopopr))));
+			result = false;
+		}
+		if (!gbt_amop_is_btrees(oprform))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("gbtree operator family \"%s\" contains operator %s, which is not btree's operator for its types and strategy",
 							opfamilyname, format_operator(oprform->amopopr))));
 			result = false;
 		}
