@@ -39,6 +39,7 @@ typedef struct GbtScanPos
 	bool		hasentries;		/* leaf had any entry at all */
 	uint64		lowkey;			/* its first entry's key, if so */
 	XLogRecPtr	lsn;			/* the leaf's LSN when read */
+	bool		pinned;			/* pinned ever since it was read */
 	int			nitems;
 	int			itemIndex;
 	GbtEntry	items[GBT_MAX_SLOTS];
@@ -86,6 +87,7 @@ typedef struct GbtScanOpaqueData
 	int			nkilled;
 	BlockNumber kill_blk;		/* ... all from this leaf */
 	XLogRecPtr	kill_lsn;		/* ... as it was at this LSN */
+	bool		kill_pinned;	/* ... which stayed pinned since */
 	IndexTuple	itup;			/* index-only result for non-null keys */
 	int16		attlen;
 	bool		int64_keys;		/* ascending int8-like keys: a datum is key ^ sign */

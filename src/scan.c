@@ -226,6 +226,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 		pos->hasentries = false;
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		hold_leaf_pin(scan, buf, false);
+		pos->pinned = false;
 		return;
 	}
 	pos->hikey = op->hikey;
@@ -305,7 +306,8 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	pos->nitems = n;
 
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	hold_leaf_pin(scan, buf, needs_leaf_pin(scan));
+	pos->pinned = needs_leaf_pin(scan);
+	hold_leaf_pin(scan, buf, pos->pinned);
 }
 
 /* Pin and share-lock block blkno of the index, after the basic page check. */
@@ -702,7 +704,8 @@ remember_killed(IndexScanDesc scan)
 
 	if (so->gpu_items || pos->seg < 0 || pos->itemIndex < 0 || pos->itemIndex >= pos->nitems)
 		return;
-	if (so->nkilled > 0 && (so->kill_blk != pos->blk || so->kill_lsn != pos->lsn))
+	if (so->nkilled > 0 && (so->kill_blk != pos->blk || so->kill_lsn != pos->lsn ||
+							so->kill_pinned != pos->pinned))
 		mark_killed(scan);
 	if (so->killed == NULL)
 		so->killed = MemoryContextAlloc(GetMemoryChunkContext(so),
@@ -711,6 +714,7 @@ remember_killed(IndexScanDesc scan)
 	{
 		so->kill_blk = pos->blk;
 		so->kill_lsn = pos->lsn;
+		so->kill_pinned = pos->pinned;
 	}
 	if (so->nkilled < GBT_MAX_SLOTS)
 		so->killed[so->nkilled++] = pos->items[pos->itemIndex];
@@ -720,11 +724,13 @@ remember_killed(IndexScanDesc scan)
  * Mark the remembered entries dead on their leaf, as nbtree's
  * _bt_killitems sets LP_DEAD: a hint, under a share lock, not WAL-logged.
  * Called with no buffer locked.  An entry is marked only where it is sure
- * to be the one the scan returned: if the scan kept its pin, VACUUM (which
- * takes a cleanup lock on every leaf) cannot have removed it and let its
- * heap TID be reused, so finding (key, TID) on the leaf is enough; if the
- * pin was dropped, the leaf must be unchanged since it was read (same LSN),
- * else nothing is marked.  A missed mark costs only a later visit.
+ * to be the one the scan returned: if the scan kept its pin on the leaf
+ * ever since it read it, VACUUM (which takes a cleanup lock on every leaf
+ * before any heap TID is reused) cannot have let the entry's TID be
+ * reused, so finding (key, TID) on the leaf is enough; otherwise the leaf
+ * must be unchanged since it was read (same LSN, which only a WAL-logged
+ * index moves), else nothing is marked.  A missed mark costs only a later
+ * visit.
  */
 static void
 mark_killed(IndexScanDesc scan)
@@ -742,7 +748,11 @@ mark_killed(IndexScanDesc scan)
 	if (n == 0)
 		return;
 	so->nkilled = 0;
-	pinned = BufferIsValid(so->buf) && BufferGetBlockNumber(so->buf) == so->kill_blk;
+	pinned = so->kill_pinned && BufferIsValid(so->buf) &&
+		BufferGetBlockNumber(so->buf) == so->kill_blk;
+	/* without WAL the LSN does not move: only the pin can vouch */
+	if (!pinned && !RelationNeedsWAL(index))
+		return;
 	buf = pinned ? so->buf : ReadBuffer(index, so->kill_blk);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
@@ -1372,6 +1382,8 @@ gbtrestrpos(IndexScanDesc scan)
 	}
 	memcpy(&so->pos, so->mark,
 		   offsetof(GbtScanPos, items) + sizeof(GbtEntry) * so->mark->nitems);
+	/* whatever pin is held now was not held all along since the mark */
+	so->pos.pinned = false;
 }
 
 bool
