@@ -240,7 +240,8 @@ gbt_leaf_reclaim_dead(Relation index, Buffer buf)
 	{
 		gbt_tid_to_itemptr(node.tids[cand[i]], &delstate.deltids[i].tid);
 		delstate.deltids[i].id = (int16) i;
-		delstate.status[i].idxoffnum = cand[i];
+		/* an OffsetNumber must be valid (1-based): slot + 1 */
+		delstate.status[i].idxoffnum = cand[i] + 1;
 		delstate.status[i].knowndeletable = true;
 		delstate.status[i].promising = false;
 		delstate.status[i].freespace = 16;
@@ -253,7 +254,7 @@ gbt_leaf_reclaim_dead(Relation index, Buffer buf)
 	/* every entry was known deletable, so all remain: delete from the right */
 	n = delstate.ndeltids;
 	for (int i = 0; i < n; i++)
-		slots[i] = delstate.status[delstate.deltids[i].id].idxoffnum;
+		slots[i] = delstate.status[delstate.deltids[i].id].idxoffnum - 1;
 	pfree(delstate.deltids);
 	pfree(delstate.status);
 	if (n == 0)

@@ -38,9 +38,12 @@ sub run_mode
 	my ($mode) = @_;
 	my $primary = PostgreSQL::Test::Cluster->new("primary_$mode");
 	$primary->init(allows_streaming => 1);
+	# every record is checked on replay against the primary's page (with
+	# the marks, which are hints, masked)
 	$primary->append_conf('postgresql.conf', q{
 autovacuum = off
 log_min_messages = warning
+wal_consistency_checking = all
 });
 	$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'gbtree'\n")
 	  if $mode eq 'rmgr';
