@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test/pgsuite/run-pgsuite.sh: PostgreSQL's own regression suite twice, as
+# is (btree) and with every btree CREATE INDEX rewritten to USING gbtree,
+# and the two outputs of each test compared against the list of known
+# differences (README.md in this directory).
+#
+#   PG_CONFIG=.../bin/pg_config PGSUITE_PG_SRC=/path/to/postgresql-15.x \
+#       test/pgsuite/run-pgsuite.sh
+#
+# make test-cassert runs it as harness suite pgsuite, against the cached
+# assertion-enabled build and its source.  gbtree must be installed into
+# PG_CONFIG's installation, whose version must be the source's.
+#
+# Environment:
+#   PGSUITE_PG_SRC=dir      PostgreSQL source tree (src/test/regress: the
+#                           scripts, expected files, data, regress.c;
+#                           contrib/spi: autoinc.c, refint.c)
+#   PGSUITE_SCHEDULE=file   schedule (default: the source's parallel_schedule)
+#   PGSUITE_RECORD=file     also write the differences found as a new list
+#                           (review before replacing allowed.txt)
+#   PGSUITE_TIMEOUT=seconds per suite run (default 1200)
+#   KEEP_TMP=1              keep the scratch directory
+#
+# Prints "ok   TEST" / "FAIL TEST (why)" per test (the schedule's tests,
+# then "rewrite" and the two suite runs), the time of each run, and last
+# "N passed, N failed"; the exit status is 0 only when nothing failed.
+
+set -u
+set -o pipefail
+exec 2>&1
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=test/lib.sh
+. "$HERE/../lib.sh"
+export LANG=C.UTF-8
+unset LC_ALL
+
+NPASS=0
+NFAIL=0
+FINAL=0
+ok()   { echo "ok   $1"; NPASS=$((NPASS + 1)); }
+bad()  { echo "FAIL $1${2:+ ($2)}"; NFAIL=$((NFAIL + 1)); }
+on_exit() {
+    local rc=$?
+    if [ -n "${GB_SCRATCH:-}" ] && [ -d "$GB_SCRATCH" ]; then
+        if [ "${KEEP_TMP:-0}" = 1 ]; then
+            echo "KEEP_TMP=1: scratch directory kept: $GB_SCRATCH"
+        else
+            rm -rf "$GB_SCRATCH"
+        fi
+    fi
+    if [ "$FINAL" = 0 ]; then
+        echo "$NPASS passed, $NFAIL failed"
+        [ "$rc" -eq 0 ] && rc=1
+    fi
+    exit "$rc"
+}
+trap on_exit EXIT
+die() { bad setup "$*"; exit 1; }
+
+[ -n "${PGSUITE_PG_SRC:-}" ] || die "PGSUITE_PG_SRC is not set (a PostgreSQL source tree)"
+REG=$PGSUITE_PG_SRC/src/test/regress
+SPI=$PGSUITE_PG_SRC/contrib/spi
+[ -f "$REG/parallel_schedule" ] && [ -f "$REG/regress.c" ] && [ -f "$SPI/refint.c" ] ||
+    die "$PGSUITE_PG_SRC is not a PostgreSQL source tree"
+SCHEDULE=${PGSUITE_SCHEDULE:-$REG/parallel_schedule}
+gb_resolve_pg_config >/dev/null
+SRC_VERSION=$(sed -n "s/^PACKAGE_VERSION='\(.*\)'\$/\1/p" "$PGSUITE_PG_SRC/configure")
+PG_VERSION=$("$PG_CONFIG" --version | sed 's/^PostgreSQL //')
+[ "$SRC_VERSION" = "$PG_VERSION" ] ||
+    die "the source is PostgreSQL $SRC_VERSION, PG_CONFIG's installation $PG_VERSION"
+[ -f "$PG_SHAREDIR/extension/gbtree.control" ] || die "gbtree is not installed into $PG_SHAREDIR"
+PG_REGRESS=$PG_PKGLIBDIR/pgxs/src/test/regress/pg_regress
+[ -x "$PG_REGRESS" ] || die "no $PG_REGRESS"
+gb_ensure_test_user
+gb_make_scratch gbtree-pgsuite
+S=$GB_SCRATCH
+echo "PostgreSQL $PG_VERSION regression suite ($REG), scratch $S"
+
+# ---- the two copies of the suite -------------------------------------------
+# Only what pg_regress and the scripts read: scripts, expected outputs,
+# data files, and resultmap (alternative expected files by platform).
+for d in btree gbtree; do
+    mkdir -p "$S/$d" &&
+    cp -r "$REG/sql" "$REG/expected" "$REG/data" "$REG/resultmap" "$S/$d/" ||
+        die "could not copy $REG"
+done
+if RW=$(python3 "$HERE/rewrite.py" "$S"/gbtree/sql/*.sql); then
+    echo "$RW"
+    N_RW=${RW##* }
+    # A rewrite that finds (almost) nothing would compare the suite with
+    # itself and pass.
+    if [ "$N_RW" -ge 500 ]; then
+        ok rewrite
+    else
+        bad rewrite "only $N_RW CREATE INDEX statements rewritten"
+    fi
+else
+    echo "$RW"
+    die "rewrite.py failed"
+fi
+
+# ---- the C functions the suite loads (regress.so, refint.so, autoinc.so) ----
+mkdir -p "$S/lib" && cp "$REG/regress.c" "$SPI/refint.c" "$SPI/autoinc.c" "$S/lib/" || die "copy failed"
+printf 'MODULES = regress refint autoinc\nPG_CPPFLAGS = -I%s\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n' \
+    "$REG" >"$S/lib/Makefile"
+[ "$GB_IS_ROOT" = 1 ] && chown -R "$GB_TEST_USER:" "$S"
+(cd "$S/lib" && gb_run_as make -s PG_CONFIG="$PG_CONFIG" >"$S/lib/build.log" 2>&1) ||
+    { tail -n 30 "$S/lib/build.log"; die "could not build regress.so, refint.so, autoinc.so"; }
+
+# ---- the two runs ------------------------------------------------------------
+# run_suite NAME: pg_regress on a temporary instance with gbtree loaded
+# (both runs: the only difference is the rewrite); its own verdict against
+# the expected files is not used, the comparison below is.
+run_suite() {
+    local name=$1 t0=$SECONDS rc
+    gb_run_as mkdir -p "$S/out_$name"
+    (cd "$S" && gb_run_as timeout --kill-after=20 "${PGSUITE_TIMEOUT:-1200}" "$PG_REGRESS" \
+        --temp-instance="$S/tmp_$name" \
+        --bindir="$PG_BINDIR" \
+        --dlpath="$S/lib" \
+        --inputdir="$S/$name" \
+        --outputdir="$S/out_$name" \
+        --schedule="$SCHEDULE" \
+        --max-concurrent-tests=20 \
+        --no-locale --encoding=UTF8 \
+        --load-extension=gbtree \
+        --temp-config="$HERE/pgsuite.conf" >"$S/out_$name/pg_regress.log" 2>&1)
+    rc=$?
+    TIME[$name]=$((SECONDS - t0))
+    echo "suite run $name: $((SECONDS - t0)) s, pg_regress exit status $rc," \
+        "$(grep -cE '\.\.\. (FAILED|failed)' "$S/out_$name/pg_regress.log") tests differ from PostgreSQL's expected output"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        bad "suite-$name" "timed out"
+    elif grep -qE 'terminated by signal|TRAP:|PANIC' "$S/tmp_$name/log/postmaster.log" 2>/dev/null; then
+        grep -nE -B2 -A8 'terminated by signal|TRAP:|PANIC' "$S/tmp_$name/log/postmaster.log" | head -n 60
+        bad "suite-$name" "server crashed"
+    elif ! grep -q 'tests passed\|tests failed\|failed (ignoring' "$S/out_$name/pg_regress.log"; then
+        tail -n 30 "$S/out_$name/pg_regress.log"
+        bad "suite-$name" "pg_regress did not finish (exit status $rc)"
+    else
+        ok "suite-$name"
+    fi
+}
+declare -A TIME
+run_suite btree
+run_suite gbtree
+
+# ---- the comparison ------------------------------------------------------------
+record=()
+[ -n "${PGSUITE_RECORD:-}" ] && record=(--record "$PGSUITE_RECORD")
+python3 "$HERE/compare.py" --schedule "$SCHEDULE" \
+    --btree-sql "$S/btree/sql" --gbtree-sql "$S/gbtree/sql" \
+    --btree-out "$S/out_btree" --gbtree-out "$S/out_gbtree" \
+    --subst "$S/btree=@srcdir@" --subst "$S/gbtree=@srcdir@" \
+    --subst "$S/out_btree=@outdir@" --subst "$S/out_gbtree=@outdir@" \
+    --allowed "$HERE/allowed.txt" "${record[@]+"${record[@]}"}" >"$S/compare.log"
+rc=$?
+cat "$S/compare.log"
+[ "$rc" -le 1 ] || bad compare "compare.py exit status $rc"
+NPASS=$((NPASS + $(grep -c '^ok   ' "$S/compare.log")))
+NFAIL=$((NFAIL + $(grep -c '^FAIL ' "$S/compare.log")))
+echo "pgsuite: $N_RW CREATE INDEX statements rewritten; suite runs: btree ${TIME[btree]} s, gbtree ${TIME[gbtree]} s"
+FINAL=1
+echo "$NPASS passed, $NFAIL failed"
+[ "$NFAIL" -eq 0 ] && [ "$NPASS" -gt 0 ]
