@@ -19,7 +19,8 @@
 #   PGSUITE_RECORD=file     also write the differences found as a new list
 #                           (review before replacing allowed.txt)
 #   PGSUITE_TIMEOUT=seconds per suite run (default 1200)
-#   KEEP_TMP=1              keep the scratch directory
+#   PGSUITE_SCRATCH=dir     work here (kept) instead of a new scratch
+#                           directory under /tmp (removed unless KEEP_TMP=1)
 #
 # Prints "ok   TEST" / "FAIL TEST (why)" per test (the schedule's tests,
 # then "rewrite" and the two suite runs), the time of each run, and last
@@ -39,8 +40,14 @@ NFAIL=0
 FINAL=0
 ok()   { echo "ok   $1"; NPASS=$((NPASS + 1)); }
 bad()  { echo "FAIL $1${2:+ ($2)}"; NFAIL=$((NFAIL + 1)); }
+S=""
 on_exit() {
-    local rc=$?
+    local rc=$? d
+    # a pg_regress killed by its time limit leaves its server running
+    for d in "${S:-/nonexistent}"/tmp_*/data; do
+        [ -f "$d/postmaster.pid" ] &&
+            gb_run_as "$PG_BINDIR/pg_ctl" -D "$d" -m immediate -w stop >/dev/null 2>&1
+    done
     if [ -n "${GB_SCRATCH:-}" ] && [ -d "$GB_SCRATCH" ]; then
         if [ "${KEEP_TMP:-0}" = 1 ]; then
             echo "KEEP_TMP=1: scratch directory kept: $GB_SCRATCH"
@@ -72,8 +79,15 @@ PG_VERSION=$("$PG_CONFIG" --version | sed 's/^PostgreSQL //')
 PG_REGRESS=$PG_PKGLIBDIR/pgxs/src/test/regress/pg_regress
 [ -x "$PG_REGRESS" ] || die "no $PG_REGRESS"
 gb_ensure_test_user
-gb_make_scratch gbtree-pgsuite
-S=$GB_SCRATCH
+if [ -n "${PGSUITE_SCRATCH:-}" ]; then
+    # the caller's (test/run-tests.sh): it removes it, or keeps it
+    mkdir -p "$PGSUITE_SCRATCH" || die "cannot create $PGSUITE_SCRATCH"
+    [ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$PGSUITE_SCRATCH"
+    S=$PGSUITE_SCRATCH
+else
+    gb_make_scratch gbtree-pgsuite
+    S=$GB_SCRATCH
+fi
 echo "PostgreSQL $PG_VERSION regression suite ($REG), scratch $S"
 
 # ---- the two copies of the suite -------------------------------------------
