@@ -14,8 +14,9 @@ A statement is changed when its method is btree or left out:
     CREATE [UNIQUE] INDEX [CONCURRENTLY] [[IF NOT EXISTS] name]
         ON [ONLY] table [USING btree] (...)
 
-"USING btree" becomes "USING gbtree"; with no USING clause, "USING gbtree "
-goes before the column list.  Other methods (hash, gist, gin, brin, spgist,
+"USING btree" becomes "USING gbtree"; with no USING clause, 'USING "gbtree"'
+goes before the column list (the quotes mark what was inserted: compare.py
+removes it from the statements that the output shows).  Other methods (hash, gist, gin, brin, spgist,
 test access methods) are left alone.  The scanner knows just enough SQL and
 psql to find statements: comments, quoted identifiers, string literals
 (a CREATE INDEX built in a string, for EXECUTE or \\gexec, is left alone),
@@ -26,6 +27,7 @@ and COPY ... FROM stdin data.
 import re
 import sys
 
+INSERTED = 'USING "gbtree"'
 WORD = re.compile(r'[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*')
 DOLLAR = re.compile(r'\$([A-Za-z_][A-Za-z0-9_]*)?\$')
 
@@ -173,9 +175,11 @@ def rewrite(text):
             if m[0] in ('word', 'ident') and m[1].lower() == 'btree':
                 edits.append((m[2], m[3], 'gbtree', toks[k][2]))
         elif j < len(toks) and toks[j][1] == '(':
+            # Quoted, so that compare.py can take exactly this text out
+            # again wherever the statement is shown (echo, LINE, CONTEXT).
             at = toks[j][2]
-            sep = '' if text[at - 1].isspace() else ' '
-            edits.append((at, at, sep + 'USING gbtree ', toks[k][2]))
+            ins = INSERTED + ' ' if text[at - 1].isspace() else ' ' + INSERTED
+            edits.append((at, at, ins, toks[k][2]))
         else:
             raise ValueError('unexpected CREATE INDEX at offset %d: %r' %
                              (toks[k][2], text[toks[k][2]:toks[k][2] + 120]))
