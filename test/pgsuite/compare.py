@@ -320,14 +320,23 @@ def schedule_tests(path):
     return tests, ignored
 
 
-def write_list(path, results, why):
+def recorded_version(path):
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            if line.startswith('# recorded with PostgreSQL '):
+                return line.split()[-1]
+    return ''
+
+
+def write_list(path, results, why, version):
     with open(path, 'w', encoding='utf-8') as f:
         f.write('# test/pgsuite/allowed.txt: the known differences between PostgreSQL\'s\n'
                 '# regression suite run as is (btree) and rewritten to gbtree\n'
                 '# (README.md in this directory).  Written by compare.py --record;\n'
                 '# the "why" comments are kept from the previous list.\n'
-                '#\n'
-                '#   unsupported N KIND         N errors "gbtree does not support KIND"\n'
+                '# recorded with PostgreSQL %s\n'
+                '#\n' % version)
+        f.write('#   unsupported N KIND         N errors "gbtree does not support KIND"\n'
                 '#   plan N                     N hunks of EXPLAIN output (not checked)\n'
                 '#   hunk FINGERPRINT CLASS N   a differing hunk, N times: its -/+ line\n'
                 '#                              counts and first line follow\n')
@@ -372,6 +381,7 @@ def main():
         ap.add_argument('--' + opt, required=True)
     ap.add_argument('--subst', action='append', default=[])
     ap.add_argument('--record')
+    ap.add_argument('--pg-version', default='')
     args = ap.parse_args()
     subst = [tuple(s.split('=', 1)) for s in args.subst]
     allowed = read_allowed(args.allowed)
@@ -406,6 +416,11 @@ def main():
             print('    note: ' + s)
     for name in sorted(set(allowed) - set(tests)):
         print('    note: %s is listed but not in the schedule' % name)
+    was = recorded_version(args.allowed)
+    if args.pg_version and was and was != args.pg_version:
+        # another minor release's suite may differ in places
+        print('    note: the list was recorded with PostgreSQL %s, this is %s'
+              % (was, args.pg_version))
 
     differing = sum(1 for r in results if r.unsupported or r.plan or r.hunks)
     print('pgsuite: %d tests, %d with differences: %d unsupported errors, '
@@ -413,7 +428,7 @@ def main():
           % (len(tests), differing, totals['unsupported'], totals['plan'],
              totals['knock-on'], totals['order'], totals['other']))
     if args.record:
-        write_list(args.record, results, read_why(args.allowed))
+        write_list(args.record, results, read_why(args.allowed), args.pg_version)
         print('pgsuite: wrote %s' % args.record)
     return 1 if nfail else 0
 

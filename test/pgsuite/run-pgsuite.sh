@@ -167,7 +167,8 @@ python3 "$HERE/compare.py" --schedule "$SCHEDULE" \
     --btree-out "$S/out_btree" --gbtree-out "$S/out_gbtree" \
     --subst "$S/btree=@srcdir@" --subst "$S/gbtree=@srcdir@" \
     --subst "$S/out_btree=@outdir@" --subst "$S/out_gbtree=@outdir@" \
-    --allowed "$HERE/allowed.txt" "${record[@]+"${record[@]}"}" >"$S/compare.log"
+    --allowed "$HERE/allowed.txt" --pg-version "$PG_VERSION" \
+    "${record[@]+"${record[@]}"}" >"$S/compare.log"
 rc=$?
 cat "$S/compare.log"
 [ "$rc" -le 1 ] || bad compare "compare.py exit status $rc"
