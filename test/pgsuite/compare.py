@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
 """
-test/pgsuite/compare.py: compare the outputs of PostgreSQL's regression
-suite run as is (btree) with those of the same suite rewritten to gbtree,
-against the list of known differences (allowed.txt; README.md explains it).
+test/pgsuite/compare.py: compare the outputs of two runs of PostgreSQL's
+regression suite, the left one btree (as is, or refusing what gbtree
+refused) and the right one rewritten to gbtree, against a list of known
+differences (README.md in this directory explains it).
 
-    compare.py --schedule FILE --btree-sql DIR --gbtree-sql DIR
-               --btree-out DIR --gbtree-out DIR --allowed FILE
-               [--subst FROM=TO]... [--record FILE]
+    compare.py --schedule FILE --orig-sql DIR
+               --left-sql DIR --left-out DIR --right-sql DIR --right-out DIR
+               --allowed FILE [--subst FROM=TO]... [--prefix P]
+               [--record FILE] [--pg-version V]
+    compare.py --schedule FILE --right-out DIR --refused FILE
 
-Prints "ok   TEST" or "FAIL TEST (why)" for every test of the schedule, the
-differing hunks that failed, and a summary; exits 1 if any test failed.
---record writes the differences found as a new list to FILE (review it
-before committing: it records whatever this run produced).
+The first form prints "ok   PTEST" or "FAIL PTEST (why)" for every test of
+the schedule, the differing hunks that failed, and a summary; it exits 1
+if any test failed.  The SQL directories are the scripts each run ran and
+the unchanged ones.  --record writes the differences found as a new list
+to FILE (review it before committing: it records whatever this run
+produced).  The second form writes "TEST N" for every statement that the
+gbtree run refused as unsupported, for rewrite.py --only.
 
 Each differing hunk (difflib, after the echoed statements that the rewrite
 changed are put back as they were and "gbtree" reads "btree" everywhere) is
@@ -66,6 +72,7 @@ RULE_LINE = re.compile(r'^-+(\+-+)*$')
 OID = re.compile(r'\b\d{5,}\b')
 MESSAGE = re.compile(r'^(ERROR|WARNING|NOTICE|DETAIL|HINT|CONTEXT):')
 INSERTED = 'USING "gbtree"'     # what rewrite.py inserts
+MARK = re.compile(r'/\*pgsuite:(\d+)\*/')    # and how it numbers statements
 POSITION = re.compile(r'^(LINE \d+: |\s*\^\s*$)')
 ROWS = re.compile(r'^\((\d+) rows?\)$')
 
@@ -160,31 +167,34 @@ class Result:
         self.hunks = []         # (class, fingerprint, excerpt, old, new, line)
 
 
-def compare_test(name, args, subst):
-    res = Result(name)
-    paths = [os.path.join(d, 'results', name + '.out')
-             for d in (args.btree_out, args.gbtree_out)]
-    for p in paths:
-        if not os.path.exists(p):
-            res.missing = 'no %s' % p
-            return res
-    a, b = read_lines(paths[0]), read_lines(paths[1])
-
-    # The echo of each statement line that the rewrite changed reads as
-    # it did before the rewrite.
-    orig = read_lines(os.path.join(args.btree_sql, name + '.sql'))
-    new = read_lines(os.path.join(args.gbtree_sql, name + '.sql'))
+def restored(name, outdir, sqldir, origdir):
+    """A run's output of test name, with the echo of each statement line
+    that the rewrite changed as it was before the rewrite."""
+    out = os.path.join(outdir, 'results', name + '.out')
+    if not os.path.exists(out):
+        raise LookupError('no %s' % out)
+    lines = read_lines(out)
+    orig = read_lines(os.path.join(origdir, name + '.sql'))
+    new = read_lines(os.path.join(sqldir, name + '.sql'))
     if len(orig) != len(new):
-        res.missing = 'the rewrite changed the number of lines of sql/%s.sql' % name
-        return res
+        raise LookupError('the rewrite changed the number of lines of %s.sql' % name)
     back = {n: o for o, n in zip(orig, new) if o != n}
-    b = [back.get(line, line) for line in b]
+    return [back.get(line, line) for line in lines]
+
+
+def compare_test(name, args, subst):
+    """Compare the left run's output (btree, or the third run) with the
+    right run's (gbtree)."""
+    res = Result(name)
+    try:
+        a = restored(name, args.left_out, args.left_sql, args.orig_sql)
+        b = restored(name, args.right_out, args.right_sql, args.orig_sql)
+    except LookupError as e:
+        res.missing = str(e)
+        return res
 
     unsup_marks, unsup = error_blocks(b, True)
     err_a, _ = error_blocks(a, False)
-    for kind in unsup.values():
-        res.unsupported[kind] += 1
-    first_unsup = min(unsup) if unsup else None
 
     def norm(lines):
         # The method's name, and the padding of result columns that it
@@ -193,6 +203,7 @@ def compare_test(name, args, subst):
         for line in lines:
             for f, t in subst:
                 line = line.replace(f, t)
+            line = MARK.sub('', line)
             line = line.replace(INSERTED + ' ', '').replace(' ' + INSERTED, '')
             line = re.sub(r'\bgbtree\b', 'btree', line)
             if RULE_LINE.match(line):
@@ -202,10 +213,15 @@ def compare_test(name, args, subst):
     an, bn = norm(a), norm(b)
     plan_a, plan_b = explain_lines(an), explain_lines(bn)
 
-    sm = difflib.SequenceMatcher(None, an, bn, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == 'equal':
-            continue
+    # Unsupported errors count where the runs differ: against the third
+    # run, which refuses the same statements, only those it did not.
+    ops = [op for op in difflib.SequenceMatcher(None, an, bn, autojunk=False).get_opcodes()
+           if op[0] != 'equal']
+    differing = [j for op in ops for j in range(op[3], op[4]) if j in unsup]
+    for j in differing:
+        res.unsupported[unsup[j]] += 1
+    first_unsup = min(differing) if differing else None
+    for tag, i1, i2, j1, j2 in ops:
         ia, jb = range(i1, i2), range(j1, j2)
         if jb and all(j in unsup_marks for j in jb) and all(i in err_a for i in ia):
             continue            # counted in res.unsupported
@@ -330,12 +346,14 @@ def recorded_version(path):
 
 def write_list(path, results, why, version):
     with open(path, 'w', encoding='utf-8') as f:
-        f.write('# test/pgsuite/allowed.txt: the known differences between PostgreSQL\'s\n'
-                '# regression suite run as is (btree) and rewritten to gbtree\n'
-                '# (README.md in this directory).  Written by compare.py --record;\n'
-                '# the "why" comments are kept from the previous list.\n'
+        f.write('# test/pgsuite/%s: the known differences between two runs of\n'
+                '# PostgreSQL\'s regression suite (README.md in this directory):\n'
+                '# allowed.txt: btree as is against gbtree; allowed-same.txt: btree\n'
+                '# refusing the statements gbtree refused against gbtree.  Written by\n'
+                '# compare.py --record; the "why" comments are kept from the previous\n'
+                '# list.\n'
                 '# recorded with PostgreSQL %s\n'
-                '#\n' % version)
+                '#\n' % (os.path.basename(path), version))
         f.write('#   unsupported N KIND         N errors "gbtree does not support KIND"\n'
                 '#   plan N                     N hunks of EXPLAIN output (not checked)\n'
                 '#   hunk FINGERPRINT CLASS N   a differing hunk, N times: its -/+ line\n'
@@ -374,18 +392,48 @@ def read_why(path):
     return why
 
 
+def refused_statements(lines):
+    """The numbers of the rewritten statements that gbtree refused: an
+    unsupported error right after the echo of the statement that carries
+    the number (no statement ends between the two)."""
+    found = []
+    _, unsup = error_blocks(lines, True)
+    for e in sorted(unsup):
+        m = e - 1
+        while m >= 0 and not MARK.search(lines[m]):
+            m -= 1
+        if m < 0 or any(';' in lines[i] for i in range(m, e - 1)):
+            continue
+        found.append(int(MARK.findall(lines[m])[-1]))
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
-    for opt in ('schedule', 'btree-sql', 'gbtree-sql', 'btree-out', 'gbtree-out',
-                'allowed'):
-        ap.add_argument('--' + opt, required=True)
-    ap.add_argument('--subst', action='append', default=[])
-    ap.add_argument('--record')
-    ap.add_argument('--pg-version', default='')
+    ap.add_argument('--schedule', required=True)
+    for opt in ('left-sql', 'right-sql', 'orig-sql', 'left-out', 'right-out',
+                'allowed', 'refused', 'subst', 'record', 'pg-version', 'prefix'):
+        ap.add_argument('--' + opt, action='append' if opt == 'subst' else 'store',
+                        default=[] if opt == 'subst' else None)
     args = ap.parse_args()
+    tests, ignored = schedule_tests(args.schedule)
+    if args.refused:
+        # --right-out DIR --refused FILE: "TEST N" for each statement the
+        # gbtree run refused, for rewrite.py --only
+        n = 0
+        with open(args.refused, 'w', encoding='utf-8') as f:
+            for name in tests:
+                out = os.path.join(args.right_out, 'results', name + '.out')
+                if os.path.exists(out):
+                    for k in refused_statements(read_lines(out)):
+                        f.write('%s %d\n' % (name, k))
+                        n += 1
+        print('refused %d' % n)
+        return 0
     subst = [tuple(s.split('=', 1)) for s in args.subst]
     allowed = read_allowed(args.allowed)
-    tests, ignored = schedule_tests(args.schedule)
+    args.pg_version = args.pg_version or ''
+    prefix = args.prefix or ''
 
     results = []
     nfail = 0
@@ -400,10 +448,11 @@ def main():
             totals[cls] += 1
         if fails and name in ignored:
             # its output may differ from run to run (pg_regress ignores it too)
-            print('ok   %s (differs, but the schedule ignores it: %s)' % (name, fails[0]))
+            print('ok   %s%s (differs, but the schedule ignores it: %s)'
+                  % (prefix, name, fails[0]))
         elif fails:
             nfail += 1
-            print('FAIL %s (%s)' % (name, fails[0] if len(fails) == 1 else
+            print('FAIL %s%s (%s)' % (prefix, name, fails[0] if len(fails) == 1 else
                                      '%d problems' % len(fails)))
             for s in fails:
                 print('    ' + s)
@@ -411,7 +460,7 @@ def main():
                 if any(('line %d:' % line) in s for s in fails):
                     show_hunk(old, new, line)
         else:
-            print('ok   %s' % name)
+            print('ok   %s%s' % (prefix, name))
         for s in notes:
             print('    note: ' + s)
     for name in sorted(set(allowed) - set(tests)):

@@ -3,11 +3,12 @@
 test/pgsuite/rewrite.py: make every btree CREATE INDEX of PostgreSQL's
 regression scripts a gbtree one.
 
-    rewrite.py [--list] FILE...
+    rewrite.py [--list] [--only LIST] FILE...
 
-Rewrites each FILE in place (sql/*.sql, input/*.source) and prints
-"rewritten N" (N: statements changed, all files together).  --list also
-prints each change as "file:line: old -> new".
+Rewrites each FILE (sql/TEST.sql) in place and prints "rewritten N" (N:
+statements changed, all files together).  --list also prints each change
+as "file:line: old -> new"; --only rewrites just the statements that LIST
+names ("TEST N" lines: the Nth statement of TEST that would be rewritten).
 
 A statement is changed when its method is btree or left out:
 
@@ -24,10 +25,14 @@ dollar quotes (function bodies are searched too), psql backslash commands
 and COPY ... FROM stdin data.
 """
 
+import os
 import re
 import sys
 
 INSERTED = 'USING "gbtree"'
+# after the method: numbers each statement, so that the statements gbtree
+# refused can be found in the output and refused in the third run too
+MARK = '/*pgsuite:%d*/'
 WORD = re.compile(r'[A-Za-z_\x80-\uffff][A-Za-z0-9_$\x80-\uffff]*')
 DOLLAR = re.compile(r'\$([A-Za-z_][A-Za-z0-9_]*)?\$')
 
@@ -136,8 +141,14 @@ def tokens(text):
         i += 1
 
 
-def rewrite(text):
-    """Return (new_text, [(offset, old, new)]) for one script."""
+def mark(n):
+    return MARK % n
+
+
+def rewrite(text, only=None):
+    """Return (new_text, [(offset, old, new)]) for one script: every
+    statement, or those whose numbers (1, 2, ... in the script) are in
+    only."""
     toks = list(tokens(text))
     edits = []
     k = 0
@@ -173,12 +184,13 @@ def rewrite(text):
         if word_at(j, 'using'):
             m = toks[j + 1]
             if m[0] in ('word', 'ident') and m[1].lower() == 'btree':
-                edits.append((m[2], m[3], 'gbtree', toks[k][2]))
+                edits.append((m[2], m[3], 'gbtree' + mark(len(edits) + 1), toks[k][2]))
         elif j < len(toks) and toks[j][1] == '(':
             # Quoted, so that compare.py can take exactly this text out
             # again wherever the statement is shown (echo, LINE, CONTEXT).
             at = toks[j][2]
-            ins = INSERTED + ' ' if text[at - 1].isspace() else ' ' + INSERTED
+            ins = INSERTED + mark(len(edits) + 1)
+            ins = ins + ' ' if text[at - 1].isspace() else ' ' + ins
             edits.append((at, at, ins, toks[k][2]))
         else:
             raise ValueError('unexpected CREATE INDEX at offset %d: %r' %
@@ -187,7 +199,9 @@ def rewrite(text):
     out = []
     last = 0
     changes = []
-    for start, end, new, stmt in edits:
+    for n, (start, end, new, stmt) in enumerate(edits, 1):
+        if only is not None and n not in only:
+            continue
         out.append(text[last:start])
         out.append(new)
         last = end
@@ -198,13 +212,24 @@ def rewrite(text):
 
 def main(argv):
     show = False
+    only = None
     if argv and argv[0] == '--list':
         show, argv = True, argv[1:]
+    if len(argv) >= 2 and argv[0] == '--only':
+        # "test number" lines: rewrite just those statements
+        only = {}
+        with open(argv[1], encoding='utf-8') as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 2:
+                    only.setdefault(w[0], set()).add(int(w[1]))
+        argv = argv[2:]
     total = 0
     for path in argv:
         with open(path, encoding='utf-8', newline='') as f:
             text = f.read()
-        new, changes = rewrite(text)
+        test = os.path.basename(path)[:-len('.sql')]
+        new, changes = rewrite(text, None if only is None else only.get(test, set()))
         for stmt, old, rep in changes:
             line = text.count('\n', 0, stmt) + 1
             if show:
