@@ -24,8 +24,9 @@
 #   PGSUITE_SCRATCH=dir     work here (kept) instead of a new scratch
 #                           directory under /tmp (removed unless KEEP_TMP=1)
 #
-# Prints "ok   TEST" / "FAIL TEST (why)" per test (the schedule's tests,
-# then "rewrite" and the two suite runs), the time of each run, and last
+# Prints "ok   NAME" / "FAIL NAME (why)" for the rewrite, the three suite
+# runs and each test of the schedule twice (TEST: gbtree against btree,
+# same/TEST: gbtree against the third run), the time of each run, and last
 # "N passed, N failed"; the exit status is 0 only when nothing failed.
 
 set -u
