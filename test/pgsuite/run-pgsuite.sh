@@ -160,6 +160,11 @@ run_suite() {
     else
         ok "suite-$name"
     fi
+    # pg_regress keeps a failed run's instance; its log is all we need (a
+    # timed-out run's server is still up)
+    [ -f "$S/tmp_$name/data/postmaster.pid" ] &&
+        gb_run_as "$PG_BINDIR/pg_ctl" -D "$S/tmp_$name/data" -m immediate -w stop >/dev/null 2>&1
+    rm -rf "$S/tmp_$name/data"
 }
 
 # The btree run must give PostgreSQL's expected output, except where the
