@@ -96,9 +96,11 @@ echo "PostgreSQL $PG_VERSION regression suite ($REG), scratch $S"
 # ---- the copies of the suite ---------------------------------------------------
 # Only what pg_regress and the scripts read: scripts, expected outputs,
 # data files, and resultmap (alternative expected files by platform).
+# Real copies (-L): rewrite.py edits them in place, and must never edit
+# the source through a symbolic link.
 for d in btree gbtree same; do
     mkdir -p "$S/$d" &&
-    cp -r "$REG/sql" "$REG/expected" "$REG/data" "$REG/resultmap" "$S/$d/" ||
+    cp -rL "$REG/sql" "$REG/expected" "$REG/data" "$REG/resultmap" "$S/$d/" ||
         die "could not copy $REG"
 done
 if RW=$(python3 "$HERE/rewrite.py" "$S"/gbtree/sql/*.sql); then
