@@ -96,6 +96,12 @@ test-cassert:
 	test/cassert/run-cassert.sh
 .PHONY: test-cassert
 
+# Only PostgreSQL's own regression suite rewritten to gbtree, as make
+# test-cassert runs it (test/pgsuite/README.md)
+test-pgsuite:
+	CASSERT_SUITES=pgsuite test/cassert/run-cassert.sh
+.PHONY: test-pgsuite
+
 demo:
 	test/demo.sh
 

@@ -11,6 +11,10 @@
 #
 # Environment:
 #   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak,gpuemu   suites to run (default: all)
+#                                           (pgsuite, PostgreSQL's own regression
+#                                           suite rewritten to gbtree, only when
+#                                           named: make test-cassert names it)
+#   PGSUITE_PG_SRC=dir                      PostgreSQL source tree for pgsuite
 #   SOAK_SECONDS=60                         the short concurrency soak
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   FUZZ_CONTENDED_SECONDS=60               its second run: two key types,
@@ -223,8 +227,8 @@ esac
 # ============================================================================
 gb_section "setup"
 for s in ${TESTS_ONLY//,/ }; do
-    case $s in unit|regress|isolation|tap|fuzz|soak|gpuemu) ;;
-        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz,soak,gpuemu)" ;;
+    case $s in unit|regress|isolation|tap|fuzz|soak|gpuemu|pgsuite) ;;
+        *) gb_die "TESTS_ONLY: unknown suite '$s' (known: unit,regress,isolation,tap,fuzz,soak,gpuemu,pgsuite)" ;;
     esac
 done
 gb_ensure_packages
@@ -240,7 +244,7 @@ gb_copy_tree "$WORK" || gb_die "could not copy the tree to $WORK"
 gb_say "Scratch directory: $GB_SCRATCH (tests run as $GB_TEST_USER)"
 
 NEED_SERVER=0
-for s in regress isolation tap gpuemu; do want "$s" && NEED_SERVER=1; done
+for s in regress isolation tap gpuemu pgsuite; do want "$s" && NEED_SERVER=1; done
 BUILD_OK=1
 if [ "$NEED_SERVER" = 1 ]; then
     # As root build in the copy (owned by the test user); otherwise in the
@@ -519,6 +523,36 @@ if want gpuemu; then
         tail -n 1 "$GB_SCRATCH/gpuemu.log" | grep -qE '^[0-9]+ passed, 0 failed$' ||
             record gpuemu run-emu FAILED "$(tail -n 1 "$GB_SCRATCH/gpuemu.log")"
         suite_summary gpuemu "$p0" "$f0"
+    fi
+fi
+
+# ============================================================================
+# PostgreSQL's own regression suite as is and rewritten to USING gbtree,
+# compared test by test (test/pgsuite/README.md).  It needs that
+# PostgreSQL's source, which make test-cassert has.
+if want pgsuite; then
+    gb_section "pgsuite"
+    p0=$N_PASS f0=$N_FAIL
+    if [ "$BUILD_OK" != 1 ]; then
+        gb_say "extension not built/installed: skipping"
+        suite_summary pgsuite "$p0" "$f0" "extension not built/installed"
+    elif [ -z "${PGSUITE_PG_SRC:-}" ]; then
+        gb_say "PGSUITE_PG_SRC (a PostgreSQL source tree) is not set: skipping"
+        suite_summary pgsuite "$p0" "$f0" "no PostgreSQL source"
+    else
+        left=$((TOTAL_TIMEOUT - SECONDS - 90))
+        [ "$left" -lt 60 ] && left=60
+        timeout --kill-after=30 "$left" env PGSUITE_SCRATCH="$GB_SCRATCH/pgsuite" \
+            "$WORK/test/pgsuite/run-pgsuite.sh" 2>&1 | tee "$GB_SCRATCH/pgsuite.log"
+        while read -r line; do
+            case $line in
+                "ok   "*) record pgsuite "${line#ok   }" ok ;;
+                "FAIL "*) record pgsuite "${line#FAIL }" FAILED ;;
+            esac
+        done < <(grep -E '^(ok   |FAIL )' "$GB_SCRATCH/pgsuite.log")
+        tail -n 1 "$GB_SCRATCH/pgsuite.log" | grep -qE '^[0-9]+ passed, 0 failed$' ||
+            record pgsuite run-pgsuite FAILED "$(tail -n 1 "$GB_SCRATCH/pgsuite.log")"
+        suite_summary pgsuite "$p0" "$f0"
     fi
 fi
 

@@ -12,7 +12,11 @@
 #   GBTREE_CASSERT_CACHE=dir  cache directory (default: as root
 #                             /var/cache/gbtree-pg15-cassert, otherwise
 #                             $HOME/.cache/gbtree-pg15-cassert)
-#   CASSERT_SUITES=list       harness suites (default regress,isolation,tap,gpuemu)
+#   CASSERT_SUITES=list       harness suites (default
+#                             regress,isolation,tap,gpuemu,pgsuite; pgsuite is
+#                             PostgreSQL's own regression suite rewritten to
+#                             gbtree, test/pgsuite/README.md, and uses the
+#                             cached source)
 #   CASSERT_REBUILD=1         rebuild even when the cache holds a build
 #   CASSERT_BUILD_ONLY=1      make sure the cache holds a build; run no tests
 #   CASSERT_PG_VERSION=v      Debian source version to build, e.g.
@@ -73,7 +77,7 @@ LOG_DIR=$CACHE/logs
 STAMP=$CACHE/stamp
 CORE_LIMITS=/etc/security/limits.d/90-gbtree-cassert-core.conf
 CORES_SET=0
-SUITES=${CASSERT_SUITES:-regress,isolation,tap,gpuemu}
+SUITES=${CASSERT_SUITES:-regress,isolation,tap,gpuemu,pgsuite}
 JOBS=${CASSERT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 CFLAGS_WANTED=${CASSERT_CFLAGS:-}
 CONFIGURE_FLAGS=(
@@ -574,7 +578,7 @@ say "PG_CONFIG=$PG_CONFIG_CASSERT TESTS_ONLY=$SUITES TOTAL_TIMEOUT=$TOTAL_TIMEOU
 (
     ulimit -c unlimited 2>/dev/null || ulimit -c "$(ulimit -H -c)" 2>/dev/null
     PG_CONFIG=$PG_CONFIG_CASSERT TESTS_ONLY=$SUITES KEEP_TMP=1 TOTAL_TIMEOUT=$TOTAL_TIMEOUT \
-        "$GB_ROOT/test/run-tests.sh"
+        PGSUITE_PG_SRC=$SRC_DIR "$GB_ROOT/test/run-tests.sh"
 ) | tee "$HARNESS_LOG"
 HARNESS_RC=${PIPESTATUS[0]}
 [ "$CORES_SET" = 1 ] && rm -f "$CORE_LIMITS" && trap - EXIT
