@@ -221,8 +221,10 @@ my @checks = (
 	},
 	{
 		name => 'k_groups', index => 'c_k_g', modes => [qw(idx bitmap)],
+		# a band of 5%: over the whole table, PostgreSQL 18 prefers its
+		# (disabled) sequential scan to a bitmap scan in bitmap mode
 		sql => q{SELECT md5(string_agg(k || ':' || n || ':' || s, ',')) FROM
-		         (SELECT k, count(*) AS n, sum(id) AS s FROM c WHERE k >= 0 GROUP BY k ORDER BY k) x}
+		         (SELECT k, count(*) AS n, sum(id) AS s FROM c WHERE k >= 0 AND k < 50000 GROUP BY k ORDER BY k) x}
 	},
 	{
 		name => 'id_lookup', index => 'c_id_g', modes => [qw(idx bitmap)],
