@@ -214,6 +214,9 @@ extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 extern bool gbt_enable_count_scan;
 extern void gbt_count_init(void);
 
+/* join.c */
+extern void gbt_join_init(void);
+
 /* validate.c */
 extern bool gbtvalidate(Oid opclassoid);
 extern char *gbt_opfamily_name(Oid opfamilyoid);

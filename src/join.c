@@ -1,0 +1,1029 @@
+/*-------------------------------------------------------------------------
+ *
+ * join.c
+ *	  GbtreeJoin: an index nested-loop join that looks the outer side's keys
+ *	  up in batches.
+ *
+ * A nested loop over a gbtree index scan probes the index once per outer
+ * row: a descent, a leaf, then the heap tuples in key order.  GbtreeJoin
+ * takes the outer rows in batches (up to gbtree.join_batch_size rows and
+ * hash_mem of them), looks up all their distinct keys with one = ANY scan
+ * of the index (the GPU batch, or the CPU batch path), sorts the matching
+ * TIDs by heap block and fetches the inner rows in that order.  Each inner
+ * row's key is normalized again from the heap tuple and matched with the
+ * batch's outer rows of that key (a sorted array), so that an entry whose
+ * heap tuple changed since cannot pair wrongly; every join clause is then
+ * checked on the pair, as the nested loop would.
+ *
+ * Inner joins return a pair as it is found; semi and anti joins mark their
+ * outer rows and return them once the batch's lookups are done.  Outer rows
+ * whose key is NULL match nothing (the operator is strict).
+ *
+ * The path is offered for an inner, semi or anti join whose inner side is
+ * one plain table with a single-column gbtree index and a join clause
+ * "index column = expression of the outer side" with an operator of the
+ * index's family.  The TIDs are used after the index scan ends, as a bitmap
+ * heap scan uses its bitmap: safe under the query's MVCC snapshot.  Plans
+ * that EvalPlanQual might recheck (UPDATE, DELETE, MERGE, SELECT FOR
+ * UPDATE, and subqueries under them) do not get it: a joined row could not
+ * be rechecked alone.  With a parallel outer path the node runs in each
+ * worker over its share of the outer rows, as a parallel nested loop does.
+ *
+ * The plan node's custom_scan_tlist is the outer plan's target list
+ * followed by the inner columns the join needs; custom_exprs is the outer
+ * key expression followed by the quals a pair must pass.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/selfuncs.h"
+
+#include "gbtree.h"
+#include "gbtree_gpu.h"
+
+#define GBT_JOIN_NAME	"GbtreeJoin"
+
+bool		gbt_enable_join = true;
+int			gbt_join_batch_size = 1000000;
+
+static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
+
+/* an outer row of the batch with a non-null key */
+typedef struct GbtJoinKey
+{
+	uint64		key;			/* normalized, ascending */
+	int			row;			/* index into rows[] */
+} GbtJoinKey;
+
+typedef enum GbtJoinPhase
+{
+	GBT_JOIN_LOAD,				/* read the next batch of outer rows */
+	GBT_JOIN_PAIRS,				/* fetch inner rows, pair them */
+	GBT_JOIN_EMIT,				/* semi/anti: return the batch's outer rows */
+	GBT_JOIN_DONE
+} GbtJoinPhase;
+
+typedef struct GbtJoinState
+{
+	CustomScanState css;
+	JoinType	jointype;
+	Relation	heap;
+	Relation	index;
+	int			nouter;			/* outer columns in the scan tuple */
+	int			ninner;			/* inner columns after them */
+	AttrNumber *inner_attnos;
+	AttrNumber	inner_keyattno;
+	Oid			inner_keytype;
+	Oid			outer_keytype;
+	int16		outer_typlen;
+	bool		outer_typbyval;
+	char		outer_typalign;
+	Oid			eqproc;
+	Oid			collation;
+	ExprState  *outer_key;
+	ExprState  *match;
+	TupleTableSlot *outerslot;
+	TupleTableSlot *heapslot;
+	IndexFetchTableData *fetch;
+	MemoryContext batchcxt;
+
+	GbtJoinPhase phase;
+	bool		outer_done;
+
+	/* the current batch, in batchcxt */
+	MinimalTuple *rows;
+	int			nrows;
+	GbtJoinKey *keys;
+	int			nkeys;
+	bool	   *matched;
+	uint64	   *tids;
+	int64		ntids;
+	int64		maxtids;
+	int64		tidpos;
+	int			pair;			/* next keys[] entry to pair with the inner row */
+	int			pair_end;
+	int			emitpos;
+
+	/* EXPLAIN ANALYZE, summed over rescans */
+	int64		batches;
+	int64		gpu_batches;
+	int64		outer_rows;
+	int64		lookup_keys;
+	int64		entries;
+	int64		heap_fetches;
+} GbtJoinState;
+
+static Plan *join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					   List *tlist, List *clauses, List *custom_plans);
+static Node *join_create_state(CustomScan *cscan);
+static void join_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *join_exec(CustomScanState *node);
+static void join_end(CustomScanState *node);
+static void join_rescan(CustomScanState *node);
+static void join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomPathMethods join_path_methods = {
+	.CustomName = GBT_JOIN_NAME,
+	.PlanCustomPath = join_plan,
+};
+
+static const CustomScanMethods join_scan_methods = {
+	.CustomName = GBT_JOIN_NAME,
+	.CreateCustomScanState = join_create_state,
+};
+
+static const CustomExecMethods join_exec_methods = {
+	.CustomName = GBT_JOIN_NAME,
+	.BeginCustomScan = join_begin,
+	.ExecCustomScan = join_exec,
+	.EndCustomScan = join_end,
+	.ReScanCustomScan = join_rescan,
+	.ExplainCustomScan = join_explain,
+};
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------
+ */
+
+/* what the path carries to join_plan */
+typedef struct GbtJoinChoice
+{
+	IndexOptInfo *index;
+	Var		   *inner_key;		/* the index column */
+	Expr	   *outer_key;		/* the other side of the clause */
+	Oid			opno;
+	List	   *matchquals;		/* bare clauses */
+	List	   *otherquals;
+	List	   *inner_vars;
+} GbtJoinChoice;
+
+/*
+ * Could EvalPlanQual reach a plan of this query level?  Only ModifyTable
+ * and LockRows recheck, over their own query level and the subqueries
+ * below it.
+ */
+static bool
+epq_possible(PlannerInfo *root)
+{
+	for (PlannerInfo *r = root; r != NULL; r = r->parent_root)
+	{
+		if (r->parse->commandType != CMD_SELECT || r->parse->rowMarks != NIL)
+			return true;
+	}
+	return false;
+}
+
+static Node *
+strip_relabel(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node;
+}
+
+/*
+ * The outer side of rinfo if it is "index column = outer expression" (either
+ * way round) with an equality operator of the index's family, else NULL.
+ */
+static Expr *
+outer_key_of(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
+			 IndexOptInfo *index, Oid *opno)
+{
+	OpExpr	   *op;
+	Node	   *sides[2];
+	int			strategy;
+	Oid			lefttype;
+	Oid			righttype;
+
+	if (rinfo->pseudoconstant || !IsA(rinfo->clause, OpExpr))
+		return NULL;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2 || op->opretset)
+		return NULL;
+	if (!op_in_opfamily(op->opno, index->opfamily[0]))
+		return NULL;
+	get_op_opfamily_properties(op->opno, index->opfamily[0], false,
+							   &strategy, &lefttype, &righttype);
+	if (strategy != BTEqualStrategyNumber)
+		return NULL;
+	sides[0] = linitial(op->args);
+	sides[1] = lsecond(op->args);
+	for (int i = 0; i < 2; i++)
+	{
+		Node	   *col = strip_relabel(sides[i]);
+		Node	   *other = sides[1 - i];
+		Relids		other_relids;
+
+		if (!col || !IsA(col, Var) || ((Var *) col)->varno != innerrel->relid ||
+			((Var *) col)->varattno != index->indexkeys[0] ||
+			((Var *) col)->varlevelsup != 0)
+			continue;
+		other_relids = pull_varnos(NULL, other);
+		if (bms_is_empty(other_relids) || !bms_is_subset(other_relids, outerrel->relids) ||
+			contain_volatile_functions(other) || contain_subplans(other) ||
+			!gbt_type_supported(exprType(other)) ||
+			exprType(other) != (i == 0 ? righttype : lefttype))
+			continue;
+		*opno = op->opno;
+		return (Expr *) other;
+	}
+	return NULL;
+}
+
+/*
+ * The inner relation's columns that node needs, added to *vars; false if it
+ * needs one the node cannot give (system columns, whole rows, placeholders).
+ */
+static bool
+collect_inner_vars(Node *node, Index relid, Relids outer_relids, List **vars)
+{
+	List	   *all = pull_var_clause(node, PVC_INCLUDE_PLACEHOLDERS |
+									  PVC_RECURSE_AGGREGATES |
+									  PVC_RECURSE_WINDOWFUNCS);
+	ListCell   *lc;
+
+	foreach(lc, all)
+	{
+		Var		   *v = (Var *) lfirst(lc);
+
+		if (!IsA(v, Var))
+			return false;
+		if (v->varno == relid)
+		{
+			if (v->varattno <= 0)
+				return false;
+			*vars = list_append_unique(*vars, v);
+		}
+		else if (!bms_is_member(v->varno, outer_relids))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Cost of looking up nrows outer rows of which about fetched inner rows
+ * match, in batches: the outer path, sorting each batch's keys, the lookups
+ * (leaf pages only when the CPU answers), the inner rows fetched in heap
+ * block order as a bitmap heap scan fetches them, and the pairs' quals.
+ */
+static void
+cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerrel,
+		  IndexOptInfo *index, double outer_rows, double fetched, List *quals,
+		  double rows)
+{
+	double		batch_rows = Max(1.0, Min(outer_rows, (double) gbt_join_batch_size));
+	double		nbatches = ceil(outer_rows / batch_rows);
+	double		keys_per_batch = batch_rows;
+	double		fetched_per_batch = fetched / nbatches;
+	double		pages;
+	double		cost_per_page;
+	double		T = Max(innerrel->pages, 1);
+	QualCost	qcost;
+	Cost		run;
+
+	cost_qual_eval(&qcost, quals, root);
+	run = outer_rows * (cpu_tuple_cost + cpu_operator_cost * (2.0 + log2(batch_rows + 1.0)));
+	/* lookups: a search per key, an entry per match */
+	run += nbatches * keys_per_batch * cpu_operator_cost * (1.0 + log2(Max(index->tuples, 2.0)));
+	run += fetched * cpu_index_tuple_cost;
+	if (!(keys_per_batch >= gbt_gpu_min_batch && gbt_gpu_wanted((Size) keys_per_batch)))
+		run += nbatches * Min((double) index->pages, keys_per_batch + fetched_per_batch / 400.0) *
+			seq_page_cost;
+	/* inner rows, in block order */
+	pages = index_pages_fetched(fetched_per_batch, innerrel->pages, (double) index->pages, root);
+	pages = Min(pages, T);
+	if (pages >= 2.0)
+		cost_per_page = random_page_cost - (random_page_cost - seq_page_cost) * sqrt(pages / T);
+	else
+		cost_per_page = random_page_cost;
+	run += nbatches * pages * cost_per_page;
+	run += fetched * (cpu_tuple_cost + qcost.per_tuple);
+	run += rows * cpu_tuple_cost;
+
+	cpath->path.rows = rows;
+	cpath->path.startup_cost = outer->startup_cost + qcost.startup +
+		(outer->total_cost - outer->startup_cost + run) / nbatches;
+	cpath->path.total_cost = outer->total_cost + qcost.startup + run;
+}
+
+static CustomPath *
+make_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
+			   Path *outer, JoinType jointype, GbtJoinChoice *choice,
+			   double outer_rows, double rows, double tuples_per_key)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	double		fetched = outer_rows * tuples_per_key;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe;
+	cpath->path.parallel_workers = outer->parallel_workers;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = list_make1(outer);
+	cpath->custom_private = list_make4(makeInteger(choice->index->indexoid),
+									   makeInteger(jointype),
+									   list_make3(choice->inner_key, choice->outer_key,
+												  makeInteger(choice->opno)),
+									   list_make3(choice->matchquals, choice->otherquals,
+												  choice->inner_vars));
+	cpath->methods = &join_path_methods;
+	cost_join(root, cpath, outer, innerrel, choice->index, outer_rows, fetched,
+			  choice->matchquals, rows);
+	return cpath;
+}
+
+/*
+ * set_join_pathlist_hook: offer GbtreeJoin for a join whose inner side is
+ * one plain table with a gbtree index on the join key.
+ */
+static void
+gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra)
+{
+	RangeTblEntry *rte;
+	Path	   *outer;
+	ListCell   *lc;
+	ListCell   *ic;
+	List	   *joinquals;
+	List	   *otherquals;
+	GbtJoinChoice best = {0};
+
+	if (prev_join_pathlist_hook)
+		prev_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+
+	if (!gbt_enable_join)
+		return;
+	if (jointype != JOIN_INNER && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
+		return;
+	if (innerrel->reloptkind != RELOPT_BASEREL || innerrel->rtekind != RTE_RELATION ||
+		innerrel->indexlist == NIL || !bms_is_empty(innerrel->lateral_relids))
+		return;
+	outer = outerrel->cheapest_total_path;
+	if (outer == NULL || outer->param_info != NULL || !bms_is_empty(joinrel->lateral_relids))
+		return;
+	rte = planner_rt_fetch(innerrel->relid, root);
+	if (rte->inh || rte->tablesample || rte->securityQuals ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return;
+	if (epq_possible(root))
+		return;
+	/* quals of security barriers keep their order: leave those to the core */
+	foreach(lc, extra->restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant || rinfo->security_level > 0)
+			return;
+	}
+	foreach(lc, innerrel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant || rinfo->security_level > 0)
+			return;
+	}
+
+	if (jointype == JOIN_ANTI)
+		extract_actual_join_clauses(extra->restrictlist, joinrel->relids,
+									&joinquals, &otherquals);
+	else
+	{
+		joinquals = extract_actual_clauses(extra->restrictlist, false);
+		otherquals = NIL;
+	}
+
+	foreach(ic, innerrel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(ic);
+
+		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
+			index->nkeycolumns != 1 || index->indexkeys[0] == 0 ||
+			(index->indpred != NIL && !index->predOK))
+			continue;
+		foreach(lc, extra->restrictlist)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+			Oid			opno;
+			Expr	   *okey;
+
+			if (jointype == JOIN_ANTI && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+				continue;
+			okey = outer_key_of(rinfo, outerrel, innerrel, index, &opno);
+			if (okey == NULL)
+				continue;
+			best.index = index;
+			best.outer_key = okey;
+			best.opno = opno;
+			best.inner_key = (Var *) strip_relabel(get_leftop(rinfo->clause));
+			if (!IsA(best.inner_key, Var) || best.inner_key->varno != innerrel->relid)
+				best.inner_key = (Var *) strip_relabel(get_rightop(rinfo->clause));
+			break;
+		}
+		if (best.index)
+			break;
+	}
+	if (best.index == NULL)
+		return;
+
+	/* a pair must pass the join quals and the inner table's own quals */
+	best.matchquals = list_concat(list_copy(joinquals),
+								  extract_actual_clauses(innerrel->baserestrictinfo, false));
+	best.otherquals = otherquals;
+	best.inner_vars = NIL;
+	if (!collect_inner_vars((Node *) joinrel->reltarget->exprs, innerrel->relid,
+							outerrel->relids, &best.inner_vars) ||
+		!collect_inner_vars((Node *) best.matchquals, innerrel->relid,
+							outerrel->relids, &best.inner_vars) ||
+		!collect_inner_vars((Node *) best.otherquals, innerrel->relid,
+							outerrel->relids, &best.inner_vars))
+		return;
+	/* the key column first: the executor finds the table through it */
+	best.inner_vars = list_delete(best.inner_vars, best.inner_key);
+	best.inner_vars = lcons(best.inner_key, best.inner_vars);
+
+	{
+		VariableStatData vardata;
+		bool		isdefault;
+		double		ndistinct;
+		double		tuples_per_key;
+
+		examine_variable(root, (Node *) best.inner_key, 0, &vardata);
+		ndistinct = get_variable_numdistinct(&vardata, &isdefault);
+		ReleaseVariableStats(vardata);
+		tuples_per_key = Max(innerrel->tuples, 1.0) / Max(ndistinct, 1.0);
+
+		add_path(joinrel, (Path *) make_join_path(root, joinrel, innerrel, outer, jointype,
+												  &best, outer->rows, joinrel->rows,
+												  tuples_per_key));
+
+		/* each worker joins its share of a partial outer path */
+		if (joinrel->consider_parallel && outerrel->partial_pathlist != NIL)
+		{
+			Path	   *pouter = (Path *) linitial(outerrel->partial_pathlist);
+
+			if (pouter->parallel_safe && pouter->param_info == NULL)
+			{
+				double		share = pouter->rows / Max(outerrel->rows, 1.0);
+
+				add_partial_path(joinrel, (Path *) make_join_path(root, joinrel, innerrel, pouter,
+																  jointype, &best, pouter->rows,
+																  clamp_row_est(joinrel->rows * share),
+																  tuples_per_key));
+			}
+		}
+	}
+}
+
+static Plan *
+join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		  List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *outer_plan = linitial(custom_plans);
+	Oid			indexoid = intVal(linitial(best_path->custom_private));
+	int			jointype = intVal(lsecond(best_path->custom_private));
+	List	   *keyinfo = (List *) lthird(best_path->custom_private);
+	List	   *qualinfo = (List *) lfourth(best_path->custom_private);
+	Expr	   *outer_key = (Expr *) lsecond(keyinfo);
+	Oid			opno = intVal(lthird(keyinfo));
+	List	   *matchquals = (List *) linitial(qualinfo);
+	List	   *otherquals = (List *) lsecond(qualinfo);
+	List	   *inner_vars = (List *) lthird(qualinfo);
+	List	   *scan_tlist = NIL;
+	ListCell   *lc;
+	AttrNumber	resno = 1;
+
+	/* the outer plan's columns, then the inner ones */
+	foreach(lc, outer_plan->targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(tle->expr), resno++, NULL, false));
+	}
+	foreach(lc, inner_vars)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(lfirst(lc)), resno++, NULL, false));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = copyObject(otherquals);
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = lcons(copyObject(outer_key), copyObject(matchquals));
+	cscan->custom_private = list_make4(makeInteger(indexoid), makeInteger(jointype),
+									   makeInteger(list_length(outer_plan->targetlist)),
+									   makeInteger(opno));
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &join_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ * ------------------------------------------------------------------------
+ */
+
+static Node *
+join_create_state(CustomScan *cscan)
+{
+	GbtJoinState *st = (GbtJoinState *) newNode(sizeof(GbtJoinState), T_CustomScanState);
+
+	st->css.methods = &join_exec_methods;
+	return (Node *) st;
+}
+
+static void
+join_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GbtJoinState *st = (GbtJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Oid			indexoid = intVal(linitial(cscan->custom_private));
+	Oid			opno = intVal(lfourth(cscan->custom_private));
+	TargetEntry *keytle;
+	Var		   *keyvar;
+	PlanState  *outer;
+	ListCell   *lc;
+	int			i;
+
+	st->jointype = (JoinType) intVal(lsecond(cscan->custom_private));
+	st->nouter = intVal(lthird(cscan->custom_private));
+	st->ninner = list_length(cscan->custom_scan_tlist) - st->nouter;
+	keytle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, st->nouter);
+	keyvar = castNode(Var, keytle->expr);
+	st->heap = ExecOpenScanRelation(estate, keyvar->varno, eflags);
+
+	outer = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(outer);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	st->index = index_open(indexoid, exec_rt_fetch(keyvar->varno, estate)->rellockmode);
+	st->inner_attnos = palloc(sizeof(AttrNumber) * st->ninner);
+	i = 0;
+	for_each_from(lc, cscan->custom_scan_tlist, st->nouter)
+		st->inner_attnos[i++] = castNode(Var, lfirst_node(TargetEntry, lc)->expr)->varattno;
+	st->inner_keyattno = keyvar->varattno;
+	st->inner_keytype = keyvar->vartype;
+
+	st->outer_key = ExecInitExpr((Expr *) linitial(cscan->custom_exprs), &node->ss.ps);
+	st->match = ExecInitQual(list_copy_tail(cscan->custom_exprs, 1), &node->ss.ps);
+	st->outer_keytype = exprType((Node *) linitial(cscan->custom_exprs));
+	get_typlenbyvalalign(st->outer_keytype, &st->outer_typlen, &st->outer_typbyval,
+						 &st->outer_typalign);
+	st->eqproc = get_opcode(opno);
+	st->collation = InvalidOid;	/* none of gbtree's types has one */
+
+	st->outerslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer),
+										   &TTSOpsMinimalTuple);
+	st->heapslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(st->heap),
+										  table_slot_callbacks(st->heap));
+	st->batchcxt = AllocSetContextCreate(estate->es_query_cxt, "GbtreeJoin batch",
+										 ALLOCSET_DEFAULT_SIZES);
+	st->phase = GBT_JOIN_LOAD;
+}
+
+/* the scan tuple: the outer row, then the inner row's columns or NULLs */
+static TupleTableSlot *
+form_pair(GbtJoinState *st, int row, bool with_inner)
+{
+	TupleTableSlot *scan = st->css.ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(scan);
+	ExecStoreMinimalTuple(st->rows[row], st->outerslot, false);
+	slot_getallattrs(st->outerslot);
+	memcpy(scan->tts_values, st->outerslot->tts_values, sizeof(Datum) * st->nouter);
+	memcpy(scan->tts_isnull, st->outerslot->tts_isnull, sizeof(bool) * st->nouter);
+	for (int j = 0; j < st->ninner; j++)
+	{
+		if (with_inner)
+			scan->tts_values[st->nouter + j] =
+				slot_getattr(st->heapslot, st->inner_attnos[j],
+							 &scan->tts_isnull[st->nouter + j]);
+		else
+		{
+			scan->tts_values[st->nouter + j] = (Datum) 0;
+			scan->tts_isnull[st->nouter + j] = true;
+		}
+	}
+	return ExecStoreVirtualTuple(scan);
+}
+
+static int
+cmp_join_key(const void *a, const void *b)
+{
+	const GbtJoinKey *x = a;
+	const GbtJoinKey *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->row < y->row ? -1 : (x->row > y->row ? 1 : 0);
+}
+
+/* GbtTidSink: keep the batch's TIDs */
+static void
+join_tids(void *arg, uint64 *tids, int n, bool all_read)
+{
+	GbtJoinState *st = (GbtJoinState *) arg;
+
+	if (st->ntids + n > st->maxtids)
+	{
+		int64		newmax = Max(st->maxtids * 2, st->ntids + n);
+
+		st->tids = repalloc_huge(st->tids, sizeof(uint64) * newmax);
+		st->maxtids = newmax;
+	}
+	memcpy(st->tids + st->ntids, tids, sizeof(uint64) * n);
+	st->ntids += n;
+	if (all_read && st->ntids == n)
+		st->gpu_batches++;
+}
+
+/*
+ * Read the next batch of outer rows, look their distinct keys up in the
+ * index and sort the matching TIDs by heap block.  False when the outer
+ * side is exhausted and nothing was read.
+ */
+static bool
+load_batch(GbtJoinState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	PlanState  *outer = linitial(st->css.custom_ps);
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	Size		limit = get_hash_memory_limit();
+	Size		used = 0;
+	int			maxrows = 1024;
+	MemoryContext old;
+	Datum	   *values;
+	int			nvalues = 0;
+	ArrayType  *array;
+	ScanKeyData sk;
+	IndexScanDesc scan;
+	int64		entries;
+
+	MemoryContextReset(st->batchcxt);
+	old = MemoryContextSwitchTo(st->batchcxt);
+	st->rows = palloc(sizeof(MinimalTuple) * maxrows);
+	st->keys = palloc(sizeof(GbtJoinKey) * maxrows);
+	st->nrows = 0;
+	st->nkeys = 0;
+	while (!st->outer_done && st->nrows < gbt_join_batch_size && used < limit)
+	{
+		TupleTableSlot *slot;
+		Datum		key;
+		bool		isnull;
+
+		/* not in batchcxt: the outer plan allocates for its lifetime */
+		MemoryContextSwitchTo(old);
+		slot = ExecProcNode(outer);
+		MemoryContextSwitchTo(st->batchcxt);
+		if (TupIsNull(slot))
+		{
+			st->outer_done = true;
+			break;
+		}
+		if (st->nrows == maxrows)
+		{
+			maxrows *= 2;
+			st->rows = repalloc_huge(st->rows, sizeof(MinimalTuple) * maxrows);
+			st->keys = repalloc_huge(st->keys, sizeof(GbtJoinKey) * maxrows);
+		}
+		st->rows[st->nrows] = ExecCopySlotMinimalTuple(slot);
+		used += st->rows[st->nrows]->t_len + sizeof(MinimalTuple) + sizeof(GbtJoinKey) + 16;
+
+		/* the key, computed on the outer row alone */
+		econtext->ecxt_scantuple = form_pair(st, st->nrows, false);
+		ResetExprContext(econtext);
+		key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
+		if (!isnull)
+		{
+			st->keys[st->nkeys].key = gbt_datum_to_key(key, st->outer_keytype, NULL);
+			st->keys[st->nkeys].row = st->nrows;
+			st->nkeys++;
+		}
+		st->nrows++;
+		if ((st->nrows & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (st->nrows == 0)
+	{
+		MemoryContextSwitchTo(old);
+		return false;
+	}
+	st->batches++;
+	st->outer_rows += st->nrows;
+	st->matched = palloc0(sizeof(bool) * st->nrows);
+	st->ntids = 0;
+	st->tidpos = 0;
+	st->pair = st->pair_end = 0;
+	st->emitpos = 0;
+	if (st->nkeys == 0)
+	{
+		MemoryContextSwitchTo(old);
+		return true;
+	}
+
+	/* one array element per distinct key, taken from its first outer row */
+	qsort(st->keys, st->nkeys, sizeof(GbtJoinKey), cmp_join_key);
+	values = palloc(sizeof(Datum) * st->nkeys);
+	for (int i = 0; i < st->nkeys; i++)
+	{
+		Datum		key;
+		bool		isnull;
+
+		if (i > 0 && st->keys[i].key == st->keys[i - 1].key)
+			continue;
+		econtext->ecxt_scantuple = form_pair(st, st->keys[i].row, false);
+		ResetExprContext(econtext);
+		key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
+		Assert(!isnull);
+		values[nvalues++] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
+	}
+	st->lookup_keys += nvalues;
+	array = construct_array(values, nvalues, st->outer_keytype, st->outer_typlen,
+							st->outer_typbyval, st->outer_typalign);
+
+	ScanKeyEntryInitialize(&sk, SK_SEARCHARRAY, 1, BTEqualStrategyNumber,
+						   st->outer_keytype, st->collation, st->eqproc,
+						   PointerGetDatum(array));
+	st->maxtids = Max(nvalues, 1024);
+	st->tids = palloc_extended(sizeof(uint64) * st->maxtids, MCXT_ALLOC_HUGE);
+	scan = gbt_index_beginscan(st->heap, st->index, estate->es_snapshot, 1, 0);
+	index_rescan(scan, &sk, 1, NULL, 0);
+	entries = gbt_scan_tids(scan, join_tids, st, 1 << 20);
+	index_endscan(scan);
+	st->entries += entries;
+	pgstat_count_index_tuples(st->index, entries);
+	gbt_sort_tids(st->tids, (int) st->ntids);
+	MemoryContextSwitchTo(old);
+	return true;
+}
+
+/*
+ * Fetch the next TID's heap tuple the snapshot sees and find the batch's
+ * outer rows of its key.  False when the batch's TIDs are done.
+ */
+static bool
+next_inner(GbtJoinState *st)
+{
+	Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
+
+	while (st->tidpos < st->ntids)
+	{
+		uint64		t = st->tids[st->tidpos++];
+		ItemPointerData tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+		bool		found;
+		Datum		value;
+		bool		isnull;
+		GbtJoinKey	probe;
+		int			lo;
+		int			hi;
+
+		if ((st->tidpos & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (st->fetch == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(st->css.ss.ps.state->es_query_cxt);
+
+			st->fetch = table_index_fetch_begin(st->heap);
+			MemoryContextSwitchTo(old);
+		}
+		ItemPointerSet(&tid, (BlockNumber) (t >> 16), (OffsetNumber) (t & 0xFFFF));
+		st->heap_fetches++;
+		found = table_index_fetch_tuple(st->fetch, &tid, snapshot, st->heapslot,
+										&call_again, &all_dead);
+		if (!found)
+			continue;
+		pgstat_count_heap_fetch(st->index);
+		value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
+		if (isnull)
+			continue;
+		probe.key = gbt_datum_to_key(value, st->inner_keytype, NULL);
+		probe.row = -1;
+		/* first keys[] entry >= (key, -1), then the end of its run */
+		lo = 0;
+		hi = st->nkeys;
+		while (lo < hi)
+		{
+			int			mid = lo + (hi - lo) / 2;
+
+			if (cmp_join_key(&st->keys[mid], &probe) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		hi = lo;
+		while (hi < st->nkeys && st->keys[hi].key == probe.key)
+			hi++;
+		if (lo == hi)
+			continue;
+		st->pair = lo;
+		st->pair_end = hi;
+		return true;
+	}
+	return false;
+}
+
+static TupleTableSlot *
+join_next(ScanState *node)
+{
+	GbtJoinState *st = (GbtJoinState *) node;
+	ExprContext *econtext = node->ps.ps_ExprContext;
+
+	for (;;)
+	{
+		switch (st->phase)
+		{
+			case GBT_JOIN_LOAD:
+				if (!load_batch(st))
+				{
+					st->phase = GBT_JOIN_DONE;
+					break;
+				}
+				st->phase = GBT_JOIN_PAIRS;
+				break;
+
+			case GBT_JOIN_PAIRS:
+				while (st->pair < st->pair_end)
+				{
+					int			row = st->keys[st->pair++].row;
+					TupleTableSlot *pair;
+
+					if (st->jointype != JOIN_INNER && st->matched[row])
+						continue;
+					pair = form_pair(st, row, true);
+					econtext->ecxt_scantuple = pair;
+					ResetExprContext(econtext);
+					if (!ExecQual(st->match, econtext))
+						continue;
+					if (st->jointype == JOIN_INNER)
+						return pair;
+					st->matched[row] = true;
+				}
+				if (!next_inner(st))
+					st->phase = st->jointype == JOIN_INNER ? GBT_JOIN_LOAD : GBT_JOIN_EMIT;
+				break;
+
+			case GBT_JOIN_EMIT:
+				while (st->emitpos < st->nrows)
+				{
+					int			row = st->emitpos++;
+
+					if (st->matched[row] == (st->jointype == JOIN_SEMI))
+						return form_pair(st, row, false);
+				}
+				st->phase = GBT_JOIN_LOAD;
+				break;
+
+			case GBT_JOIN_DONE:
+				return ExecClearTuple(node->ss_ScanTupleSlot);
+		}
+	}
+}
+
+/* never reached: plans EvalPlanQual could recheck do not get the path */
+static bool
+join_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	return false;
+}
+
+static TupleTableSlot *
+join_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, join_next, join_recheck);
+}
+
+static void
+join_rescan(CustomScanState *node)
+{
+	GbtJoinState *st = (GbtJoinState *) node;
+	PlanState  *outer = linitial(node->custom_ps);
+
+	if (outer->chgParam == NULL)
+		ExecReScan(outer);
+	MemoryContextReset(st->batchcxt);
+	st->rows = NULL;
+	st->keys = NULL;
+	st->tids = NULL;
+	st->nrows = st->nkeys = 0;
+	st->ntids = st->tidpos = 0;
+	st->pair = st->pair_end = st->emitpos = 0;
+	st->outer_done = false;
+	st->phase = GBT_JOIN_LOAD;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+join_end(CustomScanState *node)
+{
+	GbtJoinState *st = (GbtJoinState *) node;
+
+	ExecEndNode(linitial(node->custom_ps));
+	if (st->fetch)
+		table_index_fetch_end(st->fetch);
+	if (st->index)
+		index_close(st->index, NoLock);
+}
+
+static void
+join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GbtJoinState *st = (GbtJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	const char *jt;
+
+	switch (st->jointype)
+	{
+		case JOIN_SEMI:
+			jt = "Semi";
+			break;
+		case JOIN_ANTI:
+			jt = "Anti";
+			break;
+		default:
+			jt = "Inner";
+			break;
+	}
+	ExplainPropertyText("Join Type", jt, es);
+	ExplainPropertyText("Index Name", get_rel_name(intVal(linitial(cscan->custom_private))), es);
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	ExplainPropertyText("Outer Key",
+						deparse_expression((Node *) linitial(cscan->custom_exprs),
+										   context, es->verbose, false), es);
+	if (list_length(cscan->custom_exprs) > 1)
+		ExplainPropertyText("Join Filter",
+							deparse_expression((Node *) make_ands_explicit(list_copy_tail(cscan->custom_exprs, 1)),
+											   context, es->verbose, false), es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Batches", NULL, st->batches, es);
+		ExplainPropertyInteger("GPU Batches", NULL, st->gpu_batches, es);
+		ExplainPropertyInteger("Outer Rows", NULL, st->outer_rows, es);
+		ExplainPropertyInteger("Lookup Keys", NULL, st->lookup_keys, es);
+		ExplainPropertyInteger("Index Entries", NULL, st->entries, es);
+		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
+	}
+}
+
+void
+gbt_join_init(void)
+{
+	DefineCustomBoolVariable("gbtree.enable_join",
+							 "Lets the planner join through a gbtree index in batches of outer rows.",
+							 "An inner, semi or anti join on a gbtree index's column can run as a Custom Scan "
+							 "(GbtreeJoin) that looks up a batch of outer keys at once.",
+							 &gbt_enable_join,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("gbtree.join_batch_size",
+							"Most outer rows a GbtreeJoin looks up at once.",
+							"A batch also stops at hash_mem (work_mem times hash_mem_multiplier) of outer rows.",
+							&gbt_join_batch_size,
+							1000000, 1, INT_MAX / 2,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+	RegisterCustomScanMethods(&join_scan_methods);
+	prev_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = gbt_join_paths;
+}
