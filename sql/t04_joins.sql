@@ -25,6 +25,9 @@ SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 -- a hang in the access method becomes an error, not a stuck suite
 SET statement_timeout = '60s';
+-- the core's join methods over gbtree scans; t22_join tests GbtreeJoin,
+-- which would replace many of them
+SET gbtree.enable_join = off;
 
 --
 -- Helpers.  Every test object is a pair of twin tables <base>_g (indexed

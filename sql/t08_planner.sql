@@ -24,6 +24,8 @@ SET jit = off;
 -- plans and statistics here are compared with btree's Aggregate plans;
 -- t15_count_scan tests the Custom Scan that replaces them for count(*)
 SET gbtree.enable_count_scan = off;
+-- and with btree's nested loops (t22_join tests GbtreeJoin)
+SET gbtree.enable_join = off;
 -- a hang in the access method becomes an error, not a stuck suite
 SET statement_timeout = '60s';
 

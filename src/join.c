@@ -65,6 +65,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/selfuncs.h"
+#include "utils/snapmgr.h"
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
@@ -181,7 +182,8 @@ typedef struct GbtJoinChoice
 	Var		   *inner_key;		/* the index column */
 	Expr	   *outer_key;		/* the other side of the clause */
 	Oid			opno;
-	List	   *matchquals;		/* bare clauses */
+	Expr	   *keyclause;
+	List	   *matchquals;		/* bare clauses, keyclause first */
 	List	   *otherquals;
 	List	   *inner_vars;
 } GbtJoinChoice;
@@ -215,7 +217,7 @@ strip_relabel(Node *node)
  * way round) with an equality operator of the index's family, else NULL.
  */
 static Expr *
-outer_key_of(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
+outer_key_of(PlannerInfo *root, RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
 			 IndexOptInfo *index, Oid *opno)
 {
 	OpExpr	   *op;
@@ -247,7 +249,7 @@ outer_key_of(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
 			((Var *) col)->varattno != index->indexkeys[0] ||
 			((Var *) col)->varlevelsup != 0)
 			continue;
-		other_relids = pull_varnos(NULL, other);
+		other_relids = pull_varnos(root, other);
 		if (bms_is_empty(other_relids) || !bms_is_subset(other_relids, outerrel->relids) ||
 			contain_volatile_functions(other) || contain_subplans(other) ||
 			!gbt_type_supported(exprType(other)) ||
@@ -290,10 +292,15 @@ collect_inner_vars(Node *node, Index relid, Relids outer_relids, List **vars)
 }
 
 /*
- * Cost of looking up nrows outer rows of which about fetched inner rows
- * match, in batches: the outer path, sorting each batch's keys, the lookups
- * (leaf pages only when the CPU answers), the inner rows fetched in heap
- * block order as a bitmap heap scan fetches them, and the pairs' quals.
+ * Cost of joining outer_rows outer rows of which about fetched inner rows
+ * match, in batches.  Calibrated against measured runs on one machine
+ * (test/bench/results/join-*.md), the CPU path: copying an outer row and
+ * computing its key, sorting a batch (qsort of 16-byte pairs, a quarter
+ * of a comparison per level), a lookup per distinct key in ascending order
+ * (two comparisons; the leaves, visited in order and once per batch, at
+ * half a sequential page each; none when the GPU answers), an entry per
+ * match, the inner rows fetched in heap block order as a bitmap heap scan
+ * fetches them, each pair's quals, and each row returned.
  */
 static void
 cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerrel,
@@ -302,7 +309,6 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 {
 	double		batch_rows = Max(1.0, Min(outer_rows, (double) gbt_join_batch_size));
 	double		nbatches = ceil(outer_rows / batch_rows);
-	double		keys_per_batch = batch_rows;
 	double		fetched_per_batch = fetched / nbatches;
 	double		pages;
 	double		cost_per_page;
@@ -311,14 +317,11 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 	Cost		run;
 
 	cost_qual_eval(&qcost, quals, root);
-	run = outer_rows * (cpu_tuple_cost + cpu_operator_cost * (2.0 + log2(batch_rows + 1.0)));
-	/* lookups: a search per key, an entry per match */
-	run += nbatches * keys_per_batch * cpu_operator_cost * (1.0 + log2(Max(index->tuples, 2.0)));
+	run = outer_rows * cpu_operator_cost * (2.0 + log2(batch_rows + 1.0) / 4.0);
+	run += outer_rows * cpu_operator_cost * 2.0;
 	run += fetched * cpu_index_tuple_cost;
-	if (!(keys_per_batch >= gbt_gpu_min_batch && gbt_gpu_wanted((Size) keys_per_batch)))
-		run += nbatches * Min((double) index->pages, keys_per_batch + fetched_per_batch / 400.0) *
-			seq_page_cost;
-	/* inner rows, in block order */
+	if (!(batch_rows >= gbt_gpu_min_batch && gbt_gpu_wanted((Size) batch_rows)))
+		run += nbatches * Min((double) index->pages, batch_rows) * seq_page_cost / 2.0;
 	pages = index_pages_fetched(fetched_per_batch, innerrel->pages, (double) index->pages, root);
 	pages = Min(pages, T);
 	if (pages >= 2.0)
@@ -441,12 +444,13 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 			if (jointype == JOIN_ANTI && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
 				continue;
-			okey = outer_key_of(rinfo, outerrel, innerrel, index, &opno);
+			okey = outer_key_of(root, rinfo, outerrel, innerrel, index, &opno);
 			if (okey == NULL)
 				continue;
 			best.index = index;
 			best.outer_key = okey;
 			best.opno = opno;
+			best.keyclause = rinfo->clause;
 			best.inner_key = (Var *) strip_relabel(get_leftop(rinfo->clause));
 			if (!IsA(best.inner_key, Var) || best.inner_key->varno != innerrel->relid)
 				best.inner_key = (Var *) strip_relabel(get_rightop(rinfo->clause));
@@ -458,8 +462,18 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (best.index == NULL)
 		return;
 
-	/* a pair must pass the join quals and the inner table's own quals */
-	best.matchquals = list_concat(list_copy(joinquals),
+	/*
+	 * A pair must pass the join quals and the inner table's own quals; the
+	 * key clause first (it rechecks the key match exactly, and EXPLAIN
+	 * shows it as the join condition).
+	 */
+	best.matchquals = list_make1(best.keyclause);
+	foreach(lc, joinquals)
+	{
+		if (lfirst(lc) != (void *) best.keyclause)
+			best.matchquals = lappend(best.matchquals, lfirst(lc));
+	}
+	best.matchquals = list_concat(best.matchquals,
 								  extract_actual_clauses(innerrel->baserestrictinfo, false));
 	best.otherquals = otherquals;
 	best.inner_vars = NIL;
@@ -695,6 +709,9 @@ load_batch(GbtJoinState *st)
 	IndexScanDesc scan;
 	int64		entries;
 
+	/* the TIDs outlive the index scan: safe only under MVCC (see header) */
+	if (!IsMVCCSnapshot(estate->es_snapshot))
+		elog(ERROR, "GbtreeJoin needs an MVCC snapshot");
 	MemoryContextReset(st->batchcxt);
 	old = MemoryContextSwitchTo(st->batchcxt);
 	st->rows = palloc(sizeof(MinimalTuple) * maxrows);
@@ -969,6 +986,7 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context;
 	const char *jt;
+	bool		useprefix;
 
 	switch (st->jointype)
 	{
@@ -985,13 +1003,15 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Join Type", jt, es);
 	ExplainPropertyText("Index Name", get_rel_name(intVal(linitial(cscan->custom_private))), es);
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
-	ExplainPropertyText("Outer Key",
-						deparse_expression((Node *) linitial(cscan->custom_exprs),
-										   context, es->verbose, false), es);
-	if (list_length(cscan->custom_exprs) > 1)
+	useprefix = es->verbose || list_length(es->rtable) > 1;
+	/* the key clause comes first among the pair's quals */
+	ExplainPropertyText("Join Cond",
+						deparse_expression((Node *) lsecond(cscan->custom_exprs),
+										   context, useprefix, false), es);
+	if (list_length(cscan->custom_exprs) > 2)
 		ExplainPropertyText("Join Filter",
-							deparse_expression((Node *) make_ands_explicit(list_copy_tail(cscan->custom_exprs, 1)),
-											   context, es->verbose, false), es);
+							deparse_expression((Node *) make_ands_explicit(list_copy_tail(cscan->custom_exprs, 2)),
+											   context, useprefix, false), es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Batches", NULL, st->batches, es);
