@@ -188,6 +188,8 @@ extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n, bool all_read);
 extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
+typedef void (*GbtEntrySink) (void *arg, GbtEntry *entries, int n, bool all_read);
+extern int64 gbt_scan_entries(IndexScanDesc scan, GbtEntrySink sink, void *arg, int max);
 extern void gbtendscan(IndexScanDesc scan);
 extern void gbtmarkpos(IndexScanDesc scan);
 extern void gbtrestrpos(IndexScanDesc scan);

@@ -43,6 +43,8 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "access/xact.h"
 #include "catalog/pg_class.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -58,6 +60,8 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/guc.h"
@@ -125,13 +129,27 @@ typedef struct GbtJoinState
 	GbtJoinKey *keys;
 	int			nkeys;
 	bool	   *matched;
-	uint64	   *tids;
-	int64		ntids;
-	int64		maxtids;
-	int64		tidpos;
+	uint64	   *dkey;			/* distinct keys, ascending */
+	int		   *dstart;			/* keys[] of dkey[d]: dstart[d] .. dstart[d + 1] */
+	int			ndistinct;
+	int			dcursor;		/* where the last entry's key was found */
+	uint64	   *matches;		/* index entries found, packed (see join_entries) */
+	int64		nmatches;
+	int64		maxmatches;
+	int64		matchpos;
 	int			pair;			/* next keys[] entry to pair with the inner row */
 	int			pair_end;
 	int			emitpos;
+
+	/* the inner row of the pairs: the heap tuple, or the key alone */
+	bool		key_only;		/* the join needs no inner column but the key */
+	bool		key_clause_only;	/* and no qual but the key clause */
+	bool		inner_from_key;
+	Datum		inner_key_datum;
+	bool		serializable;
+	Buffer		vmbuf;
+	BlockNumber vis_block;		/* the block whose all-visible bit is vis_all */
+	bool		vis_all;
 
 	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		batches;
@@ -140,6 +158,7 @@ typedef struct GbtJoinState
 	int64		lookup_keys;
 	int64		entries;
 	int64		heap_fetches;
+	int64		visible_entries;
 } GbtJoinState;
 
 static Plan *join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -354,7 +373,8 @@ make_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
 	cpath->path.parallel_safe = joinrel->consider_parallel && outer->parallel_safe;
 	cpath->path.parallel_workers = outer->parallel_workers;
 	cpath->path.pathkeys = NIL;
-	cpath->flags = 0;
+	/* ExecScan projects; without the flag a Result node would */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make1(outer);
 	cpath->custom_private = list_make4(makeInteger(choice->index->indexoid),
 									   makeInteger(jointype),
@@ -628,6 +648,9 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 										  table_slot_callbacks(st->heap));
 	st->batchcxt = AllocSetContextCreate(estate->es_query_cxt, "GbtreeJoin batch",
 										 ALLOCSET_DEFAULT_SIZES);
+	st->key_only = st->ninner == 1;
+	st->key_clause_only = list_length(cscan->custom_exprs) == 2;
+	st->vmbuf = InvalidBuffer;
 	st->phase = GBT_JOIN_LOAD;
 }
 
@@ -644,7 +667,13 @@ form_pair(GbtJoinState *st, int row, bool with_inner)
 	memcpy(scan->tts_isnull, st->outerslot->tts_isnull, sizeof(bool) * st->nouter);
 	for (int j = 0; j < st->ninner; j++)
 	{
-		if (with_inner)
+		if (with_inner && st->inner_from_key)
+		{
+			/* key_only: the one inner column is the key */
+			scan->tts_values[st->nouter + j] = st->inner_key_datum;
+			scan->tts_isnull[st->nouter + j] = false;
+		}
+		else if (with_inner)
 			scan->tts_values[st->nouter + j] =
 				slot_getattr(st->heapslot, st->inner_attnos[j],
 							 &scan->tts_isnull[st->nouter + j]);
@@ -668,23 +697,117 @@ cmp_join_key(const void *a, const void *b)
 	return x->row < y->row ? -1 : (x->row > y->row ? 1 : 0);
 }
 
-/* GbtTidSink: keep the batch's TIDs */
+/*
+ * An index entry found, packed so that sorting the packed values sorts by
+ * heap TID: block (32 bits) | offset (11) | all visible (1) | the key's -0
+ * flag (1) | the number of its distinct key in the batch (19).
+ */
+#define JOIN_OFFSET_BITS	11
+#define JOIN_KEY_BITS		19
+#define JOIN_MAX_BATCH		(1 << JOIN_KEY_BITS)
+#define JOIN_NEGZERO		(UINT64CONST(1) << JOIN_KEY_BITS)
+#define JOIN_VISIBLE		(UINT64CONST(1) << (JOIN_KEY_BITS + 1))
+#define JOIN_OFFSET_SHIFT	(JOIN_KEY_BITS + 2)
+
+StaticAssertDecl(MaxHeapTuplesPerPage < (1 << JOIN_OFFSET_BITS),
+				 "heap offsets must fit the packed match");
+
+static inline uint64
+pack_match(uint64 tid, int d)
+{
+	return ((uint64) gbt_tid_block(tid) << 32) |
+		((uint64) gbt_tid_offset(tid) << JOIN_OFFSET_SHIFT) |
+		((gbt_tid_flags(tid) & GBT_TID_FLAG_NEGZERO) ? JOIN_NEGZERO : 0) |
+		(uint64) d;
+}
+
+/* the distinct key equal to key, or -1; entries mostly come in key order */
+static int
+find_distinct(GbtJoinState *st, uint64 key)
+{
+	int			lo;
+	int			hi;
+
+	for (int step = 0; step < 4 && st->dcursor < st->ndistinct; step++)
+	{
+		if (st->dkey[st->dcursor] == key)
+			return st->dcursor;
+		if (st->dkey[st->dcursor] > key)
+			break;
+		st->dcursor++;
+	}
+	lo = 0;
+	hi = st->ndistinct;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (st->dkey[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	st->dcursor = lo;
+	return (lo < st->ndistinct && st->dkey[lo] == key) ? lo : -1;
+}
+
+/* GbtEntrySink: keep the batch's entries, each with its distinct key */
 static void
-join_tids(void *arg, uint64 *tids, int n, bool all_read)
+join_entries(void *arg, GbtEntry *entries, int n, bool all_read)
 {
 	GbtJoinState *st = (GbtJoinState *) arg;
+	bool		desc = gbt_index_info(st->index)->desc;
 
-	if (st->ntids + n > st->maxtids)
+	if (st->nmatches + n > st->maxmatches)
 	{
-		int64		newmax = Max(st->maxtids * 2, st->ntids + n);
+		int64		newmax = Max(st->maxmatches * 2, st->nmatches + n);
 
-		st->tids = repalloc_huge(st->tids, sizeof(uint64) * newmax);
-		st->maxtids = newmax;
+		st->matches = repalloc_huge(st->matches, sizeof(uint64) * newmax);
+		st->maxmatches = newmax;
 	}
-	memcpy(st->tids + st->ntids, tids, sizeof(uint64) * n);
-	st->ntids += n;
-	if (all_read && st->ntids == n)
+	for (int i = 0; i < n; i++)
+	{
+		int			d = find_distinct(st, desc ? ~entries[i].key : entries[i].key);
+
+		/* every entry's key is one the batch asked for */
+		if (d < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" returned a key that was not looked up",
+							RelationGetRelationName(st->index))));
+		st->matches[st->nmatches++] = pack_match(entries[i].tid, d);
+	}
+	if (all_read && st->nmatches == n)
 		st->gpu_batches++;
+
+	/*
+	 * When the entry alone can stand for the row, read the visibility map
+	 * now, while the scan still keeps VACUUM from removing these entries
+	 * (gbt_scan_entries), as an index-only scan does: once the entry is
+	 * gone its heap slot may hold another row, on a page all visible
+	 * again.  The chunk is sorted by block to read the map once a block.
+	 */
+	if (st->key_only)
+	{
+		uint64	   *chunk = st->matches + st->nmatches - n;
+		Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
+
+		gbt_sort_tids(chunk, n);
+		for (int i = 0; i < n; i++)
+		{
+			BlockNumber blk = (BlockNumber) (chunk[i] >> 32);
+
+			if (blk != st->vis_block)
+			{
+				st->vis_block = blk;
+				st->vis_all = VM_ALL_VISIBLE(st->heap, blk, &st->vmbuf);
+				if (st->vis_all && st->serializable)
+					PredicateLockPage(st->heap, blk, snapshot);
+			}
+			if (st->vis_all)
+				chunk[i] |= JOIN_VISIBLE;
+		}
+	}
 }
 
 /*
@@ -718,7 +841,7 @@ load_batch(GbtJoinState *st)
 	st->keys = palloc(sizeof(GbtJoinKey) * maxrows);
 	st->nrows = 0;
 	st->nkeys = 0;
-	while (!st->outer_done && st->nrows < gbt_join_batch_size && used < limit)
+	while (!st->outer_done && st->nrows < Min(gbt_join_batch_size, JOIN_MAX_BATCH) && used < limit)
 	{
 		TupleTableSlot *slot;
 		Datum		key;
@@ -764,10 +887,11 @@ load_batch(GbtJoinState *st)
 	st->batches++;
 	st->outer_rows += st->nrows;
 	st->matched = palloc0(sizeof(bool) * st->nrows);
-	st->ntids = 0;
-	st->tidpos = 0;
+	st->nmatches = 0;
+	st->matchpos = 0;
 	st->pair = st->pair_end = 0;
 	st->emitpos = 0;
+	st->ndistinct = 0;
 	if (st->nkeys == 0)
 	{
 		MemoryContextSwitchTo(old);
@@ -777,6 +901,8 @@ load_batch(GbtJoinState *st)
 	/* one array element per distinct key, taken from its first outer row */
 	qsort(st->keys, st->nkeys, sizeof(GbtJoinKey), cmp_join_key);
 	values = palloc(sizeof(Datum) * st->nkeys);
+	st->dkey = palloc(sizeof(uint64) * st->nkeys);
+	st->dstart = palloc(sizeof(int) * (st->nkeys + 1));
 	for (int i = 0; i < st->nkeys; i++)
 	{
 		Datum		key;
@@ -788,8 +914,14 @@ load_batch(GbtJoinState *st)
 		ResetExprContext(econtext);
 		key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
 		Assert(!isnull);
-		values[nvalues++] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
+		values[nvalues] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
+		st->dkey[nvalues] = st->keys[i].key;
+		st->dstart[nvalues] = i;
+		nvalues++;
 	}
+	st->dstart[nvalues] = st->nkeys;
+	st->ndistinct = nvalues;
+	st->dcursor = 0;
 	st->lookup_keys += nvalues;
 	array = construct_array(values, nvalues, st->outer_keytype, st->outer_typlen,
 							st->outer_typbyval, st->outer_typalign);
@@ -797,43 +929,62 @@ load_batch(GbtJoinState *st)
 	ScanKeyEntryInitialize(&sk, SK_SEARCHARRAY, 1, BTEqualStrategyNumber,
 						   st->outer_keytype, st->collation, st->eqproc,
 						   PointerGetDatum(array));
-	st->maxtids = Max(nvalues, 1024);
-	st->tids = palloc_extended(sizeof(uint64) * st->maxtids, MCXT_ALLOC_HUGE);
+	st->maxmatches = Max(nvalues, 1024);
+	st->serializable = IsolationIsSerializable();
+	st->vis_block = InvalidBlockNumber;
+	st->matches = palloc_extended(sizeof(uint64) * st->maxmatches, MCXT_ALLOC_HUGE);
 	scan = gbt_index_beginscan(st->heap, st->index, estate->es_snapshot, 1, 0);
 	index_rescan(scan, &sk, 1, NULL, 0);
-	entries = gbt_scan_tids(scan, join_tids, st, 1 << 20);
+	entries = gbt_scan_entries(scan, join_entries, st, 1 << 16);
 	index_endscan(scan);
 	st->entries += entries;
 	pgstat_count_index_tuples(st->index, entries);
-	gbt_sort_tids(st->tids, (int) st->ntids);
+	/* heap block order */
+	gbt_sort_tids(st->matches, (int) st->nmatches);
 	MemoryContextSwitchTo(old);
 	return true;
 }
 
 /*
- * Fetch the next TID's heap tuple the snapshot sees and find the batch's
- * outer rows of its key.  False when the batch's TIDs are done.
+ * The next index entry's inner row and the batch's outer rows of its key.
+ * When the join needs no inner column but the key and the visibility map
+ * calls the entry's heap block all visible, the entry alone is the row (as
+ * in an index-only scan); otherwise the heap tuple is fetched, and counts
+ * only if the snapshot sees it and its key is the entry's.  False when the
+ * batch's entries are done.
  */
 static bool
 next_inner(GbtJoinState *st)
 {
 	Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
 
-	while (st->tidpos < st->ntids)
+	while (st->matchpos < st->nmatches)
 	{
-		uint64		t = st->tids[st->tidpos++];
+		uint64		m = st->matches[st->matchpos++];
+		BlockNumber blk = (BlockNumber) (m >> 32);
+		OffsetNumber off = (OffsetNumber) ((m >> JOIN_OFFSET_SHIFT) & ((1 << JOIN_OFFSET_BITS) - 1));
+		int			d = (int) (m & (JOIN_MAX_BATCH - 1));
 		ItemPointerData tid;
 		bool		call_again = false;
 		bool		all_dead = false;
-		bool		found;
 		Datum		value;
 		bool		isnull;
-		GbtJoinKey	probe;
-		int			lo;
-		int			hi;
 
-		if ((st->tidpos & 1023) == 0)
+		if ((st->matchpos & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
+		if (m & JOIN_VISIBLE)
+		{
+			/* key_only, all visible when the index gave it */
+			st->visible_entries++;
+			st->inner_from_key = true;
+			st->inner_key_datum = gbt_key_to_datum(st->dkey[d],
+												   (m & JOIN_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0,
+												   st->inner_keytype);
+			st->pair = st->dstart[d];
+			st->pair_end = st->dstart[d + 1];
+			return true;
+		}
+		st->inner_from_key = false;
 		if (st->fetch == NULL)
 		{
 			MemoryContext old = MemoryContextSwitchTo(st->css.ss.ps.state->es_query_cxt);
@@ -841,37 +992,17 @@ next_inner(GbtJoinState *st)
 			st->fetch = table_index_fetch_begin(st->heap);
 			MemoryContextSwitchTo(old);
 		}
-		ItemPointerSet(&tid, (BlockNumber) (t >> 16), (OffsetNumber) (t & 0xFFFF));
+		ItemPointerSet(&tid, blk, off);
 		st->heap_fetches++;
-		found = table_index_fetch_tuple(st->fetch, &tid, snapshot, st->heapslot,
-										&call_again, &all_dead);
-		if (!found)
+		if (!table_index_fetch_tuple(st->fetch, &tid, snapshot, st->heapslot,
+									 &call_again, &all_dead))
 			continue;
 		pgstat_count_heap_fetch(st->index);
 		value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
-		if (isnull)
+		if (isnull || gbt_datum_to_key(value, st->inner_keytype, NULL) != st->dkey[d])
 			continue;
-		probe.key = gbt_datum_to_key(value, st->inner_keytype, NULL);
-		probe.row = -1;
-		/* first keys[] entry >= (key, -1), then the end of its run */
-		lo = 0;
-		hi = st->nkeys;
-		while (lo < hi)
-		{
-			int			mid = lo + (hi - lo) / 2;
-
-			if (cmp_join_key(&st->keys[mid], &probe) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		hi = lo;
-		while (hi < st->nkeys && st->keys[hi].key == probe.key)
-			hi++;
-		if (lo == hi)
-			continue;
-		st->pair = lo;
-		st->pair_end = hi;
+		st->pair = st->dstart[d];
+		st->pair_end = st->dstart[d + 1];
 		return true;
 	}
 	return false;
@@ -897,6 +1028,12 @@ join_next(ScanState *node)
 				break;
 
 			case GBT_JOIN_PAIRS:
+				if (st->jointype != JOIN_INNER && st->key_clause_only)
+				{
+					/* equal normalized keys satisfy the key clause */
+					for (; st->pair < st->pair_end; st->pair++)
+						st->matched[st->keys[st->pair].row] = true;
+				}
 				while (st->pair < st->pair_end)
 				{
 					int			row = st->keys[st->pair++].row;
@@ -958,9 +1095,9 @@ join_rescan(CustomScanState *node)
 	MemoryContextReset(st->batchcxt);
 	st->rows = NULL;
 	st->keys = NULL;
-	st->tids = NULL;
-	st->nrows = st->nkeys = 0;
-	st->ntids = st->tidpos = 0;
+	st->matches = NULL;
+	st->nrows = st->nkeys = st->ndistinct = 0;
+	st->nmatches = st->matchpos = 0;
 	st->pair = st->pair_end = st->emitpos = 0;
 	st->outer_done = false;
 	st->phase = GBT_JOIN_LOAD;
@@ -975,6 +1112,8 @@ join_end(CustomScanState *node)
 	ExecEndNode(linitial(node->custom_ps));
 	if (st->fetch)
 		table_index_fetch_end(st->fetch);
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
 	if (st->index)
 		index_close(st->index, NoLock);
 }
@@ -1020,6 +1159,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Lookup Keys", NULL, st->lookup_keys, es);
 		ExplainPropertyInteger("Index Entries", NULL, st->entries, es);
 		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
+		if (st->key_only)
+			ExplainPropertyInteger("All-Visible Entries", NULL, st->visible_entries, es);
 	}
 }
 
@@ -1039,7 +1180,7 @@ gbt_join_init(void)
 							"Most outer rows a GbtreeJoin looks up at once.",
 							"A batch also stops at hash_mem (work_mem times hash_mem_multiplier) of outer rows.",
 							&gbt_join_batch_size,
-							1000000, 1, INT_MAX / 2,
+							1000000, 1, JOIN_MAX_BATCH,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);

@@ -1207,15 +1207,46 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
  * until the last chunk is done.  If VACUUM holds it now, the scan goes
  * leaf by leaf instead and passes each leaf's TIDs while its pin is held,
  * as an index-only scan does.  Returns the number of TIDs.
+ *
+ * gbt_scan_entries is the same with whole entries (the key as stored in
+ * the index, the TID packed with its flags), for GbtreeJoin (join.c).
  */
-int64
-gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+typedef struct GbtMatchSink
+{
+	GbtTidSink	tids;
+	GbtEntrySink entries;
+	void	   *arg;
+	uint64	   *t;				/* buffer of tids */
+	GbtEntry   *e;				/* or of entries */
+} GbtMatchSink;
+
+static inline void
+match_put(GbtMatchSink *ms, int n, const GbtEntry *item)
+{
+	if (ms->e)
+		ms->e[n] = *item;
+	else
+		ms->t[n] = item->tid >> 16;	/* no flags */
+}
+
+static inline void
+match_pass(GbtMatchSink *ms, int n, bool all_read)
+{
+	if (ms->e)
+		ms->entries(ms->arg, ms->e, n, all_read);
+	else
+		ms->tids(ms->arg, ms->t, n, all_read);
+}
+
+static int64
+scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 	Relation	index = scan->indexRelation;
 	bool		locked;
-	uint64	   *t;
+	Size		width = ms->entries ? sizeof(GbtEntry) : sizeof(uint64);
+	void	   *buf;
 	int			n = 0;
 	int64		total = 0;
 	bool		timed = message_level_is_interesting(DEBUG1);
@@ -1236,8 +1267,10 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	}
 	if (timed)
 		INSTR_TIME_SET_CURRENT(t0);
-	t = palloc_extended(sizeof(uint64) * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
-						MCXT_ALLOC_HUGE);
+	buf = palloc_extended(width * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
+						  MCXT_ALLOC_HUGE);
+	ms->t = ms->entries ? NULL : (uint64 *) buf;
+	ms->e = ms->entries ? (GbtEntry *) buf : NULL;
 	if (so->gpu_items)
 	{
 		/* the batch's entries stay covered by gbt_scan_gpu_fetch()'s lock */
@@ -1245,8 +1278,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		{
 			n = (int) Min(so->gpu_n - i, (uint64) max);
 			for (int j = 0; j < n; j++)
-				t[j] = so->gpu_items[i + j].tid >> 16;	/* no flags */
-			sink(arg, t, n, true);
+				match_put(ms, j, &so->gpu_items[i + j]);
+			match_pass(ms, n, true);
 			CHECK_FOR_INTERRUPTS();
 		}
 		total = so->gpu_n;
@@ -1260,17 +1293,17 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 
 			if (n + m > max)
 			{
-				sink(arg, t, n, false);
+				match_pass(ms, n, false);
 				total += n;
 				n = 0;
 			}
 			for (int i = Max(pos->itemIndex, 0); i < pos->nitems; i++)
-				t[n++] = pos->items[i].tid >> 16;
+				match_put(ms, n++, &pos->items[i]);
 			pos->itemIndex = pos->nitems;
 			if (!locked && n > 0)
 			{
 				/* this leaf is still pinned */
-				sink(arg, t, n, false);
+				match_pass(ms, n, false);
 				total += n;
 				n = 0;
 			}
@@ -1279,12 +1312,12 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		}
 		if (n > 0)
 		{
-			sink(arg, t, n, false);
+			match_pass(ms, n, false);
 			total += n;
 		}
 		gbt_scan_drop_pin(so);
 	}
-	pfree(t);
+	pfree(buf);
 	if (timed)
 		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, passed on in %.3f ms",
 			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf",
@@ -1292,6 +1325,22 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	if (locked)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	return total;
+}
+
+int64
+gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+{
+	GbtMatchSink ms = {.tids = sink,.arg = arg};
+
+	return scan_matches(scan, &ms, max);
+}
+
+int64
+gbt_scan_entries(IndexScanDesc scan, GbtEntrySink sink, void *arg, int max)
+{
+	GbtMatchSink ms = {.entries = sink,.arg = arg};
+
+	return scan_matches(scan, &ms, max);
 }
 
 void

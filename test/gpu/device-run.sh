@@ -8,6 +8,7 @@
 #   test/gpu/device-run.sh buildbench  test/bench/gpu-build.sh (issue 6's measure)
 #   test/gpu/device-run.sh copybench   test/bench/gpu-copy.sh (issue 18's measure)
 #   test/gpu/device-run.sh countbench  test/bench/gpu-count-default.sh (issue 22: count under default settings)
+#   test/gpu/device-run.sh joinbench   test/bench/gpu-join.sh (issue 22: joins under default settings)
 #   test/gpu/device-run.sh bench       make bench (its own server, gbtree
 #                                      preloaded; BENCH_* from the
 #                                      environment); results in $OUT/bench,
@@ -54,6 +55,7 @@ case $what in
     buildbench) test/bench/gpu-build.sh "$OUT/gpu-build.md" ;;
     copybench) test/bench/gpu-copy.sh "$OUT/gpu-copy.md" ;;
     countbench) test/bench/gpu-count-default.sh "$OUT/gpu-count-default.md" ;;
+    joinbench) test/bench/gpu-join.sh "$OUT/gpu-join.md" ;;
     bench)
         # make bench starts its own server: this one would only compete
         su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} pg_ctl -D $PGDATA -m fast -w stop" >/dev/null
