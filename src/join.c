@@ -77,7 +77,7 @@
 #define GBT_JOIN_NAME	"GbtreeJoin"
 
 bool		gbt_enable_join = true;
-int			gbt_join_batch_size = 1000000;
+int			gbt_join_batch_size = 1 << 19;	/* JOIN_MAX_BATCH */
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 
@@ -1180,7 +1180,7 @@ gbt_join_init(void)
 							"Most outer rows a GbtreeJoin looks up at once.",
 							"A batch also stops at hash_mem (work_mem times hash_mem_multiplier) of outer rows.",
 							&gbt_join_batch_size,
-							1000000, 1, JOIN_MAX_BATCH,
+							JOIN_MAX_BATCH, 1, JOIN_MAX_BATCH,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);

@@ -52,7 +52,7 @@ WRITE_README = ENV.get("BENCH_README", "1") == "1"
 DEFAULT_OUT = os.path.join(GB_ROOT, "test", "bench", "results")
 NCPU = os.cpu_count() or 2
 CLIENTS = [int(c) for c in ENV.get("BENCH_CLIENTS", "1,8").split(",") if c.strip()]
-MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "build,queries,lookups,copy,vacuum").split(",")
+MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "build,queries,lookups,joins,copy,vacuum").split(",")
             if m.strip()]
 # BENCH_KEEP_DATA=1: the data sets stay in the cluster after the run and a
 # later run on the same cluster (BENCH_SCRATCH) takes them up again instead
@@ -111,7 +111,11 @@ def float_regular_count(n):
 
 # Each data set: the key type, a description, the SQL that generates rows
 # (id, k) for ids lo..hi, and the pgbench lines that set :i (recorded by the
-# verification run) and the SQL expression of a random existing key.
+# verification run) and the SQL expression of a random existing key.  The
+# int8 data sets whose keys spread over the whole heap also say how the join
+# measures draw their probe keys (join): key(r) is the key of rank r, and
+# ranks 1..ranks are exactly the table's keys, so the ranks beyond give keys
+# of the same distribution that match nothing.
 def dataset_defs(n):
     nz = max(10, n // 50)
     fj = float_regular_count(n)
@@ -124,7 +128,10 @@ def dataset_defs(n):
             gen=lambda lo, hi: (f"SELECT g AS id, {scramble('g')} AS k "
                                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n\\set k {scramble(':i')}\n",
-            keyexpr=":k"),
+            keyexpr=":k",
+            join=dict(ranks=n, key=scramble,
+                      note="keys of random rows (row ids drawn uniformly over 1..N with replacement; "
+                           "the rows are in id order, so their heap pages spread over the whole table)")),
         "sequential": dict(
             type="int8",
             desc="sequential int8: k = id = 1..N, inserted in key order",
@@ -146,7 +153,17 @@ def dataset_defs(n):
             pgb=f"\\set i random(1, {nz})\n\\set k {scramble(':i')}\n",
             serial=True,
             keyexpr=":k",
-            lookup_note="random distinct key (uniform over the distinct values)"),
+            lookup_note="random distinct key (uniform over the distinct values)",
+            # drawn by row, a probe key would match sum(c^2)/N rows on
+            # average (the top key holds about 12% of the rows), thousands,
+            # and the inner join's output would grow as N x probes; drawn by
+            # distinct key it matches N/50 rows on average, the heavy keys
+            # included, and those rows lie all over the heap
+            join=dict(ranks=nz, key=scramble,
+                      note=f"random distinct keys (uniform over the {nz:,} distinct values, as the point "
+                           "lookups draw them, with replacement): a probe key matches N/50 rows on "
+                           "average, the top key about 12% of the table, rows spread over the whole heap "
+                           "(drawn by row, the inner join's output would grow as N x probes)")),
         "float8": dict(
             type="float8",
             desc=("float8 with NaN and +-Infinity sprinkled: 1% each of NaN, Infinity, "
@@ -266,6 +283,42 @@ def describe_scan(nodes):
             s += f" (heap fetches {n['Heap Fetches']})"
         parts.append(s)
     return " + ".join(parts) if parts else "?"
+
+
+def describe_plan(p):
+    """a whole EXPLAIN JSON plan in one line, as EXPLAIN's text format names
+    the nodes, children in brackets: the join measures' plans (which join
+    method, GbtreeJoin or not, what it scanned)"""
+    t = p.get("Node Type", "?")
+    jt = p.get("Join Type", "Inner")
+    det = []
+    if "Custom Plan Provider" in p:
+        t = p["Custom Plan Provider"] + (f" {jt}" if "Join Type" in p else "")
+        if "Batches" in p:
+            det.append(f"{p['Batches']} batch{'es' if p['Batches'] != 1 else ''}"
+                       + (f" ({p['GPU Batches']} on the GPU)" if p.get("GPU Batches") else "")
+                       + f", {p.get('Lookup Keys', '?')} lookup keys, {p.get('Heap Fetches', '?')} heap fetches")
+    elif t in ("Hash Join", "Merge Join"):
+        t = t if jt == "Inner" else f"{t.split()[0]} {jt} Join"
+    elif t == "Nested Loop" and jt != "Inner":
+        t = f"Nested Loop {jt} Join"
+    elif t == "Aggregate" and p.get("Strategy") in ("Hashed", "Sorted", "Mixed"):
+        t = {"Hashed": "HashAggregate", "Sorted": "GroupAggregate", "Mixed": "MixedAggregate"}[p["Strategy"]]
+    if p.get("Partial Mode") in ("Partial", "Finalize"):
+        t = f"{p['Partial Mode']} {t}"
+    if p.get("Parallel Aware"):
+        t = "Parallel " + t
+    if "Index Name" in p:
+        det.insert(0, p["Index Name"])
+    elif "Relation Name" in p:
+        det.insert(0, p["Relation Name"])
+    if p.get("Hash Batches", 1) > 1:
+        det.append(f"{p['Hash Batches']} batches")
+    if "Workers Launched" in p:
+        det.append(f"{p['Workers Launched']} workers")
+    kids = [describe_plan(c) for c in p.get("Plans", [])]
+    return (t + (f" ({'; '.join(str(x) for x in det)})" if det else "")
+            + (f" [{', '.join(kids)}]" if kids else ""))
 
 
 class Engine:
@@ -587,6 +640,7 @@ def drop_dataset(name):
         psql("CHECKPOINT;")
         return
     tabs = [f"src_{name}", f"new_{name}", f"shuf_{name}", f"arr_{name}"] + twin_tables(name)
+    tabs += [f"jp_{name}_{label}" for _, label in JOIN_SIZES]
     for e in ENGINES:
         tabs += [f"c_{name}_{e.tag}", f"v_{name}_{e.tag}"]
     psql("DROP TABLE IF EXISTS " + ", ".join(tabs) + "; CHECKPOINT;")
@@ -725,15 +779,37 @@ def prewarm(name, heap=True):
             psql(f"SELECT pg_prewarm('{t}', 'buffer', 'vm'), pg_prewarm('{t}_k_idx');")
 
 
-def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note=""):
+def explain_measure(m, name, setup_for, stmts_for, verify_for=None, options_note="", whole_plan=False):
     """EXPLAIN (ANALYZE, TIMING OFF) execution time, summed over the
-    statements of one run, per statement; answers compared first"""
+    statements of one run, per statement; answers compared first.
+    whole_plan: the planner chooses (the join measures): each engine's
+    whole plan is recorded, and the answer, instead of the scan nodes and
+    the check that they use the engine's index"""
     answers = {}
     for e in ENGINES:
         stmts = verify_for(e) if verify_for else stmts_for(e)
         sql = setup_for(e) + "\n" + "\n".join(s + ";" for s in stmts) + "\n"
         answers[e.name] = psql(sql, options=e.opts())
     ok = compare(f"{name}: {m.title}", answers)
+    if whole_plan:
+        plans = {}
+        use = GpuUse()
+        for r in range(REPEAT):
+            for e in rotated(ENGINES, r):
+                stmts = stmts_for(e)
+                sql = setup_for(e) + "\n" + "\n".join(
+                    f"EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) {s};\n\\echo @@SEP@@" for s in stmts) + "\n"
+                out = use.run(e, lambda: psql(sql, options=e.opts()))
+                js = [json.loads(c)[0] for c in out.split("@@SEP@@") if c.strip()]
+                m.add(e.name, sum(j["Execution Time"] for j in js) / max(1, len(js)))
+                if r == 0:
+                    plans[e.name] = " + ".join(describe_plan(j["Plan"]) for j in js)
+        m.how += ("; answer: " + answers.get("btree", "?").strip().replace("\n", " / ").replace("|", ", ")
+                  + "; plans: " + "; ".join(f"{e.name}: {plans.get(e.name, '?')}" for e in ENGINES)
+                  + (f"; {options_note}" if options_note else "") + use.note())
+        if not ok:
+            m.notes.append("ANSWERS DIFFER")
+        return
     scans = {}
     rows = {}
     use = GpuUse()
@@ -831,6 +907,61 @@ def m_queries(name, d, res):
                     options_note=FORCE_NOTE)
     res.append(m)
     report(m)
+
+
+JOIN_SIZES = [(1000, "1k"), (10000, "10k"), (100000, "100k"), (1000000, "1M")]
+
+
+def join_probe_sizes():
+    """probe sizes: 1M keys only where the table has at least 1M rows"""
+    return [(n, label) for n, label in JOIN_SIZES if n < 1000000 or ROWS >= 1000000]
+
+
+def m_joins(name, d, res):
+    """joins of a probe table to the twin table through k, the planner's
+    own choice for every engine (btree: its best plan, a hash join or an
+    index nested loop; gbtree: the same or the Custom Scan GbtreeJoin)"""
+    t0 = time.time()
+    j = d["join"]
+    ranks, key = j["ranks"], j["key"]
+    sizes = join_probe_sizes()
+    # the probe tables, once per data set, untimed, the same for every
+    # engine: n keys in the order drawn, every 10th of the same distribution
+    # but matching nothing (a rank beyond the table's)
+    for i, (n, label) in enumerate(sizes):
+        p = f"jp_{name}_{label}"
+        psql(f"""{PREP} SELECT setseed({0.11 + 0.01 * i});
+DROP TABLE IF EXISTS {p};
+CREATE UNLOGGED TABLE {p} (x int8);
+INSERT INTO {p} SELECT CASE WHEN g % 10 = 0 THEN {key(f'{ranks} + 1 + r')} ELSE {key('1 + r')} END
+  FROM (SELECT g, floor(random() * {ranks})::int8 AS r FROM generate_series(1, {n}) g OFFSET 0) s;
+VACUUM ANALYZE {p};
+SELECT pg_prewarm('{p}');
+""")
+    how = ("EXPLAIN (ANALYZE, TIMING OFF) execution time; probe table (x int8) of n keys: "
+           f"{j['note']}, every 10th key one of the same distribution that matches nothing; "
+           "the planner's own plan for every engine (no enable_* settings), the session settings "
+           "of the run")
+    queries = [
+        ("inner", "inner join (rows fetched)",
+         lambda t, p: f"SELECT count(*), sum(t.id) FROM {p} p JOIN {t} t ON t.k = p.x",
+         "SELECT count(*), sum(t.id) FROM probe p JOIN t ON t.k = p.x (id comes from the heap)"),
+        ("semi", "semi join, IN",
+         lambda t, p: f"SELECT count(*) FROM {p} p WHERE p.x IN (SELECT k FROM {t})",
+         "SELECT count(*) FROM probe p WHERE p.x IN (SELECT k FROM t)"),
+        ("anti", "anti join, NOT EXISTS",
+         lambda t, p: f"SELECT count(*) FROM {p} p WHERE NOT EXISTS (SELECT 1 FROM {t} t WHERE t.k = p.x)",
+         "SELECT count(*) FROM probe p WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.k = p.x)"),
+    ]
+    for kind, title, q, shown in queries:
+        for n, label in sizes:
+            m = Measure(f"join_{kind}_{label}", f"{title}, {label} probe keys", "ms", "lower", f"{shown}; {how}")
+            explain_measure(m, name, lambda e: "",
+                            lambda e, q=q, label=label: [q(e.table(name), f"jp_{name}_{label}")],
+                            whole_plan=True)
+            res.append(m)
+            report(m)
+    log(f"  (joins: {time.time() - t0:.0f} s)")
 
 
 def pgbench(script, clients, db, options, secs=None, transactions=None, extra=()):
@@ -1087,9 +1218,10 @@ def table_lines(measures, with_how=True, dataset_col=None, engines=None):
     return lines
 
 
-MEASURE_ORDER = ["build", "size", "any_1k", "any_100k", "any_1M", "range_0.1%", "range_1%", "range_20%",
-                 "orderby", "lookup_1c", "lookup_8c", "copy", "wal_copy", "size_copy", "vacuum", "size_churn",
-                 "pgbs_1c", "pgbs_8c", "pgbs_size"]
+MEASURE_ORDER = (["build", "size", "any_1k", "any_100k", "any_1M", "range_0.1%", "range_1%", "range_20%",
+                  "orderby", "lookup_1c", "lookup_8c"]
+                 + [f"join_{k}_{label}" for k in ("inner", "semi", "anti") for _, label in JOIN_SIZES]
+                 + ["copy", "wal_copy", "size_copy", "vacuum", "size_churn", "pgbs_1c", "pgbs_8c", "pgbs_size"])
 
 
 def morder(key):
@@ -1334,6 +1466,13 @@ def main():
         if "lookups" in MEASURES:
             prewarm(name)
             m_lookups(name, d, res)
+        if "joins" in MEASURES:
+            if d.get("join"):
+                prewarm(name)
+                m_joins(name, d, res)
+            else:
+                log(f"  joins: not measured on {name} (only on the int8 data sets whose keys spread "
+                    f"over the whole heap: {', '.join(n for n, x in defs.items() if x.get('join'))})")
         if "copy" in MEASURES:
             m_copy(name, d, res)
         if "vacuum" in MEASURES:

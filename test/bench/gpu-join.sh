@@ -37,8 +37,8 @@ declare -A SQLS=(
     [semi]="SELECT count(*) FROM gj_p%N p WHERE p.x IN (SELECT k FROM gj_t)"
     [anti]="SELECT count(*) FROM gj_m%N p WHERE NOT EXISTS (SELECT 1 FROM gj_t t WHERE t.k = p.x)"
 )
-KINDS="inner semi anti"
-SIZES="10000 100000 1000000"
+KINDS=${GPU_JOIN_KINDS:-inner semi anti}
+SIZES=${GPU_JOIN_SIZES:-10000 100000 1000000}
 
 # REPEAT runs of one query in one session, default settings: prints
 # "ANSWER <row>", then "TIME <ms>" and "PLAN <nodes>" per run
@@ -84,7 +84,7 @@ measure gbtree-cpu "SET gbtree.device = cpu;"
 {
     echo "# Joins through the index under PostgreSQL's default settings, $ROWS rows"
     echo
-    echo "- command: \`test/gpu/device-run.sh joinbench\` (test/bench/gpu-join.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT)"
+    echo "- command: \`test/gpu/device-run.sh joinbench\` (test/bench/gpu-join.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_JOIN_KINDS='$KINDS', GPU_JOIN_SIZES='$SIZES')"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), work_mem = $(q -c 'SHOW work_mem')); shared_buffers = $(q -c 'SHOW shared_buffers'); jit = off in the timed sessions; table and index prewarmed; the table vacuumed (all visible)"

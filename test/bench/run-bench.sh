@@ -18,9 +18,11 @@
 #   BENCH_README=1               rewrite the results section of
 #                                test/bench/README.md (only with the default
 #                                BENCH_OUT)
-#   BENCH_MEASURES=build,queries,lookups,copy,vacuum
+#   BENCH_MEASURES=build,queries,lookups,joins,copy,vacuum
 #                                measure groups (without build, the indexes
-#                                are built once, untimed, or kept)
+#                                are built once, untimed, or kept); joins:
+#                                inner, IN and NOT EXISTS joins of probe
+#                                tables (uniform and zipf only)
 #   BENCH_CLIENTS=1,8            pgbench client counts of the point lookups
 #   BENCH_DEFAULTS=0             1: PostgreSQL's default settings, nothing
 #                                changed (parallel plans and builds allowed)
@@ -81,7 +83,7 @@ BENCH_PGBENCH_SCALE=${BENCH_PGBENCH_SCALE:-10}
 BENCH_GPU_OPTIONS=${BENCH_GPU_OPTIONS:-}
 BENCH_INSTALL=${BENCH_INSTALL:-1}
 BENCH_README=${BENCH_README:-1}
-BENCH_MEASURES=${BENCH_MEASURES:-build,queries,lookups,copy,vacuum}
+BENCH_MEASURES=${BENCH_MEASURES:-build,queries,lookups,joins,copy,vacuum}
 BENCH_CLIENTS=${BENCH_CLIENTS:-1,8}
 BENCH_DEFAULTS=${BENCH_DEFAULTS:-0}
 BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-256MB}

@@ -16,6 +16,18 @@ index-only, or bitmap) scans forced, on the btree twin, and on the gbtree
 twin as a sequential scan; any difference is a failure, printed with the
 seed and the query, and the exit status is 1.
 
+Joins (where the installed gbtree has gbtree.enable_join): an outer side
+of random keys of the twin's type or of another of its family (a VALUES
+list, an array, a generated set; NULLs, duplicates, nasty values) or of
+another twin's rows, joined to the twin on its key: inner joins, semi
+joins (IN, EXISTS) and anti joins (NOT EXISTS), with extra conditions on
+the inner row or on both.  The gbtree twin's run has the core's join
+methods off, so that the Custom Scan GbtreeJoin takes it (at times with
+a small gbtree.join_batch_size, at times with parallel workers); the
+btree twin's run has the planner's choice; the rows must be the same
+multiset.  The summary counts the joins and how many went through
+GbtreeJoin (every one's plan is explained).
+
 Batchers (--batchers, default 1) write to the same twins in longer
 transactions, the kind that gbtree.insert_batch_memory gathers in the
 backend and merges into the leaves later: COPY FROM STDIN and INSERT ...
@@ -330,7 +342,7 @@ def writer(dsn, types, seed, wid, deadline, counter):
 
 GUC_DEFAULTS = {"parallel_setup_cost": "1000", "parallel_tuple_cost": "0.1",
                 "min_parallel_index_scan_size": "512kB", "max_parallel_workers_per_gather": "2",
-                "parallel_leader_participation": "on"}
+                "parallel_leader_participation": "on", "min_parallel_table_scan_size": "8MB"}
 
 
 def as_select(stmt):
@@ -341,6 +353,13 @@ def as_select(stmt):
         name, val = stmt[len("SET LOCAL "):].split(" = ")
     elif stmt.startswith("RESET "):
         name = stmt[len("RESET "):]
+        if name.startswith("gbtree."):
+            # the session's reset value, whatever this gbtree's default is
+            # (an integer within the range it allows: set explicitly, it
+            # goes to parallel workers too)
+            return ("SELECT set_config(name, CASE WHEN vartype = 'integer' THEN "
+                    "least(reset_val::int8, max_val::int8)::text ELSE reset_val END, true) "
+                    "FROM pg_settings WHERE name = '%s'" % name)
         val = GUC_DEFAULTS.get(name, "on")
     else:
         raise ValueError(stmt)
@@ -357,10 +376,16 @@ def run_query(cur, settings, sql, sel=False):
     return rows
 
 
-def kexpr(t):
-    """How to fetch k: floats as numbers (to fold -0.0), the rest as text
-    (exact, and datetimes outside Python's range survive)."""
-    return "k" if t in ("float4", "float8") else "k::text"
+def kexpr(t, col="k"):
+    """How to fetch k (or another column of type t): floats as numbers (to
+    fold -0.0), the rest as text (exact, and datetimes outside Python's
+    range survive)."""
+    return col if t in ("float4", "float8") else col + "::text"
+
+
+def query_stats():
+    """The counters of a session's query checks (checker, batchers)."""
+    return collections.Counter({"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0})
 
 
 def gen_check(t, rnd, kind=None):
@@ -425,7 +450,15 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
     return None
 
 
-def check_once(cur, t, rnd, stats):
+def check_once(cur, t, rnd, stats, joins=False, types=None):
+    """One random check on the fz_<t> twins in a snapshot of its own; joins:
+    this gbtree has GbtreeJoin (types: the twins an outer side may read)."""
+    if joins and rnd.random() < JOIN_SHARE:
+        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            return compare_join(cur, t, rnd, types or [t], stats)
+        finally:
+            cur.execute("COMMIT")
     kind = rnd.random()
     mode = rnd.choice(list(MODES))
     gq = gen_check(t, rnd, kind)
@@ -469,6 +502,187 @@ def check_cursor(cur, t, rnd, stats):
     if results["g"] != results["b"]:
         return "cursor on %s WHERE %s ORDER BY k%s, moves %s\n gbtree %r\n btree %r" % (
             t, pred, desc, moves, results["g"], results["b"])
+    return None
+
+
+# ---- joins through GbtreeJoin ------------------------------------------------
+
+JOIN_GUC = "gbtree.enable_join"
+JOIN_BATCH_GUC = "gbtree.join_batch_size"
+# the share of a session's checks that are joins, where gbtree has them
+JOIN_SHARE = 0.2
+# the gbtree twin's run: the core's join methods off (a custom path is not
+# subject to them), so that GbtreeJoin is the plan wherever it is offered
+JOIN_FORCE = ["SET LOCAL enable_hashjoin = off", "SET LOCAL enable_mergejoin = off",
+              "SET LOCAL enable_nestloop = off"]
+# both runs, at times: parallel outer scans (GbtreeJoin in each worker)
+JOIN_PARALLEL = ["SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
+                 "SET LOCAL min_parallel_table_scan_size = 0", "SET LOCAL max_parallel_workers_per_gather = 2"]
+JOIN_RESET = ["SET LOCAL enable_hashjoin = on", "SET LOCAL enable_mergejoin = on", "SET LOCAL enable_nestloop = on",
+              "RESET " + JOIN_BATCH_GUC, "RESET min_parallel_table_scan_size"] + RESET
+JOIN_KINDS = {"inner": "inner", "in": "IN", "exists": "EXISTS", "not_exists": "NOT EXISTS"}
+# inner joins on heavy duplicates (bool keys above all) can pair every
+# outer row with half the table: the first rows of a total order only
+JOIN_ROW_CAP = 20000
+
+
+def join_available(cur):
+    """Whether the installed gbtree has GbtreeJoin; loads the library, so
+    that its planner hook is in place in this session."""
+    cur.execute("LOAD 'gbtree'")
+    cur.execute("SELECT current_setting(%s, true) IS NOT NULL", (JOIN_GUC,))
+    return cur.fetchone()[0]
+
+
+def salted(src, rnd):
+    """x for det_value from an int8 expression, salted per statement."""
+    return "((%s)::int8 %% 1000003 * %d + %d) %% 1000003" % (src, rnd.randint(1, 999983), rnd.randint(0, 1000002))
+
+
+def gen_join_keys(ct, rnd, n):
+    """n literals of type ct (NULLs, nasty values), a quarter of them
+    repeating an earlier one."""
+    vals = []
+    for _ in range(n):
+        if vals and rnd.random() < 0.25:
+            vals.append(rnd.choice(vals))
+        else:
+            v = gen_value(ct, rnd)
+            vals.append(v if v is not None else "NULL::%s" % ct)
+    return vals
+
+
+def gen_join_outer(t, rnd, types, few):
+    """The outer side o(id, x) of a join on fz_<t>_{side}, x's type (t or
+    another of its family) and the most rows it has (None: a share of a
+    twin): random keys as a VALUES list or an unnested array, a generated
+    set (det_value: NULLs, extremes, heavy duplicates), or rows of a twin
+    of the family, the same rows in both runs (without a LIMIT, parallel
+    workers can share them).  few: a small outer side (an inner join's; a
+    bool key pairs a row with half the table: 3 rows)."""
+    def size(choices):
+        n = rnd.choice(choices)
+        return min(n, 3) if few and t == "bool" else n
+    r = rnd.random()
+    if r < 0.5:
+        ct = rnd.choice(cross_types(t))
+        vals = gen_join_keys(ct, rnd, size([1, 3, 10, 50, 200] if few else [1, 10, 50, 200, 600]))
+        if r < 0.3:
+            return ("(VALUES %s) o(id, x)" % ", ".join("(%d, %s)" % (i + 1, v) for i, v in enumerate(vals)),
+                    ct, len(vals))
+        return "unnest(ARRAY[%s]::%s[]) WITH ORDINALITY o(x, id)" % (", ".join(vals), ct), ct, len(vals)
+    if r < 0.75:
+        ct = rnd.choice(cross_types(t))
+        n = size([1, 20, 300] if few else [100, 2000, 20000])
+        return ("(SELECT g AS id, %s AS x FROM generate_series(1, %d) g) o" % (det_value(ct, salted("g", rnd)), n),
+                ct, n)
+    ct = rnd.choice([c for c in cross_types(t) if c in types] or [t])
+    m = rnd.choice([1, 3, 10, 50])
+    sub = "SELECT id, k AS x FROM fz_%s_%s WHERE id %% %d = %d" % (ct, rnd.choice("gb"), m, rnd.randint(0, m - 1))
+    n = None
+    if few or rnd.random() < 0.3:
+        # (id, k) orders the rows totally: both runs get the same ones
+        n = size([1, 10, 100])
+        sub += " ORDER BY id, k LIMIT %d" % n
+    return "(%s) o" % sub, ct, n
+
+
+def gen_join_key(ct, rnd):
+    """The outer key: o.x, or an expression of it."""
+    if rnd.random() < 0.8:
+        return "o.x"
+    v = None
+    while v is None:
+        v = gen_value(ct, rnd)
+    return "coalesce(o.x, %s)" % v
+
+
+def gen_join_extra(t, rnd):
+    """What a pair must pass besides the key: nothing, a predicate of the
+    inner row's key, of its id, or of both rows."""
+    r = rnd.random()
+    if r < 0.4:
+        return ""
+    if r < 0.65:
+        return " AND " + gen_pred(t, rnd)          # k: the inner row's (o has x)
+    if r < 0.8:
+        m = rnd.randint(2, 9)
+        return " AND i.id %% %d = %d" % (m, rnd.randint(0, m - 1))
+    if r < 0.92:
+        return " AND (i.id + o.id) % 3 <> 0"
+    return " AND i.k >= o.x"
+
+
+def gen_join(t, rnd, types):
+    """A join of an outer side o with the twin fz_<t>_{side} i on i.k = an
+    expression of o (inner, semi by IN or EXISTS, anti by NOT EXISTS), and
+    its kind and the most outer rows (None: unknown); the rows it returns
+    are compared as a multiset."""
+    kind = rnd.choice(list(JOIN_KINDS))
+    outer, ct, nouter = gen_join_outer(t, rnd, types, kind == "inner")
+    key = gen_join_key(ct, rnd)
+    extra = gen_join_extra(t, rnd)
+    tbl = "fz_%s_{side}" % t
+    cols = "o.id, " + kexpr(ct, "o.x")
+    if kind == "inner":
+        cond = rnd.choice(["i.k = " + key, key + " = i.k"]) + extra
+        if rnd.random() < 0.5:
+            q = "SELECT %s, i.id, %s FROM %s JOIN %s i ON %s" % (cols, kexpr(t, "i.k"), outer, tbl, cond)
+        else:
+            q = "SELECT %s, i.id, %s FROM %s i, %s WHERE %s" % (cols, kexpr(t, "i.k"), tbl, outer, cond)
+        q += " ORDER BY 1, 2, 3, 4 LIMIT %d" % JOIN_ROW_CAP
+    elif kind == "in":
+        pred = " WHERE " + gen_pred(t, rnd) if rnd.random() < 0.7 else ""
+        q = "SELECT %s FROM %s WHERE %s IN (SELECT k FROM %s%s)" % (cols, outer, key, tbl, pred)
+    else:
+        q = "SELECT %s FROM %s WHERE %sEXISTS (SELECT 1 FROM %s i WHERE i.k = %s%s)" % (
+            cols, outer, "NOT " if kind == "not_exists" else "", tbl, key, extra)
+    return q, kind, nouter
+
+
+def run_join(cur, settings, sql, sel=False, explain=False):
+    """The rows of sql under settings (SET LOCAL), or with explain its plan."""
+    for s in settings:
+        cur.execute(as_select(s) if sel else s)
+    cur.execute(("EXPLAIN (COSTS OFF) " if explain else "") + sql)
+    rows = cur.fetchall()
+    for s in JOIN_RESET:
+        cur.execute(as_select(s) if sel else s)
+    return rows
+
+
+def compare_join(cur, t, rnd, types, stats, sel=False):
+    """A random join on both twins, in the caller's transaction: the gbtree
+    twin's with the core's join methods off (GbtreeJoin, wherever it is
+    offered), at times in small batches, the btree twin's as the planner
+    likes; None, or what differs.  Outer sides read the twins of types."""
+    q, kind, nouter = gen_join(t, rnd, types)
+    common = JOIN_PARALLEL if rnd.random() < 0.2 else []
+    gset = common + JOIN_FORCE
+    if rnd.random() < 0.4:
+        # many batches, but some 2000 at most (an index lookup each)
+        size = max(rnd.choice([1, 3, 17, 100]), (nouter or 100000) // 2000)
+        gset = gset + ["SET LOCAL %s = %d" % (JOIN_BATCH_GUC, size)]
+        stats["join_small_batches"] += 1
+    g = run_join(cur, gset, q.format(side="g"), sel)
+    b = run_join(cur, common, q.format(side="b"), sel)
+    # after both runs: planning alone flushes nothing before them
+    plan = "\n".join(r[0] for r in run_join(cur, gset, q.format(side="g"), sel, explain=True))
+    stats["joins"] += 1
+    stats["join_" + kind] += 1
+    stats["join_parallel"] += 1 if common else 0
+    stats["join_rows"] += len(g)
+    stats["join_explained"] += 1
+    stats["join_gbtree"] += 1 if "GbtreeJoin" in plan else 0
+    stats["join_gbtree_workers"] += 1 if "GbtreeJoin" in plan and "Gather" in plan else 0
+    fg = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in g)
+    fb = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in b)
+    if fg != fb:
+        only_g, only_b = sorted((fg - fb).elements()), sorted((fb - fg).elements())
+        return ("join query (%s; gbtree run: %s): %s\n gbtree %d rows, btree %d rows\n"
+                " only from gbtree (%d): %s\n only from btree (%d): %s\n gbtree plan:\n%s") % (
+            JOIN_KINDS[kind], "; ".join(gset), q.format(side="g"), len(g), len(b),
+            len(only_g), ", ".join(only_g[:10]), len(only_b), ", ".join(only_b[:10]), plan)
     return None
 
 
@@ -625,7 +839,7 @@ class Batcher:
         self.nextid = (100 + bid) * 10 ** 12
         self.firstid = self.nextid
         self.stats = collections.Counter()
-        self.cstats = {"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0}
+        self.cstats = query_stats()
         self.t = None
         self.step = None
         self.trail = []
@@ -638,6 +852,7 @@ class Batcher:
         self.cur.execute("SELECT min_val::int FROM pg_settings WHERE name = %s", (BATCH_GUC,))
         r = self.cur.fetchone()
         self.guc_min = r[0] if r else None
+        self.joins = join_available(self.cur) and join_available(self.cur2)
         self.cur.execute("SHOW max_prepared_transactions")
         self.can_prepare = int(self.cur.fetchone()[0]) > 0
         self.cur.execute("SELECT count(*) FROM pg_tablespace WHERE spcname = 'fz_ts'")
@@ -647,8 +862,7 @@ class Batcher:
 
     def x(self, src):
         """x for det_value from an int8 expression, salted per statement."""
-        return "((%s)::int8 %% 1000003 * %d + %d) %% 1000003" % (src, self.rnd.randint(1, 999983),
-                                                                 self.rnd.randint(0, 1000002))
+        return salted(src, self.rnd)
 
     def ids(self, n):
         first = self.nextid
@@ -718,15 +932,24 @@ class Batcher:
         """The gbtree twin answers like the btree twin and a seq scan,
         the transaction's own rows included."""
         kind = self.rnd.random()
-        if kind < 0.25:
-            # count(*) of index quals alone: the GbtreeCount custom scan
-            pred = gen_pred(self.t, self.rnd)
-            q, ordered = "SELECT count(*) FROM fz_%s_{side} WHERE %s" % (self.t, pred), True
+        if self.joins and self.rnd.random() < JOIN_SHARE:
+            # GbtreeJoin's lookups see the transaction's pending entries;
+            # in it, the outer side reads no other type's twins
+            def check(sel):
+                return compare_join(self.cur, self.t, self.rnd, [self.t] if sel else self.types, self.cstats, sel)
         else:
-            q, ordered = gen_check(self.t, self.rnd, self.rnd.random() * 0.85)
-        mode = self.rnd.choice(list(MODES))
+            if kind < 0.25:
+                # count(*) of index quals alone: the GbtreeCount custom scan
+                pred = gen_pred(self.t, self.rnd)
+                q, ordered = "SELECT count(*) FROM fz_%s_{side} WHERE %s" % (self.t, pred), True
+            else:
+                q, ordered = gen_check(self.t, self.rnd, self.rnd.random() * 0.85)
+            mode = self.rnd.choice(list(MODES))
+
+            def check(sel):
+                return compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats, sel)
         if self.in_txn:
-            err = compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats, sel=True)
+            err = check(True)
             self.stats["compared_in_txn"] += 1
         else:
             # (a prepared transaction that truncated or reindexed holds
@@ -734,7 +957,7 @@ class Batcher:
             self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             self.cur.execute("SET LOCAL lock_timeout = '500ms'")
             try:
-                err = compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats)
+                err = check(False)
             except psycopg2.Error as e:
                 if e.pgcode != "55P03":
                     raise
@@ -1177,7 +1400,7 @@ class Batcher:
         # another session sees exactly what committed
         self.count_check("after the transaction ended (%s), in another session" % ending)
         if self.rnd.random() < 0.5:
-            err = check_once(self.cur2, self.t, self.rnd, self.cstats)
+            err = check_once(self.cur2, self.t, self.rnd, self.cstats, self.joins, self.types)
             self.stats["compared_after"] += 1
             if err:
                 raise Mismatch("after the transaction ended (%s), in another session: %s" % (ending, err))
@@ -1218,11 +1441,13 @@ def checker(dsn, types, seed, deadline, result):
     rnd = random.Random(seed * 1000 + 999)
     conn = connect(dsn)
     cur = conn.cursor()
-    stats = {"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0}
+    stats = query_stats()
+    joins = join_available(cur)
+    stats["has_join_guc"] = int(joins)
     while time.time() < deadline:
         t = rnd.choice(types)
         try:
-            err = check_once(cur, t, rnd, stats)
+            err = check_once(cur, t, rnd, stats, joins, types)
         except psycopg2.Error as e:
             cur.execute("ROLLBACK")
             if e.pgcode in ("40001", "40P01", "55P03", "57014"):
@@ -1296,7 +1521,7 @@ def main():
             continue
         bstatus.append(st)
         bstats.update(bs)
-        for k in ("queries", "rows", "cursors"):
+        for k in ["queries", "rows", "cursors"] + [k for k in cs if k.startswith("join")]:
             stats[k] += cs[k]
     for p in procs + bprocs:
         p.join()
@@ -1305,6 +1530,14 @@ def main():
     print("gbtree_fuzz: seed %d: %d writer operations, %d queries (%d rows) and %d cursors compared, "
           "index used in %d of %d sampled plans" % (seed, counter.value, stats["queries"], stats["rows"],
                                                     stats["cursors"], stats["index_used"], stats["explained"]))
+    if stats["has_join_guc"]:
+        print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; %s; "
+              "small %s %d, parallel %d (GbtreeJoin under a Gather: %d)"
+              % (stats["joins"], stats["join_gbtree"], stats["join_explained"], stats["join_rows"],
+                 ", ".join("%s %d" % (v, stats["join_" + k]) for k, v in JOIN_KINDS.items()),
+                 JOIN_BATCH_GUC, stats["join_small_batches"], stats["join_parallel"], stats["join_gbtree_workers"]))
+    else:
+        print("gbtree_fuzz: %s: absent in this gbtree: no join queries" % JOIN_GUC)
     if args.batchers > 0:
         print("gbtree_fuzz: %s: %s" % (BATCH_GUC, "absent in this gbtree: batched transactions ran without it"
                                        if guc_min is None else "set per transaction (min %d kB)" % guc_min))
