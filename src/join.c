@@ -81,12 +81,12 @@ int			gbt_join_batch_size = 1 << 19;	/* JOIN_MAX_BATCH */
 
 static set_join_pathlist_hook_type prev_join_pathlist_hook = NULL;
 
-/* an outer row of the batch with a non-null key */
-typedef struct GbtJoinKey
-{
-	uint64		key;			/* normalized, ascending */
-	int			row;			/* index into rows[] */
-} GbtJoinKey;
+/*
+ * The batch's outer rows with a non-null key are GbtEntry (key, row << 16):
+ * the build's radix sort orders them by key, rows ascending, and skips the
+ * row passes since they come in order.
+ */
+#define JOIN_ROW(e)		((int) ((e).tid >> 16))
 
 typedef enum GbtJoinPhase
 {
@@ -126,7 +126,9 @@ typedef struct GbtJoinState
 	/* the current batch, in batchcxt */
 	MinimalTuple *rows;
 	int			nrows;
-	GbtJoinKey *keys;
+	GbtEntry   *keys;			/* (key, row << 16) of rows with a key */
+	Datum	   *keyvals;		/* each row's key value */
+	AttrNumber	outer_key_attno;	/* the key is this outer column, or 0 */
 	int			nkeys;
 	bool	   *matched;
 	uint64	   *dkey;			/* distinct keys, ascending */
@@ -635,6 +637,11 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->inner_keytype = keyvar->vartype;
 
 	st->outer_key = ExecInitExpr((Expr *) linitial(cscan->custom_exprs), &node->ss.ps);
+	/* the common case, a plain outer column, is read straight from its row */
+	if (IsA(linitial(cscan->custom_exprs), Var) &&
+		((Var *) linitial(cscan->custom_exprs))->varno == INDEX_VAR &&
+		((Var *) linitial(cscan->custom_exprs))->varattno <= st->nouter)
+		st->outer_key_attno = ((Var *) linitial(cscan->custom_exprs))->varattno;
 	st->match = ExecInitQual(list_copy_tail(cscan->custom_exprs, 1), &node->ss.ps);
 	st->outer_keytype = exprType((Node *) linitial(cscan->custom_exprs));
 	get_typlenbyvalalign(st->outer_keytype, &st->outer_typlen, &st->outer_typbyval,
@@ -684,17 +691,6 @@ form_pair(GbtJoinState *st, int row, bool with_inner)
 		}
 	}
 	return ExecStoreVirtualTuple(scan);
-}
-
-static int
-cmp_join_key(const void *a, const void *b)
-{
-	const GbtJoinKey *x = a;
-	const GbtJoinKey *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->row < y->row ? -1 : (x->row > y->row ? 1 : 0);
 }
 
 /*
@@ -838,7 +834,8 @@ load_batch(GbtJoinState *st)
 	MemoryContextReset(st->batchcxt);
 	old = MemoryContextSwitchTo(st->batchcxt);
 	st->rows = palloc(sizeof(MinimalTuple) * maxrows);
-	st->keys = palloc(sizeof(GbtJoinKey) * maxrows);
+	st->keys = palloc(sizeof(GbtEntry) * maxrows);
+	st->keyvals = palloc(sizeof(Datum) * maxrows);
 	st->nrows = 0;
 	st->nkeys = 0;
 	while (!st->outer_done && st->nrows < Min(gbt_join_batch_size, JOIN_MAX_BATCH) && used < limit)
@@ -860,19 +857,26 @@ load_batch(GbtJoinState *st)
 		{
 			maxrows *= 2;
 			st->rows = repalloc_huge(st->rows, sizeof(MinimalTuple) * maxrows);
-			st->keys = repalloc_huge(st->keys, sizeof(GbtJoinKey) * maxrows);
+			st->keys = repalloc_huge(st->keys, sizeof(GbtEntry) * maxrows);
+			st->keyvals = repalloc_huge(st->keyvals, sizeof(Datum) * maxrows);
 		}
 		st->rows[st->nrows] = ExecCopySlotMinimalTuple(slot);
-		used += st->rows[st->nrows]->t_len + sizeof(MinimalTuple) + sizeof(GbtJoinKey) + 16;
+		used += st->rows[st->nrows]->t_len + sizeof(MinimalTuple) + sizeof(GbtEntry) + sizeof(Datum) + 16;
 
-		/* the key, computed on the outer row alone */
-		econtext->ecxt_scantuple = form_pair(st, st->nrows, false);
-		ResetExprContext(econtext);
-		key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
+		/* the key: an outer column, or computed on the outer row alone */
+		if (st->outer_key_attno > 0)
+			key = slot_getattr(slot, st->outer_key_attno, &isnull);
+		else
+		{
+			econtext->ecxt_scantuple = form_pair(st, st->nrows, false);
+			ResetExprContext(econtext);
+			key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
+		}
 		if (!isnull)
 		{
+			st->keyvals[st->nrows] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
 			st->keys[st->nkeys].key = gbt_datum_to_key(key, st->outer_keytype, NULL);
-			st->keys[st->nkeys].row = st->nrows;
+			st->keys[st->nkeys].tid = (uint64) st->nrows << 16;
 			st->nkeys++;
 		}
 		st->nrows++;
@@ -899,22 +903,15 @@ load_batch(GbtJoinState *st)
 	}
 
 	/* one array element per distinct key, taken from its first outer row */
-	qsort(st->keys, st->nkeys, sizeof(GbtJoinKey), cmp_join_key);
+	gbt_sort_entries(st->keys, st->nkeys);
 	values = palloc(sizeof(Datum) * st->nkeys);
 	st->dkey = palloc(sizeof(uint64) * st->nkeys);
 	st->dstart = palloc(sizeof(int) * (st->nkeys + 1));
 	for (int i = 0; i < st->nkeys; i++)
 	{
-		Datum		key;
-		bool		isnull;
-
 		if (i > 0 && st->keys[i].key == st->keys[i - 1].key)
 			continue;
-		econtext->ecxt_scantuple = form_pair(st, st->keys[i].row, false);
-		ResetExprContext(econtext);
-		key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
-		Assert(!isnull);
-		values[nvalues] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
+		values[nvalues] = st->keyvals[JOIN_ROW(st->keys[i])];
 		st->dkey[nvalues] = st->keys[i].key;
 		st->dstart[nvalues] = i;
 		nvalues++;
@@ -1032,11 +1029,11 @@ join_next(ScanState *node)
 				{
 					/* equal normalized keys satisfy the key clause */
 					for (; st->pair < st->pair_end; st->pair++)
-						st->matched[st->keys[st->pair].row] = true;
+						st->matched[JOIN_ROW(st->keys[st->pair])] = true;
 				}
 				while (st->pair < st->pair_end)
 				{
-					int			row = st->keys[st->pair++].row;
+					int			row = JOIN_ROW(st->keys[st->pair++]);
 					TupleTableSlot *pair;
 
 					if (st->jointype != JOIN_INNER && st->matched[row])
