@@ -5,8 +5,8 @@
 -- Every query runs twice: on the gbtree twin with the core's join methods
 -- disabled (so GbtreeJoin is the plan, which is checked), and on the
 -- btree twin with the planner's own choice.  The two results must be the
--- same multiset of rows.  Inner, semi (IN, EXISTS) and anti (NOT EXISTS)
--- joins; NULL keys on both sides; heavy duplicates on both sides; type
+-- same multiset of rows.  Inner, left, semi (IN, EXISTS) and anti (NOT
+-- EXISTS) joins; NULL keys on both sides; heavy duplicates on both sides; type
 -- extremes; NaN, -0 and infinities; cross-type keys; an expression as the
 -- outer key; join filters and the inner table's own quals; batches of a
 -- few rows; a rescan under a nested loop with a changing parameter;
@@ -125,6 +125,14 @@ SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.
 SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x AND i.v < 50)');
 SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x AND i.v < o.y)');
 SELECT * FROM jq('SELECT o8.* FROM o8 WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o8.x)');
+-- left joins: unmatched and NULL-keyed outer rows come out with NULLs
+SELECT * FROM jq('SELECT o.id, i.id AS iid, i.k, i.pad FROM o LEFT JOIN @ i ON i.k = o.x');
+SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o LEFT JOIN @ i ON i.k = o.x AND i.v < o.y * 9');
+SELECT * FROM jq('SELECT o.id, i.id AS iid, i.v FROM o LEFT JOIN @ i ON i.k = o.x WHERE i.v IS NULL OR i.v > 90');
+SELECT * FROM jq('SELECT o.id, i.k FROM o LEFT JOIN (SELECT * FROM @ WHERE v % 2 = 0) i ON i.k = o.x');
+SELECT * FROM jq('SELECT o8.id, i.id AS iid, i.k FROM o8 LEFT JOIN @ i ON i.k = o8.x');
+SELECT * FROM jq('SELECT o.x, count(i.id) AS n FROM o LEFT JOIN @ i ON i.k = o.x GROUP BY o.x');
+SELECT * FROM jq('SELECT ofl.id, i.id AS iid, i.k FROM ofl LEFT JOIN & i ON i.k = ofl.x');
 -- floats: NaN = NaN, -0 = 0, infinities; float4 against float8
 SELECT * FROM jq('SELECT ofl.id, i.id AS iid, i.k FROM ofl JOIN & i ON i.k = ofl.x');
 SELECT * FROM jq('SELECT of4.id, i.id AS iid, i.k FROM of4 JOIN & i ON i.k = of4.x');
@@ -136,6 +144,7 @@ SET gbtree.join_batch_size = 3;
 SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o JOIN @ i ON i.k = o.x');
 SELECT * FROM jq('SELECT o.* FROM o WHERE o.x IN (SELECT k FROM @)');
 SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x AND i.v < 50)');
+SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o LEFT JOIN @ i ON i.k = o.x AND i.v < 50');
 SET gbtree.join_batch_size = 1;
 SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o JOIN @ i ON i.k = o.x');
 RESET gbtree.join_batch_size;
@@ -155,6 +164,7 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o JOIN @ i ON i.k = o.x');
 SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x)');
+SELECT * FROM jq('SELECT o.id, i.id AS iid FROM o LEFT JOIN @ i ON i.k = o.x');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
@@ -173,6 +183,7 @@ INSERT INTO ig SELECT 30000 + g, g, 0, 'new' FROM generate_series(1, 300) g;
 INSERT INTO ib SELECT 30000 + g, g, 0, 'new' FROM generate_series(1, 300) g;
 SELECT * FROM jq('SELECT o.id, i.id AS iid, i.k, i.v FROM o JOIN @ i ON i.k = o.x');
 SELECT * FROM jq('SELECT o.* FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x)');
+SELECT * FROM jq('SELECT o.id, i.id AS iid, i.v FROM o LEFT JOIN @ i ON i.k = o.x');
 ROLLBACK;
 SELECT * FROM jq('SELECT o.id, i.id AS iid, i.k, i.v FROM o JOIN @ i ON i.k = o.x');
 
@@ -212,6 +223,9 @@ SELECT has_join('DELETE FROM o USING ig i WHERE i.k = o.x');
 SELECT has_join('SELECT o.id, i.ctid FROM o JOIN ig i ON i.k = o.x');
 SELECT has_join('SELECT o.id, i FROM o JOIN ig i ON i.k = o.x');
 SELECT has_join('SELECT o.id FROM o JOIN ig i ON i.k::numeric = o.x');
+SELECT has_join('SELECT o.id FROM o FULL JOIN ig i ON i.k = o.x');
+-- (a right join is a left join the other way round, and gets it)
+SELECT has_join('SELECT o.id FROM ig i RIGHT JOIN o ON i.k = o.x');
 SET gbtree.enable_join = off;
 SELECT has_join('SELECT o.id FROM o JOIN ig i ON i.k = o.x');
 RESET gbtree.enable_join;

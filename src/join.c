@@ -15,16 +15,17 @@
  * heap tuple changed since cannot pair wrongly; every join clause is then
  * checked on the pair, as the nested loop would.
  *
- * Inner joins return a pair as it is found; semi and anti joins mark their
- * outer rows and return them once the batch's lookups are done.  Outer rows
- * whose key is NULL match nothing (the operator is strict).
+ * Inner and left joins return a pair as it is found; semi and anti joins
+ * mark their outer rows and return them once the batch's lookups are done,
+ * as a left join returns its unmatched ones with NULLs.  Outer rows whose
+ * key is NULL match nothing (the operator is strict).
  *
- * The path is offered for an inner, semi or anti join whose inner side is
- * one plain table with a single-column gbtree index and a join clause
- * "index column = expression of the outer side" with an operator of the
- * index's family.  The TIDs are used after the index scan ends, as a bitmap
- * heap scan uses its bitmap: safe under the query's MVCC snapshot.  Plans
- * that EvalPlanQual might recheck (UPDATE, DELETE, MERGE, SELECT FOR
+ * The path is offered for an inner, left, semi or anti join whose inner
+ * side is one plain table with a single-column gbtree index and a join
+ * clause "index column = expression of the outer side" with an operator of
+ * the index's family.  The TIDs are used after the index scan ends, as a
+ * bitmap heap scan uses its bitmap: safe under the query's MVCC snapshot.
+ * Plans that EvalPlanQual might recheck (UPDATE, DELETE, MERGE, SELECT FOR
  * UPDATE, and subqueries under them) do not get it: a joined row could not
  * be rechecked alone.  With a parallel outer path the node runs in each
  * worker over its share of the outer rows, as a parallel nested loop does.
@@ -411,7 +412,8 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (!gbt_enable_join)
 		return;
-	if (jointype != JOIN_INNER && jointype != JOIN_SEMI && jointype != JOIN_ANTI)
+	if (jointype != JOIN_INNER && jointype != JOIN_LEFT &&
+		jointype != JOIN_SEMI && jointype != JOIN_ANTI)
 		return;
 	if (innerrel->reloptkind != RELOPT_BASEREL || innerrel->rtekind != RTE_RELATION ||
 		innerrel->indexlist == NIL || !bms_is_empty(innerrel->lateral_relids))
@@ -441,7 +443,7 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			return;
 	}
 
-	if (jointype == JOIN_ANTI)
+	if (jointype == JOIN_ANTI || jointype == JOIN_LEFT)
 		extract_actual_join_clauses(extra->restrictlist, joinrel->relids,
 									&joinquals, &otherquals);
 	else
@@ -464,7 +466,8 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			Oid			opno;
 			Expr	   *okey;
 
-			if (jointype == JOIN_ANTI && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
+			if ((jointype == JOIN_ANTI || jointype == JOIN_LEFT) &&
+				RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids))
 				continue;
 			okey = outer_key_of(root, rinfo, outerrel, innerrel, index, &opno);
 			if (okey == NULL)
@@ -1025,7 +1028,8 @@ join_next(ScanState *node)
 				break;
 
 			case GBT_JOIN_PAIRS:
-				if (st->jointype != JOIN_INNER && st->key_clause_only)
+				if ((st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI) &&
+					st->key_clause_only)
 				{
 					/* equal normalized keys satisfy the key clause */
 					for (; st->pair < st->pair_end; st->pair++)
@@ -1036,7 +1040,8 @@ join_next(ScanState *node)
 					int			row = JOIN_ROW(st->keys[st->pair++]);
 					TupleTableSlot *pair;
 
-					if (st->jointype != JOIN_INNER && st->matched[row])
+					if ((st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI) &&
+						st->matched[row])
 						continue;
 					pair = form_pair(st, row, true);
 					econtext->ecxt_scantuple = pair;
@@ -1046,6 +1051,8 @@ join_next(ScanState *node)
 					if (st->jointype == JOIN_INNER)
 						return pair;
 					st->matched[row] = true;
+					if (st->jointype == JOIN_LEFT)
+						return pair;
 				}
 				if (!next_inner(st))
 					st->phase = st->jointype == JOIN_INNER ? GBT_JOIN_LOAD : GBT_JOIN_EMIT;
@@ -1126,6 +1133,9 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	switch (st->jointype)
 	{
+		case JOIN_LEFT:
+			jt = "Left";
+			break;
 		case JOIN_SEMI:
 			jt = "Semi";
 			break;
@@ -1166,7 +1176,7 @@ gbt_join_init(void)
 {
 	DefineCustomBoolVariable("gbtree.enable_join",
 							 "Lets the planner join through a gbtree index in batches of outer rows.",
-							 "An inner, semi or anti join on a gbtree index's column can run as a Custom Scan "
+							 "An inner, left, semi or anti join on a gbtree index's column can run as a Custom Scan "
 							 "(GbtreeJoin) that looks up a batch of outer keys at once.",
 							 &gbt_enable_join,
 							 true,
