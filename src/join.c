@@ -134,6 +134,7 @@ typedef struct GbtJoinState
 	bool	   *matched;
 	uint64	   *dkey;			/* distinct keys, ascending */
 	int		   *dstart;			/* keys[] of dkey[d]: dstart[d] .. dstart[d + 1] */
+	bool	   *dmatched;		/* semi/anti on the key alone: dkey[d] found */
 	int			ndistinct;
 	int			dcursor;		/* where the last entry's key was found */
 	uint64	   *matches;		/* index entries found, packed (see join_entries) */
@@ -142,6 +143,7 @@ typedef struct GbtJoinState
 	int64		matchpos;
 	int			pair;			/* next keys[] entry to pair with the inner row */
 	int			pair_end;
+	int			pair_d;			/* the distinct key of pair .. pair_end */
 	int			emitpos;
 
 	/* the inner row of the pairs: the heap tuple, or the key alone */
@@ -315,20 +317,23 @@ collect_inner_vars(Node *node, Index relid, Relids outer_relids, List **vars)
 
 /*
  * Cost of joining outer_rows outer rows of which about fetched inner rows
- * match, in batches.  Calibrated against measured runs on one machine
- * (test/bench/results/join-*.md), the CPU path: copying an outer row and
- * computing its key, sorting a batch (qsort of 16-byte pairs, a quarter
- * of a comparison per level), a lookup per distinct key in ascending order
- * (two comparisons; the leaves, visited in order and once per batch, at
- * half a sequential page each; none when the GPU answers), an entry per
- * match, the inner rows fetched in heap block order as a bitmap heap scan
- * fetches them, each pair's quals, and each row returned.
+ * match, in batches.  Calibrated against make bench's join measures on
+ * one machine, the CPU path: copying an outer row and computing its key,
+ * sorting a batch (a radix sort, a quarter of a comparison per level), a
+ * lookup per distinct key in ascending order (two comparisons; the leaves,
+ * visited in order and once per batch, at half a sequential page each;
+ * none when the GPU answers), an entry per match, the inner rows fetched
+ * in heap block order as a bitmap heap scan fetches them (only those on
+ * blocks not all visible when the join needs just the key), each pair's
+ * quals, and each row returned.
  */
 static void
 cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerrel,
 		  IndexOptInfo *index, double outer_rows, double fetched, List *quals,
-		  double rows)
+		  double rows, bool key_only)
 {
+	/* with only the key needed, all-visible blocks are not read */
+	double		heap_fraction = key_only ? 1.0 - innerrel->allvisfrac : 1.0;
 	double		batch_rows = Max(1.0, Min(outer_rows, (double) gbt_join_batch_size));
 	double		nbatches = ceil(outer_rows / batch_rows);
 	double		fetched_per_batch = fetched / nbatches;
@@ -350,8 +355,8 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 		cost_per_page = random_page_cost - (random_page_cost - seq_page_cost) * sqrt(pages / T);
 	else
 		cost_per_page = random_page_cost;
-	run += nbatches * pages * cost_per_page;
-	run += fetched * (cpu_tuple_cost + qcost.per_tuple);
+	run += nbatches * pages * cost_per_page * heap_fraction;
+	run += fetched * (cpu_tuple_cost * heap_fraction + qcost.per_tuple);
 	run += rows * cpu_tuple_cost;
 
 	cpath->path.rows = rows;
@@ -387,7 +392,7 @@ make_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
 												  choice->inner_vars));
 	cpath->methods = &join_path_methods;
 	cost_join(root, cpath, outer, innerrel, choice->index, outer_rows, fetched,
-			  choice->matchquals, rows);
+			  choice->matchquals, rows, list_length(choice->inner_vars) == 1);
 	return cpath;
 }
 
@@ -921,6 +926,7 @@ load_batch(GbtJoinState *st)
 	}
 	st->dstart[nvalues] = st->nkeys;
 	st->ndistinct = nvalues;
+	st->dmatched = palloc0(sizeof(bool) * Max(nvalues, 1));
 	st->dcursor = 0;
 	st->lookup_keys += nvalues;
 	array = construct_array(values, nvalues, st->outer_keytype, st->outer_typlen,
@@ -972,6 +978,9 @@ next_inner(GbtJoinState *st)
 
 		if ((st->matchpos & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
+		/* a semi or anti join on the key alone needs one row per key */
+		if (st->dmatched[d])
+			continue;
 		if (m & JOIN_VISIBLE)
 		{
 			/* key_only, all visible when the index gave it */
@@ -982,6 +991,7 @@ next_inner(GbtJoinState *st)
 												   st->inner_keytype);
 			st->pair = st->dstart[d];
 			st->pair_end = st->dstart[d + 1];
+			st->pair_d = d;
 			return true;
 		}
 		st->inner_from_key = false;
@@ -1003,6 +1013,7 @@ next_inner(GbtJoinState *st)
 			continue;
 		st->pair = st->dstart[d];
 		st->pair_end = st->dstart[d + 1];
+		st->pair_d = d;
 		return true;
 	}
 	return false;
@@ -1029,11 +1040,12 @@ join_next(ScanState *node)
 
 			case GBT_JOIN_PAIRS:
 				if ((st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI) &&
-					st->key_clause_only)
+					st->key_clause_only && st->pair < st->pair_end)
 				{
 					/* equal normalized keys satisfy the key clause */
 					for (; st->pair < st->pair_end; st->pair++)
 						st->matched[JOIN_ROW(st->keys[st->pair])] = true;
+					st->dmatched[st->pair_d] = true;
 				}
 				while (st->pair < st->pair_end)
 				{
