@@ -128,6 +128,8 @@ DELETE FROM churn_b WHERE k = 60;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_material = off;
+-- a nested loop, not GbtreeJoin (t22_join), rescans the inner index scan
+SET gbtree.enable_join = off;
 -- the plan: a nested loop over an index scan of churn_g (checked by a
 -- function, since the display of the rest of the plan differs by major)
 CREATE FUNCTION plan_has(q text, what text) RETURNS bool LANGUAGE plpgsql AS $$
@@ -151,6 +153,7 @@ SELECT o.k, count(b.k) FROM outer_keys o LEFT JOIN churn_b b ON b.k = o.k GROUP 
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
+RESET gbtree.enable_join;
 
 -- 5. VACUUM removes the marked entries like any dead one, and the index
 -- still answers as btree does.

@@ -551,6 +551,66 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	}
 }
 
+#if PG_VERSION_NUM >= 160000
+/*
+ * PostgreSQL 16+ marks the Vars a left join nulls (varnullingrels): the
+ * target list's inner Vars carry the join, the join clauses' do not.
+ * setrefs matches each Var with the first scan-tlist entry of its column
+ * and then wants equal markings, so every inner Var of this node takes one
+ * marking per column: the target list's where it has the column (the
+ * parent plan matches that one), else the first one seen.  The executor
+ * never reads the marking.
+ */
+typedef struct NullingContext
+{
+	Index		relid;
+	List	   *seen;			/* one Var per column: its marking */
+} NullingContext;
+
+static bool
+note_nulling(Node *node, NullingContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var) && ((Var *) node)->varno == cxt->relid &&
+		((Var *) node)->varlevelsup == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt->seen)
+		{
+			if (((Var *) lfirst(lc))->varattno == ((Var *) node)->varattno)
+				return false;
+		}
+		cxt->seen = lappend(cxt->seen, node);
+		return false;
+	}
+	return expression_tree_walker(node, note_nulling, (void *) cxt);
+}
+
+static Node *
+same_nulling(Node *node, NullingContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == cxt->relid &&
+		((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *v = (Var *) copyObject(node);
+		ListCell   *lc;
+
+		note_nulling((Node *) v, cxt);
+		foreach(lc, cxt->seen)
+		{
+			if (((Var *) lfirst(lc))->varattno == v->varattno)
+				v->varnullingrels = bms_copy(((Var *) lfirst(lc))->varnullingrels);
+		}
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, same_nulling, (void *) cxt);
+}
+#endif
+
 static Plan *
 join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		  List *tlist, List *clauses, List *custom_plans)
@@ -569,6 +629,20 @@ join_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *scan_tlist = NIL;
 	ListCell   *lc;
 	AttrNumber	resno = 1;
+
+#if PG_VERSION_NUM >= 160000
+	{
+		NullingContext cxt = {((Var *) linitial(inner_vars))->varno, NIL};
+		List	   *vars = NIL;
+
+		note_nulling((Node *) tlist, &cxt);
+		matchquals = (List *) same_nulling((Node *) matchquals, &cxt);
+		otherquals = (List *) same_nulling((Node *) otherquals, &cxt);
+		foreach(lc, (List *) same_nulling((Node *) inner_vars, &cxt))
+			vars = list_append_unique(vars, lfirst(lc));
+		inner_vars = vars;
+	}
+#endif
 
 	/* the outer plan's columns, then the inner ones */
 	foreach(lc, outer_plan->targetlist)
