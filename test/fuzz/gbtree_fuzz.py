@@ -20,8 +20,12 @@ Joins (where the installed gbtree has gbtree.enable_join): an outer side
 of random keys of the twin's type or of another of its family (a VALUES
 list, an array, a generated set; NULLs, duplicates, nasty values) or of
 another twin's rows, joined to the twin on its key: inner joins, semi
-joins (IN, EXISTS) and anti joins (NOT EXISTS), with extra conditions on
-the inner row or on both.  The gbtree twin's run has the core's join
+joins (IN, EXISTS), anti joins (NOT EXISTS) and left joins (at times
+written as a RIGHT JOIN the other way round; their outer rows always
+include a NULL key and one that matches nothing; at times a filter on
+the inner side after the join, or an aggregate grouped by the outer
+key), with extra conditions on the inner row or on both.  The gbtree
+twin's run has the core's join
 methods off, so that the Custom Scan GbtreeJoin takes it (at times with
 a small gbtree.join_batch_size, at times with parallel workers); the
 btree twin's run has the planner's choice; the rows must be the same
@@ -520,7 +524,16 @@ JOIN_PARALLEL = ["SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_
                  "SET LOCAL min_parallel_table_scan_size = 0", "SET LOCAL max_parallel_workers_per_gather = 2"]
 JOIN_RESET = ["SET LOCAL enable_hashjoin = on", "SET LOCAL enable_mergejoin = on", "SET LOCAL enable_nestloop = on",
               "RESET " + JOIN_BATCH_GUC, "RESET min_parallel_table_scan_size"] + RESET
-JOIN_KINDS = {"inner": "inner", "in": "IN", "exists": "EXISTS", "not_exists": "NOT EXISTS"}
+JOIN_KINDS = {"inner": "inner", "in": "IN", "exists": "EXISTS", "not_exists": "NOT EXISTS", "left": "LEFT"}
+# an outer key of each type that no twin holds (gen_value and det_value
+# never make it; int2's whole range can be made: unlikely there): a left
+# join's outer rows always include it and a NULL, both null-extended
+JOIN_MISS = {"int2": "'32765'::int2", "int4": "'1234567'::int4", "int8": "'1234567'::int8",
+             "oid": "'1234567'::oid", "money": "'1234567'::money",
+             "float4": "'0.3'::float4", "float8": "'0.3'::float8",
+             "timestamptz": "'2020-01-01 00:00:00.5+00'::timestamptz",
+             "timestamp": "'2020-01-01 00:00:00.5'::timestamp",
+             "date": "'2060-01-01'::date", "time": "'12:34:56.5'::time", "bool": None}
 # inner joins on heavy duplicates (bool keys above all) can pair every
 # outer row with half the table: the first rows of a total order only
 JOIN_ROW_CAP = 20000
@@ -552,21 +565,28 @@ def gen_join_keys(ct, rnd, n):
     return vals
 
 
-def gen_join_outer(t, rnd, types, few):
+def gen_join_outer(t, rnd, types, few, misses=False):
     """The outer side o(id, x) of a join on fz_<t>_{side}, x's type (t or
     another of its family) and the most rows it has (None: a share of a
     twin): random keys as a VALUES list or an unnested array, a generated
     set (det_value: NULLs, extremes, heavy duplicates), or rows of a twin
     of the family, the same rows in both runs (without a LIMIT, parallel
     workers can share them).  few: a small outer side (an inner join's; a
-    bool key pairs a row with half the table: 3 rows)."""
+    bool key pairs a row with half the table: 3 rows).  misses: a NULL key
+    and one that matches nothing are among the rows (a left join's), in
+    the list or appended with negative ids."""
     def size(choices):
         n = rnd.choice(choices)
         return min(n, 3) if few and t == "bool" else n
+
+    def miss(ct):
+        return ["NULL::%s" % ct] + ([JOIN_MISS[ct]] if JOIN_MISS[ct] else [])
     r = rnd.random()
     if r < 0.5:
         ct = rnd.choice(cross_types(t))
         vals = gen_join_keys(ct, rnd, size([1, 3, 10, 50, 200] if few else [1, 10, 50, 200, 600]))
+        for v in miss(ct) if misses else []:
+            vals.insert(rnd.randint(0, len(vals)), v)
         if r < 0.3:
             return ("(VALUES %s) o(id, x)" % ", ".join("(%d, %s)" % (i + 1, v) for i, v in enumerate(vals)),
                     ct, len(vals))
@@ -574,8 +594,19 @@ def gen_join_outer(t, rnd, types, few):
     if r < 0.75:
         ct = rnd.choice(cross_types(t))
         n = size([1, 20, 300] if few else [100, 2000, 20000])
-        return ("(SELECT g AS id, %s AS x FROM generate_series(1, %d) g) o" % (det_value(ct, salted("g", rnd)), n),
-                ct, n)
+        outer = "(SELECT g AS id, %s AS x FROM generate_series(1, %d) g) o" % (det_value(ct, salted("g", rnd)), n)
+    else:
+        outer, ct, n = gen_join_outer_twin(t, rnd, types, few, size)
+    if misses:
+        extra = miss(ct)
+        outer = "(SELECT o.id, o.x FROM %s UNION ALL VALUES %s) o" % (
+            outer, ", ".join("(%d::int8, %s)" % (-1 - i, v) for i, v in enumerate(extra)))
+        n = None if n is None else n + len(extra)
+    return outer, ct, n
+
+
+def gen_join_outer_twin(t, rnd, types, few, size):
+    """gen_join_outer's rows of a twin of t's family."""
     ct = rnd.choice([c for c in cross_types(t) if c in types] or [t])
     m = rnd.choice([1, 3, 10, 50])
     sub = "SELECT id, k AS x FROM fz_%s_%s WHERE id %% %d = %d" % (ct, rnd.choice("gb"), m, rnd.randint(0, m - 1))
@@ -613,12 +644,63 @@ def gen_join_extra(t, rnd):
     return " AND i.k >= o.x"
 
 
+def gen_join_left_where(t, rnd):
+    """A filter after a left join, on its inner side (NULL in the rows
+    that found no match) or on both: as it is (a left join with a qual),
+    reduced to an anti join (the key IS NULL) or to an inner join (a
+    strict one)."""
+    r = rnd.random()
+    if r < 0.25:
+        return "i.id IS NULL"
+    if r < 0.35:
+        return "i.k IS NULL"
+    if r < 0.55:
+        return "(i.id IS NULL OR %s)" % gen_pred(t, rnd)       # k: the inner row's
+    if r < 0.7:
+        m = rnd.randint(2, 5)
+        return "i.id %% %d = %d" % (m, rnd.randint(0, m - 1))
+    if r < 0.85:
+        return "coalesce(i.id, o.id) % 2 = 0"
+    return gen_pred(t, rnd)
+
+
+def gen_join_left(t, rnd, types):
+    """A left join of an outer side o (with a NULL key and one that
+    matches nothing) and fz_<t>_{side} i, at times written as i RIGHT
+    JOIN o: the pairs and the outer rows without one, null-extended, at
+    times filtered after the join, or counted per outer key."""
+    agg = rnd.random() < 0.25
+    outer, ct, nouter = gen_join_outer(t, rnd, types, not agg or t == "bool" or rnd.random() < 0.5, misses=True)
+    key = gen_join_key(ct, rnd)
+    extra = gen_join_extra(t, rnd)
+    if rnd.random() < 0.1:
+        # on the outer row alone: such an outer row keeps its NULLs
+        m = rnd.randint(2, 4)
+        extra += " AND o.id %% %d <> %d" % (m, rnd.randint(0, m - 1))
+    tbl = "fz_%s_{side}" % t
+    cond = rnd.choice(["i.k = " + key, key + " = i.k"]) + extra
+    if rnd.random() < 0.3:
+        frm = "%s i RIGHT JOIN %s ON %s" % (tbl, outer, cond)
+    else:
+        frm = "%s LEFT JOIN %s i ON %s" % (outer, tbl, cond)
+    where = " WHERE " + gen_join_left_where(t, rnd) if rnd.random() < 0.4 else ""
+    if agg:
+        # count(i.k) alone needs no inner column but the key
+        aggs = rnd.choice(["count(i.id)", "count(i.k)", "count(*), count(i.id)", "count(*), count(i.k), min(o.id)"])
+        return "SELECT %s, %s FROM %s%s GROUP BY o.x" % (kexpr(ct, "o.x"), aggs, frm, where), nouter
+    return ("SELECT o.id, %s, i.id, %s FROM %s%s ORDER BY 1, 2, 3, 4 LIMIT %d"
+            % (kexpr(ct, "o.x"), kexpr(t, "i.k"), frm, where, JOIN_ROW_CAP)), nouter
+
+
 def gen_join(t, rnd, types):
     """A join of an outer side o with the twin fz_<t>_{side} i on i.k = an
-    expression of o (inner, semi by IN or EXISTS, anti by NOT EXISTS), and
-    its kind and the most outer rows (None: unknown); the rows it returns
-    are compared as a multiset."""
+    expression of o (inner, semi by IN or EXISTS, anti by NOT EXISTS,
+    left), and its kind and the most outer rows (None: unknown); the rows
+    it returns are compared as a multiset."""
     kind = rnd.choice(list(JOIN_KINDS))
+    if kind == "left":
+        q, nouter = gen_join_left(t, rnd, types)
+        return q, kind, nouter
     outer, ct, nouter = gen_join_outer(t, rnd, types, kind == "inner")
     key = gen_join_key(ct, rnd)
     extra = gen_join_extra(t, rnd)
@@ -674,6 +756,9 @@ def compare_join(cur, t, rnd, types, stats, sel=False):
     stats["join_rows"] += len(g)
     stats["join_explained"] += 1
     stats["join_gbtree"] += 1 if "GbtreeJoin" in plan else 0
+    stats["join_gbtree_" + kind] += 1 if "GbtreeJoin" in plan else 0
+    # a left join can be reduced to an inner or anti join by its WHERE
+    stats["join_gbtree_type_left"] += 1 if "GbtreeJoin" in plan and "Join Type: Left" in plan else 0
     stats["join_gbtree_workers"] += 1 if "GbtreeJoin" in plan and "Gather" in plan else 0
     fg = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in g)
     fb = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in b)
@@ -1531,10 +1616,13 @@ def main():
           "index used in %d of %d sampled plans" % (seed, counter.value, stats["queries"], stats["rows"],
                                                     stats["cursors"], stats["index_used"], stats["explained"]))
     if stats["has_join_guc"]:
-        print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; %s; "
+        print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; "
+              "per kind (through GbtreeJoin): %s; GbtreeJoins of Join Type Left: %d; "
               "small %s %d, parallel %d (GbtreeJoin under a Gather: %d)"
               % (stats["joins"], stats["join_gbtree"], stats["join_explained"], stats["join_rows"],
-                 ", ".join("%s %d" % (v, stats["join_" + k]) for k, v in JOIN_KINDS.items()),
+                 ", ".join("%s %d (%d)" % (v, stats["join_" + k], stats["join_gbtree_" + k])
+                           for k, v in JOIN_KINDS.items()),
+                 stats["join_gbtree_type_left"],
                  JOIN_BATCH_GUC, stats["join_small_batches"], stats["join_parallel"], stats["join_gbtree_workers"]))
     else:
         print("gbtree_fuzz: %s: absent in this gbtree: no join queries" % JOIN_GUC)
