@@ -432,6 +432,19 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		return;
 	if (epq_possible(root))
 		return;
+#if PG_VERSION_NUM >= 160000
+
+	/*
+	 * From PostgreSQL 16 the Vars a left join nulls carry its relid
+	 * (varnullingrels), and some plan shapes above such a join left the
+	 * node's quals and target list disagreeing about the marking (setrefs:
+	 * "wrong varnullingrels"; the fuzzer found them).  Until that is
+	 * understood, joins that null anything (left joins, and anti joins
+	 * reduced from them) keep the core's plans there.
+	 */
+	if (extra->sjinfo && extra->sjinfo->ojrelid != 0)
+		return;
+#endif
 	/* quals of security barriers keep their order: leave those to the core */
 	foreach(lc, extra->restrictlist)
 	{
