@@ -1511,6 +1511,10 @@ class Batcher:
                     raise Mismatch(str(e).strip())
                 if e.pgcode in RETRY_CODES:
                     self.stats["retried_" + e.pgcode] += 1
+                    # dealt again: a feature whose every try was retried
+                    # would never be counted (a 60 s run must reach all)
+                    fdeck.append(feature)
+                    edeck.append(ending)
                     continue
                 raise
             except Mismatch:
