@@ -26,6 +26,8 @@ SET jit = off;
 SET gbtree.enable_count_scan = off;
 -- and with btree's nested loops (t22_join tests GbtreeJoin)
 SET gbtree.enable_join = off;
+-- and with btree's bitmap heap scans (t23_array_scan tests GbtreeArrayScan)
+SET gbtree.enable_array_scan = off;
 -- a hang in the access method becomes an error, not a stuck suite
 SET statement_timeout = '60s';
 

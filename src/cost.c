@@ -20,8 +20,9 @@
  * would take the batch, the leaf page reads are not charged; the
  * per-key and per-entry CPU charges stay.  With the GPU out of reach
  * (no service, gbtree.device = cpu, a batch below gbtree.gpu_min_batch or
- * below 10,000 keys) the estimate is btree's, and a CPU-only server plans
- * as before.
+ * below 10,000 keys) the estimate is btree's, except that from 10,000
+ * keys on, the CPU batch path's leaf reads are charged as sequential
+ * reads: it sorts the keys and walks the leaves once, in order.
  *
  *-------------------------------------------------------------------------
  */
@@ -99,5 +100,26 @@ gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 									(double) index->pages, root);
 		*indexTotalCost = Max(*indexStartupCost,
 							  *indexTotalCost - pages * spc_random_page_cost / outer);
+	}
+	else if (nkeys >= GBT_COST_DEVICE_MIN_KEYS)
+	{
+		/*
+		 * The CPU batch path sorts the keys and walks the leaves once, in
+		 * key order, which after a build is their order on disk: the leaf
+		 * reads btree's estimator charged at random_page_cost are read in
+		 * sequence.
+		 */
+		double		outer = Max(loop_count, 1.0);
+		double		spc_random_page_cost;
+		double		spc_seq_page_cost;
+		double		pages;
+
+		get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
+								  &spc_seq_page_cost);
+		pages = index_pages_fetched(*indexPages * nkeys * outer, index->pages,
+									(double) index->pages, root);
+		*indexTotalCost = Max(*indexStartupCost,
+							  *indexTotalCost -
+							  pages * Max(spc_random_page_cost - spc_seq_page_cost, 0) / outer);
 	}
 }

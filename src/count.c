@@ -153,8 +153,8 @@ is_scan_constant(Node *node)
  * The clause of rinfo as an index qual of index's column, the column on
  * the left; NULL when it is not one.
  */
-static Expr *
-index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
+Expr *
+gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
 {
 	Expr	   *clause = rinfo->clause;
 	Oid			opfamily = index->opfamily[0];
@@ -259,7 +259,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Expr	   *qual = index_qual_for(rinfo, rel, index);
+		Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
 		IndexClause *ic;
 
 		if (qual == NULL || rinfo->security_level > 0)

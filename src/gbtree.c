@@ -103,6 +103,7 @@ _PG_init(void)
 	gbt_gpu_define_gucs();
 	gbt_count_init();
 	gbt_join_init();
+	gbt_array_scan_init();
 	gbt_keys_init();
 	gbt_batch_init();
 	MarkGUCPrefixReserved("gbtree");

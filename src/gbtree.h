@@ -215,6 +215,10 @@ extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 /* count.c */
 extern bool gbt_enable_count_scan;
 extern void gbt_count_init(void);
+extern Expr *gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index);
+
+/* arrayscan.c */
+extern void gbt_array_scan_init(void);
 
 /* join.c */
 extern void gbt_join_init(void);

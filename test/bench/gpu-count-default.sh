@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test/bench/gpu-count-default.sh: count(*) WHERE k = ANY($1) under
+# test/bench/gpu-count-default.sh: count(*) WHERE k = ANY($1) (or, with
+# GPU_COUNT_SELECT, another select list, such as one that fetches rows) under
 # PostgreSQL's default planner settings (issue 22 item 3): parallel query
 # on (max_parallel_workers_per_gather = 2), no enable_* changes, the
 # default plan_cache_mode, on one int8 table of GPU_BENCH_ROWS rows
@@ -14,6 +15,9 @@ set -u
 ROWS=${GPU_BENCH_ROWS:-100000000}
 REPEAT=${GPU_BENCH_REPEAT:-5}
 OUTFILE=${1:-/tmp/gpu-count-default.md}
+# the select list: count(*), or with GPU_COUNT_SELECT="count(*), sum(id)"
+# every matching row is fetched from the heap (test/gpu/device-run.sh rowsbench)
+SELECT_LIST=${GPU_COUNT_SELECT:-count(*)}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
 
@@ -30,9 +34,10 @@ run_default() {   # $1 = n keys, $2 = settings
 SET jit = off;
 $2
 SELECT a AS arr FROM gc_keys WHERE n = $1 \gset
-PREPARE p(int8[]) AS SELECT count(*) FROM gc_t WHERE k = ANY(\$1);
-EXECUTE p(:'arr') \gset c_
-\echo COUNT :c_count
+PREPARE p(int8[]) AS SELECT $SELECT_LIST FROM gc_t WHERE k = ANY(\$1);
+PREPARE a(int8[]) AS SELECT concat_ws('/', $SELECT_LIST) AS r FROM gc_t WHERE k = ANY(\$1);
+EXECUTE a(:'arr') \gset c_
+\echo COUNT :c_r
 $explains
 QUERY
 }
@@ -61,15 +66,15 @@ measure gbtree-auto ""
 measure gbtree-cpu "SET gbtree.device = cpu;"
 
 {
-    echo "# count(*) WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows"
+    echo "# SELECT $SELECT_LIST WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows"
     echo
-    echo "- command: \`test/gpu/device-run.sh countbench\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT)"
+    echo "- command: \`test/gpu/device-run.sh countbench\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST')"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
-    echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"
+    echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); shared_buffers = $(q -c 'SHOW shared_buffers'), work_mem = $(q -c 'SHOW work_mem'); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"
     echo "- values: execution time of EXPLAIN (ANALYZE, TIMING OFF) EXECUTE of one prepared statement, median of $REPEAT in one session (the first five executions get custom plans, which know the array's length); keys are existing keys of random rows in random order, the same arrays for every engine; plan: the plan of the last execution"
     echo
-    echo "| keys | btree ms | gbtree auto (GPU) ms | gbtree CPU ms | btree / GPU | btree / CPU | btree plan | gbtree plan | rows |"
+    echo "| keys | btree ms | gbtree auto (GPU) ms | gbtree CPU ms | btree / GPU | btree / CPU | btree plan | gbtree plan | answer |"
     echo "|---|---|---|---|---|---|---|---|---|"
     for n in 10000 100000 1000000; do
         b=${RES["btree,$n"]}; g=${RES["gbtree-auto,$n"]}; c=${RES["gbtree-cpu,$n"]}

@@ -9,6 +9,8 @@
 #   test/gpu/device-run.sh copybench   test/bench/gpu-copy.sh (issue 18's measure)
 #   test/gpu/device-run.sh countbench  test/bench/gpu-count-default.sh (issue 22: count under default settings)
 #   test/gpu/device-run.sh joinbench   test/bench/gpu-join.sh (issue 22: joins under default settings)
+#   test/gpu/device-run.sh rowsbench   test/bench/gpu-count-default.sh with
+#                                      count(*), sum(id): = ANY returning rows
 #   test/gpu/device-run.sh bench       make bench (its own server, gbtree
 #                                      preloaded; BENCH_* from the
 #                                      environment); results in $OUT/bench,
@@ -56,6 +58,7 @@ case $what in
     copybench) test/bench/gpu-copy.sh "$OUT/gpu-copy.md" ;;
     countbench) test/bench/gpu-count-default.sh "$OUT/gpu-count-default.md" ;;
     joinbench) test/bench/gpu-join.sh "$OUT/gpu-join.md" ;;
+    rowsbench) GPU_COUNT_SELECT=${GPU_COUNT_SELECT:-"count(*), sum(id)"} test/bench/gpu-count-default.sh "$OUT/gpu-rows-default.md" ;;
     bench)
         # make bench starts its own server: this one would only compete
         su pgrun -c "env PATH=$PATH LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} pg_ctl -D $PGDATA -m fast -w stop" >/dev/null

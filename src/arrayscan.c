@@ -1,0 +1,713 @@
+/*-------------------------------------------------------------------------
+ *
+ * arrayscan.c
+ *	  GbtreeArrayScan: the rows of "column = ANY (array)" fetched in heap
+ *	  block order after one batched lookup.
+ *
+ * An index scan with an array of keys returns rows in key order, so its
+ * heap fetches jump across the table; a bitmap heap scan reads the heap in
+ * block order, but first puts every TID into a hash table, and past
+ * work_mem that table turns lossy and whole pages are rechecked against
+ * the array.  GbtreeArrayScan looks all the array's keys up at once (a GPU
+ * batch when the device allows, or the CPU batch path), radix-sorts the
+ * matching TIDs by heap block, and fetches each under the query's
+ * snapshot, as an index scan would (a TID's HOT chain shares its key, so
+ * no recheck of the index quals is needed; only EvalPlanQual rechecks
+ * them).  The TIDs are used after the index scan ends, as a bitmap heap
+ * scan uses its bitmap: safe under an MVCC snapshot.
+ *
+ * The path is offered for a plain table whose restrictions include an
+ * "indexed column = ANY (array)" qual of a single-column gbtree index (the
+ * column's other index quals join it; every other restriction stays a
+ * filter), wherever a bitmap heap scan over the same index would be: it
+ * is costed as that scan, less the recheck of the index quals it never
+ * needs.  enable_indexscan or enable_bitmapscan off, or
+ * gbtree.enable_array_scan off, keeps the core's plans.  Parallel-aware: the first participant looks the keys up and
+ * leaves the sorted TIDs in the query's shared memory; every participant
+ * then claims runs of them, so the lookup is done once and the heap
+ * fetches are spread.
+ *
+ * The node keeps 8 bytes per matching index entry (in the query's dynamic
+ * shared memory when parallel).
+ *
+ * The plan node scans its relation (scanrelid); custom_exprs are the index
+ * quals, the column on the left.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeIndexscan.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+#include "utils/wait_event.h"
+
+#include "gbtree.h"
+
+#define GBT_ARRAY_NAME	"GbtreeArrayScan"
+
+/* TIDs a parallel participant claims at a time */
+#define ARRAY_CLAIM		1024
+
+bool		gbt_enable_array_scan = true;
+
+static set_rel_pathlist_hook_type prev_rel_pathlist_hook = NULL;
+
+typedef enum ArraySharedPhase
+{
+	ARRAY_SHARED_NONE,
+	ARRAY_SHARED_BUILDING,
+	ARRAY_SHARED_READY
+} ArraySharedPhase;
+
+/* a parallel scan's one lookup, in the query's dynamic shared memory */
+typedef struct GbtArrayShared
+{
+	slock_t		mutex;
+	ArraySharedPhase phase;
+	ConditionVariable cv;
+	dsa_pointer tids;			/* sorted, (block << 16 | offset) */
+	int64		ntids;
+	pg_atomic_uint64 next;		/* the next TID to claim */
+} GbtArrayShared;
+
+typedef struct GbtArrayState
+{
+	CustomScanState css;
+	Relation	heap;
+	Relation	index;
+	ScanKey		keys;
+	int			nkeys;
+	IndexRuntimeKeyInfo *rtkeys;
+	int			nrtkeys;
+	ExprContext *rtcxt;
+	ExprState  *indexqual;		/* EvalPlanQual's recheck */
+	IndexFetchTableData *fetch;
+	MemoryContext cxt;
+
+	/* the lookup's TIDs, sorted by heap block, and the run being fetched */
+	bool		looked_up;
+	uint64	   *tids;
+	int64		ntids;
+	int64		maxtids;
+	int64		pos;
+	int64		end;
+
+	/* parallel: the shared lookup */
+	GbtArrayShared *shared;
+	dsa_area   *dsa;
+
+	/* EXPLAIN ANALYZE, this process, summed over rescans */
+	int64		entries;
+	int64		heap_fetches;
+	int64		heap_blocks;
+	BlockNumber last_block;
+	bool		did_lookup;
+} GbtArrayState;
+
+static Plan *array_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+						List *tlist, List *clauses, List *custom_plans);
+static Node *array_create_state(CustomScan *cscan);
+static void array_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *array_exec(CustomScanState *node);
+static void array_end(CustomScanState *node);
+static void array_rescan(CustomScanState *node);
+static void array_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size array_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void array_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void array_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void array_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+
+static const CustomPathMethods array_path_methods = {
+	.CustomName = GBT_ARRAY_NAME,
+	.PlanCustomPath = array_plan,
+};
+
+static const CustomScanMethods array_scan_methods = {
+	.CustomName = GBT_ARRAY_NAME,
+	.CreateCustomScanState = array_create_state,
+};
+
+static const CustomExecMethods array_exec_methods = {
+	.CustomName = GBT_ARRAY_NAME,
+	.BeginCustomScan = array_begin,
+	.ExecCustomScan = array_exec,
+	.EndCustomScan = array_end,
+	.ReScanCustomScan = array_rescan,
+	.EstimateDSMCustomScan = array_estimate_dsm,
+	.InitializeDSMCustomScan = array_init_dsm,
+	.ReInitializeDSMCustomScan = array_reinit_dsm,
+	.InitializeWorkerCustomScan = array_init_worker,
+	.ExplainCustomScan = array_explain,
+};
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * A path costed as bitmap, the bitmap heap path over the same index quals,
+ * less what the node does not do: recheck the index quals on each row.
+ */
+static CustomPath *
+make_array_path(PlannerInfo *root, RelOptInfo *rel, BitmapHeapPath *bitmap,
+				IndexOptInfo *index, List *quals, List *index_rinfos,
+				QualCost *qualcost, double tuples, int workers)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	double		per_process = workers > 0 ? bitmap->path.rows : tuples;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = workers > 0;
+	cpath->path.parallel_safe = rel->consider_parallel;
+	cpath->path.parallel_workers = workers;
+	cpath->path.rows = bitmap->path.rows;
+	cpath->path.startup_cost = Max(bitmap->path.startup_cost - qualcost->startup, 0);
+	cpath->path.total_cost = Max(bitmap->path.total_cost - qualcost->startup -
+								 qualcost->per_tuple * per_process,
+								 cpath->path.startup_cost);
+	cpath->path.pathkeys = NIL;
+	cpath->flags = 0;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = list_make3(makeInteger(index->indexoid), quals, index_rinfos);
+	cpath->methods = &array_path_methods;
+	return cpath;
+}
+
+/*
+ * set_rel_pathlist_hook: offer GbtreeArrayScan for a plain table with an
+ * "= ANY" index qual on a single-column gbtree index.
+ */
+static void
+gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	ListCell   *lc;
+
+	if (prev_rel_pathlist_hook)
+		prev_rel_pathlist_hook(root, rel, rti, rte);
+
+	/*
+	 * An index scan that fetches as a bitmap heap scan does: turning
+	 * either off keeps the core's plans.
+	 */
+	if (!gbt_enable_array_scan || !enable_indexscan || !enable_bitmapscan)
+		return;
+	if ((rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
+		rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		rel->baserestrictinfo == NIL || rel->indexlist == NIL ||
+		!bms_is_empty(rel->lateral_relids))
+		return;
+	/* row-level security quals keep their own order of evaluation */
+	foreach(lc, rel->baserestrictinfo)
+		if (lfirst_node(RestrictInfo, lc)->security_level > 0)
+			return;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+		List	   *iclauses = NIL;
+		List	   *quals = NIL;
+		List	   *index_rinfos = NIL;
+		bool		has_array = false;
+		IndexPath  *ipath;
+		BitmapHeapPath *bitmap;
+		QualCost	qualcost;
+		double		tuples;
+		ListCell   *lc2;
+
+		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
+			index->nkeycolumns != 1 || index->indexkeys[0] == 0 ||
+			(index->indpred != NIL && !index->predOK))
+			continue;
+		foreach(lc2, rel->baserestrictinfo)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+			Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
+			IndexClause *ic;
+
+			if (qual == NULL)
+				continue;
+			if (IsA(qual, ScalarArrayOpExpr))
+				has_array = true;
+			ic = makeNode(IndexClause);
+			ic->rinfo = rinfo;
+			ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
+										make_simple_restrictinfo(root, qual));
+			ic->lossy = false;
+			ic->indexcol = 0;
+			ic->indexcols = NIL;
+			iclauses = lappend(iclauses, ic);
+			quals = lappend(quals, qual);
+			index_rinfos = lappend(index_rinfos, rinfo);
+		}
+		if (!has_array)
+			continue;
+
+		ipath = create_index_path(root, index, iclauses, NIL, NIL, NIL,
+								  ForwardScanDirection, false, NULL, 1.0, false);
+		cost_qual_eval(&qualcost, index_rinfos, root);
+		tuples = ipath->indexselectivity * rel->tuples;
+		bitmap = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, 0);
+		add_path(rel, (Path *) make_array_path(root, rel, bitmap, index, quals,
+											   index_rinfos, &qualcost, tuples, 0));
+
+		/* a partial path, with as many workers as the bitmap heap scan */
+		if (rel->consider_parallel && max_parallel_workers_per_gather > 0)
+		{
+			double		pages = compute_bitmap_pages(root, rel, (Path *) ipath, 1,
+													 NULL, NULL);
+			int			workers = compute_parallel_worker(rel, pages, -1,
+														  max_parallel_workers_per_gather);
+
+			if (workers > 0)
+			{
+				bitmap = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, workers);
+				add_partial_path(rel, (Path *) make_array_path(root, rel, bitmap, index, quals,
+															   index_rinfos, &qualcost,
+															   tuples, workers));
+			}
+		}
+	}
+}
+
+static Plan *
+array_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+		   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Oid			indexoid = intVal(linitial(best_path->custom_private));
+	List	   *quals = (List *) lsecond(best_path->custom_private);
+	List	   *index_rinfos = (List *) lthird(best_path->custom_private);
+
+	cscan->scan.plan.targetlist = tlist;
+	/* the other restrictions are filters; the index's quals hold by lookup */
+	cscan->scan.plan.qual = extract_actual_clauses(list_difference_ptr(clauses, index_rinfos),
+												   false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = copyObject(quals);
+	cscan->custom_private = list_make1_oid(indexoid);
+	cscan->custom_scan_tlist = NIL;
+	cscan->methods = &array_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ------------------------------------------------------------------------
+ * Execution
+ * ------------------------------------------------------------------------
+ */
+
+static Node *
+array_create_state(CustomScan *cscan)
+{
+	GbtArrayState *st = (GbtArrayState *) newNode(sizeof(GbtArrayState), T_CustomScanState);
+
+	st->css.methods = &array_exec_methods;
+	return (Node *) st;
+}
+
+typedef struct ToIndexColumn
+{
+	Index		scanrelid;
+	AttrNumber	attno;
+} ToIndexColumn;
+
+/* the scan relation's indexed column becomes index column 1 (INDEX_VAR) */
+static Node *
+to_index_column(Node *node, ToIndexColumn *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == cxt->scanrelid &&
+		((Var *) node)->varattno == cxt->attno && ((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *v = (Var *) copyObject(node);
+
+		v->varno = INDEX_VAR;
+		v->varattno = 1;
+		return (Node *) v;
+	}
+	return expression_tree_mutator(node, to_index_column, (void *) cxt);
+}
+
+static void
+array_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Index		scanrelid = cscan->scan.scanrelid;
+	ToIndexColumn cxt;
+	IndexArrayKeyInfo *arraykeys;
+	int			narraykeys;
+
+	st->heap = node->ss.ss_currentRelation;
+
+	/*
+	 * The rows come in the table's own slots, not the virtual one that
+	 * ExecInitCustomScan made: build the scan slot, the filter and the
+	 * projection again for that slot type.
+	 */
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(st->heap),
+						  table_slot_callbacks(st->heap));
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, scanrelid);
+	st->indexqual = ExecInitQual(cscan->custom_exprs, &node->ss.ps);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	st->index = index_open(linitial_oid(cscan->custom_private),
+						   exec_rt_fetch(scanrelid, estate)->rellockmode);
+	cxt.scanrelid = scanrelid;
+	cxt.attno = st->index->rd_index->indkey.values[0];
+	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
+						   (List *) to_index_column((Node *) cscan->custom_exprs, &cxt),
+						   false, &st->keys, &st->nkeys, &st->rtkeys, &st->nrtkeys,
+						   &arraykeys, &narraykeys);
+	Assert(narraykeys == 0);	/* gbtree takes arrays itself */
+	if (st->nrtkeys > 0)
+		st->rtcxt = CreateExprContext(estate);
+	st->cxt = AllocSetContextCreate(estate->es_query_cxt, "GbtreeArrayScan TIDs",
+									ALLOCSET_DEFAULT_SIZES);
+	st->last_block = InvalidBlockNumber;
+}
+
+/* GbtTidSink: keep the chunk */
+static void
+array_tids(void *arg, uint64 *tids, int n, bool all_read)
+{
+	GbtArrayState *st = (GbtArrayState *) arg;
+
+	if (st->ntids + n > st->maxtids)
+	{
+		int64		newmax = Max(st->maxtids * 2, st->ntids + n);
+
+		st->tids = repalloc_huge(st->tids, sizeof(uint64) * newmax);
+		st->maxtids = newmax;
+	}
+	memcpy(st->tids + st->ntids, tids, sizeof(uint64) * n);
+	st->ntids += n;
+}
+
+/* look the keys up; the TIDs, sorted by heap block, go to st->tids */
+static void
+look_up(GbtArrayState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	IndexScanDesc scan;
+	MemoryContext old;
+	long		chunk;
+	int64		entries;
+
+	/* the TIDs outlive the index scan: safe only under MVCC (see header) */
+	if (!IsMVCCSnapshot(estate->es_snapshot))
+		elog(ERROR, "GbtreeArrayScan needs an MVCC snapshot");
+	if (st->nrtkeys > 0)
+	{
+		ResetExprContext(st->rtcxt);
+		ExecIndexEvalRuntimeKeys(st->rtcxt, st->rtkeys, st->nrtkeys);
+	}
+	MemoryContextReset(st->cxt);
+	old = MemoryContextSwitchTo(st->cxt);
+	st->maxtids = 1024;
+	st->ntids = 0;
+	st->tids = palloc(sizeof(uint64) * st->maxtids);
+	scan = gbt_index_beginscan(st->heap, st->index, estate->es_snapshot, st->nkeys, 0);
+	index_rescan(scan, st->keys, st->nkeys, NULL, 0);
+	chunk = Min(Max((long) work_mem * 1024L / (long) sizeof(uint64), 65536L), 1L << 26);
+	entries = gbt_scan_tids(scan, array_tids, st, (int) chunk);
+	index_endscan(scan);
+	st->entries += entries;
+	st->did_lookup = true;
+	pgstat_count_index_tuples(st->index, entries);
+	/* heap block order */
+	gbt_sort_tids(st->tids, (int) st->ntids);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Parallel: the first participant to get here looks the keys up and
+ * leaves the TIDs in shared memory; the others wait for them.
+ */
+static void
+look_up_shared(GbtArrayState *st)
+{
+	GbtArrayShared *sh = st->shared;
+	bool		build = false;
+
+	SpinLockAcquire(&sh->mutex);
+	if (sh->phase == ARRAY_SHARED_NONE)
+	{
+		sh->phase = ARRAY_SHARED_BUILDING;
+		build = true;
+	}
+	SpinLockRelease(&sh->mutex);
+
+	if (build)
+	{
+		dsa_pointer dp;
+
+		look_up(st);
+		dp = dsa_allocate_extended(st->dsa, sizeof(uint64) * Max(st->ntids, 1),
+								   DSA_ALLOC_HUGE);
+		memcpy(dsa_get_address(st->dsa, dp), st->tids, sizeof(uint64) * st->ntids);
+		MemoryContextReset(st->cxt);
+		SpinLockAcquire(&sh->mutex);
+		sh->tids = dp;
+		sh->ntids = st->ntids;
+		sh->phase = ARRAY_SHARED_READY;
+		SpinLockRelease(&sh->mutex);
+		ConditionVariableBroadcast(&sh->cv);
+	}
+	else
+	{
+		ConditionVariablePrepareToSleep(&sh->cv);
+		for (;;)
+		{
+			ArraySharedPhase phase;
+
+			SpinLockAcquire(&sh->mutex);
+			phase = sh->phase;
+			SpinLockRelease(&sh->mutex);
+			if (phase == ARRAY_SHARED_READY)
+				break;
+			ConditionVariableSleep(&sh->cv, PG_WAIT_EXTENSION);
+		}
+		ConditionVariableCancelSleep();
+	}
+	st->tids = (uint64 *) dsa_get_address(st->dsa, sh->tids);
+	st->ntids = sh->ntids;
+	st->pos = st->end = 0;
+}
+
+/* the next run of TIDs to fetch; false when none is left */
+static bool
+claim(GbtArrayState *st)
+{
+	uint64		start;
+
+	if (st->shared == NULL)
+		return false;			/* serial: the one run is [0, ntids) */
+	start = pg_atomic_fetch_add_u64(&st->shared->next, ARRAY_CLAIM);
+	if (start >= (uint64) st->ntids)
+		return false;
+	st->pos = (int64) start;
+	st->end = Min(st->ntids, (int64) start + ARRAY_CLAIM);
+	return true;
+}
+
+static TupleTableSlot *
+array_next(ScanState *node)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	TupleTableSlot *slot = node->ss_ScanTupleSlot;
+	Snapshot	snapshot = node->ps.state->es_snapshot;
+
+	if (!st->looked_up)
+	{
+		if (st->shared)
+			look_up_shared(st);
+		else
+		{
+			look_up(st);
+			st->pos = 0;
+			st->end = st->ntids;
+		}
+		st->looked_up = true;
+	}
+	if (st->fetch == NULL)
+		st->fetch = table_index_fetch_begin(st->heap);
+	for (;;)
+	{
+		uint64		t;
+		ItemPointerData tid;
+		bool		call_again = false;
+		bool		all_dead = false;
+
+		if (st->pos >= st->end && !claim(st))
+			return ExecClearTuple(slot);
+		t = st->tids[st->pos++];
+		if ((st->pos & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		ItemPointerSet(&tid, (BlockNumber) (t >> 16), (OffsetNumber) (t & 0xFFFF));
+		st->heap_fetches++;
+		if ((BlockNumber) (t >> 16) != st->last_block)
+		{
+			st->last_block = (BlockNumber) (t >> 16);
+			st->heap_blocks++;
+		}
+		/* under MVCC a HOT chain has one visible member: no call_again */
+		if (table_index_fetch_tuple(st->fetch, &tid, snapshot, slot,
+									&call_again, &all_dead))
+		{
+			pgstat_count_heap_fetch(st->index);
+			return slot;
+		}
+	}
+}
+
+/* EvalPlanQual: the index quals on the row it gives */
+static bool
+array_recheck(ScanState *node, TupleTableSlot *slot)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	ExprContext *econtext = node->ps.ps_ExprContext;
+
+	econtext->ecxt_scantuple = slot;
+	return ExecQualAndReset(st->indexqual, econtext);
+}
+
+static TupleTableSlot *
+array_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, array_next, array_recheck);
+}
+
+static void
+array_rescan(CustomScanState *node)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+
+	/* the shared lookup is reset by array_reinit_dsm */
+	if (st->shared == NULL && st->cxt)
+		MemoryContextReset(st->cxt);
+	st->tids = NULL;
+	st->ntids = st->maxtids = 0;
+	st->pos = st->end = 0;
+	st->looked_up = false;
+	st->last_block = InvalidBlockNumber;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+array_end(CustomScanState *node)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+
+	if (st->fetch)
+		table_index_fetch_end(st->fetch);
+	if (st->index)
+		index_close(st->index, NoLock);
+}
+
+static Size
+array_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(GbtArrayShared);
+}
+
+static void
+array_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	GbtArrayShared *sh = (GbtArrayShared *) coordinate;
+
+	/* no shared area (no workers could be had): the scan runs alone */
+	if (node->ss.ps.state->es_query_dsa == NULL)
+		return;
+	SpinLockInit(&sh->mutex);
+	sh->phase = ARRAY_SHARED_NONE;
+	ConditionVariableInit(&sh->cv);
+	sh->tids = InvalidDsaPointer;
+	sh->ntids = 0;
+	pg_atomic_init_u64(&sh->next, 0);
+	st->shared = sh;
+	st->dsa = node->ss.ps.state->es_query_dsa;
+}
+
+static void
+array_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	GbtArrayShared *sh = (GbtArrayShared *) coordinate;
+
+	if (st->shared == NULL)
+		return;
+	/* the workers of the last scan are done: none uses the TIDs */
+	if (DsaPointerIsValid(sh->tids))
+		dsa_free(st->dsa, sh->tids);
+	sh->tids = InvalidDsaPointer;
+	sh->ntids = 0;
+	sh->phase = ARRAY_SHARED_NONE;
+	pg_atomic_write_u64(&sh->next, 0);
+}
+
+static void
+array_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+
+	st->shared = (GbtArrayShared *) coordinate;
+	st->dsa = node->ss.ps.state->es_query_dsa;
+	if (st->dsa == NULL)
+		elog(ERROR, "GbtreeArrayScan found no shared memory area for its parallel lookup");
+}
+
+static void
+array_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	GbtArrayState *st = (GbtArrayState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context;
+	bool		useprefix;
+
+	ExplainPropertyText("Index Name", get_rel_name(linitial_oid(cscan->custom_private)), es);
+	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
+	useprefix = es->verbose || list_length(es->rtable) > 1;
+	ExplainPropertyText("Index Cond",
+						deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+										   context, useprefix, false), es);
+	if (es->analyze)
+	{
+		/* this process's share: a parallel lookup is done by one of them */
+		ExplainPropertyInteger("Index Entries", NULL, st->did_lookup ? st->entries : 0, es);
+		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
+		ExplainPropertyInteger("Heap Blocks", NULL, st->heap_blocks, es);
+	}
+}
+
+void
+gbt_array_scan_init(void)
+{
+	DefineCustomBoolVariable("gbtree.enable_array_scan",
+							 "Lets the planner fetch the rows of an = ANY lookup in heap block order.",
+							 "A scan with \"column = ANY (array)\" on a gbtree index's column can run as a "
+							 "Custom Scan (GbtreeArrayScan) that looks the keys up at once and fetches "
+							 "the rows in heap block order.",
+							 &gbt_enable_array_scan,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	RegisterCustomScanMethods(&array_scan_methods);
+	prev_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = gbt_array_paths;
+}
