@@ -24,7 +24,8 @@ load_rows() {
 # existing keys of n = 10k, 100k and 1M random rows, in random order: row
 # numbers drawn uniformly, so the rows spread over the whole table (until
 # 2026-11-26 they came from TABLESAMPLE SYSTEM_ROWS, whole heap blocks: 1M
-# keys then sat on about 11k of the table's 540k blocks)
+# keys then sat on about 11k of the table's 540k blocks); load_rows'
+# i is an int4, so its shift wraps at 32 bits
 count_table() {
     local t0 t1 t2
     q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
@@ -40,7 +41,7 @@ count_table() {
 CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
 CREATE EXTENSION IF NOT EXISTS pg_prewarm;
 CREATE TABLE $2 (n int, a int8[]);
-INSERT INTO $2 SELECT n, (SELECT array_agg(hashint8(i) # (i << 20) ORDER BY random())
+INSERT INTO $2 SELECT n, (SELECT array_agg(hashint8(i) # (i::int4 << 20) ORDER BY random())
                           FROM (SELECT DISTINCT (1 + floor(random() * $3))::int8 AS i
                                 FROM generate_series(1, n + n / 10 + 100) LIMIT n) s)
 FROM unnest(ARRAY[10000, 100000, 1000000]) n;
