@@ -20,8 +20,8 @@
  * "indexed column = ANY (array)" qual of a single-column gbtree index (the
  * column's other index quals join it; every other restriction stays a
  * filter), wherever a bitmap heap scan over the same index would be: it
- * is costed as that scan, less the recheck of the index quals it never
- * needs.  enable_indexscan or enable_bitmapscan off, or
+ * is costed as that scan with a bitmap that never goes lossy, less the
+ * recheck of the index quals it never needs.  enable_indexscan or enable_bitmapscan off, or
  * gbtree.enable_array_scan off, keeps the core's plans.  Parallel-aware: the first participant looks the keys up and
  * leaves the sorted TIDs in the query's shared memory; every participant
  * then claims runs of them, so the lookup is done once and the heap
@@ -202,6 +202,30 @@ make_array_path(PlannerInfo *root, RelOptInfo *rel, BitmapHeapPath *bitmap,
 }
 
 /*
+ * The bitmap heap path over ipath, priced as a bitmap that never goes
+ * lossy: the node keeps every TID, where past work_mem a bitmap heap scan
+ * would recheck every row of its lossy pages (and is priced so).
+ */
+static BitmapHeapPath *
+exact_bitmap_path(PlannerInfo *root, RelOptInfo *rel, Path *ipath, int workers)
+{
+	int			save_work_mem = work_mem;
+	BitmapHeapPath *path = NULL;
+
+	work_mem = MAX_KILOBYTES;
+	PG_TRY();
+	{
+		path = create_bitmap_heap_path(root, rel, ipath, NULL, 1.0, workers);
+	}
+	PG_FINALLY();
+	{
+		work_mem = save_work_mem;
+	}
+	PG_END_TRY();
+	return path;
+}
+
+/*
  * set_rel_pathlist_hook: offer GbtreeArrayScan for a plain table with an
  * "= ANY" index qual on a single-column gbtree index.
  */
@@ -275,7 +299,7 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 								  ForwardScanDirection, false, NULL, 1.0, false);
 		cost_qual_eval(&qualcost, index_rinfos, root);
 		tuples = ipath->indexselectivity * rel->tuples;
-		bitmap = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, 0);
+		bitmap = exact_bitmap_path(root, rel, (Path *) ipath, 0);
 		add_path(rel, (Path *) make_array_path(root, rel, bitmap, index, quals,
 											   index_rinfos, &qualcost, tuples, 0));
 
@@ -289,7 +313,7 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 
 			if (workers > 0)
 			{
-				bitmap = create_bitmap_heap_path(root, rel, (Path *) ipath, NULL, 1.0, workers);
+				bitmap = exact_bitmap_path(root, rel, (Path *) ipath, workers);
 				add_partial_path(rel, (Path *) make_array_path(root, rel, bitmap, index, quals,
 															   index_rinfos, &qualcost,
 															   tuples, workers));
