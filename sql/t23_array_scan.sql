@@ -10,10 +10,10 @@
 -- table and in the array; type extremes; NaN, -0 and infinities; cross-type
 -- arrays; other quals on the index column and on other columns; arrays from
 -- parameters and subqueries; rescans with a changing array; parallel
--- workers sharing one lookup (with and without the leader); the transaction's own deletes, updates and
--- inserts; UPDATE and DELETE through it (a concurrent update rechecked by
--- EvalPlanQual is in isolation/specs/gbtree-array-epq.spec); and where it
--- is not offered.
+-- workers sharing one lookup (with and without the leader); the
+-- transaction's own deletes, updates and inserts; UPDATE and DELETE
+-- through it (a concurrent update rechecked by EvalPlanQual is in
+-- isolation/specs/gbtree-array-epq.spec); and where it is not offered.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;

@@ -10,8 +10,8 @@
  * work_mem that table turns lossy and whole pages are rechecked against
  * the array.  GbtreeArrayScan looks all the array's keys up at once (a GPU
  * batch when the device allows, or the CPU batch path), radix-sorts the
- * matching TIDs by heap block, and fetches each under the query's
- * snapshot, as an index scan would (a TID's HOT chain shares its key, so
+ * matching TIDs by heap block, and fetches them a block at a time under
+ * the query's snapshot, as an index scan would (a TID's HOT chain shares its key, so
  * no recheck of the index quals is needed; only EvalPlanQual rechecks
  * them).  The TIDs are used after the index scan ends, as a bitmap heap
  * scan uses its bitmap: safe under an MVCC snapshot.
@@ -38,8 +38,10 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -115,6 +117,18 @@ typedef struct GbtArrayState
 	int64		maxtids;
 	int64		pos;
 	int64		end;
+
+	/*
+	 * Heap tables are read a block at a time, as a bitmap heap scan does:
+	 * the block's TIDs are resolved under one share lock (their HOT chains
+	 * searched), then its visible tuples are returned with the pin alone.
+	 */
+	bool		by_block;
+	Buffer		buf;
+	OffsetNumber visible[MaxHeapTuplesPerPage];
+	int			nvisible;
+	int			visible_pos;
+	HeapTupleData tuple;
 
 	/* parallel: the shared lookup */
 	GbtArrayShared *shared;
@@ -422,6 +436,8 @@ array_begin(CustomScanState *node, EState *estate, int eflags)
 	st->cxt = AllocSetContextCreate(estate->es_query_cxt, "GbtreeArrayScan TIDs",
 									ALLOCSET_DEFAULT_SIZES);
 	st->last_block = InvalidBlockNumber;
+	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
+	st->buf = InvalidBuffer;
 }
 
 /* GbtTidSink: keep the chunk */
@@ -548,6 +564,60 @@ claim(GbtArrayState *st)
 	return true;
 }
 
+/*
+ * Read the block of the next TID and resolve all the run's TIDs on it:
+ * each one's HOT chain is searched under the snapshot (with the predicate
+ * lock an index scan takes) and the visible member's offset kept.  The
+ * buffer stays pinned while its tuples are returned.
+ */
+static void
+read_block(GbtArrayState *st, Snapshot snapshot)
+{
+	BlockNumber blk = (BlockNumber) (st->tids[st->pos] >> 16);
+
+	st->buf = ReleaseAndReadBuffer(st->buf, st->heap, blk);
+	st->heap_blocks++;
+	heap_page_prune_opt(st->heap, st->buf);
+	LockBuffer(st->buf, BUFFER_LOCK_SHARE);
+	st->nvisible = 0;
+	st->visible_pos = 0;
+	while (st->pos < st->end && (BlockNumber) (st->tids[st->pos] >> 16) == blk)
+	{
+		ItemPointerData tid;
+		HeapTupleData found;
+		bool		all_dead = false;
+
+		ItemPointerSet(&tid, blk, (OffsetNumber) (st->tids[st->pos] & 0xFFFF));
+		st->pos++;
+		st->heap_fetches++;
+		if (heap_hot_search_buffer(&tid, st->heap, st->buf, snapshot, &found,
+								   &all_dead, true))
+			st->visible[st->nvisible++] = ItemPointerGetOffsetNumber(&tid);
+	}
+	LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
+}
+
+/* the next visible tuple of the current block into slot, or false */
+static bool
+next_in_block(GbtArrayState *st, TupleTableSlot *slot)
+{
+	Page		page = BufferGetPage(st->buf);
+	OffsetNumber off;
+	ItemId		lp;
+
+	if (st->visible_pos >= st->nvisible)
+		return false;
+	off = st->visible[st->visible_pos++];
+	lp = PageGetItemId(page, off);
+	st->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	st->tuple.t_len = ItemIdGetLength(lp);
+	st->tuple.t_tableOid = RelationGetRelid(st->heap);
+	ItemPointerSet(&st->tuple.t_self, BufferGetBlockNumber(st->buf), off);
+	ExecStoreBufferHeapTuple(&st->tuple, slot, st->buf);
+	pgstat_count_heap_fetch(st->index);
+	return true;
+}
+
 static TupleTableSlot *
 array_next(ScanState *node)
 {
@@ -566,6 +636,23 @@ array_next(ScanState *node)
 			st->end = st->ntids;
 		}
 		st->looked_up = true;
+	}
+	if (st->by_block)
+	{
+		for (;;)
+		{
+			if (BufferIsValid(st->buf) && next_in_block(st, slot))
+				return slot;
+			if (st->pos >= st->end && !claim(st))
+			{
+				if (BufferIsValid(st->buf))
+					ReleaseBuffer(st->buf);
+				st->buf = InvalidBuffer;
+				return ExecClearTuple(slot);
+			}
+			CHECK_FOR_INTERRUPTS();
+			read_block(st, snapshot);
+		}
 	}
 	if (st->fetch == NULL)
 		st->fetch = table_index_fetch_begin(st->heap);
@@ -628,6 +715,11 @@ array_rescan(CustomScanState *node)
 	st->pos = st->end = 0;
 	st->looked_up = false;
 	st->last_block = InvalidBlockNumber;
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
+	st->buf = InvalidBuffer;
+	st->nvisible = st->visible_pos = 0;
 	ExecScanReScan(&node->ss);
 }
 
@@ -638,6 +730,8 @@ array_end(CustomScanState *node)
 
 	if (st->fetch)
 		table_index_fetch_end(st->fetch);
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
 	if (st->index)
 		index_close(st->index, NoLock);
 }
