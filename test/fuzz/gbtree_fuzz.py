@@ -195,13 +195,22 @@ MODES = {
                           "SET LOCAL min_parallel_index_scan_size = 0",
                           "SET LOCAL max_parallel_workers_per_gather = 2",
                           "SET LOCAL parallel_leader_participation = off"],
+    # index and bitmap scans both allowed: "k = ANY (...)" gets the
+    # Custom Scan (GbtreeArrayScan) where its cost wins, serial or with
+    # one lookup shared by parallel workers
+    "array": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_indexonlyscan = off"],
+    "array_parallel": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_indexonlyscan = off",
+                       "SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0",
+                       "SET LOCAL min_parallel_table_scan_size = 0",
+                       "SET LOCAL max_parallel_workers_per_gather = 2"],
 }
 SEQ = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = off",
        "SET LOCAL enable_indexonlyscan = off", "SET LOCAL enable_bitmapscan = off"]
 RESET = ["SET LOCAL enable_seqscan = on", "SET LOCAL enable_indexscan = on",
          "SET LOCAL enable_indexonlyscan = on", "SET LOCAL enable_bitmapscan = on",
          "RESET parallel_setup_cost", "RESET parallel_tuple_cost",
-         "RESET min_parallel_index_scan_size", "RESET max_parallel_workers_per_gather",
+         "RESET min_parallel_index_scan_size", "RESET min_parallel_table_scan_size",
+         "RESET max_parallel_workers_per_gather",
          "RESET parallel_leader_participation"]
 
 
@@ -389,7 +398,8 @@ def kexpr(t, col="k"):
 
 def query_stats():
     """The counters of a session's query checks (checker, batchers)."""
-    return collections.Counter({"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0})
+    return collections.Counter({"queries": 0, "rows": 0, "cursors": 0, "explained": 0, "index_used": 0,
+                                "array_scan_used": 0})
 
 
 def gen_check(t, rnd, kind=None):
@@ -435,6 +445,8 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
         stats["explained"] += 1
         if "fz_%s_g_k" % t in plan:
             stats["index_used"] += 1
+        if "GbtreeArrayScan" in plan:
+            stats["array_scan_used"] += 1
     if ordered:
         fg = [tuple(norm_key(x) for x in r) for r in g]
         fb = [tuple(norm_key(x) for x in r) for r in b]
@@ -1610,15 +1622,16 @@ def main():
             continue
         bstatus.append(st)
         bstats.update(bs)
-        for k in ["queries", "rows", "cursors"] + [k for k in cs if k.startswith("join")]:
+        for k in ["queries", "rows", "cursors", "array_scan_used"] + [k for k in cs if k.startswith("join")]:
             stats[k] += cs[k]
     for p in procs + bprocs:
         p.join()
     chk.join()
     bad_writers = [p.exitcode for p in procs + bprocs if p.exitcode != 0]
     print("gbtree_fuzz: seed %d: %d writer operations, %d queries (%d rows) and %d cursors compared, "
-          "index used in %d of %d sampled plans" % (seed, counter.value, stats["queries"], stats["rows"],
-                                                    stats["cursors"], stats["index_used"], stats["explained"]))
+          "index used in %d of %d sampled plans (GbtreeArrayScan in %d)" % (
+              seed, counter.value, stats["queries"], stats["rows"], stats["cursors"],
+              stats["index_used"], stats["explained"], stats["array_scan_used"]))
     if stats["has_join_guc"]:
         print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; "
               "per kind (through GbtreeJoin): %s; GbtreeJoins of Join Type Left: %d; "
