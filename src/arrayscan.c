@@ -291,20 +291,12 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
 			Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
-			IndexClause *ic;
 
 			if (qual == NULL)
 				continue;
 			if (IsA(qual, ScalarArrayOpExpr))
 				has_array = true;
-			ic = makeNode(IndexClause);
-			ic->rinfo = rinfo;
-			ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
-										make_simple_restrictinfo(root, qual));
-			ic->lossy = false;
-			ic->indexcol = 0;
-			ic->indexcols = NIL;
-			iclauses = lappend(iclauses, ic);
+			iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual));
 			quals = lappend(quals, qual);
 			index_rinfos = lappend(index_rinfos, rinfo);
 		}

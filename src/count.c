@@ -210,6 +210,21 @@ gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
 	return NULL;
 }
 
+/* rinfo as an exact qual of index column 1, qual its column-left form */
+IndexClause *
+gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual)
+{
+	IndexClause *ic = makeNode(IndexClause);
+
+	ic->rinfo = rinfo;
+	ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
+								make_simple_restrictinfo(root, qual));
+	ic->lossy = false;
+	ic->indexcol = 0;
+	ic->indexcols = NIL;
+	return ic;
+}
+
 /*
  * Does node hold anything but plain count(*) aggregates (and constants or
  * parameters around them)?  The first count(*) goes to *first.
@@ -260,18 +275,10 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
-		IndexClause *ic;
 
 		if (qual == NULL || rinfo->security_level > 0)
 			return NULL;
-		ic = makeNode(IndexClause);
-		ic->rinfo = rinfo;
-		ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
-									make_simple_restrictinfo(root, qual));
-		ic->lossy = false;
-		ic->indexcol = 0;
-		ic->indexcols = NIL;
-		iclauses = lappend(iclauses, ic);
+		iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual));
 		quals = lappend(quals, qual);
 	}
 
