@@ -484,6 +484,20 @@ look_up(GbtArrayState *st)
 	pgstat_count_index_tuples(st->index, entries);
 	/* heap block order */
 	gbt_sort_tids(st->tids, (int) st->ntids);
+
+	/*
+	 * Distinct keys never share a heap TID, nor do two entries of one key:
+	 * a TID found twice is a damaged index, which must not return its row
+	 * twice.
+	 */
+	for (int64 i = 1; i < st->ntids; i++)
+		if (st->tids[i] == st->tids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" returned heap TID (%u,%u) twice",
+							RelationGetRelationName(st->index),
+							(unsigned) (st->tids[i] >> 16),
+							(unsigned) (st->tids[i] & 0xFFFF))));
 	MemoryContextSwitchTo(old);
 }
 
@@ -588,7 +602,12 @@ read_block(GbtArrayState *st, Snapshot snapshot)
 		st->heap_fetches++;
 		if (heap_hot_search_buffer(&tid, st->heap, st->buf, snapshot, &found,
 								   &all_dead, true))
+		{
+			/* distinct TIDs reach distinct tuples, at most a page's worth */
+			if (st->nvisible >= MaxHeapTuplesPerPage)
+				elog(ERROR, "GbtreeArrayScan found more visible tuples than block %u can hold", blk);
 			st->visible[st->nvisible++] = ItemPointerGetOffsetNumber(&tid);
+		}
 	}
 	LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
 }
