@@ -898,8 +898,8 @@ def det_value(t, x):
         x=x, sp=specials, dup=dup.format(x=x), spread=spread.format(x=x))
 
 
-def batcher(dsn, types, seed, bid, deadline, out):
-    b = Batcher(dsn, types, seed, bid)
+def batcher(dsn, types, seed, bid, nbatchers, deadline, out):
+    b = Batcher(dsn, types, seed, bid, nbatchers)
     status = "ok"
     try:
         b.run(deadline)
@@ -924,8 +924,10 @@ def batcher(dsn, types, seed, bid, deadline, out):
 
 
 class Batcher:
-    def __init__(self, dsn, types, seed, bid):
+    def __init__(self, dsn, types, seed, bid, nbatchers=1):
         self.rnd = random.Random(seed * 1000 + 500 + bid)
+        self.seed = seed
+        self.nbatchers = nbatchers
         self.types = types
         self.bid = bid
         self.conn = connect(dsn)
@@ -1505,10 +1507,19 @@ class Batcher:
 
     def run(self, deadline):
         fdeck, edeck = [], []
+        rounds = 0
         while time.time() < deadline:
             if not fdeck:
+                # every batcher deals the same shuffle of a round, each from
+                # its own offset, so that together they reach every feature
+                # after len(FEATURES) / nbatchers transactions each (a
+                # loaded machine gives a 60 s run fewer transactions)
                 fdeck = FEATURES[:]
-                self.rnd.shuffle(fdeck)
+                random.Random(self.seed * 7919 + rounds).shuffle(fdeck)
+                rounds += 1
+                k = self.bid * len(fdeck) // self.nbatchers
+                fdeck = fdeck[k:] + fdeck[:k]
+                fdeck.reverse()
             if not edeck:
                 edeck = ENDINGS[:]
                 self.rnd.shuffle(edeck)
@@ -1604,7 +1615,7 @@ def main():
     procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter))
              for w in range(args.writers)]
     bout = mp.Queue()
-    bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, deadline, bout))
+    bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout))
               for i in range(args.batchers)]
     chk = mp.Process(target=checker, args=(args.dsn, types, seed, deadline, result))
     for p in procs + bprocs + [chk]:
