@@ -94,6 +94,7 @@ typedef struct GbtArrayShared
 	ConditionVariable cv;
 	dsa_pointer tids;			/* sorted, (block << 16 | offset) */
 	int64		ntids;
+	int64		nblocks;
 	pg_atomic_uint64 next;		/* the next TID to claim */
 } GbtArrayShared;
 
@@ -115,6 +116,7 @@ typedef struct GbtArrayState
 	bool		looked_up;
 	uint64	   *tids;
 	int64		ntids;
+	int64		nblocks;		/* distinct heap blocks among them */
 	int64		maxtids;
 	int64		pos;
 	int64		end;
@@ -141,7 +143,6 @@ typedef struct GbtArrayState
 	int64		heap_fetches;
 	int64		heap_blocks;
 	BlockNumber last_block;
-	bool		did_lookup;
 } GbtArrayState;
 
 static Plan *array_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -480,7 +481,6 @@ look_up(GbtArrayState *st)
 	entries = gbt_scan_tids(scan, array_tids, st, (int) chunk);
 	index_endscan(scan);
 	st->entries += entries;
-	st->did_lookup = true;
 	pgstat_count_index_tuples(st->index, entries);
 	/* heap block order */
 	gbt_sort_tids(st->tids, (int) st->ntids);
@@ -490,14 +490,19 @@ look_up(GbtArrayState *st)
 	 * a TID found twice is a damaged index, which must not return its row
 	 * twice.
 	 */
+	st->nblocks = st->ntids > 0 ? 1 : 0;
 	for (int64 i = 1; i < st->ntids; i++)
-		if (st->tids[i] == st->tids[i - 1])
+	{
+		if ((st->tids[i] >> 16) != (st->tids[i - 1] >> 16))
+			st->nblocks++;
+		else if (st->tids[i] == st->tids[i - 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" returned heap TID (%u,%u) twice",
 							RelationGetRelationName(st->index),
 							(unsigned) (st->tids[i] >> 16),
 							(unsigned) (st->tids[i] & 0xFFFF))));
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -531,6 +536,7 @@ look_up_shared(GbtArrayState *st)
 		SpinLockAcquire(&sh->mutex);
 		sh->tids = dp;
 		sh->ntids = st->ntids;
+		sh->nblocks = st->nblocks;
 		sh->phase = ARRAY_SHARED_READY;
 		SpinLockRelease(&sh->mutex);
 		ConditionVariableBroadcast(&sh->cv);
@@ -553,6 +559,7 @@ look_up_shared(GbtArrayState *st)
 	}
 	st->tids = (uint64 *) dsa_get_address(st->dsa, sh->tids);
 	st->ntids = sh->ntids;
+	st->nblocks = sh->nblocks;
 	st->pos = st->end = 0;
 }
 
@@ -660,16 +667,8 @@ array_next(ScanState *node)
 		 * 10M-row table under 16k buffers).  Smaller ones go through the
 		 * pool, where the next run of the same keys finds them.
 		 */
-		if (st->by_block && st->strategy == NULL && st->ntids > NBuffers)
-		{
-			int64		nblocks = 0;
-
-			for (int64 i = 0; i < st->ntids; i++)
-				if (i == 0 || (st->tids[i] >> 16) != (st->tids[i - 1] >> 16))
-					nblocks++;
-			if (nblocks > NBuffers)
-				st->strategy = GetAccessStrategy(BAS_BULKREAD);
-		}
+		if (st->by_block && st->strategy == NULL && st->nblocks > NBuffers)
+			st->strategy = GetAccessStrategy(BAS_BULKREAD);
 	}
 	if (st->by_block)
 	{
@@ -842,7 +841,7 @@ array_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->analyze)
 	{
 		/* this process's share: a parallel lookup is done by one of them */
-		ExplainPropertyInteger("Index Entries", NULL, st->did_lookup ? st->entries : 0, es);
+		ExplainPropertyInteger("Index Entries", NULL, st->entries, es);
 		ExplainPropertyInteger("Heap Fetches", NULL, st->heap_fetches, es);
 		ExplainPropertyInteger("Heap Blocks", NULL, st->heap_blocks, es);
 	}

@@ -87,39 +87,30 @@ gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				   indexSelectivity, indexCorrelation, indexPages);
 
 	nkeys = array_keys(root, path);
-	if (nkeys >= Max(gbt_gpu_min_batch, GBT_COST_DEVICE_MIN_KEYS) &&
-		gbt_gpu_wanted((Size) Min(nkeys, 1e12)))
+	if (nkeys >= GBT_COST_DEVICE_MIN_KEYS)
 	{
 		/* the leaf reads genericcostestimate charged for the array's keys */
 		double		outer = Max(loop_count, 1.0);
 		double		spc_random_page_cost;
-		double		pages;
-
-		get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost, NULL);
-		pages = index_pages_fetched(*indexPages * nkeys * outer, index->pages,
-									(double) index->pages, root);
-		*indexTotalCost = Max(*indexStartupCost,
-							  *indexTotalCost - pages * spc_random_page_cost / outer);
-	}
-	else if (nkeys >= GBT_COST_DEVICE_MIN_KEYS)
-	{
-		/*
-		 * The CPU batch path sorts the keys and walks the leaves once, in
-		 * key order, which after a build is their order on disk: the leaf
-		 * reads btree's estimator charged at random_page_cost are read in
-		 * sequence.
-		 */
-		double		outer = Max(loop_count, 1.0);
-		double		spc_random_page_cost;
 		double		spc_seq_page_cost;
 		double		pages;
+		double		saved;
 
 		get_tablespace_page_costs(index->reltablespace, &spc_random_page_cost,
 								  &spc_seq_page_cost);
 		pages = index_pages_fetched(*indexPages * nkeys * outer, index->pages,
 									(double) index->pages, root);
+
+		/*
+		 * A GPU batch reads none of them.  The CPU batch path sorts the
+		 * keys and walks the leaves once, in key order, which after a
+		 * build is their order on disk: it reads them in sequence.
+		 */
+		if (nkeys >= gbt_gpu_min_batch && gbt_gpu_wanted((Size) Min(nkeys, 1e12)))
+			saved = spc_random_page_cost;
+		else
+			saved = Max(spc_random_page_cost - spc_seq_page_cost, 0);
 		*indexTotalCost = Max(*indexStartupCost,
-							  *indexTotalCost -
-							  pages * Max(spc_random_page_cost - spc_seq_page_cost, 0) / outer);
+							  *indexTotalCost - pages * saved / outer);
 	}
 }
