@@ -22,10 +22,21 @@
  * filter), wherever a bitmap heap scan over the same index would be: it
  * is costed as that scan with a bitmap that never goes lossy, less the
  * recheck of the index quals it never needs.  enable_indexscan or enable_bitmapscan off, or
- * gbtree.enable_array_scan off, keeps the core's plans.  Parallel-aware: the first participant looks the keys up and
- * leaves the sorted TIDs in the query's shared memory; every participant
- * then claims runs of them, so the lookup is done once and the heap
- * fetches are spread.
+ * gbtree.enable_array_scan off, keeps the core's plans.  Parallel-aware:
+ * the leader looks the keys up while it sets up the parallel query, before
+ * the workers start, and leaves the sorted TIDs in the query's shared
+ * memory; every participant then claims runs of them, so the lookup is
+ * done once and the heap fetches are spread.
+ *
+ * Since only the leader looks up, only the leader needs the array.  A
+ * parallel plan's literal arrays are therefore kept out of the plan text
+ * the workers get (nodeToString writes a Const byte by byte as decimal
+ * text, some 30 MB for a million int8 keys, which every worker must parse
+ * before it starts: 600 ms on the 2-core machine).  Each one becomes an
+ * executor parameter in the index quals, and the Const itself is kept in
+ * a GbtLeaderConsts node in custom_private, whose text form leaves the
+ * value out.  The leader sets the parameters when the node starts;
+ * EXPLAIN shows the Consts again.
  *
  * The node keeps 8 bytes per matching index entry (in the query's dynamic
  * shared memory when parallel).
@@ -46,12 +57,15 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeIndexscan.h"
+#include "access/parallel.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "nodes/readfuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/paramassign.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
@@ -79,10 +93,24 @@ bool		gbt_enable_array_scan = true;
 
 static set_rel_pathlist_hook_type prev_rel_pathlist_hook = NULL;
 
+/*
+ * custom_private's second member, when the plan is parallel-aware: the
+ * literal arrays of the index quals, which custom_exprs reference as
+ * PARAM_EXEC parameters.  Its text form (outfuncs, hence the workers'
+ * copy of the plan) keeps the parameter numbers and leaves the values out.
+ */
+#define GBT_LEADER_CONSTS_NAME	"GbtLeaderConsts"
+
+typedef struct GbtLeaderConsts
+{
+	ExtensibleNode node;
+	List	   *paramids;		/* integers */
+	List	   *consts;			/* Const per paramid; NIL when read from text */
+} GbtLeaderConsts;
+
 typedef enum ArraySharedPhase
 {
 	ARRAY_SHARED_NONE,
-	ARRAY_SHARED_BUILDING,
 	ARRAY_SHARED_READY
 } ArraySharedPhase;
 
@@ -331,6 +359,122 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 	}
 }
 
+static void
+leader_consts_copy(ExtensibleNode *newnode, const ExtensibleNode *oldnode)
+{
+	GbtLeaderConsts *to = (GbtLeaderConsts *) newnode;
+	const GbtLeaderConsts *from = (const GbtLeaderConsts *) oldnode;
+
+	to->paramids = list_copy(from->paramids);
+	to->consts = copyObject(from->consts);
+}
+
+static bool
+leader_consts_equal(const ExtensibleNode *a, const ExtensibleNode *b)
+{
+	const GbtLeaderConsts *x = (const GbtLeaderConsts *) a;
+	const GbtLeaderConsts *y = (const GbtLeaderConsts *) b;
+
+	/* a copy read back from text, without its values, is not the original */
+	return equal(x->paramids, y->paramids) && equal(x->consts, y->consts);
+}
+
+static void
+leader_consts_out(StringInfo str, const ExtensibleNode *node)
+{
+	const GbtLeaderConsts *lc = (const GbtLeaderConsts *) node;
+
+	appendStringInfoString(str, " :paramids ");
+	outNode(str, lc->paramids);
+}
+
+static void
+leader_consts_read(ExtensibleNode *node)
+{
+	GbtLeaderConsts *lc = (GbtLeaderConsts *) node;
+	int			len;
+
+	(void) pg_strtok(&len);		/* :paramids */
+	lc->paramids = (List *) nodeRead(NULL, 0);
+	lc->consts = NIL;
+}
+
+static const ExtensibleNodeMethods leader_consts_methods = {
+	.extnodename = GBT_LEADER_CONSTS_NAME,
+	.node_size = sizeof(GbtLeaderConsts),
+	.nodeCopy = leader_consts_copy,
+	.nodeEqual = leader_consts_equal,
+	.nodeOut = leader_consts_out,
+	.nodeRead = leader_consts_read,
+};
+
+/* custom_private's GbtLeaderConsts, if any */
+static GbtLeaderConsts *
+leader_consts_of(CustomScan *cscan)
+{
+	if (list_length(cscan->custom_private) < 2)
+		return NULL;
+	return (GbtLeaderConsts *) lsecond(cscan->custom_private);
+}
+
+typedef struct DetachConsts
+{
+	PlannerInfo *root;
+	GbtLeaderConsts *lc;
+} DetachConsts;
+
+/* an "= ANY" qual's literal array becomes a new executor parameter */
+static Node *
+detach_consts(Node *node, DetachConsts *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, ScalarArrayOpExpr) && IsA(lsecond(((ScalarArrayOpExpr *) node)->args), Const))
+	{
+		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) copyObject(node);
+		Const	   *c = (Const *) lsecond(saop->args);
+		Param	   *p;
+
+		if (c->constisnull)
+			return (Node *) saop;
+		p = generate_new_exec_param(cxt->root, c->consttype, c->consttypmod,
+									c->constcollid);
+		p->location = c->location;
+
+		/*
+		 * No plan node sets it: the node itself does, in the leader, when it
+		 * starts.  For the plan's parameter bookkeeping (SS_finalize_plan)
+		 * it is therefore one supplied from outside the plan tree.
+		 */
+		cxt->root->outer_params = bms_add_member(cxt->root->outer_params, p->paramid);
+		cxt->lc->paramids = lappend_int(cxt->lc->paramids, p->paramid);
+		cxt->lc->consts = lappend(cxt->lc->consts, c);
+		lsecond(saop->args) = p;
+		return (Node *) saop;
+	}
+	return expression_tree_mutator(node, detach_consts, (void *) cxt);
+}
+
+/* EXPLAIN: the leader's Consts in place of their parameters */
+static Node *
+attach_consts(Node *node, GbtLeaderConsts *lc)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+	{
+		ListCell   *id,
+				   *c;
+
+		forboth(id, lc->paramids, c, lc->consts)
+		{
+			if (lfirst_int(id) == ((Param *) node)->paramid)
+				return (Node *) lfirst(c);
+		}
+	}
+	return expression_tree_mutator(node, attach_consts, (void *) lc);
+}
+
 static Plan *
 array_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		   List *tlist, List *clauses, List *custom_plans)
@@ -348,7 +492,18 @@ array_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = copyObject(quals);
-	cscan->custom_private = list_make1_oid(indexoid);
+	cscan->custom_private = list_make1(makeInteger(indexoid));
+	if (best_path->path.parallel_aware)
+	{
+		DetachConsts cxt;
+
+		cxt.root = root;
+		cxt.lc = (GbtLeaderConsts *) newNode(sizeof(GbtLeaderConsts), T_ExtensibleNode);
+		cxt.lc->node.extnodename = GBT_LEADER_CONSTS_NAME;
+		cscan->custom_exprs = (List *) detach_consts((Node *) cscan->custom_exprs, &cxt);
+		if (cxt.lc->paramids != NIL)
+			cscan->custom_private = lappend(cscan->custom_private, cxt.lc);
+	}
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &array_scan_methods;
 	return &cscan->scan.plan;
@@ -417,7 +572,24 @@ array_begin(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
-	st->index = index_open(linitial_oid(cscan->custom_private),
+	/* the leader holds the detached arrays; a worker never looks up */
+	if (!IsParallelWorker() && leader_consts_of(cscan) != NULL)
+	{
+		GbtLeaderConsts *lc = leader_consts_of(cscan);
+		ListCell   *id,
+				   *c;
+
+		forboth(id, lc->paramids, c, lc->consts)
+		{
+			ParamExecData *prm = &estate->es_param_exec_vals[lfirst_int(id)];
+
+			prm->execPlan = NULL;
+			prm->value = ((Const *) lfirst(c))->constvalue;
+			prm->isnull = ((Const *) lfirst(c))->constisnull;
+		}
+	}
+
+	st->index = index_open((Oid) intVal(linitial(cscan->custom_private)),
 						   exec_rt_fetch(scanrelid, estate)->rellockmode);
 	cxt.scanrelid = scanrelid;
 	cxt.attno = st->index->rd_index->indkey.values[0];
@@ -507,56 +679,53 @@ look_up(GbtArrayState *st)
 }
 
 /*
- * Parallel: the first participant to get here looks the keys up and
- * leaves the TIDs in shared memory; the others wait for them.
+ * Parallel: the leader looks the keys up while it initializes the shared
+ * state (ExecInitParallelPlan, or ExecParallelReinitialize on a rescan),
+ * before the workers start, and leaves the TIDs in the query's shared
+ * memory.  Doing it there, not in whichever participant comes first, also
+ * serves a leader that does not take part in the scan
+ * (parallel_leader_participation off).
  */
 static void
-look_up_shared(GbtArrayState *st)
+publish_lookup(GbtArrayState *st)
 {
 	GbtArrayShared *sh = st->shared;
-	bool		build = false;
+	dsa_pointer dp;
 
+	look_up(st);
+	dp = dsa_allocate_extended(st->dsa, sizeof(uint64) * Max(st->ntids, 1),
+							   DSA_ALLOC_HUGE);
+	memcpy(dsa_get_address(st->dsa, dp), st->tids, sizeof(uint64) * st->ntids);
+	MemoryContextReset(st->cxt);
+	st->tids = NULL;
 	SpinLockAcquire(&sh->mutex);
-	if (sh->phase == ARRAY_SHARED_NONE)
-	{
-		sh->phase = ARRAY_SHARED_BUILDING;
-		build = true;
-	}
+	sh->tids = dp;
+	sh->ntids = st->ntids;
+	sh->nblocks = st->nblocks;
+	sh->phase = ARRAY_SHARED_READY;
 	SpinLockRelease(&sh->mutex);
+	ConditionVariableBroadcast(&sh->cv);
+}
 
-	if (build)
+/* every participant: the published TIDs */
+static void
+attach_lookup(GbtArrayState *st)
+{
+	GbtArrayShared *sh = st->shared;
+
+	ConditionVariablePrepareToSleep(&sh->cv);
+	for (;;)
 	{
-		dsa_pointer dp;
+		ArraySharedPhase phase;
 
-		look_up(st);
-		dp = dsa_allocate_extended(st->dsa, sizeof(uint64) * Max(st->ntids, 1),
-								   DSA_ALLOC_HUGE);
-		memcpy(dsa_get_address(st->dsa, dp), st->tids, sizeof(uint64) * st->ntids);
-		MemoryContextReset(st->cxt);
 		SpinLockAcquire(&sh->mutex);
-		sh->tids = dp;
-		sh->ntids = st->ntids;
-		sh->nblocks = st->nblocks;
-		sh->phase = ARRAY_SHARED_READY;
+		phase = sh->phase;
 		SpinLockRelease(&sh->mutex);
-		ConditionVariableBroadcast(&sh->cv);
+		if (phase == ARRAY_SHARED_READY)
+			break;
+		ConditionVariableSleep(&sh->cv, PG_WAIT_EXTENSION);
 	}
-	else
-	{
-		ConditionVariablePrepareToSleep(&sh->cv);
-		for (;;)
-		{
-			ArraySharedPhase phase;
-
-			SpinLockAcquire(&sh->mutex);
-			phase = sh->phase;
-			SpinLockRelease(&sh->mutex);
-			if (phase == ARRAY_SHARED_READY)
-				break;
-			ConditionVariableSleep(&sh->cv, PG_WAIT_EXTENSION);
-		}
-		ConditionVariableCancelSleep();
-	}
+	ConditionVariableCancelSleep();
 	st->tids = (uint64 *) dsa_get_address(st->dsa, sh->tids);
 	st->ntids = sh->ntids;
 	st->nblocks = sh->nblocks;
@@ -650,7 +819,7 @@ array_next(ScanState *node)
 	if (!st->looked_up)
 	{
 		if (st->shared)
-			look_up_shared(st);
+			attach_lookup(st);
 		else
 		{
 			look_up(st);
@@ -794,6 +963,7 @@ array_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	pg_atomic_init_u64(&sh->next, 0);
 	st->shared = sh;
 	st->dsa = node->ss.ps.state->es_query_dsa;
+	publish_lookup(st);
 }
 
 static void
@@ -811,6 +981,7 @@ array_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	sh->ntids = 0;
 	sh->phase = ARRAY_SHARED_NONE;
 	pg_atomic_write_u64(&sh->next, 0);
+	publish_lookup(st);
 }
 
 static void
@@ -830,13 +1001,17 @@ array_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	GbtArrayState *st = (GbtArrayState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context;
+	List	   *exprs;
 	bool		useprefix;
 
-	ExplainPropertyText("Index Name", get_rel_name(linitial_oid(cscan->custom_private)), es);
+	ExplainPropertyText("Index Name", get_rel_name((Oid) intVal(linitial(cscan->custom_private))), es);
 	context = set_deparse_context_plan(es->deparse_cxt, &cscan->scan.plan, ancestors);
 	useprefix = es->verbose || list_length(es->rtable) > 1;
+	exprs = cscan->custom_exprs;
+	if (leader_consts_of(cscan) != NULL)
+		exprs = (List *) attach_consts((Node *) exprs, leader_consts_of(cscan));
 	ExplainPropertyText("Index Cond",
-						deparse_expression((Node *) make_ands_explicit(cscan->custom_exprs),
+						deparse_expression((Node *) make_ands_explicit(exprs),
 										   context, useprefix, false), es);
 	if (es->analyze)
 	{
@@ -861,6 +1036,7 @@ gbt_array_scan_init(void)
 							 0,
 							 NULL, NULL, NULL);
 	RegisterCustomScanMethods(&array_scan_methods);
+	RegisterExtensibleNodeMethods(&leader_consts_methods);
 	prev_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = gbt_array_paths;
 }
