@@ -41,12 +41,15 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "access/xact.h"
+#include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -125,11 +128,21 @@ typedef struct GbtJoinState
 	bool		outer_done;
 
 	/* the current batch, in batchcxt */
-	MinimalTuple *rows;
+	MinimalTuple *rows;			/* NULL when key_outer */
 	int			nrows;
 	GbtEntry   *keys;			/* (key, row << 16) of rows with a key */
 	Datum	   *keyvals;		/* each row's key value */
+	bool	   *keynull;		/* key_outer: each row's key is NULL */
 	AttrNumber	outer_key_attno;	/* the key is this outer column, or 0 */
+
+	/*
+	 * The outer rows are their key alone (the outer side gives one column,
+	 * the key, of a type whose equal keys are equal values): no row is
+	 * copied, and the rows of one key are one value.
+	 */
+	bool		key_outer;
+	Datum	   *dvals;			/* each distinct key's value */
+	bool		pair_formed;	/* the scan tuple holds the current pair */
 	int			nkeys;
 	bool	   *matched;
 	uint64	   *dkey;			/* distinct keys, ascending */
@@ -155,6 +168,21 @@ typedef struct GbtJoinState
 	Buffer		vmbuf;
 	BlockNumber vis_block;		/* the block whose all-visible bit is vis_all */
 	bool		vis_all;
+
+	/*
+	 * Heap tables are read a block at a time, as GbtreeArrayScan does: the
+	 * entries of one block have their HOT chains searched under one share
+	 * lock, then the visible tuples are paired with the pin alone.
+	 */
+	bool		by_block;
+	Buffer		buf;
+	int			bn;				/* visible tuples found in buf */
+	int			bpos;
+	OffsetNumber boff[MaxHeapTuplesPerPage];
+	int			bd[MaxHeapTuplesPerPage];	/* their distinct keys */
+	HeapTupleData tuple;
+	int64		nblocks;		/* distinct heap blocks of the batch */
+	BufferAccessStrategy strategy;
 
 	/* EXPLAIN ANALYZE, summed over rescans */
 	int64		batches;
@@ -698,6 +726,28 @@ join_create_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
+/*
+ * Types whose values are equal exactly when their normalized keys are
+ * (unlike float, with its -0 and NaNs): an outer side of one such column
+ * needs no copy of its rows.
+ */
+static bool
+exact_key_type(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
 static void
 join_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -752,21 +802,56 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->key_only = st->ninner == 1;
 	st->key_clause_only = list_length(cscan->custom_exprs) == 2;
+	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
+		exact_key_type(st->outer_keytype);
 	st->vmbuf = InvalidBuffer;
+	st->buf = InvalidBuffer;
+	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 	st->phase = GBT_JOIN_LOAD;
 }
 
 /* the scan tuple: the outer row, then the inner row's columns or NULLs */
+static void fill_inner(GbtJoinState *st, TupleTableSlot *scan, bool with_inner);
+
 static TupleTableSlot *
 form_pair(GbtJoinState *st, int row, bool with_inner)
 {
 	TupleTableSlot *scan = st->css.ss.ss_ScanTupleSlot;
 
 	ExecClearTuple(scan);
-	ExecStoreMinimalTuple(st->rows[row], st->outerslot, false);
-	slot_getallattrs(st->outerslot);
-	memcpy(scan->tts_values, st->outerslot->tts_values, sizeof(Datum) * st->nouter);
-	memcpy(scan->tts_isnull, st->outerslot->tts_isnull, sizeof(bool) * st->nouter);
+	if (st->key_outer)
+	{
+		scan->tts_values[0] = st->keyvals[row];
+		scan->tts_isnull[0] = st->keynull[row];
+	}
+	else
+	{
+		ExecStoreMinimalTuple(st->rows[row], st->outerslot, false);
+		slot_getallattrs(st->outerslot);
+		memcpy(scan->tts_values, st->outerslot->tts_values, sizeof(Datum) * st->nouter);
+		memcpy(scan->tts_isnull, st->outerslot->tts_isnull, sizeof(bool) * st->nouter);
+	}
+	fill_inner(st, scan, with_inner);
+	return ExecStoreVirtualTuple(scan);
+}
+
+/* key_outer: the pair of the current inner row and its key's outer value */
+static TupleTableSlot *
+form_key_pair(GbtJoinState *st)
+{
+	TupleTableSlot *scan = st->css.ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(scan);
+	scan->tts_values[0] = st->dvals[st->pair_d];
+	scan->tts_isnull[0] = false;
+	fill_inner(st, scan, true);
+	return ExecStoreVirtualTuple(scan);
+}
+
+/* the scan tuple's inner columns: the inner row's, or NULLs */
+static void
+fill_inner(GbtJoinState *st, TupleTableSlot *scan, bool with_inner)
+{
 	for (int j = 0; j < st->ninner; j++)
 	{
 		if (with_inner && st->inner_from_key)
@@ -785,7 +870,6 @@ form_pair(GbtJoinState *st, int row, bool with_inner)
 			scan->tts_isnull[st->nouter + j] = true;
 		}
 	}
-	return ExecStoreVirtualTuple(scan);
 }
 
 /*
@@ -928,9 +1012,10 @@ load_batch(GbtJoinState *st)
 		elog(ERROR, "GbtreeJoin needs an MVCC snapshot");
 	MemoryContextReset(st->batchcxt);
 	old = MemoryContextSwitchTo(st->batchcxt);
-	st->rows = palloc(sizeof(MinimalTuple) * maxrows);
+	st->rows = st->key_outer ? NULL : palloc(sizeof(MinimalTuple) * maxrows);
 	st->keys = palloc(sizeof(GbtEntry) * maxrows);
 	st->keyvals = palloc(sizeof(Datum) * maxrows);
+	st->keynull = st->key_outer ? palloc(sizeof(bool) * maxrows) : NULL;
 	st->nrows = 0;
 	st->nkeys = 0;
 	while (!st->outer_done && st->nrows < Min(gbt_join_batch_size, JOIN_MAX_BATCH) && used < limit)
@@ -951,12 +1036,19 @@ load_batch(GbtJoinState *st)
 		if (st->nrows == maxrows)
 		{
 			maxrows *= 2;
-			st->rows = repalloc_huge(st->rows, sizeof(MinimalTuple) * maxrows);
+			if (!st->key_outer)
+				st->rows = repalloc_huge(st->rows, sizeof(MinimalTuple) * maxrows);
+			else
+				st->keynull = repalloc_huge(st->keynull, sizeof(bool) * maxrows);
 			st->keys = repalloc_huge(st->keys, sizeof(GbtEntry) * maxrows);
 			st->keyvals = repalloc_huge(st->keyvals, sizeof(Datum) * maxrows);
 		}
-		st->rows[st->nrows] = ExecCopySlotMinimalTuple(slot);
-		used += st->rows[st->nrows]->t_len + sizeof(MinimalTuple) + sizeof(GbtEntry) + sizeof(Datum) + 16;
+		used += sizeof(GbtEntry) + sizeof(Datum) + 16;
+		if (!st->key_outer)
+		{
+			st->rows[st->nrows] = ExecCopySlotMinimalTuple(slot);
+			used += st->rows[st->nrows]->t_len + sizeof(MinimalTuple);
+		}
 
 		/* the key: an outer column, or computed on the outer row alone */
 		if (st->outer_key_attno > 0)
@@ -966,6 +1058,12 @@ load_batch(GbtJoinState *st)
 			econtext->ecxt_scantuple = form_pair(st, st->nrows, false);
 			ResetExprContext(econtext);
 			key = ExecEvalExprSwitchContext(st->outer_key, econtext, &isnull);
+		}
+		if (st->key_outer)
+		{
+			st->keynull[st->nrows] = isnull;
+			st->keyvals[st->nrows] = isnull ? (Datum) 0 : key;
+			used += sizeof(bool);
 		}
 		if (!isnull)
 		{
@@ -1006,13 +1104,17 @@ load_batch(GbtJoinState *st)
 	{
 		if (i > 0 && st->keys[i].key == st->keys[i - 1].key)
 			continue;
-		values[nvalues] = st->keyvals[JOIN_ROW(st->keys[i])];
+		/* key_outer: the key is the value (read in order, not at random) */
+		values[nvalues] = st->key_outer ?
+			gbt_key_to_datum(st->keys[i].key, 0, st->outer_keytype) :
+			st->keyvals[JOIN_ROW(st->keys[i])];
 		st->dkey[nvalues] = st->keys[i].key;
 		st->dstart[nvalues] = i;
 		nvalues++;
 	}
 	st->dstart[nvalues] = st->nkeys;
 	st->ndistinct = nvalues;
+	st->dvals = values;
 	st->dmatched = palloc0(sizeof(bool) * Max(nvalues, 1));
 	st->dcursor = 0;
 	st->lookup_keys += nvalues;
@@ -1034,6 +1136,22 @@ load_batch(GbtJoinState *st)
 	pgstat_count_index_tuples(st->index, entries);
 	/* heap block order */
 	gbt_sort_tids(st->matches, (int) st->nmatches);
+	st->nblocks = 0;
+	for (int64 i = 0; i < st->nmatches; i++)
+	{
+		if (i == 0 || (st->matches[i] >> 32) != (st->matches[i - 1] >> 32))
+			st->nblocks++;
+	}
+
+	/*
+	 * As GbtreeArrayScan does: a batch whose blocks outnumber
+	 * shared_buffers reads through a ring, as a large sequential scan does.
+	 */
+	if (st->by_block && st->strategy == NULL && st->nblocks > NBuffers)
+	{
+		MemoryContextSwitchTo(estate->es_query_cxt);
+		st->strategy = GetAccessStrategy(BAS_BULKREAD);
+	}
 	MemoryContextSwitchTo(old);
 	return true;
 }
@@ -1051,26 +1169,81 @@ next_inner(GbtJoinState *st)
 {
 	Snapshot	snapshot = st->css.ss.ps.state->es_snapshot;
 
-	while (st->matchpos < st->nmatches)
+	st->pair_formed = false;
+	for (;;)
 	{
-		uint64		m = st->matches[st->matchpos++];
-		BlockNumber blk = (BlockNumber) (m >> 32);
-		OffsetNumber off = (OffsetNumber) ((m >> JOIN_OFFSET_SHIFT) & ((1 << JOIN_OFFSET_BITS) - 1));
-		int			d = (int) (m & (JOIN_MAX_BATCH - 1));
+		uint64		m;
+		BlockNumber blk;
+		OffsetNumber off;
+		int			d;
 		ItemPointerData tid;
 		bool		call_again = false;
 		bool		all_dead = false;
 		Datum		value;
 		bool		isnull;
 
+		/* the visible tuples of the block read last */
+		while (st->bpos < st->bn)
+		{
+			Page		page = BufferGetPage(st->buf);
+			ItemId		lp;
+
+			d = st->bd[st->bpos];
+			off = st->boff[st->bpos++];
+			if (st->dmatched[d])
+				continue;
+			lp = PageGetItemId(page, off);
+			st->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+			st->tuple.t_len = ItemIdGetLength(lp);
+			st->tuple.t_tableOid = RelationGetRelid(st->heap);
+			ItemPointerSet(&st->tuple.t_self, BufferGetBlockNumber(st->buf), off);
+			ExecStoreBufferHeapTuple(&st->tuple, st->heapslot, st->buf);
+			pgstat_count_heap_fetch(st->index);
+			value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
+			if (isnull || gbt_datum_to_key(value, st->inner_keytype, NULL) != st->dkey[d])
+				continue;
+			st->inner_from_key = false;
+			st->pair = st->dstart[d];
+			st->pair_end = st->dstart[d + 1];
+			st->pair_d = d;
+			return true;
+		}
+
+		if (st->matchpos >= st->nmatches)
+			return false;
+		m = st->matches[st->matchpos];
+		blk = (BlockNumber) (m >> 32);
+		off = (OffsetNumber) ((m >> JOIN_OFFSET_SHIFT) & ((1 << JOIN_OFFSET_BITS) - 1));
+		d = (int) (m & (JOIN_MAX_BATCH - 1));
+
+		/*
+		 * The entries come in heap order, so their distinct keys (and the
+		 * keys' outer rows) are read at random: fetch those of the entries
+		 * a little ahead into the cache.
+		 */
+		if (st->matchpos + 16 < st->nmatches)
+		{
+			int			ahead = (int) (st->matches[st->matchpos + 16] & (JOIN_MAX_BATCH - 1));
+
+			__builtin_prefetch(&st->dkey[ahead]);
+			__builtin_prefetch(&st->dstart[ahead]);
+			__builtin_prefetch(&st->dmatched[ahead]);
+			if (st->key_outer)
+				__builtin_prefetch(&st->dvals[ahead]);
+		}
+
 		if ((st->matchpos & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		/* a semi or anti join on the key alone needs one row per key */
 		if (st->dmatched[d])
+		{
+			st->matchpos++;
 			continue;
+		}
 		if (m & JOIN_VISIBLE)
 		{
 			/* key_only, all visible when the index gave it */
+			st->matchpos++;
 			st->visible_entries++;
 			st->inner_from_key = true;
 			st->inner_key_datum = gbt_key_to_datum(st->dkey[d],
@@ -1081,6 +1254,59 @@ next_inner(GbtJoinState *st)
 			st->pair_d = d;
 			return true;
 		}
+		if (st->by_block)
+		{
+			/*
+			 * Resolve the block's entries (up to one that stands for its
+			 * row) under one share lock: each one's HOT chain is searched
+			 * under the snapshot, with the predicate lock an index scan
+			 * takes.  Its visible tuples are then paired, with the pin.
+			 */
+			if (BufferIsValid(st->buf))
+				ReleaseBuffer(st->buf);
+			st->buf = ReadBufferExtended(st->heap, MAIN_FORKNUM, blk, RBM_NORMAL,
+										 st->strategy);
+			heap_page_prune_opt(st->heap, st->buf);
+			LockBuffer(st->buf, BUFFER_LOCK_SHARE);
+			st->bn = st->bpos = 0;
+			while (st->matchpos < st->nmatches)
+			{
+				HeapTupleData found;
+
+				m = st->matches[st->matchpos];
+				if ((BlockNumber) (m >> 32) != blk || (m & JOIN_VISIBLE))
+					break;
+				st->matchpos++;
+				d = (int) (m & (JOIN_MAX_BATCH - 1));
+				if (st->dmatched[d])
+					continue;
+				ItemPointerSet(&tid, blk,
+							   (OffsetNumber) ((m >> JOIN_OFFSET_SHIFT) & ((1 << JOIN_OFFSET_BITS) - 1)));
+				st->heap_fetches++;
+				all_dead = false;
+				if (heap_hot_search_buffer(&tid, st->heap, st->buf, snapshot, &found,
+										   &all_dead, true))
+				{
+					/* distinct entries reach distinct tuples, a page's worth */
+					if (st->bn >= MaxHeapTuplesPerPage)
+						ereport(ERROR,
+								(errcode(ERRCODE_INDEX_CORRUPTED),
+								 errmsg("index \"%s\" led to more visible tuples than heap block %u can hold",
+										RelationGetRelationName(st->index), blk)));
+					st->boff[st->bn] = ItemPointerGetOffsetNumber(&tid);
+					st->bd[st->bn++] = d;
+					/* its distinct key is read when it pairs, soon */
+					__builtin_prefetch(&st->dkey[d]);
+					__builtin_prefetch(&st->dstart[d]);
+					if (st->key_outer)
+						__builtin_prefetch(&st->dvals[d]);
+				}
+			}
+			LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
+			continue;
+		}
+
+		st->matchpos++;
 		st->inner_from_key = false;
 		if (st->fetch == NULL)
 		{
@@ -1103,7 +1329,6 @@ next_inner(GbtJoinState *st)
 		st->pair_d = d;
 		return true;
 	}
-	return false;
 }
 
 static TupleTableSlot *
@@ -1133,6 +1358,26 @@ join_next(ScanState *node)
 					for (; st->pair < st->pair_end; st->pair++)
 						st->matched[JOIN_ROW(st->keys[st->pair])] = true;
 					st->dmatched[st->pair_d] = true;
+				}
+				if (st->jointype == JOIN_INNER && st->key_clause_only &&
+					st->pair < st->pair_end)
+				{
+					/*
+					 * Equal normalized keys satisfy the key clause, the only
+					 * qual: every outer row of the key pairs.  With key_outer
+					 * they are all one value, one pair returned as often.
+					 */
+					if (st->key_outer)
+					{
+						if (!st->pair_formed)
+						{
+							form_key_pair(st);
+							st->pair_formed = true;
+						}
+						st->pair++;
+						return st->css.ss.ss_ScanTupleSlot;
+					}
+					return form_pair(st, JOIN_ROW(st->keys[st->pair++]), true);
 				}
 				while (st->pair < st->pair_end)
 				{
@@ -1202,6 +1447,10 @@ join_rescan(CustomScanState *node)
 	st->nrows = st->nkeys = st->ndistinct = 0;
 	st->nmatches = st->matchpos = 0;
 	st->pair = st->pair_end = st->emitpos = 0;
+	st->bn = st->bpos = 0;
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
+	st->buf = InvalidBuffer;
 	st->outer_done = false;
 	st->phase = GBT_JOIN_LOAD;
 	ExecScanReScan(&node->ss);
@@ -1217,6 +1466,10 @@ join_end(CustomScanState *node)
 		table_index_fetch_end(st->fetch);
 	if (BufferIsValid(st->vmbuf))
 		ReleaseBuffer(st->vmbuf);
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
+	if (st->strategy)
+		FreeAccessStrategy(st->strategy);
 	if (st->index)
 		index_close(st->index, NoLock);
 }

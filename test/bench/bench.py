@@ -52,6 +52,7 @@ WRITE_README = ENV.get("BENCH_README", "1") == "1"
 DEFAULT_OUT = os.path.join(GB_ROOT, "test", "bench", "results")
 NCPU = os.cpu_count() or 2
 CLIENTS = [int(c) for c in ENV.get("BENCH_CLIENTS", "1,8").split(",") if c.strip()]
+# anyrows (the = ANY row fetches, planner's plans) only when named
 MEASURES = [m.strip() for m in ENV.get("BENCH_MEASURES", "build,queries,lookups,joins,copy,vacuum").split(",")
             if m.strip()]
 # BENCH_KEEP_DATA=1: the data sets stay in the cluster after the run and a
@@ -115,7 +116,8 @@ def float_regular_count(n):
 # int8 data sets whose keys spread over the whole heap also say how the join
 # measures draw their probe keys (join): key(r) is the key of rank r, and
 # ranks 1..ranks are exactly the table's keys, so the ranks beyond give keys
-# of the same distribution that match nothing.
+# of the same distribution that match nothing.  anyrows: the data sets the
+# = ANY row fetches run on (distinct keys spread over the whole heap).
 def dataset_defs(n):
     nz = max(10, n // 50)
     fj = float_regular_count(n)
@@ -131,7 +133,10 @@ def dataset_defs(n):
             keyexpr=":k",
             join=dict(ranks=n, key=scramble,
                       note="keys of random rows (row ids drawn uniformly over 1..N with replacement; "
-                           "the rows are in id order, so their heap pages spread over the whole table)")),
+                           "the rows are in id order, so their heap pages spread over the whole table)"),
+            # the = ANY row fetches (anyrows): distinct keys, so the keys of
+            # n distinct random rows match exactly those n rows
+            anyrows=True),
         "sequential": dict(
             type="int8",
             desc="sequential int8: k = id = 1..N, inserted in key order",
@@ -288,12 +293,17 @@ def describe_scan(nodes):
 def describe_plan(p):
     """a whole EXPLAIN JSON plan in one line, as EXPLAIN's text format names
     the nodes, children in brackets: the join measures' plans (which join
-    method, GbtreeJoin or not, what it scanned)"""
+    method, GbtreeJoin or not, what it scanned) and the = ANY row fetches'
+    (Gather, Custom Scan (GbtreeArrayScan) or a core scan)"""
     t = p.get("Node Type", "?")
     jt = p.get("Join Type", "Inner")
     det = []
-    if "Custom Plan Provider" in p:
-        t = p["Custom Plan Provider"] + (f" {jt}" if "Join Type" in p else "")
+    if "Custom Plan Provider" in p and "Join Type" not in p:
+        # a custom scan (GbtreeArrayScan, GbtreeCount), named as in EXPLAIN's
+        # text format
+        t = f"Custom Scan ({p['Custom Plan Provider']})"
+    elif "Custom Plan Provider" in p:
+        t = f"{p['Custom Plan Provider']} {jt}"
         if "Batches" in p:
             det.append(f"{p['Batches']} batch{'es' if p['Batches'] != 1 else ''}"
                        + (f" ({p['GPU Batches']} on the GPU)" if p.get("GPU Batches") else "")
@@ -315,7 +325,8 @@ def describe_plan(p):
     if p.get("Hash Batches", 1) > 1:
         det.append(f"{p['Hash Batches']} batches")
     if "Workers Launched" in p:
-        det.append(f"{p['Workers Launched']} workers")
+        wl, wp = p["Workers Launched"], p.get("Workers Planned", p["Workers Launched"])
+        det.append(f"{wl} worker{'s' if wl != 1 else ''}" + (f" of {wp} planned" if wl != wp else ""))
     kids = [describe_plan(c) for c in p.get("Plans", [])]
     return (t + (f" ({'; '.join(str(x) for x in det)})" if det else "")
             + (f" [{', '.join(kids)}]" if kids else ""))
@@ -640,7 +651,7 @@ def drop_dataset(name):
         psql("CHECKPOINT;")
         return
     tabs = [f"src_{name}", f"new_{name}", f"shuf_{name}", f"arr_{name}"] + twin_tables(name)
-    tabs += [f"jp_{name}_{label}" for _, label in JOIN_SIZES]
+    tabs += [f"jp_{name}_{label}" for _, label in JOIN_SIZES] + [f"anyr_{name}"]
     for e in ENGINES:
         tabs += [f"c_{name}_{e.tag}", f"v_{name}_{e.tag}"]
     psql("DROP TABLE IF EXISTS " + ", ".join(tabs) + "; CHECKPOINT;")
@@ -964,6 +975,54 @@ SELECT pg_prewarm('{p}');
     log(f"  (joins: {time.time() - t0:.0f} s)")
 
 
+ANYROWS_SIZES = [(1000, "1k"), (10000, "10k"), (100000, "100k"), (1000000, "1M")]
+
+
+def m_anyrows(name, d, res):
+    """k = ANY(array) with the array a literal in the SQL text (a custom
+    plan: the planner knows its length), the planner's own plan for every
+    engine (btree: an index, bitmap or sequential scan, parallel or not;
+    gbtree: the same or the Custom Scans GbtreeCount and GbtreeArrayScan),
+    counting the rows and fetching every one of them from the heap"""
+    t0 = time.time()
+    typ = d["type"]
+    # the keys of n distinct random rows in random order: the first n of
+    # shuf_<ds> (the = ANY measure's draw, a top-N by random() after a fixed
+    # setseed), the same arrays for every engine; no more keys than rows
+    sizes = [(n, label) for n, label in ANYROWS_SIZES if n <= ROWS]
+    skipped = [label for n, label in ANYROWS_SIZES if n > ROWS]
+    if skipped:
+        log(f"  anyrows: {', '.join(skipped)} keys skipped (more than the {ROWS:,} rows)")
+    psql(f"DROP TABLE IF EXISTS anyr_{name}; CREATE UNLOGGED TABLE anyr_{name} (n int, a {typ}[]);")
+    for n, label in sizes:
+        psql(f"INSERT INTO anyr_{name} SELECT {n}, array_agg(k ORDER BY rn) FROM shuf_{name} WHERE rn <= {n};")
+    workers = q1("SHOW max_parallel_workers_per_gather")
+    how = ("EXPLAIN (ANALYZE, TIMING OFF) execution time; the array a literal in the SQL text (a custom "
+           "plan: the planner knows its n keys), the keys of n distinct random rows (row ids drawn "
+           "uniformly over 1..N without replacement; the rows are in id order, so they spread over the "
+           "whole heap) in random order, the same arrays for every engine; the planner's own plan for "
+           "every engine (no enable_* settings), the session settings of the run "
+           f"(max_parallel_workers_per_gather={workers})")
+    queries = [
+        ("count", "count k = ANY",
+         lambda t: f"SELECT count(*) FROM {t} WHERE k = ANY(:'arr'::{typ}[])",
+         "SELECT count(*) FROM t WHERE k = ANY('{...}')"),
+        ("sum", "count, sum(id) k = ANY",
+         lambda t: f"SELECT count(*), sum(id) FROM {t} WHERE k = ANY(:'arr'::{typ}[])",
+         "SELECT count(*), sum(id) FROM t WHERE k = ANY('{...}') (every matching row fetched from the heap "
+         "for its id)"),
+    ]
+    for kind, title, q, shown in queries:
+        for n, label in sizes:
+            m = Measure(f"anyrows_{kind}_{label}", f"{title}({label}-key literal)"
+                        + (", rows fetched" if kind == "sum" else ""), "ms", "lower", f"{shown}; {how}")
+            explain_measure(m, name, lambda e, n=n: f"SELECT a AS arr FROM anyr_{name} WHERE n = {n} \\gset",
+                            lambda e, q=q: [q(e.table(name))], whole_plan=True)
+            res.append(m)
+            report(m)
+    log(f"  (anyrows: {time.time() - t0:.0f} s)")
+
+
 def pgbench(script, clients, db, options, secs=None, transactions=None, extra=()):
     env = dict(ENV)
     if options:
@@ -1221,6 +1280,7 @@ def table_lines(measures, with_how=True, dataset_col=None, engines=None):
 MEASURE_ORDER = (["build", "size", "any_1k", "any_100k", "any_1M", "range_0.1%", "range_1%", "range_20%",
                   "orderby", "lookup_1c", "lookup_8c"]
                  + [f"join_{k}_{label}" for k in ("inner", "semi", "anti") for _, label in JOIN_SIZES]
+                 + [f"anyrows_{k}_{label}" for k in ("count", "sum") for _, label in ANYROWS_SIZES]
                  + ["copy", "wal_copy", "size_copy", "vacuum", "size_churn", "pgbs_1c", "pgbs_8c", "pgbs_size"])
 
 
@@ -1473,6 +1533,13 @@ def main():
             else:
                 log(f"  joins: not measured on {name} (only on the int8 data sets whose keys spread "
                     f"over the whole heap: {', '.join(n for n, x in defs.items() if x.get('join'))})")
+        if "anyrows" in MEASURES:
+            if d.get("anyrows"):
+                prewarm(name)
+                m_anyrows(name, d, res)
+            else:
+                log(f"  anyrows: not measured on {name} (only on the int8 data sets with distinct keys "
+                    f"spread over the whole heap: {', '.join(n for n, x in defs.items() if x.get('anyrows'))})")
         if "copy" in MEASURES:
             m_copy(name, d, res)
         if "vacuum" in MEASURES:
