@@ -65,18 +65,41 @@ INSERT INTO ofl VALUES (1, 'NaN'), (2, '0'), (3, '-0'), (4, 'Infinity'),
 CREATE TABLE of4 (id int4, x float4);
 INSERT INTO of4 VALUES (1, 'NaN'), (2, '-0'), (3, 1.5), (4, 'Infinity'), (5, NULL);
 
-VACUUM ANALYZE ig, ib, o, o8, fg, fb, ofl, of4;
+-- timestamptz twins (# in jq): duplicates, NULLs, infinities
+CREATE TABLE tsg (id int4, k timestamptz);
+INSERT INTO tsg SELECT g, CASE WHEN g % 41 = 0 THEN NULL
+							   WHEN g % 97 = 0 THEN 'infinity'
+							   WHEN g % 89 = 0 THEN '-infinity'
+							   ELSE '2024-01-01 UTC'::timestamptz + (g % 500) * interval '1 hour' END
+FROM generate_series(1, 3000) g;
+CREATE TABLE tsb AS SELECT * FROM tsg;
+CREATE INDEX tsg_k ON tsg USING gbtree (k);
+CREATE INDEX tsb_k ON tsb (k);
+CREATE TABLE ots (x timestamptz, d date);
+INSERT INTO ots SELECT CASE WHEN g % 13 = 0 THEN NULL
+							WHEN g % 17 = 0 THEN 'infinity'
+							ELSE '2024-01-01 UTC'::timestamptz + ((g * 7) % 700) * interval '1 hour' END,
+	   CASE WHEN g % 19 = 0 THEN NULL ELSE '2024-01-01'::date + g % 40 END
+FROM generate_series(1, 900) g;
+CREATE TABLE dg (id int4, k date);
+INSERT INTO dg SELECT g, CASE WHEN g % 29 = 0 THEN NULL ELSE '2024-01-01'::date + g % 30 END
+FROM generate_series(1, 2000) g;
+CREATE TABLE db AS SELECT * FROM dg;
+CREATE INDEX dg_k ON dg USING gbtree (k);
+CREATE INDEX db_k ON db (k);
+
+VACUUM ANALYZE ig, ib, o, o8, fg, fb, ofl, of4, tsg, tsb, ots, dg, db;
 
 --
 -- jq(q): q with @ standing for the inner table ('ig' / 'ib'; with & for
--- 'fg' / 'fb').  Returns the row count, whether the gbtree run's plan is
+-- 'fg' / 'fb', # for 'tsg' / 'tsb', ! for 'dg' / 'db').  Returns the row count, whether the gbtree run's plan is
 -- GbtreeJoin, and whether both runs gave the same multiset of rows.
 --
 CREATE FUNCTION jq(q text, OUT nrows bigint, OUT gbtree_join boolean, OUT same boolean)
 LANGUAGE plpgsql AS $f$
 DECLARE
-	qg text := replace(replace(q, '@', 'ig'), '&', 'fg');
-	qb text := replace(replace(q, '@', 'ib'), '&', 'fb');
+	qg text := replace(replace(replace(replace(q, '@', 'ig'), '&', 'fg'), '#', 'tsg'), '!', 'dg');
+	qb text := replace(replace(replace(replace(q, '@', 'ib'), '&', 'fb'), '#', 'tsb'), '!', 'db');
 	plan text := '';
 	ln text;
 	d1 bigint;
@@ -140,6 +163,24 @@ SELECT * FROM jq('SELECT ofl.id, i.id AS iid, i.k FROM ofl JOIN & i ON i.k = ofl
 SELECT * FROM jq('SELECT of4.id, i.id AS iid, i.k FROM of4 JOIN & i ON i.k = of4.x');
 SELECT * FROM jq('SELECT ofl.* FROM ofl WHERE NOT EXISTS (SELECT 1 FROM & i WHERE i.k = ofl.x)');
 SELECT * FROM jq('SELECT ofl.* FROM ofl WHERE ofl.x IN (SELECT k FROM &)');
+
+-- the outer side gives its key alone (one column of an exact type): no
+-- outer row is kept, each key's rows are its value, repeated
+SELECT * FROM jq('SELECT o.x, i.id AS iid, i.v FROM o JOIN @ i ON i.k = o.x');
+SELECT * FROM jq('SELECT o.x, count(*) AS n, sum(i.id) AS s FROM o JOIN @ i ON i.k = o.x GROUP BY o.x');
+SELECT * FROM jq('SELECT o.x, i.id AS iid FROM o JOIN @ i ON i.k = o.x AND i.v < 40');
+SELECT * FROM jq('SELECT o.x FROM o WHERE NOT EXISTS (SELECT 1 FROM @ i WHERE i.k = o.x)');
+SELECT * FROM jq('SELECT o.x FROM o WHERE o.x IN (SELECT k FROM @ WHERE v < 30)');
+SELECT * FROM jq('SELECT o.x, i.id AS iid FROM o LEFT JOIN @ i ON i.k = o.x');
+SELECT * FROM jq('SELECT o8.x, i.id AS iid, i.pad FROM o8 JOIN @ i ON i.k = o8.x');
+SELECT * FROM jq('SELECT o.y, i.id AS iid FROM o JOIN @ i ON i.k = o.y');
+SELECT * FROM jq('SELECT ots.x, i.id AS iid, i.k FROM ots JOIN # i ON i.k = ots.x');
+SELECT * FROM jq('SELECT ots.x FROM ots WHERE NOT EXISTS (SELECT 1 FROM # i WHERE i.k = ots.x)');
+SELECT * FROM jq('SELECT ots.d, i.id AS iid FROM ots JOIN ! i ON i.k = ots.d');
+SELECT * FROM jq('SELECT ofl.x, i.id AS iid, i.k FROM ofl JOIN & i ON i.k = ofl.x');
+SET gbtree.join_batch_size = 7;
+SELECT * FROM jq('SELECT o.x, i.id AS iid, i.v FROM o JOIN @ i ON i.k = o.x');
+RESET gbtree.join_batch_size;
 
 -- batches of a few rows: keys of one batch, duplicates across batches
 SET gbtree.join_batch_size = 3;

@@ -104,6 +104,7 @@ typedef struct GbtJoinState
 {
 	CustomScanState css;
 	JoinType	jointype;
+	bool		semi_anti;		/* dmatched is used */
 	Relation	heap;
 	Relation	index;
 	int			nouter;			/* outer columns in the scan tuple */
@@ -141,7 +142,6 @@ typedef struct GbtJoinState
 	 * copied, and the rows of one key are one value.
 	 */
 	bool		key_outer;
-	Datum	   *dvals;			/* each distinct key's value */
 	bool		pair_formed;	/* the scan tuple holds the current pair */
 	int			nkeys;
 	bool	   *matched;
@@ -358,7 +358,7 @@ collect_inner_vars(Node *node, Index relid, Relids outer_relids, List **vars)
 static void
 cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerrel,
 		  IndexOptInfo *index, double outer_rows, double fetched, List *quals,
-		  double rows, bool key_only)
+		  double rows, bool key_only, JoinType jointype)
 {
 	/* with only the key needed, all-visible blocks are not read */
 	double		heap_fraction = key_only ? 1.0 - innerrel->allvisfrac : 1.0;
@@ -366,13 +366,22 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 	double		nbatches = ceil(outer_rows / batch_rows);
 	double		fetched_per_batch = fetched / nbatches;
 	double		pages;
+	double		pages_all;
 	double		cost_per_page;
 	double		T = Max(innerrel->pages, 1);
 	QualCost	qcost;
 	Cost		run;
 
 	cost_qual_eval(&qcost, quals, root);
-	run = outer_rows * cpu_operator_cost * (2.0 + log2(batch_rows + 1.0) / 4.0);
+
+	/*
+	 * Inner, semi and anti joins whose one qual is the key clause pair on
+	 * equal normalized keys without evaluating it.
+	 */
+	if (list_length(quals) == 1 && jointype != JOIN_LEFT)
+		qcost.per_tuple = 0;
+	/* the batch's keys: normalized, then radix-sorted (linear) */
+	run = outer_rows * cpu_operator_cost * 3.0;
 	run += outer_rows * cpu_operator_cost * 2.0;
 	run += fetched * cpu_index_tuple_cost;
 	if (!(batch_rows >= gbt_gpu_min_batch && gbt_gpu_wanted((Size) batch_rows)))
@@ -383,7 +392,18 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 		cost_per_page = random_page_cost - (random_page_cost - seq_page_cost) * sqrt(pages / T);
 	else
 		cost_per_page = random_page_cost;
-	run += nbatches * pages * cost_per_page * heap_fraction;
+
+	/*
+	 * The batches read their blocks in order, each at the price its own
+	 * density gives; how many reads the batches make together is what the
+	 * cache leaves over (index_pages_fetched over all the fetches, as a
+	 * repeated index scan is priced).  Each batch still visits its blocks
+	 * in the buffer pool.
+	 */
+	pages_all = Max(Min(index_pages_fetched(fetched, innerrel->pages, (double) index->pages, root),
+						nbatches * pages), pages);
+	run += pages_all * cost_per_page * heap_fraction;
+	run += nbatches * pages * cpu_tuple_cost * heap_fraction;
 	run += fetched * (cpu_tuple_cost * heap_fraction + qcost.per_tuple);
 	run += rows * cpu_tuple_cost;
 
@@ -420,7 +440,7 @@ make_join_path(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *innerrel,
 												  choice->inner_vars));
 	cpath->methods = &join_path_methods;
 	cost_join(root, cpath, outer, innerrel, choice->index, outer_rows, fetched,
-			  choice->matchquals, rows, list_length(choice->inner_vars) == 1);
+			  choice->matchquals, rows, list_length(choice->inner_vars) == 1, jointype);
 	return cpath;
 }
 
@@ -802,6 +822,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 										 ALLOCSET_DEFAULT_SIZES);
 	st->key_only = st->ninner == 1;
 	st->key_clause_only = list_length(cscan->custom_exprs) == 2;
+	st->semi_anti = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
 		exact_key_type(st->outer_keytype);
 	st->vmbuf = InvalidBuffer;
@@ -842,7 +863,8 @@ form_key_pair(GbtJoinState *st)
 	TupleTableSlot *scan = st->css.ss.ss_ScanTupleSlot;
 
 	ExecClearTuple(scan);
-	scan->tts_values[0] = st->dvals[st->pair_d];
+	/* the key is the value: no read of the rows, nor of another array */
+	scan->tts_values[0] = gbt_key_to_datum(st->dkey[st->pair_d], 0, st->outer_keytype);
 	scan->tts_isnull[0] = false;
 	fill_inner(st, scan, true);
 	return ExecStoreVirtualTuple(scan);
@@ -1114,7 +1136,6 @@ load_batch(GbtJoinState *st)
 	}
 	st->dstart[nvalues] = st->nkeys;
 	st->ndistinct = nvalues;
-	st->dvals = values;
 	st->dmatched = palloc0(sizeof(bool) * Max(nvalues, 1));
 	st->dcursor = 0;
 	st->lookup_keys += nvalues;
@@ -1190,7 +1211,7 @@ next_inner(GbtJoinState *st)
 
 			d = st->bd[st->bpos];
 			off = st->boff[st->bpos++];
-			if (st->dmatched[d])
+			if (st->semi_anti && st->dmatched[d])
 				continue;
 			lp = PageGetItemId(page, off);
 			st->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
@@ -1227,15 +1248,14 @@ next_inner(GbtJoinState *st)
 
 			__builtin_prefetch(&st->dkey[ahead]);
 			__builtin_prefetch(&st->dstart[ahead]);
-			__builtin_prefetch(&st->dmatched[ahead]);
-			if (st->key_outer)
-				__builtin_prefetch(&st->dvals[ahead]);
+			if (st->semi_anti)
+				__builtin_prefetch(&st->dmatched[ahead]);
 		}
 
 		if ((st->matchpos & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		/* a semi or anti join on the key alone needs one row per key */
-		if (st->dmatched[d])
+		if (st->semi_anti && st->dmatched[d])
 		{
 			st->matchpos++;
 			continue;
@@ -1278,7 +1298,7 @@ next_inner(GbtJoinState *st)
 					break;
 				st->matchpos++;
 				d = (int) (m & (JOIN_MAX_BATCH - 1));
-				if (st->dmatched[d])
+				if (st->semi_anti && st->dmatched[d])
 					continue;
 				ItemPointerSet(&tid, blk,
 							   (OffsetNumber) ((m >> JOIN_OFFSET_SHIFT) & ((1 << JOIN_OFFSET_BITS) - 1)));
@@ -1298,8 +1318,6 @@ next_inner(GbtJoinState *st)
 					/* its distinct key is read when it pairs, soon */
 					__builtin_prefetch(&st->dkey[d]);
 					__builtin_prefetch(&st->dstart[d]);
-					if (st->key_outer)
-						__builtin_prefetch(&st->dvals[d]);
 				}
 			}
 			LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
