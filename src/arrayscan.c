@@ -73,6 +73,9 @@
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
 #include "storage/condition_variable.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#endif
 #include "storage/spin.h"
 #include "utils/dsa.h"
 #include "utils/guc.h"
@@ -161,6 +164,18 @@ typedef struct GbtArrayState
 	int			visible_pos;
 	HeapTupleData tuple;
 	BufferAccessStrategy strategy;	/* a ring for reads beyond NBuffers */
+#if PG_VERSION_NUM >= 170000
+
+	/*
+	 * PostgreSQL 17+: the blocks come through a read stream, which reads
+	 * ahead (and combines adjacent reads).  Its callback walks the TIDs on
+	 * its own cursor, claiming runs when parallel, and hands each block's
+	 * range of TIDs along with it.
+	 */
+	ReadStream *stream;
+	int64		cb_pos;
+	int64		cb_end;
+#endif
 
 	/* parallel: the shared lookup */
 	GbtArrayShared *shared;
@@ -732,9 +747,9 @@ attach_lookup(GbtArrayState *st)
 	st->pos = st->end = 0;
 }
 
-/* the next run of TIDs to fetch; false when none is left */
+/* the next run of TIDs to fetch into [*pos, *end); false when none is left */
 static bool
-claim(GbtArrayState *st)
+claim_run(GbtArrayState *st, int64 *pos, int64 *end)
 {
 	uint64		start;
 
@@ -743,10 +758,42 @@ claim(GbtArrayState *st)
 	start = pg_atomic_fetch_add_u64(&st->shared->next, ARRAY_CLAIM);
 	if (start >= (uint64) st->ntids)
 		return false;
-	st->pos = (int64) start;
-	st->end = Min(st->ntids, (int64) start + ARRAY_CLAIM);
+	*pos = (int64) start;
+	*end = Min(st->ntids, (int64) start + ARRAY_CLAIM);
 	return true;
 }
+
+static bool
+claim(GbtArrayState *st)
+{
+	return claim_run(st, &st->pos, &st->end);
+}
+
+#if PG_VERSION_NUM >= 170000
+/* a block the stream reads, and the TIDs of it to resolve */
+typedef struct ArrayStreamRun
+{
+	int64		start;
+	int64		end;
+} ArrayStreamRun;
+
+static BlockNumber
+array_stream_next(ReadStream *stream, void *arg, void *per_buffer_data)
+{
+	GbtArrayState *st = (GbtArrayState *) arg;
+	ArrayStreamRun *run = (ArrayStreamRun *) per_buffer_data;
+	BlockNumber blk;
+
+	if (st->cb_pos >= st->cb_end && !claim_run(st, &st->cb_pos, &st->cb_end))
+		return InvalidBlockNumber;
+	blk = (BlockNumber) (st->tids[st->cb_pos] >> 16);
+	run->start = st->cb_pos;
+	while (st->cb_pos < st->cb_end && (BlockNumber) (st->tids[st->cb_pos] >> 16) == blk)
+		st->cb_pos++;
+	run->end = st->cb_pos;
+	return blk;
+}
+#endif
 
 /*
  * Read the block of the next TID and resolve all the run's TIDs on it:
@@ -755,13 +802,10 @@ claim(GbtArrayState *st)
  * buffer stays pinned while its tuples are returned.
  */
 static void
-read_block(GbtArrayState *st, Snapshot snapshot)
+resolve_block(GbtArrayState *st, Snapshot snapshot)
 {
-	BlockNumber blk = (BlockNumber) (st->tids[st->pos] >> 16);
+	BlockNumber blk = BufferGetBlockNumber(st->buf);
 
-	if (BufferIsValid(st->buf))
-		ReleaseBuffer(st->buf);
-	st->buf = ReadBufferExtended(st->heap, MAIN_FORKNUM, blk, RBM_NORMAL, st->strategy);
 	st->heap_blocks++;
 	heap_page_prune_opt(st->heap, st->buf);
 	LockBuffer(st->buf, BUFFER_LOCK_SHARE);
@@ -787,6 +831,39 @@ read_block(GbtArrayState *st, Snapshot snapshot)
 	}
 	LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
 }
+
+static void
+read_block(GbtArrayState *st, Snapshot snapshot)
+{
+	BlockNumber blk = (BlockNumber) (st->tids[st->pos] >> 16);
+
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
+	st->buf = ReadBufferExtended(st->heap, MAIN_FORKNUM, blk, RBM_NORMAL, st->strategy);
+	resolve_block(st, snapshot);
+}
+
+#if PG_VERSION_NUM >= 170000
+/* the stream's next block and its TIDs, resolved; false at the end */
+static bool
+stream_block(GbtArrayState *st, Snapshot snapshot)
+{
+	ArrayStreamRun *run;
+	Buffer		buf;
+
+	if (BufferIsValid(st->buf))
+		ReleaseBuffer(st->buf);
+	st->buf = InvalidBuffer;
+	buf = read_stream_next_buffer(st->stream, (void **) &run);
+	if (!BufferIsValid(buf))
+		return false;
+	st->buf = buf;
+	st->pos = run->start;
+	st->end = run->end;
+	resolve_block(st, snapshot);
+	return true;
+}
+#endif
 
 /* the next visible tuple of the current block into slot, or false */
 static bool
@@ -838,6 +915,21 @@ array_next(ScanState *node)
 		 */
 		if (st->by_block && st->strategy == NULL && st->nblocks > NBuffers)
 			st->strategy = GetAccessStrategy(BAS_BULKREAD);
+#if PG_VERSION_NUM >= 170000
+		if (st->by_block)
+		{
+			MemoryContext old = MemoryContextSwitchTo(node->ps.state->es_query_cxt);
+
+			/* serial: the one run; parallel: the callback claims them */
+			st->cb_pos = st->pos;
+			st->cb_end = st->end;
+			st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, st->strategy,
+													st->heap, MAIN_FORKNUM,
+													array_stream_next, st,
+													sizeof(ArrayStreamRun));
+			MemoryContextSwitchTo(old);
+		}
+#endif
 	}
 	if (st->by_block)
 	{
@@ -845,6 +937,16 @@ array_next(ScanState *node)
 		{
 			if (BufferIsValid(st->buf) && next_in_block(st, slot))
 				return slot;
+#if PG_VERSION_NUM >= 170000
+			CHECK_FOR_INTERRUPTS();
+			if (!stream_block(st, snapshot))
+			{
+				read_stream_end(st->stream);
+				st->stream = NULL;
+				return ExecClearTuple(slot);
+			}
+			continue;
+#endif
 			if (st->pos >= st->end && !claim(st))
 			{
 				if (BufferIsValid(st->buf))
@@ -922,6 +1024,11 @@ array_rescan(CustomScanState *node)
 		ReleaseBuffer(st->buf);
 	st->buf = InvalidBuffer;
 	st->nvisible = st->visible_pos = 0;
+#if PG_VERSION_NUM >= 170000
+	if (st->stream)
+		read_stream_end(st->stream);
+	st->stream = NULL;
+#endif
 	ExecScanReScan(&node->ss);
 }
 
@@ -932,6 +1039,10 @@ array_end(CustomScanState *node)
 
 	if (st->fetch)
 		table_index_fetch_end(st->fetch);
+#if PG_VERSION_NUM >= 170000
+	if (st->stream)
+		read_stream_end(st->stream);
+#endif
 	if (BufferIsValid(st->buf))
 		ReleaseBuffer(st->buf);
 	if (st->strategy)
