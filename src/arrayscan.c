@@ -939,6 +939,9 @@ array_next(ScanState *node)
 				return slot;
 #if PG_VERSION_NUM >= 170000
 			CHECK_FOR_INTERRUPTS();
+			/* ended: a call after the end finds the end again */
+			if (st->stream == NULL)
+				return ExecClearTuple(slot);
 			if (!stream_block(st, snapshot))
 			{
 				read_stream_end(st->stream);
