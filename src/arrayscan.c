@@ -86,6 +86,7 @@
 #include "utils/wait_event.h"
 
 #include "gbtree.h"
+#include "heapblock.h"
 
 #define GBT_ARRAY_NAME	"GbtreeArrayScan"
 
@@ -158,11 +159,8 @@ typedef struct GbtArrayState
 	 * searched), then its visible tuples are returned with the pin alone.
 	 */
 	bool		by_block;
-	Buffer		buf;
-	OffsetNumber visible[MaxHeapTuplesPerPage];
-	int			nvisible;
-	int			visible_pos;
-	HeapTupleData tuple;
+	GbtHeapBlock block;
+	int			visible_pos;	/* the next of block's visible tuples */
 	BufferAccessStrategy strategy;	/* a ring for reads beyond NBuffers */
 #if PG_VERSION_NUM >= 170000
 
@@ -619,7 +617,7 @@ array_begin(CustomScanState *node, EState *estate, int eflags)
 									ALLOCSET_DEFAULT_SIZES);
 	st->last_block = InvalidBlockNumber;
 	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
-	st->buf = InvalidBuffer;
+	gbt_heap_block_init(&st->block, st->heap, st->index);
 }
 
 /* GbtTidSink: keep the chunk */
@@ -802,45 +800,20 @@ array_stream_next(ReadStream *stream, void *arg, void *per_buffer_data)
  * buffer stays pinned while its tuples are returned.
  */
 static void
-resolve_block(GbtArrayState *st, Snapshot snapshot)
+resolve_block(GbtArrayState *st, Buffer buf, Snapshot snapshot)
 {
-	BlockNumber blk = BufferGetBlockNumber(st->buf);
+	BlockNumber blk = BufferGetBlockNumber(buf);
 
 	st->heap_blocks++;
-	heap_page_prune_opt(st->heap, st->buf);
-	LockBuffer(st->buf, BUFFER_LOCK_SHARE);
-	st->nvisible = 0;
+	gbt_heap_block_lock(&st->block, buf);
 	st->visible_pos = 0;
 	while (st->pos < st->end && (BlockNumber) (st->tids[st->pos] >> 16) == blk)
 	{
-		ItemPointerData tid;
-		HeapTupleData found;
-		bool		all_dead = false;
-
-		ItemPointerSet(&tid, blk, (OffsetNumber) (st->tids[st->pos] & 0xFFFF));
-		st->pos++;
 		st->heap_fetches++;
-		if (heap_hot_search_buffer(&tid, st->heap, st->buf, snapshot, &found,
-								   &all_dead, true))
-		{
-			/* distinct TIDs reach distinct tuples, at most a page's worth */
-			if (st->nvisible >= MaxHeapTuplesPerPage)
-				elog(ERROR, "GbtreeArrayScan found more visible tuples than block %u can hold", blk);
-			st->visible[st->nvisible++] = ItemPointerGetOffsetNumber(&tid);
-		}
+		(void) gbt_heap_block_search(&st->block, (OffsetNumber) (st->tids[st->pos++] & 0xFFFF),
+									 snapshot);
 	}
-	LockBuffer(st->buf, BUFFER_LOCK_UNLOCK);
-}
-
-static void
-read_block(GbtArrayState *st, Snapshot snapshot)
-{
-	BlockNumber blk = (BlockNumber) (st->tids[st->pos] >> 16);
-
-	if (BufferIsValid(st->buf))
-		ReleaseBuffer(st->buf);
-	st->buf = ReadBufferExtended(st->heap, MAIN_FORKNUM, blk, RBM_NORMAL, st->strategy);
-	resolve_block(st, snapshot);
+	gbt_heap_block_unlock(&st->block);
 }
 
 #if PG_VERSION_NUM >= 170000
@@ -851,17 +824,25 @@ stream_block(GbtArrayState *st, Snapshot snapshot)
 	ArrayStreamRun *run;
 	Buffer		buf;
 
-	if (BufferIsValid(st->buf))
-		ReleaseBuffer(st->buf);
-	st->buf = InvalidBuffer;
+	gbt_heap_block_release(&st->block);
 	buf = read_stream_next_buffer(st->stream, (void **) &run);
 	if (!BufferIsValid(buf))
 		return false;
-	st->buf = buf;
 	st->pos = run->start;
 	st->end = run->end;
-	resolve_block(st, snapshot);
+	resolve_block(st, buf, snapshot);
 	return true;
+}
+#else
+/* the block of the next TID of the run, resolved */
+static void
+read_block(GbtArrayState *st, Snapshot snapshot)
+{
+	BlockNumber blk = (BlockNumber) (st->tids[st->pos] >> 16);
+
+	gbt_heap_block_release(&st->block);
+	resolve_block(st, ReadBufferExtended(st->heap, MAIN_FORKNUM, blk, RBM_NORMAL, st->strategy),
+				  snapshot);
 }
 #endif
 
@@ -869,20 +850,9 @@ stream_block(GbtArrayState *st, Snapshot snapshot)
 static bool
 next_in_block(GbtArrayState *st, TupleTableSlot *slot)
 {
-	Page		page = BufferGetPage(st->buf);
-	OffsetNumber off;
-	ItemId		lp;
-
-	if (st->visible_pos >= st->nvisible)
+	if (st->visible_pos >= st->block.n)
 		return false;
-	off = st->visible[st->visible_pos++];
-	lp = PageGetItemId(page, off);
-	st->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
-	st->tuple.t_len = ItemIdGetLength(lp);
-	st->tuple.t_tableOid = RelationGetRelid(st->heap);
-	ItemPointerSet(&st->tuple.t_self, BufferGetBlockNumber(st->buf), off);
-	ExecStoreBufferHeapTuple(&st->tuple, slot, st->buf);
-	pgstat_count_heap_fetch(st->index);
+	gbt_heap_block_store(&st->block, st->visible_pos++, slot);
 	return true;
 }
 
@@ -935,10 +905,10 @@ array_next(ScanState *node)
 	{
 		for (;;)
 		{
-			if (BufferIsValid(st->buf) && next_in_block(st, slot))
+			if (next_in_block(st, slot))
 				return slot;
-#if PG_VERSION_NUM >= 170000
 			CHECK_FOR_INTERRUPTS();
+#if PG_VERSION_NUM >= 170000
 			/* ended: a call after the end finds the end again */
 			if (st->stream == NULL)
 				return ExecClearTuple(slot);
@@ -948,17 +918,14 @@ array_next(ScanState *node)
 				st->stream = NULL;
 				return ExecClearTuple(slot);
 			}
-			continue;
-#endif
+#else
 			if (st->pos >= st->end && !claim(st))
 			{
-				if (BufferIsValid(st->buf))
-					ReleaseBuffer(st->buf);
-				st->buf = InvalidBuffer;
+				gbt_heap_block_release(&st->block);
 				return ExecClearTuple(slot);
 			}
-			CHECK_FOR_INTERRUPTS();
 			read_block(st, snapshot);
+#endif
 		}
 	}
 	if (st->fetch == NULL)
@@ -1023,10 +990,8 @@ array_rescan(CustomScanState *node)
 	st->looked_up = false;
 	st->last_block = InvalidBlockNumber;
 	ExecClearTuple(node->ss.ss_ScanTupleSlot);
-	if (BufferIsValid(st->buf))
-		ReleaseBuffer(st->buf);
-	st->buf = InvalidBuffer;
-	st->nvisible = st->visible_pos = 0;
+	gbt_heap_block_release(&st->block);
+	st->visible_pos = 0;
 #if PG_VERSION_NUM >= 170000
 	if (st->stream)
 		read_stream_end(st->stream);
@@ -1046,8 +1011,7 @@ array_end(CustomScanState *node)
 	if (st->stream)
 		read_stream_end(st->stream);
 #endif
-	if (BufferIsValid(st->buf))
-		ReleaseBuffer(st->buf);
+	gbt_heap_block_release(&st->block);
 	if (st->strategy)
 		FreeAccessStrategy(st->strategy);
 	if (st->index)
