@@ -1526,20 +1526,18 @@ def main():
         if "lookups" in MEASURES:
             prewarm(name)
             m_lookups(name, d, res)
-        if "joins" in MEASURES:
-            if d.get("join"):
+        # groups measured only on the data sets that have what they need
+        for group, flag, measure, needs in (
+                ("joins", "join", m_joins, "whose keys spread over the whole heap"),
+                ("anyrows", "anyrows", m_anyrows, "with distinct keys spread over the whole heap")):
+            if group not in MEASURES:
+                continue
+            if d.get(flag):
                 prewarm(name)
-                m_joins(name, d, res)
+                measure(name, d, res)
             else:
-                log(f"  joins: not measured on {name} (only on the int8 data sets whose keys spread "
-                    f"over the whole heap: {', '.join(n for n, x in defs.items() if x.get('join'))})")
-        if "anyrows" in MEASURES:
-            if d.get("anyrows"):
-                prewarm(name)
-                m_anyrows(name, d, res)
-            else:
-                log(f"  anyrows: not measured on {name} (only on the int8 data sets with distinct keys "
-                    f"spread over the whole heap: {', '.join(n for n, x in defs.items() if x.get('anyrows'))})")
+                log(f"  {group}: not measured on {name} (only on the int8 data sets {needs}: "
+                    f"{', '.join(n for n, x in defs.items() if x.get(flag))})")
         if "copy" in MEASURES:
             m_copy(name, d, res)
         if "vacuum" in MEASURES:
