@@ -274,23 +274,131 @@ tree_blocks(Size n, int fillfactor)
 }
 
 /*
+ * The leaves of a tree with deduplication: each leaf takes as many of the
+ * sorted entries as gbt_leaf_prefix gives it (the posting form where keys
+ * repeat, else the plain form's share), so the number of leaves is known
+ * only at the end.  Leaves go to consecutive blocks, or, when one leaf
+ * takes everything, to rootblk.  Returns the number of leaves, with their
+ * first entries and blocks in *seps and *sepblk (not set for a root leaf).
+ */
+static Size
+build_leaves_posting(GbtPageWriter *w, GbtSource *src, BlockNumber rootblk, uint16 treeflag,
+					 int fillfactor, GbtEntry **seps, BlockNumber **sepblk)
+{
+	uint64	   *kbuf = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *tbuf = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	Size		cap = 1024;
+	Size		np = 0;
+	int			cnt = 0;
+	bool		more = true;
+
+	*seps = palloc(sizeof(GbtEntry) * cap);
+	*sepblk = palloc(sizeof(BlockNumber) * cap);
+	for (;;)
+	{
+		int			take;
+		bool		last;
+		BlockNumber blk;
+		Page		page;
+		GbtPageOpaque op;
+		GbtEntry	e;
+
+		CHECK_FOR_INTERRUPTS();
+		while (more && cnt < GBT_LEAF_MAX_ENTRIES)
+		{
+			if (!gbt_source_peek(src, &e))
+			{
+				more = false;
+				break;
+			}
+			gbt_source_next(src, &e);
+			kbuf[cnt] = e.key;
+			tbuf[cnt] = e.tid;
+			cnt++;
+		}
+		take = gbt_leaf_prefix(true, kbuf, tbuf, cnt, fillfactor);
+		last = !more && take == cnt;
+		blk = (last && np == 0) ? rootblk : w->nextblk++;
+		page = writer_page(w, blk);
+		gbt_init_page(page, true, 0, treeflag | ((last && np == 0) ? GBT_F_ROOT : 0));
+		gbt_leaf_fill((char *) page, take, kbuf, tbuf, true);
+		gbt_leaf_set_lower(page);
+		op = gbt_page_opaque((char *) page);
+		op->leftlink = np == 0 ? GBT_NO_BLOCK : blk - 1;
+		if (np > 0)
+		{
+			op->lowkey = kbuf[0];
+			op->lowtid = tbuf[0];
+		}
+		if (last)
+			op->flags |= GBT_F_RIGHTMOST;
+		else
+		{
+			op->rightlink = blk + 1;
+			/* the next leaf's first entry */
+			op->hikey = kbuf[take];
+			op->hitid = tbuf[take];
+		}
+		if (np == cap)
+		{
+			cap *= 2;
+			*seps = repalloc(*seps, sizeof(GbtEntry) * cap);
+			*sepblk = repalloc(*sepblk, sizeof(BlockNumber) * cap);
+		}
+		(*seps)[np].key = kbuf[0];
+		(*seps)[np].tid = tbuf[0];
+		(*sepblk)[np] = blk;
+		np++;
+		w->done += take;
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, w->done);
+		if (last)
+			break;
+		cnt -= take;
+		memmove(kbuf, kbuf + take, sizeof(uint64) * cnt);
+		memmove(tbuf, tbuf + take, sizeof(uint64) * cnt);
+	}
+	pfree(kbuf);
+	pfree(tbuf);
+	return np;
+}
+
+/*
  * Build one tree bottom-up from sorted entries, top page at rootblk.
- * Separators of inner pages are the first entry of each child.
+ * Separators of inner pages are the first entry of each child.  With
+ * dedup, the leaves come from build_leaves_posting.
  */
 static void
 build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
-		   uint16 treeflag, int fillfactor)
+		   uint16 treeflag, int fillfactor, bool dedup)
 {
 	Size		npages[32];
-	int			nlevels = tree_levels(n, fillfactor, npages);
+	int			nlevels;
 	GbtEntry   *seps = NULL;	/* separators of the level being built */
 	BlockNumber *sepblk = NULL;
 	Size		nseps = 0;
+	int			firstlevel = 0;
 	uint64	   *kbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint64	   *tbuf = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint32	   *cbuf = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
 
-	for (int level = 0; level < nlevels; level++)
+	if (dedup && n > GBT_LEAF_SLOTS)
+	{
+		int			innercap = Max(2, GBT_INNER_SLOTS * GBT_INNER_FILLFACTOR / 100);
+
+		nseps = build_leaves_posting(w, src, rootblk, treeflag, fillfactor, &seps, &sepblk);
+		npages[0] = nseps;
+		nlevels = 1;
+		while (npages[nlevels - 1] > 1)
+		{
+			npages[nlevels] = (npages[nlevels - 1] + innercap - 1) / innercap;
+			nlevels++;
+		}
+		firstlevel = 1;
+	}
+	else
+		nlevels = tree_levels(n, fillfactor, npages);
+
+	for (int level = firstlevel; level < nlevels; level++)
 	{
 		Size		np = npages[level];
 		Size		nin = (level == 0) ? n : nseps;
@@ -350,7 +458,10 @@ build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 				kbuf[0] = 0;
 				tbuf[0] = 0;
 			}
-			gbt_node_load(&node, cntp, kbuf, tbuf, level == 0 ? NULL : cbuf);
+			if (level == 0)
+				gbt_leaf_fill((char *) page, cntp, kbuf, tbuf, true);
+			else
+				gbt_node_load(&node, cntp, kbuf, tbuf, cbuf);
 
 			op->leftlink = (p == 0) ? GBT_NO_BLOCK : blk - 1;
 			if (p > 0)
@@ -496,6 +607,7 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 {
 	GbtPageWriter *w = palloc0(sizeof(GbtPageWriter));
 	int			ff = gbt_get_fillfactor(index);
+	bool		dedup = gbt_get_dedup(index);
 	Page		meta;
 
 	w->index = index;
@@ -527,11 +639,11 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 			w->done = 0;
 			gbt_radix_sort(unsorted, scratch, n);
 			pfree(scratch);
-			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+			build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff, dedup);
 		}
 	}
 	else
-		build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff);
+		build_tree(w, values, n, GBT_ROOT_BLKNO, 0, ff, dedup);
 	if (gpu && gbt_gpu_build_on_device(gpu, true))
 	{
 		/* streamed NULLs, sorted on the device: laid out there too */
@@ -542,7 +654,7 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 		}
 	}
 	else
-		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff);
+		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff, dedup);
 	meta = writer_page(w, GBT_META_BLKNO);
 	gbt_init_metapage(meta, index, n + nnulls);
 	writer_flush(w);

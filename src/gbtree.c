@@ -31,6 +31,14 @@ PG_FUNCTION_INFO_V1(gbtree_handler);
 
 static relopt_kind gbt_relopt_kind;
 
+/* deduplicate_items: btree's booleans, and auto (the default) */
+static relopt_enum_elt_def gbt_dedup_values[] = {
+	{"auto", GBT_DEDUP_AUTO},
+	{"on", GBT_DEDUP_ON}, {"true", GBT_DEDUP_ON}, {"yes", GBT_DEDUP_ON}, {"1", GBT_DEDUP_ON},
+	{"off", GBT_DEDUP_OFF}, {"false", GBT_DEDUP_OFF}, {"no", GBT_DEDUP_OFF}, {"0", GBT_DEDUP_OFF},
+	{(const char *) NULL}
+};
+
 /* gbtree.simd: -1 = auto, else a GbtSimdLevel */
 int			gbt_simd_guc = -1;
 int			gbt_build_run_size = 0;
@@ -78,6 +86,15 @@ _PG_init(void)
 					  "Packs gbtree leaf pages only to this percentage",
 					  GBT_DEFAULT_FILLFACTOR, GBT_MIN_FILLFACTOR, 100,
 					  ShareUpdateExclusiveLock);
+	/*
+	 * btree's name and lock level, for the same reason.  auto: on, except
+	 * while a GPU serves this server (the kernels read plain leaves only).
+	 */
+	add_enum_reloption(gbt_relopt_kind, "deduplicate_items",
+					   "Enables posting-form leaves for duplicate keys in this gbtree index",
+					   gbt_dedup_values, GBT_DEDUP_AUTO,
+					   "Valid values are \"on\", \"off\" and \"auto\".",
+					   ShareUpdateExclusiveLock);
 
 	DefineCustomEnumVariable("gbtree.simd",
 							 "Selects the in-page search implementation.",
@@ -126,6 +143,7 @@ gbtoptions(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
 		{"fillfactor", RELOPT_TYPE_INT, offsetof(GbtOptions, fillfactor)},
+		{"deduplicate_items", RELOPT_TYPE_ENUM, offsetof(GbtOptions, deduplicate_items)},
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, gbt_relopt_kind,
@@ -138,6 +156,22 @@ gbt_get_fillfactor(Relation index)
 	GbtOptions *opts = (GbtOptions *) index->rd_options;
 
 	return opts ? opts->fillfactor : GBT_DEFAULT_FILLFACTOR;
+}
+
+/*
+ * Whether leaves of duplicate keys take the posting form (src/README,
+ * "Deduplication"); auto: unless a GPU serves this server, whose kernels
+ * would leave an index with posting leaves to the CPU.
+ */
+bool
+gbt_get_dedup(Relation index)
+{
+	GbtOptions *opts = (GbtOptions *) index->rd_options;
+	int			mode = opts ? opts->deduplicate_items : GBT_DEDUP_AUTO;
+
+	if (mode == GBT_DEDUP_AUTO)
+		return !gbt_gpu_serving();
+	return mode == GBT_DEDUP_ON;
 }
 
 Datum

@@ -83,7 +83,12 @@ typedef struct GbtOptions
 {
 	int32		vl_len_;
 	int			fillfactor;
+	int			deduplicate_items;	/* GBT_DEDUP_* */
 } GbtOptions;
+
+#define GBT_DEDUP_AUTO	0
+#define GBT_DEDUP_ON	1
+#define GBT_DEDUP_OFF	2
 
 /* per-index cached info (rd_amcache) */
 typedef struct GbtIndexInfo
@@ -115,6 +120,7 @@ extern Datum gbtree_handler(PG_FUNCTION_ARGS);
 extern void _PG_init(void);
 extern bytea *gbtoptions(Datum reloptions, bool validate);
 extern int	gbt_get_fillfactor(Relation index);
+extern bool gbt_get_dedup(Relation index);
 
 /* keys.c */
 extern GbtIndexInfo *gbt_index_info(Relation index);
@@ -169,6 +175,7 @@ extern void gbt_batch_flush_index(Oid indexoid);
 extern void gbt_batch_forget_index(Oid indexoid);
 
 /* insert.c */
+extern int	gbt_leaf_prefix(bool dedup, const uint64 *keys, const uint64 *tids, int n, int pct);
 extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,
 							  bool dedup, const BlockNumber *leaves, uint64 *hinted,
 							  uint64 *descended);
@@ -242,10 +249,32 @@ gbt_tid_to_itemptr(uint64 packed, ItemPointer tid)
 	ItemPointerSet(tid, gbt_tid_block(packed), gbt_tid_offset(packed));
 }
 
+/* A plain-form page's slots (a posting leaf has none: gbt_leaf_extract) */
 static inline void
 gbt_page_view(Page page, GbtNode *node)
 {
+	Assert(!gbt_page_is_posting((char *) page));
 	gbt_node_view((char *) page, node);
+}
+
+/*
+ * pd_lower of a leaf: past the slots and the dead-entry marks' space of
+ * the plain form (full-page images leave out what lies beyond), past
+ * everything in the posting form, whose body fills the page.
+ */
+static inline void
+gbt_leaf_set_lower(Page page)
+{
+	((PageHeader) page)->pd_lower =
+		gbt_page_is_posting((char *) page) ? GBT_POST_END : GBT_LEAF_END;
+}
+
+/* gbt_leaf_rewrite with pd_lower to match */
+static inline void
+gbt_page_leaf_rewrite(Page page, int n, const uint64 *keys, const uint64 *tids, bool spread)
+{
+	gbt_leaf_rewrite((char *) page, n, keys, tids, spread);
+	gbt_leaf_set_lower(page);
 }
 
 #endif							/* GBTREE_H */

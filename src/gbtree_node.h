@@ -112,6 +112,7 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_F_NULLTREE		0x0008	/* page of the tree of NULL entries */
 #define GBT_F_RIGHTMOST		0x0010	/* no right sibling: hikey is +inf */
 #define GBT_F_DELETED		0x0020	/* unlinked; reusable when safe */
+#define GBT_F_POSTING		0x0040	/* leaf in posting form (below) */
 
 #define GBT_PAGE_ID			0xFB7E
 
@@ -245,6 +246,133 @@ gbt_entry_lt(uint64_t k1, uint64_t t1, uint64_t k2, uint64_t t2)
 }
 
 /*
+ * Posting form of a leaf (src/README, "Deduplication"): each distinct key
+ * once, with the sorted list of its TIDs.  Body layout, from
+ * GBT_BODY_OFFSET:
+ *
+ *	GbtPostHeader
+ *	dir[GBT_DIR_SIZE]		last key of each 16-key block, GBT_SENTINEL beyond
+ *	keys[gcap]				the distinct keys, ascending, GBT_SENTINEL-padded
+ *	start[gcap + 1]			uint16: key g's TIDs are [start[g], start[g + 1])
+ *	blocks[nentries]		heap block numbers: uint16 deltas from baseblk,
+ *							or whole uint32 when the page's blocks span more
+ *	offs[nentries]			offset | GBT_POST_NEGZERO
+ *
+ * each array starting 8-aligned.  The keys, dir and 16-key blocks are the
+ * plain form's, so the same branchless SIMD counts find a key's group.
+ * The page's nslots is 0 (no slot map: readers that only know the plain
+ * form refuse the page instead of misreading it) and nused counts TIDs.
+ * Every change rewrites the body from the entry list, so a page is a pure
+ * function of its entries: redo repeats a change byte for byte.
+ */
+typedef struct GbtPostHeader
+{
+	uint16_t	ngroups;		/* distinct keys */
+	uint16_t	nentries;		/* TIDs */
+	uint16_t	gcap;			/* key slots: ngroups rounded up to 16 */
+	uint16_t	wide;			/* blocks stored whole */
+	uint32_t	baseblk;		/* least block, the base of 16-bit deltas */
+	uint32_t	pad;
+} GbtPostHeader;
+
+#define GBT_POST_DIR_OFF	(GBT_BODY_OFFSET + 16)
+#define GBT_POST_KEYS_OFF	(GBT_POST_DIR_OFF + GBT_DIR_SIZE * 8)
+#define GBT_POST_END		GBT_OPAQUE_OFFSET
+#define GBT_POST_MAX_GROUPS (GBT_DIR_SIZE * GBT_BLOCK_SLOTS)	/* 512 */
+#define GBT_POST_NEGZERO	0x8000
+/* TIDs a posting leaf holds at most (one key, narrow blocks: 1,898) */
+#define GBT_POST_MAX_ENTRIES 2048
+/* entries any leaf holds at most, either form */
+#define GBT_LEAF_MAX_ENTRIES GBT_POST_MAX_ENTRIES
+
+/* A view of a posting leaf's body */
+typedef struct GbtPost
+{
+	GbtPostHeader *hdr;
+	uint64_t   *dir;
+	uint64_t   *keys;
+	uint16_t   *start;
+	uint16_t   *blocks16;		/* narrow, else NULL */
+	uint32_t   *blocks32;		/* wide, else NULL */
+	uint16_t   *offs;
+} GbtPost;
+
+static inline bool
+gbt_page_is_posting(const char *page)
+{
+	return (gbt_page_opaque((char *) page)->flags & GBT_F_POSTING) != 0;
+}
+
+static inline size_t
+gbt_post_align8(size_t n)
+{
+	return (n + 7) & ~(size_t) 7;
+}
+
+static inline int
+gbt_post_gcap(int ngroups)
+{
+	int			g = (ngroups + GBT_BLOCK_SLOTS - 1) / GBT_BLOCK_SLOTS * GBT_BLOCK_SLOTS;
+
+	return g < GBT_BLOCK_SLOTS ? GBT_BLOCK_SLOTS : g;
+}
+
+/* bytes from the page start to the end of a posting body of this shape */
+static inline size_t
+gbt_post_size(int ngroups, int nentries, bool wide)
+{
+	int			gcap = gbt_post_gcap(ngroups);
+
+	return GBT_POST_KEYS_OFF + (size_t) gcap * 8 +
+		gbt_post_align8((size_t) (gcap + 1) * 2) +
+		gbt_post_align8((size_t) nentries * (wide ? 4 : 2)) +
+		gbt_post_align8((size_t) nentries * 2);
+}
+
+static inline void
+gbt_post_view(char *page, GbtPost *p)
+{
+	GbtPostHeader *h = (GbtPostHeader *) (page + GBT_BODY_OFFSET);
+	char	   *c = page + GBT_POST_KEYS_OFF;
+
+	p->hdr = h;
+	p->dir = (uint64_t *) (page + GBT_POST_DIR_OFF);
+	p->keys = (uint64_t *) c;
+	c += (size_t) h->gcap * 8;
+	p->start = (uint16_t *) c;
+	c += gbt_post_align8((size_t) (h->gcap + 1) * 2);
+	p->blocks16 = h->wide ? NULL : (uint16_t *) c;
+	p->blocks32 = h->wide ? (uint32_t *) c : NULL;
+	c += gbt_post_align8((size_t) h->nentries * (h->wide ? 4 : 2));
+	p->offs = (uint16_t *) c;
+}
+
+/* the packed TID of entry i */
+static inline uint64_t
+gbt_post_tid(const GbtPost *p, int i)
+{
+	uint32_t	blk = p->blocks32 ? p->blocks32[i] : p->hdr->baseblk + p->blocks16[i];
+	uint16_t	o = p->offs[i];
+
+	return gbt_tid_pack(blk, o & (GBT_POST_NEGZERO - 1),
+						(o & GBT_POST_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0);
+}
+
+/*
+ * The distinct keys as a node (keys, dir, 16-key blocks) for
+ * gbt_node_lower_bound and gbt_node_upper_bound only: no TIDs, no slot map.
+ */
+static inline void
+gbt_post_key_node(const GbtPost *p, GbtNode *node)
+{
+	memset(node, 0, sizeof(GbtNode));
+	node->keys = p->keys;
+	node->dir = p->dir;
+	node->nslots = p->hdr->gcap;
+	node->nblocks = p->hdr->gcap / GBT_BLOCK_SLOTS;
+}
+
+/*
  * The host/device contract's shared constants and types.  The CUDA
  * library's functions (cuda/gbtree_cuda.h) take and return these; the
  * backend (gpu_lookup.c, gpu_build.c, build.c) builds them without seeing
@@ -317,6 +445,17 @@ extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint
 extern void gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys,
 								 const uint64_t *tids, const uint32_t *child, bool spread);
 extern const char *gbt_node_check(const GbtNode *node);
+extern bool gbt_post_fits(int n, const uint64_t *keys, const uint64_t *tids);
+extern void gbt_post_encode(char *page, int n, const uint64_t *keys, const uint64_t *tids);
+extern int	gbt_post_decode(char *page, uint64_t *keys, uint64_t *tids);
+extern int	gbt_post_lower_bound_entry(const GbtPost *p, uint64_t key, uint64_t tid);
+extern uint64_t gbt_post_key_at(const GbtPost *p, int i);
+extern const char *gbt_post_check(char *page);
+extern int	gbt_leaf_extract(char *page, uint64_t *keys, uint64_t *tids);
+extern void gbt_leaf_fill(char *page, int n, const uint64_t *keys, const uint64_t *tids,
+						  bool spread);
+extern void gbt_leaf_rewrite(char *page, int n, const uint64_t *keys, const uint64_t *tids,
+							 bool spread);
 
 #ifdef __cplusplus
 }

@@ -42,7 +42,7 @@ typedef struct GbtScanPos
 	bool		pinned;			/* pinned ever since it was read */
 	int			nitems;
 	int			itemIndex;
-	GbtEntry	items[GBT_MAX_SLOTS];
+	GbtEntry	items[GBT_LEAF_MAX_ENTRIES];
 } GbtScanPos;
 
 typedef struct GbtScanOpaqueData

@@ -131,6 +131,27 @@ gbt_walk_range(const char *img, uint32_t nblocks, uint32_t root,
 			blk = op->rightlink;
 			continue;
 		}
+		if (op->flags & GBT_F_POSTING)
+		{
+			GbtPost		p;
+			int			g = 0;
+
+			gbt_post_view(page, &p);
+			s = firstpage ? gbt_post_lower_bound_entry(&p, lo_key, lo_tid) : 0;
+			for (; s < p.hdr->nentries; s++)
+			{
+				uint64_t	t = gbt_post_tid(&p, s);
+
+				while (g < p.hdr->ngroups && p.start[g + 1] <= s)
+					g++;
+				if (!gbt_entry_lt(p.keys[g], t, hi_key, hi_tid))
+					return n;
+				if (match)
+					match(arg, p.keys[g], t);
+				n++;
+			}
+			goto next_page;
+		}
 		gbt_node_view(page, &node);
 		s = firstpage ? gbt_node_lower_bound_entry(&node, lo_key, lo_tid) : 0;
 		for (s = gbt_node_next_used(&node, s); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
@@ -141,6 +162,7 @@ gbt_walk_range(const char *img, uint32_t nblocks, uint32_t root,
 				match(arg, node.keys[s], node.tids[s]);
 			n++;
 		}
+next_page:
 		if ((op->flags & GBT_F_RIGHTMOST) || !gbt_entry_lt(op->hikey, op->hitid, hi_key, hi_tid))
 			return n;
 		blk = op->rightlink;

@@ -48,11 +48,13 @@
  * The content of a split: the left page's entries, then the right page's
  * (each at most one page of them).
  */
+#define GBT_SPLIT_MAX	(2 * GBT_LEAF_MAX_ENTRIES + 2)
+
 typedef struct GbtSplitBuf
 {
-	uint64		keys[2 * GBT_MAX_SLOTS];
-	uint64		tids[2 * GBT_MAX_SLOTS];
-	uint32		child[2 * GBT_MAX_SLOTS];
+	uint64		keys[GBT_SPLIT_MAX];
+	uint64		tids[GBT_SPLIT_MAX];
+	uint32		child[GBT_SPLIT_MAX];
 	int			n;
 } GbtSplitBuf;
 
@@ -76,12 +78,28 @@ typedef struct GbtSplitPlan
 /* new entries of a leaf from which it is rewritten whole (full image) */
 #define GBT_MERGE_REWRITE_MIN	16
 
-/* Gather a node's entries, with (key, tid) merged in if addnew. */
+static bool leaf_merge(Page page, const GbtEntry *e, Size k, bool spread);
+
+/* Gather a page's entries, with (key, tid) merged in if addnew. */
 static int
-gather(GbtNode *node, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
+gather(Page page, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
 {
-	int			n = gbt_node_extract(node, sb->keys, sb->tids, sb->child);
-	int			pos = n;
+	int			n;
+	int			pos;
+
+	if (gbt_page_opaque((char *) page)->flags & GBT_F_LEAF)
+	{
+		n = gbt_leaf_extract((char *) page, sb->keys, sb->tids);
+		memset(sb->child, 0, sizeof(uint32) * n);
+	}
+	else
+	{
+		GbtNode		node;
+
+		gbt_page_view(page, &node);
+		n = gbt_node_extract(&node, sb->keys, sb->tids, sb->child);
+	}
+	pos = n;
 
 	if (addnew)
 	{
@@ -102,11 +120,23 @@ gather(GbtNode *node, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
 
 /* Does the page hold (key, tid)? */
 static bool
-node_has_entry(GbtNode *node, uint64 key, uint64 tid)
+page_has_entry(Page page, uint64 key, uint64 tid)
 {
-	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry(node, key, tid));
+	GbtNode		node;
+	int			s;
 
-	return s < node->nslots && node->keys[s] == key && node->tids[s] == tid;
+	if (gbt_page_is_posting((char *) page))
+	{
+		GbtPost		p;
+
+		gbt_post_view((char *) page, &p);
+		s = gbt_post_lower_bound_entry(&p, key, tid);
+		return s < p.hdr->nentries && gbt_post_tid(&p, s) == tid &&
+			gbt_post_key_at(&p, s) == key;
+	}
+	gbt_page_view(page, &node);
+	s = gbt_node_next_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+	return s < node.nslots && node.keys[s] == key && node.tids[s] == tid;
 }
 
 /*
@@ -119,8 +149,13 @@ check_rebuilt_page(Relation index, Buffer buf)
 	GbtNode		node;
 	const char *why;
 
-	gbt_page_view(BufferGetPage(buf), &node);
-	why = gbt_node_check(&node);
+	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
+		why = gbt_post_check((char *) BufferGetPage(buf));
+	else
+	{
+		gbt_page_view(BufferGetPage(buf), &node);
+		why = gbt_node_check(&node);
+	}
 	if (why)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -139,10 +174,12 @@ check_leaf_room(Relation index, Buffer buf, int n)
 {
 	GbtNode		node;
 	int			mapped;
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 
+	/* a rewrite (posting form): gbt_page_insert checks that they fit */
+	if ((op->flags & GBT_F_POSTING) || op->nused + n > op->nslots)
+		return;
 	gbt_page_view(BufferGetPage(buf), &node);
-	if (node.opaque->nused + n > node.nslots)
-		elog(ERROR, "gbtree: leaf unexpectedly full");
 	mapped = gbt_node_count_used(&node);
 	if (mapped != node.opaque->nused)
 		ereport(ERROR,
@@ -154,19 +191,79 @@ check_leaf_room(Relation index, Buffer buf, int n)
 				 errhint("Please REINDEX it.")));
 }
 
+/* Can n sorted entries make one leaf, in either form? */
+static bool
+leaf_fits(int n, const uint64 *keys, const uint64 *tids)
+{
+	return n <= GBT_LEAF_SLOTS || gbt_post_fits(n, keys, tids);
+}
+
 /*
- * Where to split n entries: in the middle, except when a leaf grows at its
- * end: ascending keys at the rightmost leaf, or duplicates of one key
- * arriving in heap order, which always land after their equals.  Then the
- * left page keeps the fillfactor, so such loads pack pages as tightly as a
- * build instead of leaving them half full.
+ * Whether a leaf that its slots cannot hold should take the posting form
+ * rather than split: only where keys repeat (two TIDs a key on average),
+ * so that distinct keys keep the plain form, which takes an insert
+ * without rewriting the page.
+ */
+static bool
+leaf_worth_posting(int n, const uint64 *keys)
+{
+	int			g = 0;
+
+	for (int i = 0; i < n; i++)
+		g += (i == 0 || keys[i] != keys[i - 1]);
+	return 2 * g <= n;
+}
+
+/*
+ * How many of the sorted entries [0, n) one leaf takes when packed to pct
+ * percent, as a build packs: the plain form's share of its slots, or,
+ * with dedup where keys repeat, as many as the posting form holds in pct
+ * percent of the page.
+ */
+int
+gbt_leaf_prefix(bool dedup, const uint64 *keys, const uint64 *tids, int n, int pct)
+{
+	int			best = Min(n, Max(1, GBT_LEAF_SLOTS * pct / 100));
+	size_t		limit = GBT_POST_KEYS_OFF +
+		(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
+	uint32		lo = PG_UINT32_MAX,
+				hi = 0;
+	int			g = 0;
+
+	if (!dedup)
+		return best;
+	for (int m = 0; m < n && m < GBT_POST_MAX_ENTRIES; m++)
+	{
+		uint32		b = gbt_tid_block(tids[m]);
+
+		g += (m == 0 || keys[m] != keys[m - 1]);
+		lo = Min(lo, b);
+		hi = Max(hi, b);
+		if (g > GBT_POST_MAX_GROUPS ||
+			gbt_post_size(g, m + 1, hi - lo > PG_UINT16_MAX) > limit)
+			break;
+		if (m + 1 > best && 2 * g <= m + 1)
+			best = m + 1;
+	}
+	return best;
+}
+
+/*
+ * Where to split the n entries of sb: in the middle, except when a leaf
+ * grows at its end: ascending keys at the rightmost leaf, or duplicates of
+ * one key arriving in heap order, which always land after their equals.
+ * Then the left page keeps the fillfactor, so such loads pack pages as
+ * tightly as a build instead of leaving them half full.
  */
 static int
-split_point(Relation index, int n, bool leaf, bool rightmost, int newpos)
+split_point(Relation index, GbtSplitBuf *sb, bool leaf, int newpos)
 {
+	int			n = sb->n;
+
 	if (leaf && newpos == n - 1)
 	{
-		int			cap = GBT_LEAF_SLOTS * gbt_get_fillfactor(index) / 100;
+		int			cap = gbt_leaf_prefix(gbt_get_dedup(index), sb->keys, sb->tids, n,
+									  gbt_get_fillfactor(index));
 
 		return Max(1, Min(n - 1, cap));
 	}
@@ -187,16 +284,50 @@ fill_page(Page page, bool leaf, uint16 level, uint16 tree, int n, const uint64 *
 	GbtNode		node;
 
 	gbt_init_page(page, leaf, level, tree);
+	if (leaf)
+	{
+		gbt_leaf_fill((char *) page, n, keys, tids, spread);
+		gbt_leaf_set_lower(page);
+		return;
+	}
 	gbt_page_view(page, &node);
-	gbt_node_load_spread(&node, n, keys, tids, leaf ? NULL : child, spread);
+	gbt_node_load_spread(&node, n, keys, tids, child, spread);
 }
 
-/* Insert n entries, gap by gap; false if they do not fit. */
+/*
+ * Insert n entries, gap by gap; false if they do not fit.  A leaf in
+ * posting form, or one whose slots cannot take them, is rewritten with
+ * them merged in (gbt_page_merge), in whichever form holds them.
+ */
 bool
 gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 *child, int n)
 {
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	GbtNode		node;
 
+	if ((op->flags & GBT_F_LEAF) &&
+		((op->flags & GBT_F_POSTING) || op->nused + n > op->nslots))
+	{
+		GbtEntry   *e = palloc(sizeof(GbtEntry) * n);
+		bool		ok;
+
+		for (int i = 0; i < n; i++)
+		{
+			int			j = i;
+
+			/* sorted, as gbt_page_merge wants (they come sorted already) */
+			while (j > 0 && gbt_entry_lt(keys[i], tids[i], e[j - 1].key, e[j - 1].tid))
+			{
+				e[j] = e[j - 1];
+				j--;
+			}
+			e[j].key = keys[i];
+			e[j].tid = tids[i];
+		}
+		ok = leaf_merge(page, e, n, true);
+		pfree(e);
+		return ok;
+	}
 	gbt_page_view(page, &node);
 	if (node.opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
@@ -216,17 +347,26 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
 	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
-	uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
-	uint32	   *ochild = sb->child + GBT_MAX_SLOTS;
-	GbtNode		node;
+	uint64	   *okeys = sb->keys + GBT_LEAF_MAX_ENTRIES + 2;
+	uint64	   *otids = sb->tids + GBT_LEAF_MAX_ENTRIES + 2;
+	uint32	   *ochild = sb->child + GBT_LEAF_MAX_ENTRIES + 2;
 	int			nold,
 				a = 0,
 				b = 0,
 				m = 0;
 
-	gbt_page_view(page, &node);
-	nold = gbt_node_extract(&node, okeys, otids, ochild);
+	if (old.flags & GBT_F_LEAF)
+	{
+		nold = gbt_leaf_extract((char *) page, okeys, otids);
+		memset(ochild, 0, sizeof(uint32) * nold);
+	}
+	else
+	{
+		GbtNode		node;
+
+		gbt_page_view(page, &node);
+		nold = gbt_node_extract(&node, okeys, otids, ochild);
+	}
 	while (nold > 0 && !gbt_entry_lt(okeys[nold - 1], otids[nold - 1], sepkey, septid))
 		nold--;
 	while (a < nold || b < nlnew)
@@ -359,13 +499,14 @@ plan_single_split(Relation index, Buffer buf, GbtSplitBuf *sb, bool addnew,
 {
 	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 	bool		leaf = (op->flags & GBT_F_LEAF) != 0;
-	GbtNode		node;
 	int			pos;
 
-	gbt_page_view(BufferGetPage(buf), &node);
-	pos = gather(&node, sb, addnew, key, tid);
-	plan->cut = split_point(index, sb->n, leaf, (op->flags & GBT_F_RIGHTMOST) != 0,
-							addnew ? pos : -1);
+	pos = gather(BufferGetPage(buf), sb, addnew, key, tid);
+	plan->cut = split_point(index, sb, leaf, addnew ? pos : -1);
+	if (leaf && (!leaf_fits(plan->cut, sb->keys, sb->tids) ||
+				 !leaf_fits(sb->n - plan->cut, sb->keys + plan->cut, sb->tids + plan->cut)))
+		elog(ERROR, "gbtree: split of block %u of index \"%s\" does not fit two pages",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
 	plan->sepkey = sb->keys[plan->cut];
 	plan->septid = sb->tids[plan->cut];
 	/* an append split: the right page will grow at its end, pack it */
@@ -404,11 +545,8 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 	/* the left part's entries that the page does not hold yet */
 	lnew = palloc(sizeof(GbtEntry) * Max(plan->cut, 1));
 	{
-		GbtNode		node;
-
-		gbt_page_view(BufferGetPage(buf), &node);
 		for (int i = 0; i < plan->cut; i++)
-			if (!node_has_entry(&node, sb->keys[i], sb->tids[i]))
+			if (!page_has_entry(BufferGetPage(buf), sb->keys[i], sb->tids[i]))
 			{
 				lnew[nlnew].key = sb->keys[i];
 				lnew[nlnew].tid = sb->tids[i];
@@ -595,14 +733,26 @@ leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, 
  * once the entries it has marked dead are gone (they go only when it
  * lacks room: their removal costs heap reads and a WAL record).
  */
-static bool
-leaf_has_room(Relation index, Buffer buf, Size k)
-{
-	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+static bool leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting);
 
-	if (op->nused + k <= (Size) op->nslots)
-		return true;
-	return gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots;
+static bool
+leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
+{
+	Page		page = BufferGetPage(buf);
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+	bool		posting = (op->flags & GBT_F_POSTING) != 0;
+
+	if (!posting)
+	{
+		if (op->nused + k <= (Size) op->nslots)
+			return true;
+		if (gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots)
+			return true;
+		/* as nbtree: deduplicate only what would otherwise split */
+		if (!gbt_get_dedup(index))
+			return false;
+	}
+	return leaf_merge_fits(page, e, k, posting);
 }
 
 /* Returns false if the leaf is full and an SMO is needed. */
@@ -610,8 +760,9 @@ static bool
 insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 {
 	Buffer		buf = gbt_descend(index, root, key, tid, false, BUFFER_LOCK_EXCLUSIVE);
+	GbtEntry	e = {key, tid};
 
-	if (!leaf_has_room(index, buf, 1))
+	if (!leaf_has_room(index, buf, &e, 1))
 	{
 		UnlockReleaseBuffer(buf);
 		return false;
@@ -713,8 +864,9 @@ static bool
 insert_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
 {
 	GbtSmoTarget *t = (GbtSmoTarget *) arg;
+	GbtEntry	e = {t->key, t->tid};
 
-	if (leaf_has_room(index, buf, 1))
+	if (leaf_has_room(index, buf, &e, 1))
 		leaf_insert(index, buf, &t->key, &t->tid, 1);
 	else
 		split_single(index, pbuf, buf, true, t->key, t->tid, may_recycle);
@@ -791,32 +943,6 @@ merge_next(GbtMergeCursor *mc, uint64 *key, uint64 *tid)
 	return true;
 }
 
-/* How many of the old entries e[0..k) repeats. */
-static int
-count_repeats(const uint64 *okeys, const uint64 *otids, int nold, const GbtEntry *e, Size k)
-{
-	int			r = 0;
-
-	for (int a = 0; a < nold; a++)
-	{
-		Size		lo = 0,
-					hi = k;
-
-		while (lo < hi)
-		{
-			Size		mid = lo + (hi - lo) / 2;
-
-			if (gbt_entry_lt(e[mid].key, e[mid].tid, okeys[a], otids[a]))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < k && e[lo].key == okeys[a] && e[lo].tid == otids[a])
-			r++;
-	}
-	return r;
-}
-
 /* The end of the run of e[i..n) below the leaf's high key. */
 static Size
 leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
@@ -839,33 +965,94 @@ leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
 }
 
 /*
+ * The leaf's entries merged with the sorted e[0..k) (those it holds
+ * already skipped) into keys and tids: their number, or -1 past max.
+ */
+static int
+leaf_merged(Page page, const GbtEntry *e, Size k, uint64 *keys, uint64 *tids, int max)
+{
+	uint64	   *okeys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *otids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	GbtMergeCursor mc = {0};
+	uint64		key,
+				tid;
+	int			m = 0;
+
+	mc.nold = gbt_leaf_extract((char *) page, okeys, otids);
+	mc.okeys = okeys;
+	mc.otids = otids;
+	mc.e = e;
+	mc.k = k;
+	while (merge_next(&mc, &key, &tid))
+	{
+		if (m >= max)
+		{
+			m = -1;
+			break;
+		}
+		keys[m] = key;
+		tids[m] = tid;
+		m++;
+	}
+	pfree(okeys);
+	pfree(otids);
+	return m;
+}
+
+/*
+ * Would the leaf hold e[0..k) merged in?  Past its slots only in posting
+ * form: where it has it, or where keys repeat enough to take it.
+ */
+static bool
+leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting)
+{
+	uint64	   *keys,
+			   *tids;
+	int			m;
+	bool		ok;
+
+	if (k > GBT_LEAF_MAX_ENTRIES)
+		return false;
+	keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
+	ok = m >= 0 &&
+		(m <= GBT_LEAF_SLOTS ||
+		 (gbt_post_fits(m, keys, tids) && (posting || leaf_worth_posting(m, keys))));
+	pfree(keys);
+	pfree(tids);
+	return ok;
+}
+
+/*
+ * Rewrite a leaf with the sorted entries e[0..k) merged in, in whichever
+ * form holds them (gbt_leaf_fill); false, the page unchanged, if neither
+ * does.
+ */
+static bool
+leaf_merge(Page page, const GbtEntry *e, Size k, bool spread)
+{
+	uint64	   *keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	int			m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
+	bool		ok = m >= 0 && leaf_fits(m, keys, tids);
+
+	if (ok)
+		gbt_page_leaf_rewrite(page, m, keys, tids, spread);
+	pfree(keys);
+	pfree(tids);
+	return ok;
+}
+
+/*
  * Rewrite a leaf with the sorted entries e[0..k) merged in (those it holds
  * already are skipped), gaps spread evenly.  The caller made sure they fit.
  */
 void
 gbt_page_merge(Page page, const GbtEntry *e, Size k)
 {
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	uint64	   *okeys = sb->keys + GBT_MAX_SLOTS;
-	uint64	   *otids = sb->tids + GBT_MAX_SLOTS;
-	GbtMergeCursor mc = {0};
-	GbtNode		node;
-	int			m = 0;
-
-	gbt_page_view(page, &node);
-	mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
-	mc.okeys = okeys;
-	mc.otids = otids;
-	mc.e = e;
-	mc.k = k;
-	/* merged entries never overtake the old ones still to be read */
-	while (m < node.nslots && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
-		m++;
-	if (mc.a < mc.nold || mc.b < mc.k)
+	if (!leaf_merge(page, e, k, true))
 		elog(ERROR, "gbtree: leaf unexpectedly full");
-	gbt_node_load_spread(&node, m, sb->keys, sb->tids, NULL, true);
-	gbt_leaf_clear_dead((char *) page);
-	pfree(sb);
 }
 
 /* Put e[0..k) into the leaf, which has room for them: one WAL record. */
@@ -879,13 +1066,11 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 	{
 		uint64		keys[GBT_MERGE_REWRITE_MIN];
 		uint64		tids[GBT_MERGE_REWRITE_MIN];
-		GbtNode		node;
 		int			n = 0;
 
-		gbt_page_view(BufferGetPage(buf), &node);
 		for (Size x = 0; x < k; x++)
 		{
-			if (dedup && node_has_entry(&node, e[x].key, e[x].tid))
+			if (dedup && page_has_entry(BufferGetPage(buf), e[x].key, e[x].tid))
 				continue;
 			keys[n] = e[x].key;
 			tids[n] = e[x].tid;
@@ -905,73 +1090,150 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 }
 
 /*
+ * The entries of a split's right page when the rest of the merge does not
+ * fit it: the leaf's old entries beyond the left page's (they must stay),
+ * with as many of the next new ones, e[b..), as leave the page as full as
+ * a build would (none if the old ones fill it already).  Into keys/tids;
+ * returns their number and the new ones taken in *taken.
+ */
+static int
+right_page_entries(bool dedup, int ff, const uint64 *okeys, const uint64 *otids, int a,
+				   int nold, const GbtEntry *e, Size b, Size k, uint64 *keys, uint64 *tids,
+				   Size *taken)
+{
+	Size		lo = 0,
+				hi = Min(k - b, (Size) GBT_LEAF_MAX_ENTRIES);
+	int			n = 0;
+
+	/* the most new entries with which the page is still build-full at most */
+	while (lo < hi)
+	{
+		Size		mid = lo + (hi - lo + 1) / 2;
+		GbtMergeCursor mc = {0};
+
+		mc.okeys = okeys;
+		mc.otids = otids;
+		mc.nold = nold;
+		mc.a = a;
+		mc.e = e;
+		mc.b = b;
+		mc.k = b + mid;
+		n = 0;
+		while (n <= GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
+			n++;
+		if (n <= GBT_LEAF_MAX_ENTRIES && gbt_leaf_prefix(dedup, keys, tids, n, ff) >= n)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	{
+		GbtMergeCursor mc = {0};
+
+		mc.okeys = okeys;
+		mc.otids = otids;
+		mc.nold = nold;
+		mc.a = a;
+		mc.e = e;
+		mc.b = b;
+		mc.k = b + lo;
+		n = 0;
+		while (n < GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
+			n++;
+		if (mc.a < mc.nold || mc.b < mc.k)
+			n = -1;
+	}
+	*taken = lo;
+	return n;
+}
+
+/*
  * Split the leaf buf (pbuf its parent, invalid if the leaf is the root)
  * with the new entries e[i..j) merged in, as far as one split takes them.
  * Returns the first entry not placed.
  */
 static Size
 split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i, Size j,
-			 bool dedup, bool may_recycle)
+			 bool dedup_retry, bool may_recycle)
 {
 	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	uint64	   *okeys = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
-	uint64	   *otids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
-	GbtNode		node;
+	uint64	   *okeys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *otids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *mkeys = palloc(sizeof(uint64) * GBT_SPLIT_MAX);
+	uint64	   *mtids = palloc(sizeof(uint64) * GBT_SPLIT_MAX);
+	bool		dedup = gbt_get_dedup(index);
+	int			ff = gbt_get_fillfactor(index);
 	GbtMergeCursor mc = {0};
 	GbtSplitPlan plan;
-	int			target = Max(1, GBT_LEAF_SLOTS * gbt_get_fillfactor(index) / 100);
-	int			nslots;
-	Size		total;
-	int			m = 0;
+	int			nold,
+				m = 0,
+				full,
+				nright;
+	bool		all;
+	Size		placed;
 
-	gbt_page_view(BufferGetPage(buf), &node);
-	nslots = node.nslots;
-	mc.nold = gbt_node_extract(&node, okeys, otids, NULL);
+	nold = gbt_leaf_extract((char *) BufferGetPage(buf), okeys, otids);
+	mc.nold = nold;
 	mc.okeys = okeys;
 	mc.otids = otids;
 	mc.e = e + i;
 	mc.k = j - i;
-	total = mc.nold + mc.k;
-	if (dedup)
-		total -= count_repeats(okeys, otids, mc.nold, mc.e, mc.k);
-	Assert(total > (Size) nslots);
 
-	/* the left page: half of two pages' worth, else one build-full page */
-	plan.cut = total <= (Size) 2 * target ? (int) (total / 2) : target;
-	while (m < plan.cut && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
+	/* the merged entries, as many as two pages might take */
+	while (m < GBT_SPLIT_MAX && merge_next(&mc, &mkeys[m], &mtids[m]))
 		m++;
-	Assert(m == plan.cut);
+	all = mc.a >= mc.nold && mc.b >= mc.k;
 
-	/* the separator: the smallest entry left, old or new */
-	if (mc.a < mc.nold &&
-		(mc.b >= mc.k ||
-		 !gbt_entry_lt(mc.e[mc.b].key, mc.e[mc.b].tid, okeys[mc.a], otids[mc.a])))
+	/* the left page: half of two build-full pages' worth, else one such page */
+	full = gbt_leaf_prefix(dedup, mkeys, mtids, m, ff);
+	plan.cut = (all && m <= 2 * full) ? m / 2 : Min(full, m - 1);
+	plan.cut = Max(plan.cut, 1);
+	memcpy(sb->keys, mkeys, sizeof(uint64) * plan.cut);
+	memcpy(sb->tids, mtids, sizeof(uint64) * plan.cut);
+	plan.sepkey = mkeys[plan.cut];
+	plan.septid = mtids[plan.cut];
+
+	/* where the left page's entries leave the old and the new ones */
+	memset(&mc, 0, sizeof(mc));
+	mc.nold = nold;
+	mc.okeys = okeys;
+	mc.otids = otids;
+	mc.e = e + i;
+	mc.k = j - i;
+	for (int x = 0; x < plan.cut; x++)
 	{
-		plan.sepkey = okeys[mc.a];
-		plan.septid = otids[mc.a];
-	}
-	else
-	{
-		plan.sepkey = mc.e[mc.b].key;
-		plan.septid = mc.e[mc.b].tid;
+		uint64		k,
+					t;
+
+		if (!merge_next(&mc, &k, &t))
+			break;
 	}
 
 	/* the right page: the rest if it fits, else what a build would put there */
-	if (total - plan.cut > (Size) nslots)
+	nright = m - plan.cut;
+	if (all && (nright <= GBT_LEAF_SLOTS ||
+				((nold > GBT_LEAF_SLOTS ||
+				  (dedup && leaf_worth_posting(nright, mkeys + plan.cut))) &&
+				 gbt_post_fits(nright, mkeys + plan.cut, mtids + plan.cut))))
 	{
-		int			oldrest = mc.nold - mc.a;
-		Size		take = oldrest < target ? target - oldrest : 0;
-
-		mc.k = Min(mc.k, mc.b + take);
+		memcpy(sb->keys + plan.cut, mkeys + plan.cut, sizeof(uint64) * nright);
+		memcpy(sb->tids + plan.cut, mtids + plan.cut, sizeof(uint64) * nright);
+		placed = j - i;
 	}
-	while (m < 2 * GBT_MAX_SLOTS && merge_next(&mc, &sb->keys[m], &sb->tids[m]))
-		m++;
-	if (mc.a < mc.nold || m - plan.cut > nslots)
+	else
+	{
+		Size		taken;
+
+		nright = right_page_entries(dedup, ff, okeys, otids, mc.a, nold, mc.e, mc.b, mc.k,
+									sb->keys + plan.cut, sb->tids + plan.cut, &taken);
+		placed = mc.b + taken;
+	}
+	if (nright < 0 || !leaf_fits(plan.cut, sb->keys, sb->tids) ||
+		!leaf_fits(nright, sb->keys + plan.cut, sb->tids + plan.cut))
 		elog(ERROR, "gbtree: batch split of block %u of index \"%s\" does not fit",
 			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
-	sb->n = m;
+	sb->n = plan.cut + nright;
 	plan.rspread = true;
-	memset(sb->child, 0, sizeof(uint32) * m);
+	memset(sb->child, 0, sizeof(uint32) * sb->n);
 
 	if (BufferIsValid(pbuf))
 		split_page(index, pbuf, buf, sb, &plan, may_recycle);
@@ -980,7 +1242,9 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	pfree(sb);
 	pfree(okeys);
 	pfree(otids);
-	return i + mc.b;
+	pfree(mkeys);
+	pfree(mtids);
+	return i + placed;
 }
 
 /* A batch's SMO: where it is and how far it went */
@@ -1001,7 +1265,7 @@ merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *a
 	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 	Size		j = leaf_run_end(op, ms->e, ms->i, ms->n);
 
-	if (leaf_has_room(index, buf, j - ms->i))
+	if (leaf_has_room(index, buf, ms->e + ms->i, j - ms->i))
 	{
 		/* no split needed: back to the optimistic path */
 		merge_into_leaf(index, buf, ms->e + ms->i, j - ms->i, ms->dedup);
@@ -1069,8 +1333,10 @@ leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber n
 		if (PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
 			break;
 		op = gbt_page_opaque((char *) page);
-		if (op->page_id != GBT_PAGE_ID || op->nslots != GBT_LEAF_SLOTS ||
-			op->nused > op->nslots || op->level != 0 ||
+		if (op->page_id != GBT_PAGE_ID ||
+			((op->flags & GBT_F_POSTING) ? op->nslots != 0 :
+			 (op->nslots != GBT_LEAF_SLOTS || op->nused > op->nslots)) ||
+			op->level != 0 ||
 			(op->flags & (GBT_F_LEAF | GBT_F_META | GBT_F_DELETED)) != GBT_F_LEAF ||
 			!gbt_page_in_tree(op, root) ||
 			gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
@@ -1123,7 +1389,7 @@ gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, b
 			buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		j = leaf_run_end(op, e, i, n);
-		if (leaf_has_room(index, buf, j - i))
+		if (leaf_has_room(index, buf, e + i, j - i))
 		{
 			merge_into_leaf(index, buf, e + i, j - i, dedup);
 			UnlockReleaseBuffer(buf);

@@ -88,8 +88,11 @@ gbt_check_page(Relation index, Buffer buf)
 	if (op->page_id != GBT_PAGE_ID ||
 		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
 		(!(op->flags & GBT_F_META) &&
-		 (op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS) ||
-		  op->nused > op->nslots ||
+		 (((op->flags & GBT_F_POSTING) ?
+		   (!(op->flags & GBT_F_LEAF) || op->nslots != 0 ||
+			op->nused > GBT_POST_MAX_ENTRIES) :
+		   (op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS) ||
+			op->nused > op->nslots)) ||
 		  ((op->flags & GBT_F_LEAF) != 0) != (op->level == 0))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

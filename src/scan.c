@@ -183,6 +183,43 @@ hold_leaf_pin(IndexScanDesc scan, Buffer buf, bool keep)
 }
 
 /*
+ * read_leaf for a leaf in posting form: each range's first key found by
+ * the same SIMD counts over the distinct keys, then their posting lists.
+ * Posting leaves carry no dead-entry marks.  Returns the entries copied.
+ */
+static int
+read_posting(GbtSegment *seg, Page page, GbtScanPos *pos)
+{
+	GbtPost		p;
+	GbtNode		kn;
+	int			ng;
+	int			n = 0;
+
+	gbt_post_view((char *) page, &p);
+	gbt_post_key_node(&p, &kn);
+	ng = p.hdr->ngroups;
+	pos->hasentries = ng > 0;
+	if (ng == 0)
+		return 0;
+	pos->lowkey = p.keys[0];
+	for (int r = first_range_hi_ge(seg, p.keys[0]);
+		 r < seg->nranges && seg->ranges[r].lo <= p.keys[ng - 1]; r++)
+	{
+		uint64		rhi = seg->ranges[r].hi;
+
+		for (int g = gbt_node_lower_bound(&kn, seg->ranges[r].lo);
+			 g < ng && p.keys[g] <= rhi; g++)
+			for (int i = p.start[g]; i < p.start[g + 1]; i++)
+			{
+				pos->items[n].key = p.keys[g];
+				pos->items[n].tid = gbt_post_tid(&p, i);
+				n++;
+			}
+	}
+	return n;
+}
+
+/*
  * Copy the entries of the locked leaf in buf that fall in segment seg's
  * ranges into so->pos; then unlock, keeping the pin as so->buf.
  */
@@ -199,8 +236,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 				last,
 				n = 0;
 
-	gbt_page_view(page, &node);
-	op = node.opaque;
+	op = gbt_page_opaque((char *) page);
 	if (!(op->flags & GBT_F_LEAF))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -232,6 +268,12 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 	pos->hikey = op->hikey;
 	pos->hitid = op->hitid;
 
+	if (gbt_page_is_posting((char *) page))
+	{
+		n = read_posting(seg, page, pos);
+		goto clip;
+	}
+	gbt_page_view(page, &node);
 	first = gbt_node_first_used(&node);
 	last = gbt_node_last_used(&node);
 	pos->hasentries = first < node.nslots;
@@ -298,6 +340,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 							BufferGetBlockNumber(buf)),
 					 errhint("Please REINDEX it.")));
 	}
+clip:
 	/* a parallel chunk ends where the next one starts */
 	if (so->clip)
 		while (n > 0 && !gbt_entry_lt(pos->items[n - 1].key, pos->items[n - 1].tid,
@@ -709,14 +752,14 @@ remember_killed(IndexScanDesc scan)
 		mark_killed(scan);
 	if (so->killed == NULL)
 		so->killed = MemoryContextAlloc(GetMemoryChunkContext(so),
-										sizeof(GbtEntry) * GBT_MAX_SLOTS);
+										sizeof(GbtEntry) * GBT_LEAF_MAX_ENTRIES);
 	if (so->nkilled == 0)
 	{
 		so->kill_blk = pos->blk;
 		so->kill_lsn = pos->lsn;
 		so->kill_pinned = pos->pinned;
 	}
-	if (so->nkilled < GBT_MAX_SLOTS)
+	if (so->nkilled < GBT_LEAF_MAX_ENTRIES)
 		so->killed[so->nkilled++] = pos->items[pos->itemIndex];
 }
 
@@ -758,8 +801,9 @@ mark_killed(IndexScanDesc scan)
 	page = BufferGetPage(buf);
 	if ((!pinned && BufferGetLSNAtomic(buf) != so->kill_lsn) ||
 		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE ||
-		(gbt_page_opaque((char *) page)->flags & (GBT_F_LEAF | GBT_F_DELETED)) != GBT_F_LEAF)
-		goto done;
+		(gbt_page_opaque((char *) page)->flags &
+		 (GBT_F_LEAF | GBT_F_DELETED | GBT_F_POSTING)) != GBT_F_LEAF)
+		goto done;				/* posting leaves carry no marks */
 	gbt_page_view(page, &node);
 	dead = gbt_leaf_dead((char *) page);
 	for (int i = 0; i < n; i++)
@@ -1121,7 +1165,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
-	ItemPointerData tids[GBT_MAX_SLOTS];
+	ItemPointerData tids[GBT_LEAF_MAX_ENTRIES];
 	int64		ntids = 0;
 
 	if (!start_scan(scan, ForwardScanDirection))
@@ -1147,9 +1191,9 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			t[i] = so->gpu_items[i].tid >> 16;	/* block, offset; no flags */
 		gbt_scan_gpu_release(scan);
 		gbt_sort_tids(t, n);
-		for (int i = 0; i < n; i += GBT_MAX_SLOTS)
+		for (int i = 0; i < n; i += GBT_LEAF_MAX_ENTRIES)
 		{
-			int			m = Min(n - i, GBT_MAX_SLOTS);
+			int			m = Min(n - i, GBT_LEAF_MAX_ENTRIES);
 
 			for (int j = 0; j < m; j++)
 				ItemPointerSet(&tids[j], (BlockNumber) (t[i + j] >> 16),
@@ -1162,9 +1206,9 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (so->gpu_items)
 	{
 		/* start_scan() returned the first entry already */
-		for (int64 i = 0; i < so->gpu_n; i += GBT_MAX_SLOTS)
+		for (int64 i = 0; i < so->gpu_n; i += GBT_LEAF_MAX_ENTRIES)
 		{
-			int			n = (int) Min(so->gpu_n - i, GBT_MAX_SLOTS);
+			int			n = (int) Min(so->gpu_n - i, GBT_LEAF_MAX_ENTRIES);
 
 			for (int j = 0; j < n; j++)
 				gbt_tid_to_itemptr(so->gpu_items[i + j].tid, &tids[j]);
@@ -1253,7 +1297,7 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 	instr_time	t0;
 
 	Assert(scan->parallel_scan == NULL);
-	max = Max(max, GBT_MAX_SLOTS);
+	max = Max(max, GBT_LEAF_MAX_ENTRIES);
 	scan->xs_want_itup = true;	/* needs_leaf_pin(): leaf pins are held */
 	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	if (!start_scan(scan, ForwardScanDirection))

@@ -61,12 +61,38 @@ cmp_slot_desc(const void *a, const void *b)
 	return (int) *(const uint16 *) b - (int) *(const uint16 *) a;
 }
 
-/* Turn the given slots of a leaf into gaps, in that order. */
+/*
+ * Turn the given slots of a leaf into gaps, in that order; in a posting
+ * leaf, slots number its TIDs, and the leaf is rewritten without them
+ * (in plain form once they fit it).
+ */
 void
 gbt_page_delete_slots(Page page, const uint16 *slots, int n)
 {
 	GbtNode		node;
 
+	if (gbt_page_is_posting((char *) page))
+	{
+		uint64	   *keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+		uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+		int			m = gbt_post_decode((char *) page, keys, tids);
+		int			kept = 0;
+
+		for (int i = 0; i < n; i++)
+			if (slots[i] < m)
+				tids[slots[i]] = GBT_SENTINEL;
+		for (int i = 0; i < m; i++)
+			if (tids[i] != GBT_SENTINEL)
+			{
+				keys[kept] = keys[i];
+				tids[kept] = tids[i];
+				kept++;
+			}
+		gbt_page_leaf_rewrite(page, kept, keys, tids, true);
+		pfree(keys);
+		pfree(tids);
+		return;
+	}
 	gbt_page_view(page, &node);
 	gbt_leaf_clear_dead((char *) page);
 	for (int i = 0; i < n; i++)
@@ -118,28 +144,47 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 {
 	Page		page = BufferGetPage(buf);
 	GbtNode		node;
-	int			dead[GBT_MAX_SLOTS];
+	int			dead[GBT_LEAF_MAX_ENTRIES];
 	int			ndead = 0;
 	int			live = 0;
 
-	gbt_page_view(page, &node);
-	for (int s = gbt_node_first_used(&node); s < node.nslots;
-		 s = gbt_node_next_used(&node, s + 1))
+	if (gbt_page_is_posting((char *) page))
 	{
-		ItemPointerData tid;
+		GbtPost		p;
 
-		gbt_tid_to_itemptr(node.tids[s], &tid);
-		if (callback && callback(&tid, callback_state))
-			dead[ndead++] = s;
-		else
-			live++;
+		gbt_post_view((char *) page, &p);
+		for (int i = 0; i < p.hdr->nentries; i++)
+		{
+			ItemPointerData tid;
+
+			gbt_tid_to_itemptr(gbt_post_tid(&p, i), &tid);
+			if (callback && callback(&tid, callback_state))
+				dead[ndead++] = i;
+			else
+				live++;
+		}
+	}
+	else
+	{
+		gbt_page_view(page, &node);
+		for (int s = gbt_node_first_used(&node); s < node.nslots;
+			 s = gbt_node_next_used(&node, s + 1))
+		{
+			ItemPointerData tid;
+
+			gbt_tid_to_itemptr(node.tids[s], &tid);
+			if (callback && callback(&tid, callback_state))
+				dead[ndead++] = s;
+			else
+				live++;
+		}
 	}
 
 	if (ndead > 0)
 	{
 		GbtWal	   *w = gbt_wal_start(index);
 		Page		wpage = gbt_wal_register(w, buf, 0);
-		uint16		slots[GBT_MAX_SLOTS];
+		uint16		slots[GBT_LEAF_MAX_ENTRIES];
 
 		/* from the right, so each deletion refreshes only its own gap run */
 		for (int i = 0; i < ndead; i++)
@@ -214,12 +259,13 @@ gbt_leaf_reclaim_dead(Relation index, Buffer buf)
 	TM_IndexDeleteOp delstate;
 	Relation	heap;
 	TransactionId horizon;
-	uint16		cand[GBT_MAX_SLOTS];
-	uint16		slots[GBT_MAX_SLOTS];
+	uint16		cand[GBT_LEAF_MAX_ENTRIES];
+	uint16		slots[GBT_LEAF_MAX_ENTRIES];
 	int			n = 0;
 	GbtWal	   *w;
 
-	if (!gbt_leaf_has_dead((char *) page))
+	/* posting leaves carry no marks (and their body overlays the space) */
+	if (gbt_page_is_posting((char *) page) || !gbt_leaf_has_dead((char *) page))
 		return false;
 	gbt_page_view(page, &node);
 	for (int s = gbt_node_first_used(&node); s < node.nslots;

@@ -99,6 +99,85 @@ remember_entry(GbtCheckState *st, uint64 key, uint64 tid, bool isnull)
 	st->n++;
 }
 
+/*
+ * The first and last entries of a page of either form: false if it has
+ * none.
+ */
+static bool
+page_bounds(Page page, uint64 *fk, uint64 *ft, uint64 *lk, uint64 *lt)
+{
+	GbtNode		node;
+	int			f,
+				l;
+
+	if (gbt_page_is_posting((char *) page))
+	{
+		GbtPost		p;
+		int			n;
+
+		gbt_post_view((char *) page, &p);
+		n = p.hdr->nentries;
+		if (n == 0 || p.hdr->ngroups == 0)
+			return false;
+		*fk = p.keys[0];
+		*ft = gbt_post_tid(&p, 0);
+		*lk = p.keys[p.hdr->ngroups - 1];
+		*lt = gbt_post_tid(&p, n - 1);
+		return true;
+	}
+	gbt_page_view(page, &node);
+	f = gbt_node_first_used(&node);
+	l = gbt_node_last_used(&node);
+	if (f >= node.nslots || l < 0)
+		return false;
+	*fk = node.keys[f];
+	*ft = node.tids[f];
+	*lk = node.keys[l];
+	*lt = node.tids[l];
+	return true;
+}
+
+/* the checks of each entry of a posting leaf (check_page_alone's) */
+static void
+check_posting_alone(GbtCheckState *st, Buffer buf, bool nulltree)
+{
+	BlockNumber blk = BufferGetBlockNumber(buf);
+	Page		page = BufferGetPage(buf);
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+	const char *err = gbt_post_check((char *) page);
+	uint64	   *keys;
+	uint64	   *tids;
+	int			n;
+
+	if (err)
+		CORRUPT(st, blk, "%s", err);
+	keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	n = gbt_post_decode((char *) page, keys, tids);
+	if (n > 0 && !(op->flags & GBT_F_RIGHTMOST) &&
+		!gbt_entry_lt(keys[n - 1], tids[n - 1], op->hikey, op->hitid))
+		CORRUPT(st, blk, "last posting entry is not below the high key");
+	for (int i = 0; i < n; i++)
+	{
+		OffsetNumber off = gbt_tid_offset(tids[i]);
+		BlockNumber hblk = gbt_tid_block(tids[i]);
+
+		if (nulltree && keys[i] != 0)
+			CORRUPT(st, blk, "posting entry %d of the NULL tree has a key", i);
+		if (off < FirstOffsetNumber || off > MaxHeapTuplesPerPage)
+			CORRUPT(st, blk, "posting entry %d has invalid heap offset %u", i, off);
+		if (hblk >= st->heapblocks)
+		{
+			st->heapblocks = RelationGetNumberOfBlocks(st->heap);
+			if (hblk >= st->heapblocks)
+				CORRUPT(st, blk, "posting entry %d points to heap block %u beyond the table's end", i, hblk);
+		}
+		remember_entry(st, keys[i], tids[i], nulltree);
+	}
+	pfree(keys);
+	pfree(tids);
+}
+
 /* checks of one page that need nothing else */
 static void
 check_page_alone(GbtCheckState *st, Buffer buf, bool nulltree)
@@ -108,13 +187,20 @@ check_page_alone(GbtCheckState *st, Buffer buf, bool nulltree)
 	GbtPageOpaque op;
 	const char *err;
 
+	op = gbt_page_opaque((char *) BufferGetPage(buf));
+	if (((op->flags & GBT_F_NULLTREE) != 0) != nulltree)
+		CORRUPT(st, blk, "page belongs to the wrong tree");
+	if (!(op->flags & GBT_F_RIGHTMOST) && op->rightlink == GBT_NO_BLOCK)
+		CORRUPT(st, blk, "page without right sibling is not marked rightmost");
+	if (op->flags & GBT_F_POSTING)
+	{
+		check_posting_alone(st, buf, nulltree);
+		return;
+	}
 	gbt_page_view(BufferGetPage(buf), &node);
-	op = node.opaque;
 	err = gbt_node_check(&node);
 	if (err)
 		CORRUPT(st, blk, "%s", err);
-	if (((op->flags & GBT_F_NULLTREE) != 0) != nulltree)
-		CORRUPT(st, blk, "page belongs to the wrong tree");
 	if (op->flags & GBT_F_LEAF)
 	{
 		const uint64 *dead = gbt_leaf_dead((char *) BufferGetPage(buf));
@@ -128,8 +214,6 @@ check_page_alone(GbtCheckState *st, Buffer buf, bool nulltree)
 	{
 		int			last = gbt_node_last_used(&node);
 
-		if (op->rightlink == GBT_NO_BLOCK)
-			CORRUPT(st, blk, "page without right sibling is not marked rightmost");
 		if (last >= 0 &&
 			!gbt_entry_lt(node.keys[last], node.tids[last], op->hikey, op->hitid))
 			CORRUPT(st, blk, "entry at slot %d is not below the high key", last);
@@ -181,15 +265,16 @@ check_children(GbtCheckState *st, BlockNumber pblk, char *pcopy, bool leftmost)
 		uint64		ut = nx < pnode.nslots ? pnode.tids[nx] : pop->hitid;
 		bool		first = (s == gbt_node_first_used(&pnode));
 		Buffer		cbuf;
-		GbtNode		cnode;
 		GbtPageOpaque cop;
-		int			cf,
-					cl;
+		bool		nonempty;
+		uint64		fk,
+					ft,
+					lk,
+					lt;
 
 		CHECK_FOR_INTERRUPTS();
 		cbuf = read_locked(st, pnode.child[s]);
-		gbt_page_view(BufferGetPage(cbuf), &cnode);
-		cop = cnode.opaque;
+		cop = gbt_page_opaque((char *) BufferGetPage(cbuf));
 		if (cop->flags & GBT_F_DELETED)
 		{
 			/* unlinked since we copied the parent */
@@ -203,13 +288,11 @@ check_children(GbtCheckState *st, BlockNumber pblk, char *pcopy, bool leftmost)
 		if (!(leftmost && first) &&
 			gbt_entry_lt(pnode.keys[s], pnode.tids[s], cop->lowkey, cop->lowtid))
 			CORRUPT(st, pnode.child[s], "low key is above its separator in parent block %u", pblk);
-		cf = gbt_node_first_used(&cnode);
-		cl = gbt_node_last_used(&cnode);
-		if (cf < cnode.nslots && !(leftmost && first) &&
-			gbt_entry_lt(cnode.keys[cf], cnode.tids[cf], pnode.keys[s], pnode.tids[s]))
+		nonempty = page_bounds(BufferGetPage(cbuf), &fk, &ft, &lk, &lt);
+		if (nonempty && !(leftmost && first) &&
+			gbt_entry_lt(fk, ft, pnode.keys[s], pnode.tids[s]))
 			CORRUPT(st, pnode.child[s], "first entry is below its separator in parent block %u", pblk);
-		if (cl >= 0 && have_upper &&
-			!gbt_entry_lt(cnode.keys[cl], cnode.tids[cl], uk, ut))
+		if (nonempty && have_upper && !gbt_entry_lt(lk, lt, uk, ut))
 			CORRUPT(st, pnode.child[s], "last entry is not below the next separator in parent block %u", pblk);
 		UnlockReleaseBuffer(cbuf);
 	}
@@ -247,14 +330,17 @@ check_tree(GbtCheckState *st, BlockNumber root, bool nulltree)
 		{
 			GbtNode		node;
 			Buffer		rbuf;
-			GbtNode		rnode;
 			GbtPageOpaque rop;
-			int			rf;
+			uint64		rfk,
+						rft,
+						rlk,
+						rlt;
 			BlockNumber next;
 
 			CHECK_FOR_INTERRUPTS();
-			gbt_page_view(BufferGetPage(buf), &node);
-			op = node.opaque;
+			op = gbt_page_opaque((char *) BufferGetPage(buf));
+			if (!(op->flags & GBT_F_POSTING))
+				gbt_page_view(BufferGetPage(buf), &node);
 			if (op->flags & GBT_F_DELETED)
 			{
 				/* unlinked while we were not holding its left sibling */
@@ -292,8 +378,7 @@ check_tree(GbtCheckState *st, BlockNumber root, bool nulltree)
 			/* hold this page while looking at its right sibling */
 			next = op->rightlink;
 			rbuf = read_locked(st, next);
-			gbt_page_view(BufferGetPage(rbuf), &rnode);
-			rop = rnode.opaque;
+			rop = gbt_page_opaque((char *) BufferGetPage(rbuf));
 			if (rop->flags & GBT_F_DELETED)
 				CORRUPT(st, next, "deleted page is still the right sibling of block %u", blk);
 			if (rop->level != op->level)
@@ -304,9 +389,8 @@ check_tree(GbtCheckState *st, BlockNumber root, bool nulltree)
 						rop->leftlink, blk);
 			if (rop->lowkey != op->hikey || rop->lowtid != op->hitid)
 				CORRUPT(st, next, "low key differs from left sibling %u's high key", blk);
-			rf = gbt_node_first_used(&rnode);
-			if (rf < rnode.nslots &&
-				gbt_entry_lt(rnode.keys[rf], rnode.tids[rf], op->hikey, op->hitid))
+			if (page_bounds(BufferGetPage(rbuf), &rfk, &rft, &rlk, &rlt) &&
+				gbt_entry_lt(rfk, rft, op->hikey, op->hitid))
 				CORRUPT(st, next, "first entry is below the left sibling's high key (block %u)", blk);
 			UnlockReleaseBuffer(rbuf);
 			UnlockReleaseBuffer(buf);

@@ -183,7 +183,9 @@ gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uin
 {
 	Page		page = BufferGetPage(buf);
 
-	if (!gbt_wal_rmgr)
+	/* a rewrite (posting form) allocates: not in a critical section */
+	if (!gbt_wal_rmgr || gbt_page_is_posting((char *) page) ||
+		gbt_page_opaque((char *) page)->nused + n > gbt_page_opaque((char *) page)->nslots)
 		return false;
 	START_CRIT_SECTION();
 	if (!gbt_page_insert(page, keys, tids, child, n))

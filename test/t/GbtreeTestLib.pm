@@ -509,6 +509,13 @@ sub wal_workload
 	INSERT INTO w (k, f, ts)
 	  SELECT (g * 104729) % 20000, g * 1.5, now() FROM generate_series(1, 5000) g;
 	INSERT INTO w (k, f) SELECT 777, NULL FROM generate_series(1, 2000) g;
+	-- leaves in posting form (src/README, "Deduplication"): built, then
+	-- taking single rows and batches, split, and shrunk by VACUUM below
+	CREATE TABLE d (k int8);
+	INSERT INTO d SELECT g % 3 FROM generate_series(1, 6000) g;
+	CREATE INDEX d_k_g ON d USING gbtree (k);
+	DO $$ BEGIN FOR i IN 1..300 LOOP INSERT INTO d VALUES (i % 4); END LOOP; END $$;
+	INSERT INTO d SELECT 1 FROM generate_series(1, 3000) g;
 	INSERT INTO e SELECT g FROM generate_series(1, 6000) g;
 	INSERT INTO e SELECT -g FROM generate_series(1, 2000) g;
 	INSERT INTO e SELECT NULL FROM generate_series(1, 1000) g;
@@ -546,6 +553,7 @@ sub wal_workload
 	DELETE FROM w WHERE k BETWEEN 5000 AND 12000;
 	DELETE FROM w WHERE k = 777 AND id % 3 <> 0;
 	DELETE FROM e WHERE k BETWEEN 100 AND 5000;
+	DELETE FROM d WHERE ctid::text LIKE '%1)' OR k = 2;
 	SET enable_seqscan = off;
 	SET enable_bitmapscan = off;
 	SELECT count(*) FROM w WHERE k BETWEEN 4000 AND 13000;
@@ -555,6 +563,8 @@ sub wal_workload
 	UPDATE w SET k = k + 1, f = f + 1 WHERE id % 31 = 0;
 	VACUUM w;
 	VACUUM e;
+	VACUUM d;
+	INSERT INTO d SELECT g % 5 FROM generate_series(1, 2000) g;
 	INSERT INTO w (k, f) SELECT 5000 + g % 7000, g FROM generate_series(1, 4000) g;
 	INSERT INTO e SELECT g FROM generate_series(100, 5000, 3) g;
 	VACUUM w;
@@ -617,6 +627,10 @@ sub wal_checks
 		{
 			name => 'e_range', index => 'e_k_g',
 			sql => q{SELECT count(*) || ':' || coalesce(sum(k), 0) FROM e WHERE k >= 50::int8 AND k < 18000::int8}
+		},
+		{
+			name => 'd_posting', index => 'd_k_g', modes => [qw(idx ios bitmap)], ios => 1,
+			sql => q{SELECT count(*) || ':' || count(*) FILTER (WHERE k = 1) || ':' || coalesce(sum(k), 0) FROM d WHERE k BETWEEN 0::int8 AND 3::int8}
 		},);
 	return \@checks;
 }
