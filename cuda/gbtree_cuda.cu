@@ -314,6 +314,23 @@ grow_page_array(GbtCudaCopy *c, uint32_t need)
 	return 0;
 }
 
+/*
+ * A page in posting form among these images sends the copy's lookups to
+ * the walk kernels from now on (the others read plain leaves only).
+ */
+static void
+note_posting(GbtCudaCopy *c, const char *images, uint32_t npages)
+{
+	for (uint32_t i = 0; i < npages && !c->posting; i++)
+	{
+		const GbtPageOpaqueData *op =
+			(const GbtPageOpaqueData *) (images + (size_t) i * GBT_PAGE_SIZE + GBT_OPAQUE_OFFSET);
+
+		if (op->page_id == GBT_PAGE_ID && (op->flags & GBT_F_POSTING))
+			c->posting = true;
+	}
+}
+
 extern "C" int
 gbt_cuda_copy_put_range(GbtCudaCopy *c, uint32_t first, const void *images, uint32_t npages)
 {
@@ -333,6 +350,7 @@ gbt_cuda_copy_put_range(GbtCudaCopy *c, uint32_t first, const void *images, uint
 	}
 	if ((rc = grow_page_array(c, first + npages)) != 0)
 		return rc;
+	note_posting(c, (const char *) images, npages);
 	CK(cudaMemcpyAsync(c->d_pages + (size_t) first * GBT_PAGE_SIZE, images,
 					   (size_t) npages * GBT_PAGE_SIZE, cudaMemcpyHostToDevice, c->stream),
 	   "copying pages");
@@ -371,6 +389,7 @@ gbt_cuda_copy_put_pages(GbtCudaCopy *c, const uint32_t *blknos, const void *imag
 	}
 	if (npages == 0)
 		return 0;
+	note_posting(c, img, npages);
 	for (uint32_t i = 0; i < npages; i++)
 	{
 		if (blknos[i] >= GBT_NO_BLOCK - 1)

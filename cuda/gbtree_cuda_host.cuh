@@ -56,6 +56,8 @@ struct GbtCudaCopy
 	QRec	   *d_rec;			/* device-sorted batches: results by record */
 	bool		rec_used;		/* the last count pass wrote d_rec */
 	bool		direct_used;	/* the last count pass wrote results directly */
+	bool		posting;		/* a page in posting form was put: the walk kernels
+								 * serve its lookups (gbtree_cuda_posting.cu) */
 	void	   *d_cub;
 	size_t		cub_bytes;
 	uint32_t   *d_skeys[2];		/* unsorted batches: sort keys and order */

@@ -129,6 +129,23 @@ struct LParams : TreeParams
 };
 
 /* fill_kernel (gbtree_cuda_fill.cu) */
+/* walk_count_kernel and walk_fill_kernel (gbtree_cuda_posting.cu) */
+struct WParams
+{
+	const char *pages;
+	uint32_t	nblocks;
+	uint32_t	root;
+	const GbtCudaQuery *queries;
+	uint64_t	n;
+	uint64_t   *counts;			/* count pass: [n] */
+	const uint64_t *offsets;	/* fill pass: [n + 1] */
+	uint64_t   *out_keys;		/* may be NULL */
+	uint64_t   *out_tids;
+	uint64_t	cap;
+	u64		   *err;
+	uint32_t	maxhops;
+};
+
 struct FParams
 {
 	const char *pages;
@@ -344,6 +361,8 @@ extern GBT_CUDA_PRIVATE cudaError_t leaf_kernel_occupancy(int *blocks_per_sm);
 extern GBT_CUDA_PRIVATE cudaError_t launch_leaf_kernel(const LParams &p, bool perm, int grid,
 													   cudaStream_t stream);
 
+extern GBT_CUDA_PRIVATE cudaError_t launch_walk_kernel(const WParams &p, bool fill,
+													   cudaStream_t stream);
 extern GBT_CUDA_PRIVATE cudaError_t fill_kernel_occupancy(int *blocks_per_sm);
 extern GBT_CUDA_PRIVATE cudaError_t launch_fill_kernel(const FParams &p, int grid,
 													   cudaStream_t stream);

@@ -319,6 +319,27 @@ queue_leaf_pass(GbtCudaCopy *c, uint32_t root, uint64_t n, const uint32_t *perm,
 	return launch_leaf_kernel(p, perm != NULL, grid, c->stream);
 }
 
+/* the walk kernels (a copy with posting leaves): count, or fill into cap */
+static cudaError_t
+queue_walk_pass(GbtCudaCopy *c, uint32_t root, uint64_t n, uint64_t cap, bool keys, bool fill)
+{
+	WParams		p;
+
+	p.pages = c->d_pages;
+	p.nblocks = c->nblocks;
+	p.root = root;
+	p.queries = c->d_queries;
+	p.n = n;
+	p.counts = c->d_counts;
+	p.offsets = c->d_offsets;
+	p.out_keys = keys ? c->d_out_keys : NULL;
+	p.out_tids = c->d_out_tids;
+	p.cap = cap;
+	p.err = c->d_err;
+	p.maxhops = c->nblocks + 64;
+	return launch_walk_kernel(p, fill, c->stream);
+}
+
 /*
  * The device phases on queries already in c->d_queries: optional sort of
  * an unsorted batch by sort_bits bits of the low key (neighbouring queries
@@ -338,6 +359,17 @@ queue_lookup_phases(GbtCudaCopy *c, uint32_t root, uint64_t n, int sorted, int g
 	e = cudaMemsetAsync(c->d_err, 0, 4 * sizeof(u64), c->stream);
 	c->rec_used = false;
 	c->direct_used = false;
+	if (c->posting)
+	{
+		/* posting leaves: the walk kernels, queries as given */
+		if (e == cudaSuccess)
+			e = queue_walk_pass(c, root, n, 0, keys, false);
+		if (e == cudaSuccess)
+			e = queue_prefix_sum(c, n);
+		if (e == cudaSuccess && fill_cap)
+			e = queue_walk_pass(c, root, n, fill_cap, keys, true);
+		return e;
+	}
 	if (e == cudaSuccess && !sorted && n >= c->sort_min)
 	{
 		size_t		bytes = c->sort_bytes;
@@ -511,7 +543,10 @@ gbt_cuda_lookup(GbtCudaCopy *c, uint32_t root, const GbtCudaQuery *queries, uint
 	{
 		if ((rc = reserve_result_buffers(c, total)) != 0)
 			return rc;
-		CK(queue_fill_pass(c, n, total, out_keys != NULL), "fill kernel");
+		if (c->posting)
+			CK(queue_walk_pass(c, root, n, total, out_keys != NULL, true), "walk fill kernel");
+		else
+			CK(queue_fill_pass(c, n, total, out_keys != NULL), "fill kernel");
 		CK(cudaMemcpyAsync(&c->h_small[0], c->d_err, sizeof(u64), cudaMemcpyDeviceToHost,
 						   c->stream), "lookup");
 	}

@@ -383,7 +383,9 @@ entry_leaf(const char *pages, uint32_t nblocks, uint32_t root, uint64_t k, uint6
 		pg = pages + (size_t) blk * GBT_PAGE_SIZE;
 		op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
 		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
-			op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS))
+			((op->flags & GBT_F_POSTING) ?
+			 (op->nslots != 0 || !(op->flags & GBT_F_LEAF)) :
+			 op->nslots != ((op->flags & GBT_F_LEAF) ? GBT_LEAF_SLOTS : GBT_INNER_SLOTS)))
 			return GBT_NO_BLOCK;
 		if ((op->flags & GBT_F_DELETED) ||
 			(!(op->flags & GBT_F_RIGHTMOST) && !entry_lt(k, t, op->hikey, op->hitid)))

@@ -85,8 +85,6 @@ typedef struct GbtGpuCopy
 	uint64		pages_shipped;
 	XLogRecPtr	standby_lsn;	/* hot standby: replay position of last sync */
 	bool		overflow;		/* dirty set overflowed: reload all */
-	bool		posting;		/* holds a leaf in posting form: the kernels
-								 * read plain leaves only, so the CPU answers */
 	uint64		smo_count;		/* multi-page changes recorded so far */
 	int			ndirty;
 	BlockNumber dirty[GBT_GPU_MAX_DIRTY];
@@ -158,7 +156,6 @@ typedef struct GbtGpuRequest
  */
 #define GBT_GPU_ENOCOPY		(-100)	/* copy gone (evicted, replaced) */
 #define GBT_GPU_ESERVICE	(-101)	/* service died or is not running */
-#define GBT_GPU_EPOSTING	(-102)	/* index has posting leaves (src/README) */
 
 /* Payload of PUT_PAGES: header, blknos[npages], then 8 KB images */
 typedef struct GbtGpuPutPayload
@@ -200,7 +197,6 @@ typedef struct GbtGpuShared
 	uint64		fallback_service;	/* no service / service died */
 	uint64		fallback_memory;
 	uint64		fallback_error;
-	uint64		fallback_posting;	/* index has leaves in posting form */
 	uint64		gpu_builds;
 	uint64		gpu_build_runs; /* sorted runs of those builds */
 	uint64		gpu_build_layouts;	/* of those, laid out on the device */

@@ -500,7 +500,6 @@ typedef struct GbtGpuPageLoad
 	GbtGpuRequest *inflight;	/* the other buffer's shipment, if running */
 	bool		reset;			/* the next shipment starts the copy */
 	bool		failed;
-	bool		posting;		/* a page in posting form went to the device */
 	uint64		shipped;
 	char		errbuf[256];
 } GbtGpuPageLoad;
@@ -643,13 +642,6 @@ static void
 load_done(GbtGpuPageLoad *ld, const BlockNumber *blknos, int n)
 {
 	Assert(ld->n + n <= LOAD_CHUNK_PAGES);
-	for (int i = 0; i < n; i++)
-	{
-		Page		page = (Page) (load_images(ld, ld->cur) + (Size) (ld->n + i) * BLCKSZ);
-
-		if (!PageIsNew(page) && gbt_page_is_posting((char *) page))
-			ld->posting = true;
-	}
 	memcpy(load_blknos(ld, ld->cur) + ld->n, blknos, sizeof(BlockNumber) * n);
 	ld->n += n;
 	if (ld->n == LOAD_CHUNK_PAGES)
@@ -683,13 +675,6 @@ load_finish(GbtGpuPageLoad *ld, BlockNumber nblocks)
 	{
 		/* a takeover of the slot or another load bumped the generation */
 		LWLockAcquire(&sh->sync_locks[ld->copyno].lock, LW_EXCLUSIVE);
-		if (ld->posting)
-		{
-			/* the CPU lays out leaves in posting form the kernels do not read */
-			SpinLockAcquire(&sh->copies[ld->copyno].mutex);
-			sh->copies[ld->copyno].posting = true;
-			SpinLockRelease(&sh->copies[ld->copyno].mutex);
-		}
 		gbt_gpu_copy_loaded(&sh->copies[ld->copyno], ld->gen, nblocks, InvalidXLogRecPtr);
 		LWLockRelease(&sh->sync_locks[ld->copyno].lock);
 		gbt_gpu_count_shipped(ld->copyno, ld->shipped);

@@ -527,7 +527,6 @@ gbt_gpu_get_copy(Relation index)
 	c->standby_lsn = InvalidXLogRecPtr;
 	c->ndirty = 0;
 	c->overflow = false;
-	c->posting = false;
 	SpinLockRelease(&c->mutex);
 	if (was_free)
 		pg_atomic_fetch_add_u32(&sh->ncopies, 1);	/* full barrier */
@@ -547,7 +546,6 @@ gbt_gpu_copy_restart_locked(GbtGpuCopy *c, Relation index)
 	c->relfilenode = gbt_rel_filenumber(index);
 	c->ndirty = 0;
 	c->overflow = false;
-	c->posting = false;
 	c->valid = false;
 }
 
@@ -601,7 +599,6 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 	char	   *images;
 	BlockNumber done = 0;
 	uint64		shipped = 0;
-	bool		posting = false;
 	int			rc = 0;
 
 	seg = dsm_create(hdrsz + blksz + (Size) BLCKSZ * SHIP_CHUNK_PAGES, 0);
@@ -635,9 +632,6 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 				bl[k] = blk;
 				memcpy(images + (Size) k * BLCKSZ, page, BLCKSZ);
 				k++;
-				if (!PageIsNew(page) && PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
-					gbt_page_is_posting((char *) page))
-					posting = true;
 			}
 			UnlockReleaseBuffer(buf);
 		}
@@ -655,15 +649,6 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 	dsm_detach(seg);
 	FreeAccessStrategy(strategy);
 	gbt_gpu_count_shipped(copyno, shipped);
-	if (posting)
-	{
-		GbtGpuCopy *c = &gbt_gpu_shared->copies[copyno];
-
-		/* sticky until the copy is loaded afresh: pages may still hold them */
-		SpinLockAcquire(&c->mutex);
-		c->posting = true;
-		SpinLockRelease(&c->mutex);
-	}
 	return rc;
 }
 
@@ -837,21 +822,6 @@ gbt_gpu_copy_for_request(Relation index, int *copyno, uint64 *gen, char *errbuf,
 	SpinLockRelease(&sh->mutex);
 	rc = sync_copy(index, *copyno, gen, errbuf, errlen);
 	LWLockRelease(&sh->sync_locks[*copyno].lock);
-	if (rc == 0)
-	{
-		GbtGpuCopy *c = &sh->copies[*copyno];
-		bool		posting;
-
-		SpinLockAcquire(&c->mutex);
-		posting = c->posting;
-		SpinLockRelease(&c->mutex);
-		if (posting)
-		{
-			snprintf(errbuf, errlen,
-					 "index has leaves in posting form (deduplicate_items), which the GPU kernels do not read yet");
-			rc = GBT_GPU_EPOSTING;
-		}
-	}
 	return rc;
 }
 
@@ -943,8 +913,6 @@ gbt_gpu_fallback_counter(int rc)
 		return &sh->fallback_memory;
 	if (rc == GBT_GPU_ESERVICE)
 		return &sh->fallback_service;
-	if (rc == GBT_GPU_EPOSTING)
-		return &sh->fallback_posting;
 	return &sh->fallback_error;
 }
 
@@ -1120,7 +1088,6 @@ gbtree_device_info(PG_FUNCTION_ARGS)
 	info_u64(rsinfo, "fallbacks_service", snapp->fallback_service);
 	info_u64(rsinfo, "fallbacks_memory", snapp->fallback_memory);
 	info_u64(rsinfo, "fallbacks_error", snapp->fallback_error);
-	info_u64(rsinfo, "fallbacks_posting", snapp->fallback_posting);
 	info_row(rsinfo, "last_fallback", snapp->last_fallback);
 	for (int i = 0; i < GBT_GPU_MAX_COPIES; i++)
 	{

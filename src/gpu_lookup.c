@@ -239,7 +239,7 @@ merge_copy(Relation index, int *copyno, uint64 *gen, char *errbuf, Size errlen)
 		bool		usable;
 
 		SpinLockAcquire(&c->mutex);
-		usable = c->valid && !c->posting && c->relfilenode == gbt_rel_filenumber(index);
+		usable = c->valid && c->relfilenode == gbt_rel_filenumber(index);
 		*gen = c->gen;
 		SpinLockRelease(&c->mutex);
 		if (usable)

@@ -459,6 +459,45 @@ case_plain(const char *name, size_t n, int ff, int iff, uint64_t keydomain, size
 	run_case(name, ix, live, nq, 40, seed + 1);
 }
 
+/*
+ * Leaves in posting form (src/README, "Deduplication"): every every-th
+ * non-empty leaf rewritten in that form with its own entries, so the
+ * chain mixes both forms; the copy's lookups then go to the walk kernels.
+ */
+static void
+to_posting(TmIndex &ix, int every)
+{
+	std::vector<uint64_t> keys(GBT_LEAF_MAX_ENTRIES),
+				tids(GBT_LEAF_MAX_ENTRIES);
+	int			k = 0;
+
+	for (uint32_t b = GBT_ROOT_BLKNO; b < ix.nblocks; b++)
+	{
+		char	   *pg = ix.page(b);
+		GbtPageOpaque op = gbt_page_opaque(pg);
+		int			n;
+
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF) ||
+			(op->flags & (GBT_F_DELETED | GBT_F_META)) || k++ % every != 0)
+			continue;
+		n = gbt_leaf_extract(pg, keys.data(), tids.data());
+		if (n > 0 && gbt_post_fits(n, keys.data(), tids.data()))
+			gbt_post_encode(pg, n, keys.data(), tids.data());
+	}
+}
+
+static void
+case_posting(const char *name, size_t n, uint64_t keydomain, int every, size_t nq, uint64_t seed)
+{
+	TmRng		r(seed);
+	std::vector<TmEntry> live = random_entries(n, r, keydomain);
+	TmIndex		ix;
+
+	tm_build(ix, live, 90, 70);
+	to_posting(ix, every);
+	run_case(name, ix, live, nq, 40, seed + 1);
+}
+
 static void
 case_mutated(const char *name, size_t n, size_t ninsert, size_t ndelete, int nleafdel,
 			 uint64_t keydomain, size_t nq, uint64_t seed)
@@ -835,6 +874,9 @@ main(int argc, char **argv)
 	case_plain("three levels", small ? 20000 : 300000, 90, small ? 10 : 70, 0, nq, 4);
 	case_plain("five levels (small fanout)", small ? 8000 : 40000, 10, 2, 0, nq, 5);
 	case_plain("few distinct keys (long duplicate runs)", small ? 10000 : 100000, 70, 20, 37, small ? 1000 : 20000, 6);
+	case_posting("posting leaves, few distinct keys", small ? 10000 : 100000, 37, 1, small ? 1000 : 20000, 61);
+	case_posting("posting and plain leaves, distinct keys", small ? 8000 : 60000, 0, 2, nq, 62);
+	case_posting("posting leaves, a thousand keys", small ? 10000 : 200000, 1000, 1, nq, 63);
 	{
 		/* one key, 150k entries over hundreds of leaves */
 		std::vector<TmEntry> live;

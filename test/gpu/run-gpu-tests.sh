@@ -317,7 +317,34 @@ EOF
         *) bad "device error under gpu: $r" ;;
     esac
 
-    # 3. device memory limit too small for the index
+    # 3. an index with leaves in posting form (deduplicate_items = on; the
+    # default, auto, keeps plain leaves while a GPU serves): the walk
+    # kernels answer it (src/README, "Deduplication")
+    q <<'EOF' >/dev/null
+DROP TABLE IF EXISTS fp_g;
+CREATE TABLE fp_g AS SELECT g AS id, (g % 50)::int8 AS k FROM generate_series(1, 200000) g;
+CREATE INDEX fp_g_k ON fp_g USING gbtree (k) WITH (deduplicate_items = on);
+VACUUM ANALYZE fp_g;
+EOF
+    fpq="SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) || ':' || sum(id) FROM fp_g WHERE k = ANY(ARRAY(SELECT generate_series(-5, 60)::int8))"
+    fexp=$(q -c "SET gbtree.device = cpu; $fpq" | tail -n 1)
+    b0=$(info gpu_batches)
+    ra=$(q -c "SET gbtree.gpu_min_batch = 1; $fpq" 2>&1 | tail -n 1)
+    rg=$(q -c "SET gbtree.device = gpu; $fpq" 2>&1 | tail -n 1)
+    b1=$(info gpu_batches)
+    if [ "$ra" = "$fexp" ] && [ "$rg" = "$fexp" ] && [ "$fexp" = "200000:20000100000" ] && [ "$b1" -ge $((b0 + 2)) ]; then
+        ok "posting leaves: right answers from the GPU under auto and gpu ($b0 -> $b1 batches)"
+    else
+        bad "posting leaves: auto $ra, gpu $rg, expected $fexp (batches $b0 -> $b1)"
+    fi
+    q -c "INSERT INTO fp_g SELECT g, g % 7 FROM generate_series(200001, 230000) g" >/dev/null
+    fexp=$(q -c "SET gbtree.device = cpu; $fpq" | tail -n 1)
+    rg=$(q -c "SET gbtree.device = gpu; $fpq" 2>&1 | tail -n 1)
+    [ "$rg" = "$fexp" ] && ok "posting leaves after inserts: the GPU agrees with the CPU ($rg)" ||
+        bad "posting leaves after inserts: gpu $rg, cpu $fexp"
+    q -c "DROP TABLE fp_g" >/dev/null
+
+    # 4. device memory limit too small for the index
     q -c "ALTER SYSTEM SET gbtree.gpu_memory_limit = '1MB'" -c "SELECT pg_reload_conf()" >/dev/null
     sleep 2
     m0=$(info fallbacks_memory)
@@ -338,7 +365,7 @@ EOF
     r=$(q -c "SET gbtree.device = gpu; $gpuq" 2>&1 | tail -n 1)
     [ "$r" = "$expect" ] && ok "limit lifted: GPU serves again" || bad "limit lifted: $r"
 
-    # 4. builds: injected device error, service killed mid-build
+    # 5. builds: injected device error, service killed mid-build
     q -c "DROP TABLE IF EXISTS fb; CREATE TABLE fb AS SELECT g AS id, hashint8(g) # (g << 20) AS k FROM generate_series(1, 3000000) g" >/dev/null
     # a build under gbtree.device = gpu that must fail: clear error, no index left
     build_fails_under_gpu() {   # $1 what, $2 settings, $3 pattern of the error
@@ -373,7 +400,7 @@ EOF
     wait_ready || bad "service did not come back after the layout crash test"
     q -c "DROP TABLE fb" >/dev/null
 
-    # 5. DROP INDEX frees the device copy
+    # 6. DROP INDEX frees the device copy
     q -c "SET gbtree.device = gpu; $gpuq" >/dev/null
     c0=$(q -c "SELECT count(*) FROM gbtree_device_info() WHERE name LIKE 'copy %'")
     q -c "DROP INDEX fl_g_k" >/dev/null
