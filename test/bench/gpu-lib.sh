@@ -25,14 +25,21 @@ load_rows() {
 # numbers drawn uniformly, so the rows spread over the whole table (until
 # 2026-11-26 they came from TABLESAMPLE SYSTEM_ROWS, whole heap blocks: 1M
 # keys then sat on about 11k of the table's 540k blocks); load_rows'
-# i is an int4, so its shift wraps at 32 bits
+# i is an int4, so its shift wraps at 32 bits.  GPU_KEY_DUP=d: d rows per
+# key (rows i of one i / d share it), for the posting form's measures
 count_table() {
     local t0 t1 t2
+    local d=${GPU_KEY_DUP:-1}
+    local kr="hashint8(i) # (i << 20)" kk="hashint8(i) # (i::int4 << 20)"
+    if [ "$d" != 1 ]; then
+        kr="hashint8(i / $d) # ((i / $d) << 20)"
+        kk="hashint8(i / $d) # ((i / $d)::int4 << 20)"
+    fi
     q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
     q -c "DROP TABLE IF EXISTS $1, $2" >/dev/null
     q -c "CREATE TABLE $1 (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
     t0=$(now)
-    load_rows "$1" "$3" "hashint8(i) # (i << 20)"
+    load_rows "$1" "$3" "$kr"
     t1=$(now)
     q -c "VACUUM (FREEZE, ANALYZE) $1" >/dev/null
     t2=$(now)
@@ -41,7 +48,7 @@ count_table() {
 CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
 CREATE EXTENSION IF NOT EXISTS pg_prewarm;
 CREATE TABLE $2 (n int, a int8[]);
-INSERT INTO $2 SELECT n, (SELECT array_agg(hashint8(i) # (i::int4 << 20) ORDER BY random())
+INSERT INTO $2 SELECT n, (SELECT array_agg($kk ORDER BY random())
                           FROM (SELECT DISTINCT (1 + floor(random() * $3))::int8 AS i
                                 FROM generate_series(1, n + n / 10 + 100) LIMIT n) s)
 FROM unnest(ARRAY[10000, 100000, 1000000]) n;
