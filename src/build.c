@@ -871,7 +871,7 @@ build_gpu_sorted(Relation index, GbtBuildState *bs, double scan_ms, int nprocess
 	 */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_GPU_SORT);
 	on_gpu = gbt_gpu_build_sort(bs->gpu, bs->entries, scratch, bs->nentries, bs->tid_sorted,
-								true, &gtimes);
+								!gbt_get_dedup(index), &gtimes);
 	/* kept to be laid out on the device?  bs->entries then stay as they are */
 	on_device = on_gpu && gbt_gpu_build_on_device(bs->gpu, false);
 	if (on_gpu && !on_device)
@@ -1014,7 +1014,8 @@ scan_and_build(Relation heap, Relation index, IndexInfo *indexInfo, GbtBuildStat
 	double		scan_ms;
 	int			nprocesses;
 
-	if (!bs->cpu_only)
+	/* the device lays out plain leaves only: deduplication lays them out here */
+	if (!bs->cpu_only && !gbt_get_dedup(index))
 		begin_streaming(heap, bs, &counters);
 
 	INSTR_TIME_SET_CURRENT(start);
