@@ -59,6 +59,20 @@ typedef struct GbtSplitBuf
 } GbtSplitBuf;
 
 /*
+ * Split scratch (160 kB each; a palloc that large is an mmap per split):
+ * split_sb for the plan of a split (split_single, split_merged and their
+ * merged entries), left_sb for rebuilding the left page, which happens
+ * within a split and in redo.  Splits neither nest nor recurse.
+ */
+static GbtSplitBuf split_sb;
+static GbtSplitBuf left_sb;
+static uint64 split_okeys[GBT_LEAF_MAX_ENTRIES];
+static uint64 split_otids[GBT_LEAF_MAX_ENTRIES];
+static uint64 split_mkeys[GBT_SPLIT_MAX];
+static uint64 split_mtids[GBT_SPLIT_MAX];
+static GbtEntry split_lnew[GBT_LEAF_MAX_ENTRIES];
+
+/*
  * How a split lays sb out: [0, cut) on the left page, [cut, n) on the
  * right one; the separator (the right page's low key) is at most the right
  * page's first entry (a batch may still add smaller ones there).  An
@@ -346,7 +360,7 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 					BlockNumber rblk)
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	GbtSplitBuf *sb = &left_sb;
 	uint64	   *okeys = sb->keys + GBT_LEAF_MAX_ENTRIES + 2;
 	uint64	   *otids = sb->tids + GBT_LEAF_MAX_ENTRIES + 2;
 	uint32	   *ochild = sb->child + GBT_LEAF_MAX_ENTRIES + 2;
@@ -401,7 +415,6 @@ gbt_page_split_left(Page page, uint64 sepkey, uint64 septid, const GbtEntry *lne
 								 sepkey, septid, rblk);
 		PageSetLSN(page, lsn);
 	}
-	pfree(sb);
 }
 
 /*
@@ -543,7 +556,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 
 	check_rebuilt_page(index, buf);
 	/* the left part's entries that the page does not hold yet */
-	lnew = palloc(sizeof(GbtEntry) * Max(plan->cut, 1));
+	lnew = split_lnew;
 	{
 		for (int i = 0; i < plan->cut; i++)
 			if (!page_has_entry(BufferGetPage(buf), sb->keys[i], sb->tids[i]))
@@ -628,7 +641,6 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
 	UnlockReleaseBuffer(rbuf);
-	pfree(lnew);
 }
 
 /*
@@ -687,7 +699,7 @@ static void
 split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 			 uint64 tid, bool may_recycle)
 {
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
+	GbtSplitBuf *sb = &split_sb;
 	GbtSplitPlan plan;
 
 	plan_single_split(index, buf, sb, addnew, key, tid, &plan);
@@ -695,7 +707,6 @@ split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 		split_page(index, pbuf, buf, sb, &plan, may_recycle);
 	else
 		split_root(index, buf, sb, &plan, may_recycle);
-	pfree(sb);
 }
 
 /*
@@ -735,6 +746,28 @@ leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, 
  */
 static bool leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting);
 
+/*
+ * Could a full plain leaf with k more entries repeat keys enough for the
+ * posting form (leaf_worth_posting)?  Its distinct keys alone bound the
+ * merged leaf's from below: a cheap test that spares distinct keys (most
+ * splits) the merge that measures the posting form.
+ */
+static bool
+plain_leaf_may_repeat(Page page, Size k)
+{
+	GbtNode		node;
+	int			g = 0;
+	uint64		prev = 0;
+
+	gbt_page_view(page, &node);
+	for (int s = gbt_node_first_used(&node); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
+	{
+		g += (g == 0 || node.keys[s] != prev);
+		prev = node.keys[s];
+	}
+	return 2 * (Size) g <= node.opaque->nused + k;
+}
+
 static bool
 leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 {
@@ -749,7 +782,7 @@ leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 		if (gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots)
 			return true;
 		/* as nbtree: deduplicate only what would otherwise split */
-		if (!gbt_get_dedup(index))
+		if (!gbt_get_dedup(index) || !plain_leaf_may_repeat(page, k))
 			return false;
 	}
 	return leaf_merge_fits(page, e, k, posting);
@@ -968,11 +1001,20 @@ leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
  * The leaf's entries merged with the sorted e[0..k) (those it holds
  * already skipped) into keys and tids: their number, or -1 past max.
  */
+/*
+ * Scratch of the merges below, which neither nest nor recurse: a batch
+ * merges into thousands of leaves, and a palloc of this size is a malloc.
+ */
+static uint64 merge_okeys[GBT_LEAF_MAX_ENTRIES];
+static uint64 merge_otids[GBT_LEAF_MAX_ENTRIES];
+static uint64 merge_keys[GBT_LEAF_MAX_ENTRIES];
+static uint64 merge_tids[GBT_LEAF_MAX_ENTRIES];
+
 static int
 leaf_merged(Page page, const GbtEntry *e, Size k, uint64 *keys, uint64 *tids, int max)
 {
-	uint64	   *okeys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	uint64	   *otids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *okeys = merge_okeys;
+	uint64	   *otids = merge_otids;
 	GbtMergeCursor mc = {0};
 	uint64		key,
 				tid;
@@ -994,8 +1036,6 @@ leaf_merged(Page page, const GbtEntry *e, Size k, uint64 *keys, uint64 *tids, in
 		tids[m] = tid;
 		m++;
 	}
-	pfree(okeys);
-	pfree(otids);
 	return m;
 }
 
@@ -1006,22 +1046,16 @@ leaf_merged(Page page, const GbtEntry *e, Size k, uint64 *keys, uint64 *tids, in
 static bool
 leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting)
 {
-	uint64	   *keys,
-			   *tids;
+	uint64	   *keys = merge_keys;
+	uint64	   *tids = merge_tids;
 	int			m;
-	bool		ok;
 
 	if (k > GBT_LEAF_MAX_ENTRIES)
 		return false;
-	keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
 	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
-	ok = m >= 0 &&
+	return m >= 0 &&
 		(m <= GBT_LEAF_SLOTS ||
 		 (gbt_post_fits(m, keys, tids) && (posting || leaf_worth_posting(m, keys))));
-	pfree(keys);
-	pfree(tids);
-	return ok;
 }
 
 /*
@@ -1032,16 +1066,24 @@ leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting)
 static bool
 leaf_merge(Page page, const GbtEntry *e, Size k, bool spread)
 {
-	uint64	   *keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *keys = merge_keys;
+	uint64	   *tids = merge_tids;
 	int			m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
-	bool		ok = m >= 0 && leaf_fits(m, keys, tids);
 
-	if (ok)
+	if (m < 0 || !leaf_fits(m, keys, tids))
+		return false;
+	if (!gbt_page_is_posting((char *) page) && m <= GBT_LEAF_SLOTS)
+	{
+		/* plain stays plain: the slots are laid out again where they are */
+		GbtNode		node;
+
+		gbt_page_view(page, &node);
+		gbt_node_load_spread(&node, m, keys, tids, NULL, spread);
+		gbt_leaf_clear_dead((char *) page);
+	}
+	else
 		gbt_page_leaf_rewrite(page, m, keys, tids, spread);
-	pfree(keys);
-	pfree(tids);
-	return ok;
+	return true;
 }
 
 /*
@@ -1090,59 +1132,122 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 }
 
 /*
+ * A leaf's shape as entries are added in order, for gbt_leaf_prefix's
+ * test without measuring from the start each time.
+ */
+typedef struct GbtLeafShape
+{
+	int			n;
+	int			g;				/* distinct keys */
+	uint32		lo;				/* least and greatest heap block */
+	uint32		hi;
+} GbtLeafShape;
+
+static inline void
+shape_add(GbtLeafShape *sh, uint64 tid, bool newkey)
+{
+	uint32		b = gbt_tid_block(tid);
+
+	if (sh->n == 0)
+		sh->lo = sh->hi = b;
+	sh->lo = Min(sh->lo, b);
+	sh->hi = Max(sh->hi, b);
+	sh->n++;
+	sh->g += newkey;
+}
+
+/* the posting form's size of the shape; above the page when it cannot be */
+static inline size_t
+shape_post_size(const GbtLeafShape *sh)
+{
+	if (sh->g > GBT_POST_MAX_GROUPS || sh->n > GBT_POST_MAX_ENTRIES)
+		return SIZE_MAX;
+	return gbt_post_size(sh->g, sh->n, sh->hi - sh->lo > PG_UINT16_MAX);
+}
+
+/* Does a leaf of this shape stay within pct percent, as gbt_leaf_prefix measures? */
+static inline bool
+shape_within(const GbtLeafShape *sh, bool dedup, int pct)
+{
+	size_t		limit = GBT_POST_KEYS_OFF +
+		(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
+
+	if (sh->n <= Max(1, GBT_LEAF_SLOTS * pct / 100))
+		return true;
+	return dedup && 2 * sh->g <= sh->n && shape_post_size(sh) <= limit;
+}
+
+/*
  * The entries of a split's right page when the rest of the merge does not
  * fit it: the leaf's old entries beyond the left page's (they must stay),
  * with as many of the next new ones, e[b..), as leave the page as full as
  * a build would (none if the old ones fill it already).  Into keys/tids;
- * returns their number and the new ones taken in *taken.
+ * returns their number and the new ones taken in *taken (-1: they do not
+ * fit a page).
  */
 static int
 right_page_entries(bool dedup, int ff, const uint64 *okeys, const uint64 *otids, int a,
 				   int nold, const GbtEntry *e, Size b, Size k, uint64 *keys, uint64 *tids,
 				   Size *taken)
 {
-	Size		lo = 0,
-				hi = Min(k - b, (Size) GBT_LEAF_MAX_ENTRIES);
+	GbtLeafShape sh = {0};
+	Size		best = 0;
+	uint64		prevkey = 0;
+	GbtMergeCursor mc = {0};
 	int			n = 0;
 
-	/* the most new entries with which the page is still build-full at most */
-	while (lo < hi)
-	{
-		Size		mid = lo + (hi - lo + 1) / 2;
-		GbtMergeCursor mc = {0};
+	/* the old entries alone */
+	for (int x = a; x < nold; x++)
+		shape_add(&sh, otids[x], x == a || okeys[x] != okeys[x - 1]);
 
-		mc.okeys = okeys;
-		mc.otids = otids;
-		mc.nold = nold;
-		mc.a = a;
-		mc.e = e;
-		mc.b = b;
-		mc.k = b + mid;
-		n = 0;
-		while (n <= GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
-			n++;
-		if (n <= GBT_LEAF_MAX_ENTRIES && gbt_leaf_prefix(dedup, keys, tids, n, ff) >= n)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	/*
+	 * Then new ones, one at a time: a new entry adds a key unless an old
+	 * one or the new one before has it.  Past the plain form's share, the
+	 * posting form's size only grows, so once it is over the limit no
+	 * later count can be within it.
+	 */
+	for (Size t = 1; b + t <= k && sh.n < GBT_LEAF_MAX_ENTRIES; t++)
 	{
-		GbtMergeCursor mc = {0};
+		const GbtEntry *ne = &e[b + t - 1];
+		bool		newkey = !(t > 1 && ne->key == prevkey);
 
-		mc.okeys = okeys;
-		mc.otids = otids;
-		mc.nold = nold;
-		mc.a = a;
-		mc.e = e;
-		mc.b = b;
-		mc.k = b + lo;
-		n = 0;
-		while (n < GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
-			n++;
-		if (mc.a < mc.nold || mc.b < mc.k)
-			n = -1;
+		if (newkey)
+		{
+			int			lo = a,
+						hi = nold;
+
+			while (lo < hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+
+				if (okeys[mid] < ne->key)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			newkey = !(lo < nold && okeys[lo] == ne->key);
+		}
+		prevkey = ne->key;
+		shape_add(&sh, ne->tid, newkey);
+		if (shape_within(&sh, dedup, ff))
+			best = t;
+		else if (sh.n > GBT_LEAF_SLOTS * ff / 100 &&
+				 (!dedup || shape_post_size(&sh) > GBT_POST_END))
+			break;
 	}
-	*taken = lo;
+
+	mc.okeys = okeys;
+	mc.otids = otids;
+	mc.nold = nold;
+	mc.a = a;
+	mc.e = e;
+	mc.b = b;
+	mc.k = b + best;
+	while (n < GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
+		n++;
+	if (mc.a < mc.nold || mc.b < mc.k)
+		n = -1;
+	*taken = best;
 	return n;
 }
 
@@ -1155,11 +1260,11 @@ static Size
 split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i, Size j,
 			 bool dedup_retry, bool may_recycle)
 {
-	GbtSplitBuf *sb = palloc(sizeof(GbtSplitBuf));
-	uint64	   *okeys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	uint64	   *otids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	uint64	   *mkeys = palloc(sizeof(uint64) * GBT_SPLIT_MAX);
-	uint64	   *mtids = palloc(sizeof(uint64) * GBT_SPLIT_MAX);
+	GbtSplitBuf *sb = &split_sb;
+	uint64	   *okeys = split_okeys;
+	uint64	   *otids = split_otids;
+	uint64	   *mkeys = split_mkeys;
+	uint64	   *mtids = split_mtids;
 	bool		dedup = gbt_get_dedup(index);
 	int			ff = gbt_get_fillfactor(index);
 	GbtMergeCursor mc = {0};
@@ -1178,13 +1283,36 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	mc.e = e + i;
 	mc.k = j - i;
 
-	/* the merged entries, as many as two pages might take */
-	while (m < GBT_SPLIT_MAX && merge_next(&mc, &mkeys[m], &mtids[m]))
-		m++;
+	/*
+	 * The merged entries: as many as one build-full page takes (full, as
+	 * gbt_leaf_prefix measures it, found as they come), then up to twice
+	 * that, to know whether two halves would hold them all.
+	 */
+	{
+		GbtLeafShape sh = {0};
+		size_t		limit = GBT_POST_KEYS_OFF +
+			(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * ff / 100;
+		bool		growing = true;
+
+		full = 1;
+		while (m < GBT_SPLIT_MAX && (growing || m <= 2 * full) &&
+			   merge_next(&mc, &mkeys[m], &mtids[m]))
+		{
+			if (growing)
+			{
+				shape_add(&sh, mtids[m], m == 0 || mkeys[m] != mkeys[m - 1]);
+				if (shape_within(&sh, dedup, ff))
+					full = m + 1;
+				else if (sh.n > GBT_LEAF_SLOTS * ff / 100 &&
+						 (!dedup || shape_post_size(&sh) > limit))
+					growing = false;	/* the size only grows from here */
+			}
+			m++;
+		}
+	}
 	all = mc.a >= mc.nold && mc.b >= mc.k;
 
 	/* the left page: half of two build-full pages' worth, else one such page */
-	full = gbt_leaf_prefix(dedup, mkeys, mtids, m, ff);
 	plan.cut = (all && m <= 2 * full) ? m / 2 : Min(full, m - 1);
 	plan.cut = Max(plan.cut, 1);
 	memcpy(sb->keys, mkeys, sizeof(uint64) * plan.cut);
@@ -1239,11 +1367,6 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 		split_page(index, pbuf, buf, sb, &plan, may_recycle);
 	else
 		split_root(index, buf, sb, &plan, may_recycle);
-	pfree(sb);
-	pfree(okeys);
-	pfree(otids);
-	pfree(mkeys);
-	pfree(mtids);
 	return i + placed;
 }
 
