@@ -61,9 +61,6 @@ UNSUPPORTED = [
      'no operator class for type'),
     (re.compile(r'cannot cluster on index "[^"]+" because access method does '
                 r'not support clustering'), 'clustering'),
-    # btree's own reloption (deduplication)
-    (re.compile(r'unrecognized parameter "deduplicate_items"'),
-     'btree reloption deduplicate_items'),
     # a unique or primary key constraint needs a (unique) btree index
     (re.compile(r'index "[^"]+" is not a btree'), 'constraint on a gbtree index'),
 ]
