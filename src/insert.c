@@ -229,6 +229,58 @@ leaf_worth_posting(int n, const uint64 *keys)
 }
 
 /*
+ * A leaf's shape as entries are added in order, for gbt_leaf_prefix's
+ * test without measuring from the start each time.
+ */
+typedef struct GbtLeafShape
+{
+	int			n;
+	int			g;				/* distinct keys */
+	uint32		lo;				/* least and greatest heap block */
+	uint32		hi;
+} GbtLeafShape;
+
+static inline void
+shape_add(GbtLeafShape *sh, uint64 tid, bool newkey)
+{
+	uint32		b = gbt_tid_block(tid);
+
+	if (sh->n == 0)
+		sh->lo = sh->hi = b;
+	sh->lo = Min(sh->lo, b);
+	sh->hi = Max(sh->hi, b);
+	sh->n++;
+	sh->g += newkey;
+}
+
+/* the posting form's size of the shape; above the page when it cannot be */
+static inline size_t
+shape_post_size(const GbtLeafShape *sh)
+{
+	if (sh->g > GBT_POST_MAX_GROUPS || sh->n > GBT_POST_MAX_ENTRIES)
+		return SIZE_MAX;
+	return gbt_post_size(sh->g, sh->n, sh->hi - sh->lo > PG_UINT16_MAX);
+}
+
+/* the bytes of a posting leaf packed to pct percent */
+static inline size_t
+post_limit(int pct)
+{
+	return GBT_POST_KEYS_OFF + (size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
+}
+
+/* Does a leaf of this shape stay within pct percent, as gbt_leaf_prefix measures? */
+static inline bool
+shape_within(const GbtLeafShape *sh, bool dedup, int pct)
+{
+	size_t		limit = post_limit(pct);
+
+	if (sh->n <= Max(1, GBT_LEAF_SLOTS * pct / 100))
+		return true;
+	return dedup && 2 * sh->g <= sh->n && shape_post_size(sh) <= limit;
+}
+
+/*
  * How many of the sorted entries [0, n) one leaf takes when packed to pct
  * percent, as a build packs: the plain form's share of its slots, or,
  * with dedup where keys repeat, as many as the posting form holds in pct
@@ -237,27 +289,18 @@ leaf_worth_posting(int n, const uint64 *keys)
 int
 gbt_leaf_prefix(bool dedup, const uint64 *keys, const uint64 *tids, int n, int pct)
 {
+	GbtLeafShape sh = {0};
 	int			best = Min(n, Max(1, GBT_LEAF_SLOTS * pct / 100));
-	size_t		limit = GBT_POST_KEYS_OFF +
-		(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
-	uint32		lo = PG_UINT32_MAX,
-				hi = 0;
-	int			g = 0;
 
 	if (!dedup)
 		return best;
 	for (int m = 0; m < n && m < GBT_POST_MAX_ENTRIES; m++)
 	{
-		uint32		b = gbt_tid_block(tids[m]);
-
-		g += (m == 0 || keys[m] != keys[m - 1]);
-		lo = Min(lo, b);
-		hi = Max(hi, b);
-		if (g > GBT_POST_MAX_GROUPS ||
-			gbt_post_size(g, m + 1, hi - lo > PG_UINT16_MAX) > limit)
-			break;
-		if (m + 1 > best && 2 * g <= m + 1)
-			best = m + 1;
+		shape_add(&sh, tids[m], m == 0 || keys[m] != keys[m - 1]);
+		if (shape_within(&sh, dedup, pct))
+			best = Max(best, m + 1);
+		else if (sh.n > GBT_LEAF_SLOTS * pct / 100 && shape_post_size(&sh) > post_limit(pct))
+			break;				/* the posting size only grows from here */
 	}
 	return best;
 }
@@ -1132,52 +1175,6 @@ merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedu
 }
 
 /*
- * A leaf's shape as entries are added in order, for gbt_leaf_prefix's
- * test without measuring from the start each time.
- */
-typedef struct GbtLeafShape
-{
-	int			n;
-	int			g;				/* distinct keys */
-	uint32		lo;				/* least and greatest heap block */
-	uint32		hi;
-} GbtLeafShape;
-
-static inline void
-shape_add(GbtLeafShape *sh, uint64 tid, bool newkey)
-{
-	uint32		b = gbt_tid_block(tid);
-
-	if (sh->n == 0)
-		sh->lo = sh->hi = b;
-	sh->lo = Min(sh->lo, b);
-	sh->hi = Max(sh->hi, b);
-	sh->n++;
-	sh->g += newkey;
-}
-
-/* the posting form's size of the shape; above the page when it cannot be */
-static inline size_t
-shape_post_size(const GbtLeafShape *sh)
-{
-	if (sh->g > GBT_POST_MAX_GROUPS || sh->n > GBT_POST_MAX_ENTRIES)
-		return SIZE_MAX;
-	return gbt_post_size(sh->g, sh->n, sh->hi - sh->lo > PG_UINT16_MAX);
-}
-
-/* Does a leaf of this shape stay within pct percent, as gbt_leaf_prefix measures? */
-static inline bool
-shape_within(const GbtLeafShape *sh, bool dedup, int pct)
-{
-	size_t		limit = GBT_POST_KEYS_OFF +
-		(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
-
-	if (sh->n <= Max(1, GBT_LEAF_SLOTS * pct / 100))
-		return true;
-	return dedup && 2 * sh->g <= sh->n && shape_post_size(sh) <= limit;
-}
-
-/*
  * The entries of a split's right page when the rest of the merge does not
  * fit it: the leaf's old entries beyond the left page's (they must stay),
  * with as many of the next new ones, e[b..), as leave the page as full as
@@ -1258,7 +1255,7 @@ right_page_entries(bool dedup, int ff, const uint64 *okeys, const uint64 *otids,
  */
 static Size
 split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i, Size j,
-			 bool dedup_retry, bool may_recycle)
+			 bool may_recycle)
 {
 	GbtSplitBuf *sb = &split_sb;
 	uint64	   *okeys = split_okeys;
@@ -1290,8 +1287,7 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	 */
 	{
 		GbtLeafShape sh = {0};
-		size_t		limit = GBT_POST_KEYS_OFF +
-			(size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * ff / 100;
+		size_t		limit = post_limit(ff);
 		bool		growing = true;
 
 		full = 1;
@@ -1395,7 +1391,7 @@ merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *a
 		ms->i = j;
 		return true;
 	}
-	ms->i = split_merged(index, pbuf, buf, ms->e, ms->i, j, ms->dedup, may_recycle);
+	ms->i = split_merged(index, pbuf, buf, ms->e, ms->i, j, may_recycle);
 	if (ms->i >= ms->n || ++ms->steps >= GBT_BATCH_SMO_STEPS)
 		return true;
 	ms->target.key = ms->e[ms->i].key;
