@@ -37,6 +37,7 @@ typedef struct GbtScanPos
 	uint64		pagelowkey;		/* the leaf's low key */
 	uint64		pagelowtid;
 	bool		hasentries;		/* leaf had any entry at all */
+	bool		nullkeys;		/* its segment is the NULL entries' tree */
 	uint64		lowkey;			/* its first entry's key, if so */
 	XLogRecPtr	lsn;			/* the leaf's LSN when read */
 	bool		pinned;			/* pinned ever since it was read */
