@@ -347,15 +347,20 @@ gbt_post_view(char *page, GbtPost *p)
 	p->offs = (uint16_t *) c;
 }
 
+/* the packed TID of a block and a stored offset (with its -0.0 flag) */
+static inline uint64_t
+gbt_post_tid_at(uint32_t blk, uint16_t o)
+{
+	return gbt_tid_pack(blk, o & (GBT_POST_NEGZERO - 1),
+						(o & GBT_POST_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0);
+}
+
 /* the packed TID of entry i */
 static inline uint64_t
 gbt_post_tid(const GbtPost *p, int i)
 {
-	uint32_t	blk = p->blocks32 ? p->blocks32[i] : p->hdr->baseblk + p->blocks16[i];
-	uint16_t	o = p->offs[i];
-
-	return gbt_tid_pack(blk, o & (GBT_POST_NEGZERO - 1),
-						(o & GBT_POST_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0);
+	return gbt_post_tid_at(p->blocks32 ? p->blocks32[i] : p->hdr->baseblk + p->blocks16[i],
+						   p->offs[i]);
 }
 
 /*

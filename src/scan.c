@@ -209,12 +209,31 @@ read_posting(GbtSegment *seg, Page page, GbtScanPos *pos)
 
 		for (int g = gbt_node_lower_bound(&kn, seg->ranges[r].lo);
 			 g < ng && p.keys[g] <= rhi; g++)
-			for (int i = p.start[g]; i < p.start[g + 1]; i++)
+		{
+			uint64		key = p.keys[g];
+			int			from = p.start[g];
+			int			to = p.start[g + 1];
+			GbtEntry   *out = &pos->items[n - from];
+
+			/* one loop per block width: this is an ordered scan's inner loop */
+			if (p.blocks16)
 			{
-				pos->items[n].key = p.keys[g];
-				pos->items[n].tid = gbt_post_tid(&p, i);
-				n++;
+				uint32		base = p.hdr->baseblk;
+
+				for (int i = from; i < to; i++)
+				{
+					out[i].key = key;
+					out[i].tid = gbt_post_tid_at(base + p.blocks16[i], p.offs[i]);
+				}
 			}
+			else
+				for (int i = from; i < to; i++)
+				{
+					out[i].key = key;
+					out[i].tid = gbt_post_tid_at(p.blocks32[i], p.offs[i]);
+				}
+			n += to - from;
+		}
 	}
 	return n;
 }
