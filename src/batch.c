@@ -647,7 +647,10 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 	 * error leaves batching off until the transaction ends).
 	 */
 	if (plan_has_on_conflict(queryDesc->plannedstmt))
+	{
+		gbt_refuse_on_conflict(queryDesc->plannedstmt);
 		batch_paused++;
+	}
 
 	if (prev_executor_start)
 		prev_executor_start(queryDesc, eflags);

@@ -1105,6 +1105,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* a streamed GPU build failed under gbtree.device = auto: start over */
 	if (result == NULL)
 		result = build_index(heap, index, indexInfo, true);
+	gbt_check_unique_build(heap, index, indexInfo);
 	return result;
 }
 

@@ -152,6 +152,30 @@ extern bool gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid);
 extern Buffer gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,
 						  bool backward, int leaflock);
 
+/* insert.c, for unique.c */
+
+/*
+ * What an SMO does at the leaf: called with the leaf and its parent (or
+ * InvalidBuffer when the leaf is the root) exclusively locked; returns
+ * true when the SMO is done, false to descend again to the target, which
+ * it may have moved.
+ */
+typedef bool (*GbtLeafAction) (Relation index, Buffer pbuf, Buffer buf, bool may_recycle,
+							   void *arg);
+extern bool gbt_leaf_insert_if_room(Relation index, Buffer buf, uint64 key, uint64 tid);
+extern void gbt_smo_at_leaf(Relation index, BlockNumber root, uint64 key, uint64 tid,
+							GbtLeafAction action, void *arg);
+extern void gbt_leaf_insert_or_split(Relation index, Buffer pbuf, Buffer buf, bool addnew,
+									 uint64 key, uint64 tid, bool may_recycle);
+
+/* unique.c */
+struct PlannedStmt;
+extern bool gbt_insert_unique(Relation index, Relation heap, struct IndexInfo *indexInfo,
+							  IndexUniqueCheck mode, BlockNumber root, uint64 key,
+							  uint64 tid, Datum *values, bool *isnull);
+extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
+extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
+
 /* build.c */
 extern IndexBuildResult *gbtbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbtbuildempty(Relation index);

@@ -848,15 +848,6 @@ insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 	return true;
 }
 
-/*
- * What an SMO does at the leaf: called with the leaf and its parent (or
- * InvalidBuffer when the leaf is the root) exclusively locked; returns
- * true when the SMO is done, false to descend again to the target, which
- * it may have moved.
- */
-typedef bool (*GbtLeafAction) (Relation index, Buffer pbuf, Buffer buf, bool may_recycle,
-							   void *arg);
-
 /* Where an SMO descends to */
 typedef struct GbtSmoTarget
 {
@@ -933,6 +924,53 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 	if (may_recycle)
 		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+}
+
+/*
+ * For unique insertion (unique.c): insert (key, tid) into the exclusively
+ * locked leaf buf if it has room, and say whether it did.
+ */
+bool
+gbt_leaf_insert_if_room(Relation index, Buffer buf, uint64 key, uint64 tid)
+{
+	GbtEntry	e = {key, tid};
+
+	if (!leaf_has_room(index, buf, &e, 1))
+		return false;
+	leaf_insert(index, buf, &key, &tid, 1);
+	return true;
+}
+
+/*
+ * An SMO to (key, tid)'s leaf that hands it, with its parent, to action
+ * (unique.c); see smo_run and GbtLeafAction.
+ */
+void
+gbt_smo_at_leaf(Relation index, BlockNumber root, uint64 key, uint64 tid,
+				GbtLeafAction action, void *arg)
+{
+	GbtSmoTarget t = {key, tid};
+
+	smo_run(index, root, &t, action, arg);
+}
+
+/*
+ * Within an SMO action: put (key, tid) into leaf buf, splitting it if it
+ * has no room; or, without addnew, split it if it has no room for one more.
+ */
+void
+gbt_leaf_insert_or_split(Relation index, Buffer pbuf, Buffer buf, bool addnew,
+						 uint64 key, uint64 tid, bool may_recycle)
+{
+	GbtEntry	e = {key, tid};
+
+	if (leaf_has_room(index, buf, &e, 1))
+	{
+		if (addnew)
+			leaf_insert(index, buf, &key, &tid, 1);
+	}
+	else
+		split_single(index, pbuf, buf, addnew, key, tid, may_recycle);
 }
 
 /* A single insert's SMO: into the leaf if it has room by now, else split it */
@@ -1545,9 +1583,12 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 	uint64		key;
 	uint64		tid;
 	BlockNumber root;
+	bool		unique = checkUnique != UNIQUE_CHECK_NO;
 
 	if (isnull[0])
 	{
+		/* NULLs are distinct from each other unless NULLS NOT DISTINCT */
+		unique = unique && indexInfo != NULL && indexInfo->ii_NullsNotDistinct;
 		key = 0;
 		tid = gbt_tid_from_itemptr(ht_ctid, 0);
 		root = GBT_NULLROOT_BLKNO;
@@ -1561,9 +1602,14 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		root = GBT_ROOT_BLKNO;
 	}
 
-	if (gbt_batch_accepts(index, indexInfo))
+	if (unique)
+		return gbt_insert_unique(index, heapRel, indexInfo, checkUnique, root, key, tid,
+								 values, isnull);
+	if (checkUnique == UNIQUE_CHECK_EXISTING)
+		return true;			/* a NULL, distinct: nothing to recheck */
+	if (checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
 		gbt_batch_add(index, heapRel, isnull[0], key, tid);
 	else if (!insert_optimistic(index, root, key, tid))
 		insert_pessimistic(index, root, key, tid);
-	return false;
+	return checkUnique != UNIQUE_CHECK_NO;
 }

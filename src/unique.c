@@ -1,0 +1,559 @@
+/*-------------------------------------------------------------------------
+ *
+ * unique.c
+ *	  Unique indexes: the check at insert time, the check after a build,
+ *	  and the refusal of ON CONFLICT where the server cannot use them.
+ *
+ * The check follows nbtree's (_bt_check_unique), with gbtree's order of
+ * entries, (key, heap TID):
+ *
+ * Every inserter of key K first locks exclusively the leaf F where (K, 0)
+ * belongs, the first leaf that can hold K.  Holding F, it reads the
+ * entries equal to K there and in the right siblings that can hold more
+ * of them (each share-locked in turn, left to right), and looks up each
+ * one's heap tuple under a dirty snapshot:
+ *	- a live tuple that another transaction is inserting or deleting: let
+ *	  go of everything, wait for that transaction, and start over;
+ *	- a live tuple otherwise (committed, or our own): 23505, unless the
+ *	  tuple being inserted is itself dead by now;
+ *	- dead: no conflict.
+ * Then it puts (K, TID) where it belongs, still holding F, or moving
+ * right with lock coupling (the next leaf locked before the last one is
+ * let go) when equal keys fill leaves beyond F.  A second inserter of K
+ * therefore waits for F, and its check, which moves right the same way,
+ * never overtakes the first one's insertion: it sees that entry.
+ *
+ * When the leaf that takes the entry must split, everything is let go
+ * and the work is done again under the SMO lock (insert.c, smo_run), with
+ * the leaf's parent locked: the check at the leaf when it is F, else a
+ * split that only makes room, and a new start.
+ *
+ * Unique indexes never batch their entries (batch.c): each is checked and
+ * in the pages when aminsert returns, as nbtree's are.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/partition.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "commands/defrem.h"
+#include "nodes/execnodes.h"
+#include "miscadmin.h"
+#include "nodes/plannodes.h"
+#include "parser/parsetree.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "gbtree.h"
+
+typedef enum GbtUniqueVerdict
+{
+	GBT_UNIQUE_OK,				/* no live duplicate */
+	GBT_UNIQUE_WAIT,			/* wait for xwait, then start over */
+	GBT_UNIQUE_CONFLICT			/* a live duplicate: 23505 */
+} GbtUniqueVerdict;
+
+typedef struct GbtUniqueInsert
+{
+	Relation	index;
+	Relation	heap;
+	IndexUniqueCheck mode;
+	BlockNumber root;
+	uint64		key;
+	uint64		tid;
+	ItemPointerData htid;		/* tid as a heap TID */
+	bool		is_unique;		/* UNIQUE_CHECK_PARTIAL: no possible duplicate */
+	TransactionId xwait;
+	uint32		spec_token;
+	/* what the SMO action did */
+	GbtUniqueVerdict verdict;
+	bool		inserted;
+} GbtUniqueInsert;
+
+/*
+ * The heap TIDs of the entries equal to key on a locked leaf, skipping
+ * those marked dead; returns their number.
+ */
+static int
+leaf_equal_tids(Page page, uint64 key, uint64 *tids)
+{
+	int			n = 0;
+
+	if (gbt_page_is_posting((char *) page))
+	{
+		GbtPost		p;
+		int			ng;
+
+		gbt_post_view((char *) page, &p);
+		ng = p.hdr->ngroups;
+		for (int g = 0; g < ng; g++)
+		{
+			if (p.keys[g] < key)
+				continue;
+			if (p.keys[g] == key)
+				for (int i = p.start[g]; i < p.start[g + 1]; i++)
+					tids[n++] = gbt_post_tid(&p, i);
+			break;
+		}
+	}
+	else
+	{
+		GbtNode		node;
+		const uint64 *dead = gbt_leaf_dead((char *) page);
+
+		gbt_page_view(page, &node);
+		for (int s = gbt_node_next_used(&node, gbt_node_lower_bound(&node, key));
+			 s < node.nslots && node.keys[s] == key;
+			 s = gbt_node_next_used(&node, s + 1))
+			if (!((dead[s >> 6] >> (s & 63)) & 1))
+				tids[n++] = node.tids[s];
+	}
+	return n;
+}
+
+/* Look up the heap tuples of tids: the verdict they give, as nbtree's. */
+static GbtUniqueVerdict
+check_tids(GbtUniqueInsert *u, const uint64 *tids, int n)
+{
+	SnapshotData dirty;
+
+	InitDirtySnapshot(dirty);
+	for (int i = 0; i < n; i++)
+	{
+		ItemPointerData htid;
+		bool		all_dead = false;
+
+		gbt_tid_to_itemptr(tids[i], &htid);
+		/* a recheck of an entry already in the index finds that entry */
+		if (ItemPointerEquals(&htid, &u->htid))
+			continue;
+		if (!table_index_fetch_tuple_check(u->heap, &htid, &dirty, &all_dead))
+			continue;
+
+		/* a possible duplicate: a deferred check settles it later */
+		if (u->mode == UNIQUE_CHECK_PARTIAL)
+		{
+			u->is_unique = false;
+			return GBT_UNIQUE_OK;
+		}
+		if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+		{
+			u->xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
+			u->spec_token = dirty.speculativeToken;
+			return GBT_UNIQUE_WAIT;
+		}
+
+		/*
+		 * A live duplicate, unless the tuple being inserted is already dead
+		 * (its inserting command deleted it, for instance), as nbtree says.
+		 */
+		if (!table_index_fetch_tuple_check(u->heap, &u->htid, SnapshotSelf, NULL))
+			return GBT_UNIQUE_OK;
+		return GBT_UNIQUE_CONFLICT;
+	}
+	return GBT_UNIQUE_OK;
+}
+
+/*
+ * The check, holding first (the first leaf that can hold the key) locked:
+ * its entries equal to the key and those of the right siblings that can
+ * hold more, each of those share-locked in turn while first stays locked.
+ */
+static GbtUniqueVerdict
+check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
+{
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	Buffer		buf = first;
+	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		GbtPageOpaque op = gbt_page_opaque((char *) page);
+		BlockNumber next;
+
+		if (!(op->flags & GBT_F_DELETED))
+		{
+			verdict = check_tids(u, tids, leaf_equal_tids(page, u->key, tids));
+			if (verdict != GBT_UNIQUE_OK || !u->is_unique)
+				break;
+			/* entries right of the high key are above it: are they above K? */
+			if ((op->flags & GBT_F_RIGHTMOST) || op->hikey > u->key)
+				break;
+		}
+		next = gbt_checked_rightlink(u->index, buf);
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(u->index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		gbt_check_page(u->index, buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (buf != first)
+		UnlockReleaseBuffer(buf);
+	pfree(tids);
+	return verdict;
+}
+
+/*
+ * After the check passed, holding first: insert where the entry belongs,
+ * moving right with lock coupling.  Returns false, having let go of
+ * everything, if that leaf must split.
+ */
+static bool
+insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
+{
+	Buffer		buf = first;
+
+	while (gbt_must_move_right(gbt_page_opaque((char *) BufferGetPage(buf)),
+							   u->key, u->tid, false))
+	{
+		Buffer		next = ReadBuffer(u->index, gbt_checked_rightlink(u->index, buf));
+
+		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+		UnlockReleaseBuffer(buf);
+		buf = next;
+		gbt_check_page(u->index, buf);
+	}
+	if (gbt_leaf_insert_if_room(u->index, buf, u->key, u->tid))
+	{
+		UnlockReleaseBuffer(buf);
+		return true;
+	}
+	UnlockReleaseBuffer(buf);
+	return false;
+}
+
+/*
+ * The SMO action: at (key, tid)'s leaf, with its parent, under the SMO
+ * lock.  If that leaf is also the first that can hold the key, check and
+ * insert (splitting); otherwise only make room there and start over.
+ */
+static bool
+unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
+{
+	GbtUniqueInsert *u = (GbtUniqueInsert *) arg;
+	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+
+	u->inserted = false;
+	u->verdict = GBT_UNIQUE_OK;
+	if (op->lowkey < u->key || (op->lowkey == u->key && op->lowtid == 0))
+	{
+		u->verdict = check_from_first_leaf(u, buf);
+		if (u->verdict == GBT_UNIQUE_OK && u->mode != UNIQUE_CHECK_EXISTING)
+		{
+			gbt_leaf_insert_or_split(index, pbuf, buf, true, u->key, u->tid, may_recycle);
+			u->inserted = true;
+		}
+	}
+	else
+		gbt_leaf_insert_or_split(index, pbuf, buf, false, u->key, u->tid, may_recycle);
+	return true;
+}
+
+static void
+report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull)
+{
+	char	   *key_desc;
+
+	/*
+	 * Under SERIALIZABLE, a conflict with the transaction that inserted
+	 * the duplicate (committed while we waited, perhaps) is the error to
+	 * report, as nbtree does: index_insert checked before that commit.
+	 */
+	CheckForSerializableConflictIn(u->index, NULL, InvalidBlockNumber);
+	key_desc = BuildIndexValueDescription(u->index, values, isnull);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"%s\"",
+					RelationGetRelationName(u->index)),
+			 key_desc ? errdetail("Key %s already exists.", key_desc) : 0,
+			 errtableconstraint(u->heap, RelationGetRelationName(u->index))));
+}
+
+static void
+wait_for_inserter(GbtUniqueInsert *u)
+{
+	if (u->spec_token)
+		SpeculativeInsertionWait(u->xwait, u->spec_token);
+	else
+		XactLockTableWait(u->xwait, u->heap, &u->htid, XLTW_InsertIndex);
+}
+
+/*
+ * aminsert for a unique index (mode is not UNIQUE_CHECK_NO): check, then
+ * insert (key, tid) into the tree at root, unless mode is
+ * UNIQUE_CHECK_EXISTING (the entry is there: check only).  Returns false
+ * only under UNIQUE_CHECK_PARTIAL when a duplicate may exist.
+ */
+bool
+gbt_insert_unique(Relation index, Relation heap, IndexInfo *indexInfo,
+				  IndexUniqueCheck mode, BlockNumber root, uint64 key,
+				  uint64 tid, Datum *values, bool *isnull)
+{
+	GbtUniqueInsert u;
+
+	memset(&u, 0, sizeof(u));
+	u.index = index;
+	u.heap = heap;
+	u.mode = mode;
+	u.root = root;
+	u.key = key;
+	u.tid = tid;
+	gbt_tid_to_itemptr(tid, &u.htid);
+
+	for (;;)
+	{
+		Buffer		first;
+		GbtUniqueVerdict verdict;
+
+		u.is_unique = true;
+		first = gbt_descend(index, root, key, 0, false, BUFFER_LOCK_EXCLUSIVE);
+		verdict = check_from_first_leaf(&u, first);
+		if (verdict == GBT_UNIQUE_OK && mode != UNIQUE_CHECK_EXISTING)
+		{
+			if (insert_from_first_leaf(&u, first))
+				return u.is_unique;
+
+			/* the leaf must split: again, under the SMO lock */
+			u.is_unique = true;
+			gbt_smo_at_leaf(index, root, key, tid, unique_at_leaf, &u);
+			verdict = u.verdict;
+			if (verdict == GBT_UNIQUE_OK && u.inserted)
+				return u.is_unique;
+			if (verdict == GBT_UNIQUE_OK)
+				continue;		/* room made beyond the first leaf */
+		}
+		else
+			UnlockReleaseBuffer(first);
+
+		if (verdict == GBT_UNIQUE_OK)
+			return u.is_unique; /* UNIQUE_CHECK_EXISTING */
+		if (verdict == GBT_UNIQUE_CONFLICT)
+			report_duplicate(&u, values, isnull);
+		wait_for_inserter(&u);
+	}
+}
+
+/*
+ * After CREATE UNIQUE INDEX has built the index: each run of equal keys
+ * (and the NULLs, for NULLS NOT DISTINCT: all key 0) may have at most one
+ * entry whose heap tuple is live.  Equal keys are rare in a unique index,
+ * so this costs one pass over the leaves, and heap reads only for runs.
+ * The build scan waited for the transactions inserting or deleting the
+ * table's tuples (it does for unique indexes), so a dirty snapshot tells
+ * live from dead here as the build scan did.
+ */
+typedef struct GbtRunCheck
+{
+	Relation	heap;
+	Relation	index;
+	bool		nulls;
+	uint64		key;
+	uint64	   *tids;
+	int			n;
+	int			max;
+} GbtRunCheck;
+
+/* The run in rc is complete: fail if two of its entries are live. */
+static void
+check_run(GbtRunCheck *rc, Buffer buf)
+{
+	SnapshotData dirty;
+	int			nlive = 0;
+
+	if (rc->n < 2)
+		return;
+	InitDirtySnapshot(dirty);
+	for (int i = 0; i < rc->n; i++)
+	{
+		ItemPointerData htid;
+
+		gbt_tid_to_itemptr(rc->tids[i], &htid);
+		if (table_index_fetch_tuple_check(rc->heap, &htid, &dirty, NULL) && ++nlive == 2)
+		{
+			Datum		value = rc->nulls ? (Datum) 0 :
+				gbt_index_datum(gbt_index_info(rc->index), rc->key, rc->tids[i]);
+			bool		isnull = rc->nulls;
+			char	   *key_desc;
+
+			UnlockReleaseBuffer(buf);
+			key_desc = BuildIndexValueDescription(rc->index, &value, &isnull);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("could not create unique index \"%s\"",
+							RelationGetRelationName(rc->index)),
+					 key_desc ? errdetail("Key %s is duplicated.", key_desc) :
+					 errdetail("Duplicate keys exist."),
+					 errtableconstraint(rc->heap, RelationGetRelationName(rc->index))));
+		}
+	}
+}
+
+static void
+check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls)
+{
+	uint64	   *keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	GbtRunCheck rc = {heap, index, nulls, 0, NULL, 0, 64};
+	Buffer		buf;
+
+	rc.tids = palloc(sizeof(uint64) * rc.max);
+	buf = gbt_descend(index, root, 0, 0, false, BUFFER_LOCK_SHARE);
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		GbtPageOpaque op = gbt_page_opaque((char *) page);
+		int			n = (op->flags & GBT_F_DELETED) ? 0 :
+			gbt_leaf_extract((char *) page, keys, tids);
+		BlockNumber next;
+
+		for (int i = 0; i < n; i++)
+		{
+			if (rc.n > 0 && keys[i] != rc.key)
+			{
+				check_run(&rc, buf);
+				rc.n = 0;
+			}
+			if (rc.n == rc.max)
+			{
+				rc.max *= 2;
+				rc.tids = repalloc_huge(rc.tids, sizeof(uint64) * rc.max);
+			}
+			rc.key = keys[i];
+			rc.tids[rc.n++] = tids[i];
+		}
+		if (op->flags & GBT_F_RIGHTMOST)
+			break;
+		next = gbt_checked_rightlink(index, buf);
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		gbt_check_page(index, buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+	check_run(&rc, buf);
+	UnlockReleaseBuffer(buf);
+	pfree(rc.tids);
+	pfree(keys);
+	pfree(tids);
+}
+
+void
+gbt_check_unique_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	if (!indexInfo->ii_Unique)
+		return;
+	check_tree_unique(heap, index, GBT_ROOT_BLKNO, false);
+	if (indexInfo->ii_NullsNotDistinct)
+		check_tree_unique(heap, index, GBT_NULLROOT_BLKNO, true);
+}
+
+#if PG_VERSION_NUM < 180000
+static Oid
+index_am_of(Oid indexoid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Oid			am;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+	ReleaseSysCache(tup);
+	return am;
+}
+
+/* Does the table, or any partition below it, have a unique gbtree index? */
+static Oid
+unique_gbtree_index_of(Oid relid)
+{
+	Oid			amoid = get_index_am_oid("gbtree", false);
+	List	   *rels = list_make1_oid(relid);
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
+		rels = find_all_inheritors(relid, RowExclusiveLock, NULL);
+	foreach(lc, rels)
+	{
+		Relation	rel = table_open(lfirst_oid(lc), RowExclusiveLock);
+		List	   *indexes = RelationGetIndexList(rel);
+		ListCell   *li;
+
+		foreach(li, indexes)
+		{
+			Oid			indexoid = lfirst_oid(li);
+			HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+			bool		unique;
+
+			if (!HeapTupleIsValid(tup))
+				continue;
+			unique = ((Form_pg_index) GETSTRUCT(tup))->indisunique;
+			ReleaseSysCache(tup);
+			if (unique && index_am_of(indexoid) == amoid)
+			{
+				found = indexoid;
+				break;
+			}
+		}
+		list_free(indexes);
+		table_close(rel, NoLock);
+		if (OidIsValid(found))
+			break;
+	}
+	return found;
+}
+#endif
+
+/*
+ * Before PostgreSQL 18 the executor can use only btree unique indexes for
+ * a speculative insertion, and it opens every unique index of the table
+ * for one: INSERT ... ON CONFLICT on a table with a unique gbtree index
+ * would fail with an internal error.  Say why, with SQLSTATE 0A000, before
+ * the executor starts.
+ */
+void
+gbt_refuse_on_conflict(PlannedStmt *stmt)
+{
+#if PG_VERSION_NUM < 180000
+	List	   *plans = list_copy(stmt->subplans);
+	ListCell   *lc;
+
+	plans = lappend(plans, stmt->planTree);
+	foreach(lc, plans)
+	{
+		ModifyTable *mt = (ModifyTable *) lfirst(lc);
+		ListCell   *lr;
+
+		if (mt == NULL || !IsA(mt, ModifyTable) || mt->onConflictAction == ONCONFLICT_NONE)
+			continue;
+		foreach(lr, mt->resultRelations)
+		{
+			Oid			relid = rt_fetch(lfirst_int(lr), stmt->rtable)->relid;
+			Oid			indexoid = unique_gbtree_index_of(relid);
+
+			if (OidIsValid(indexoid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("INSERT ... ON CONFLICT is not supported on table \"%s\", which has the unique gbtree index \"%s\"",
+								get_rel_name(relid), get_rel_name(indexoid)),
+						 errdetail("Before PostgreSQL 18, only btree unique indexes can take part in ON CONFLICT.")));
+		}
+	}
+	list_free(plans);
+#endif
+}
