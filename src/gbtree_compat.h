@@ -107,6 +107,17 @@ typedef RelFileNode GbtStorage;
 #define GBT_ESTIMATEPARALLELSCAN_PARAMS	void
 #endif
 
+/*
+ * Before 18 the executor builds a speculative insertion's unique-index
+ * information for btree only (BuildSpeculativeIndexInfo): ON CONFLICT on a
+ * table with a unique gbtree index must be refused (unique.c).
+ */
+#if PG_VERSION_NUM >= 180000
+#define GBT_ON_CONFLICT_BTREE_ONLY	0
+#else
+#define GBT_ON_CONFLICT_BTREE_ONLY	1
+#endif
+
 /* 18: the AM's part of a parallel scan's shared area moved to ps_offset_am */
 #if PG_VERSION_NUM >= 180000
 #define gbt_parallel_scan_am_area(ps)	OffsetToPointer((ps), (ps)->ps_offset_am)

@@ -463,7 +463,7 @@ gbt_check_unique_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		check_tree_unique(heap, index, GBT_NULLROOT_BLKNO, true);
 }
 
-#if PG_VERSION_NUM < 180000
+#if GBT_ON_CONFLICT_BTREE_ONLY
 static Oid
 index_am_of(Oid indexoid)
 {
@@ -529,7 +529,7 @@ unique_gbtree_index_of(Oid relid)
 void
 gbt_refuse_on_conflict(PlannedStmt *stmt)
 {
-#if PG_VERSION_NUM < 180000
+#if GBT_ON_CONFLICT_BTREE_ONLY
 	List	   *plans = list_copy(stmt->subplans);
 	ListCell   *lc;
 

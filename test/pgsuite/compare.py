@@ -63,6 +63,16 @@ UNSUPPORTED = [
                 r'not support clustering'), 'clustering'),
     # a unique or primary key constraint needs a (unique) btree index
     (re.compile(r'index "[^"]+" is not a btree'), 'constraint on a gbtree index'),
+    # before PostgreSQL 18 the executor's speculative insertion is btree's
+    # only: gbtree refuses ON CONFLICT on a table with a unique gbtree index
+    (re.compile(r'INSERT \.\.\. ON CONFLICT is not supported on table "[^"]+", '
+                r'which has the unique gbtree index'), 'ON CONFLICT with a unique gbtree index'),
+    # core code that takes only a btree unique index: REFRESH ...
+    # CONCURRENTLY (matview.c), a unique index on a partitioned table
+    (re.compile(r'cannot refresh materialized view "[^"]+" concurrently'),
+     'refresh concurrently by a gbtree unique index'),
+    (re.compile(r'cannot match partition key to an index using access method "gbtree"'),
+     'unique index on a partitioned table'),
 ]
 
 ERROR_CONT = re.compile(r'^(LINE \d+: |DETAIL:  |HINT:  |CONTEXT:  |\s*\^\s*$)')
