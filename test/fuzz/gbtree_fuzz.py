@@ -45,8 +45,9 @@ INSERT (a volatile function comparing an index scan with a seq scan
 every N rows), a scrollable cursor kept open across batched inserts,
 TRUNCATE (with COPY FREEZE), REINDEX and ALTER INDEX SET TABLESPACE with
 entries pending, an extra gbtree index created and dropped or rolled
-back, ALTER INDEX, an exclusion-constraint table (gbtree EXCLUDE against
-a btree UNIQUE twin: the same rows must be refused), small and changing
+back, ALTER INDEX, an exclusion-constraint table (gbtree EXCLUDE, and a
+unique gbtree index, against a btree UNIQUE twin: the same rows must be
+refused), small and changing
 gbtree.insert_batch_memory values (64 kB: flushes in the middle of
 statements; 0: no batching), and endings COMMIT, ROLLBACK, PREPARE
 TRANSACTION + COMMIT PREPARED / ROLLBACK PREPARED (from this session or
@@ -248,6 +249,11 @@ def setup(dsn, types, tablespace=None):
     cur.execute("CREATE TABLE fz_excl_b (id int8, k int8, CONSTRAINT fz_excl_b_x UNIQUE (k))"
                 " WITH (autovacuum_enabled = off)")
     cur.execute("CREATE INDEX fz_excl_b_id ON fz_excl_b USING btree (id)")
+    # and so must a unique gbtree index (checked at insert time, never batched)
+    cur.execute("DROP TABLE IF EXISTS fz_excl_u")
+    cur.execute("CREATE TABLE fz_excl_u (id int8, k int8) WITH (autovacuum_enabled = off)")
+    cur.execute("CREATE UNIQUE INDEX fz_excl_u_k ON fz_excl_u USING gbtree (k)")
+    cur.execute("CREATE INDEX fz_excl_u_id ON fz_excl_u USING gbtree (id)")
     # scans from inside a running statement: count through the index and
     # through a seq scan (fresh snapshots: they see the statement's rows so
     # far) and raise if they differ
@@ -1396,7 +1402,7 @@ class Batcher:
         first = self.ids(len(keys))
         vals = ", ".join("(%d, %s)" % (first + i, "NULL" if k is None else str(k)) for i, k in enumerate(keys))
         outcome = {}
-        for side in ("g", "b"):
+        for side in ("g", "b", "u"):
             name = self.savepoint()
             try:
                 self.cur.execute("INSERT INTO fz_excl_%s VALUES %s" % (side, vals))
@@ -1409,24 +1415,25 @@ class Batcher:
                 self.cur.execute("ROLLBACK TO " + name)
                 self.cur.execute("RELEASE " + name)
         self.stats["exclusion_" + outcome["g"]] += 1
-        if outcome["g"] != outcome["b"]:
-            raise Mismatch("exclusion constraint (gbtree) %s, unique btree %s, for keys %r"
-                           % (outcome["g"], outcome["b"], keys))
+        if outcome["g"] != outcome["b"] or outcome["u"] != outcome["b"]:
+            raise Mismatch("exclusion constraint (gbtree) %s, unique gbtree %s, unique btree %s, for keys %r"
+                           % (outcome["g"], outcome["u"], outcome["b"], keys))
         if self.rnd.random() < 0.3:
             m = self.rnd.randint(3, 9)
             r = self.rnd.randint(0, m - 1)
-            for side in ("g", "b"):
+            for side in ("g", "b", "u"):
                 self.cur.execute("DELETE FROM fz_excl_%s WHERE k %% %d = %d" % (side, m, r))
         lo = self.rnd.randint(0, 2000000)
         hi = lo + self.rnd.choice([1000, 100000])
         res = {}
-        for side in ("g", "b"):
+        for side in ("g", "b", "u"):
             self.force_index()
             self.cur.execute("SELECT id, k FROM fz_excl_%s WHERE k BETWEEN %d AND %d ORDER BY k" % (side, lo, hi))
             res[side] = self.cur.fetchall()
             self.reset_modes()
-        if res["g"] != res["b"]:
-            raise Mismatch("exclusion tables differ in the transaction: %d rows against %d" % (len(res["g"]), len(res["b"])))
+        if res["g"] != res["b"] or res["u"] != res["b"]:
+            raise Mismatch("exclusion tables differ in the transaction: %d and %d rows against %d"
+                           % (len(res["g"]), len(res["u"]), len(res["b"])))
 
     def run_step(self, st):
         outer = self.step
@@ -1584,12 +1591,15 @@ def checker(dsn, types, seed, deadline, result):
     g = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE k IS NOT NULL OR k IS NULL")
     b = run_query(cur, SEQ, "SELECT id, k FROM fz_excl_b")
     gi = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE id IS NOT NULL")
+    u = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_u WHERE k IS NOT NULL OR k IS NULL")
     cur.execute("COMMIT")
-    if sorted(map(repr, g)) != sorted(map(repr, b)) or sorted(map(repr, gi)) != sorted(map(repr, b)):
-        result.put(("fail", "final contents of fz_excl differ: gbtree %d and %d rows, heap %d rows"
-                    % (len(g), len(gi), len(b)), stats))
+    if (sorted(map(repr, g)) != sorted(map(repr, b)) or sorted(map(repr, gi)) != sorted(map(repr, b)) or
+            sorted(map(repr, u)) != sorted(map(repr, b))):
+        result.put(("fail", "final contents of fz_excl differ: gbtree %d and %d rows, unique gbtree %d, heap %d rows"
+                    % (len(g), len(gi), len(u), len(b)), stats))
         return
-    cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true)")
+    cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true), "
+                "gbtree_check('fz_excl_u_k', true)")
     result.put(("ok", None, stats))
     conn.close()
 
