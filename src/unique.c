@@ -85,10 +85,11 @@ typedef struct GbtUniqueInsert
 
 /*
  * The heap TIDs of the entries equal to key on a locked leaf, skipping
- * those marked dead; returns their number.
+ * those marked dead, with their slots (-1 in the posting form, which
+ * carries no marks); returns their number.
  */
 static int
-leaf_equal_tids(Page page, uint64 key, uint64 *tids)
+leaf_equal_tids(Page page, uint64 key, uint64 *tids, int *slots)
 {
 	int			n = 0;
 
@@ -105,7 +106,10 @@ leaf_equal_tids(Page page, uint64 key, uint64 *tids)
 				continue;
 			if (p.keys[g] == key)
 				for (int i = p.start[g]; i < p.start[g + 1]; i++)
+				{
+					slots[n] = -1;
 					tids[n++] = gbt_post_tid(&p, i);
+				}
 			break;
 		}
 	}
@@ -119,16 +123,27 @@ leaf_equal_tids(Page page, uint64 key, uint64 *tids)
 			 s < node.nslots && node.keys[s] == key;
 			 s = gbt_node_next_used(&node, s + 1))
 			if (!((dead[s >> 6] >> (s & 63)) & 1))
+			{
+				slots[n] = s;
 				tids[n++] = node.tids[s];
+			}
 	}
 	return n;
 }
 
-/* Look up the heap tuples of tids: the verdict they give, as nbtree's. */
+/*
+ * Look up the heap tuples of tids, the entries of the leaf in buf: the
+ * verdict they give, as nbtree's.  Entries whose tuples are dead to every
+ * transaction get the leaf's dead mark, as nbtree sets LP_DEAD there, so
+ * that later checks skip them and inserts may reclaim their slots.
+ */
 static GbtUniqueVerdict
-check_tids(GbtUniqueInsert *u, const uint64 *tids, int n)
+check_tids(GbtUniqueInsert *u, Buffer buf, const uint64 *tids, const int *slots, int n)
 {
 	SnapshotData dirty;
+	uint64	   *dead = gbt_leaf_dead((char *) BufferGetPage(buf));
+	bool		marked = false;
+	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
 	InitDirtySnapshot(dirty);
 	for (int i = 0; i < n; i++)
@@ -141,30 +156,40 @@ check_tids(GbtUniqueInsert *u, const uint64 *tids, int n)
 		if (ItemPointerEquals(&htid, &u->htid))
 			continue;
 		if (!table_index_fetch_tuple_check(u->heap, &htid, &dirty, &all_dead))
+		{
+			if (all_dead && slots[i] >= 0)
+			{
+				dead[slots[i] >> 6] |= UINT64CONST(1) << (slots[i] & 63);
+				marked = true;
+			}
 			continue;
+		}
 
 		/* a possible duplicate: a deferred check settles it later */
 		if (u->mode == UNIQUE_CHECK_PARTIAL)
 		{
 			u->is_unique = false;
-			return GBT_UNIQUE_OK;
+			break;
 		}
 		if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
 		{
 			u->xwait = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
 			u->spec_token = dirty.speculativeToken;
-			return GBT_UNIQUE_WAIT;
+			verdict = GBT_UNIQUE_WAIT;
+			break;
 		}
 
 		/*
 		 * A live duplicate, unless the tuple being inserted is already dead
 		 * (its inserting command deleted it, for instance), as nbtree says.
 		 */
-		if (!table_index_fetch_tuple_check(u->heap, &u->htid, SnapshotSelf, NULL))
-			return GBT_UNIQUE_OK;
-		return GBT_UNIQUE_CONFLICT;
+		if (table_index_fetch_tuple_check(u->heap, &u->htid, SnapshotSelf, NULL))
+			verdict = GBT_UNIQUE_CONFLICT;
+		break;
 	}
-	return GBT_UNIQUE_OK;
+	if (marked)
+		MarkBufferDirtyHint(buf, true);
+	return verdict;
 }
 
 /*
@@ -176,6 +201,7 @@ static GbtUniqueVerdict
 check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
 	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
+	int		   *slots = palloc(sizeof(int) * GBT_LEAF_MAX_ENTRIES);
 	Buffer		buf = first;
 	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
@@ -187,7 +213,7 @@ check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 
 		if (!(op->flags & GBT_F_DELETED))
 		{
-			verdict = check_tids(u, tids, leaf_equal_tids(page, u->key, tids));
+			verdict = check_tids(u, buf, tids, slots, leaf_equal_tids(page, u->key, tids, slots));
 			if (verdict != GBT_UNIQUE_OK || !u->is_unique)
 				break;
 			/* entries right of the high key are above it: are they above K? */
@@ -205,6 +231,7 @@ check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 	if (buf != first)
 		UnlockReleaseBuffer(buf);
 	pfree(tids);
+	pfree(slots);
 	return verdict;
 }
 
