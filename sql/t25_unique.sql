@@ -231,10 +231,12 @@ SELECT u_diff('ug_f', 'ub_f', 'k > 100');
 SELECT gbtree_check('ug_f_k');
 
 -- 7. What the server does with a unique index beyond its checks: the
--- planner proves a join's inner side unique (the join is removed); a
--- constraint can be built only on a btree index; and before PostgreSQL
+-- planner removes a join whose inner side an index proves unique (before
+-- PostgreSQL 18 only with btree's operator families: the gbtree join
+-- stays); a constraint can be built only on a btree index; and before
 -- 18, INSERT ... ON CONFLICT cannot run on a table with a unique gbtree
--- index (0A000, before the executor's own error).
+-- index (0A000, before the executor's own error).  PostgreSQL 18's
+-- output is t25_unique_1.out.
 EXPLAIN (COSTS OFF) SELECT a.k FROM ug_b a LEFT JOIN ug_b b ON a.k = b.k;
 EXPLAIN (COSTS OFF) SELECT a.k FROM ub_b a LEFT JOIN ub_b b ON a.k = b.k;
 SELECT u_one('ALTER TABLE ug_a ADD CONSTRAINT ug_a_uq UNIQUE USING INDEX ug_a_k');
