@@ -46,6 +46,7 @@ export BENCH_MEASURES=${BENCH_MEASURES:-copy,copy_full,insert_select,insert_sele
 export BENCH_TAG=${BENCH_TAG:-}
 export BENCH_INSTALL=${BENCH_INSTALL:-1}
 export BENCH_GBTREE_OPTIONS=${BENCH_GBTREE_OPTIONS:-}
+export BENCH_WRITE_UNIQUE=${BENCH_WRITE_UNIQUE:-0}
 BENCH_SRC_REV=${BENCH_SRC_REV:-}
 BENCH_PRIVATE_PG=${BENCH_PRIVATE_PG:-1}
 # PostgreSQL's defaults; write_bench.py turns off autovacuum and jit itself

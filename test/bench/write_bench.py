@@ -29,6 +29,8 @@ OUT = B.OUT
 SCRATCH = B.SCRATCH
 # rows each pgbench run inserts (a fixed number, not a duration: see m_inserts)
 INSERT_ROWS = int(ENV.get("BENCH_INSERT_ROWS", "20000"))
+# unique indexes for both engines (the keys are distinct): every insert checked
+UNIQUE = ENV.get("BENCH_WRITE_UNIQUE", "0") == "1"
 CLIENTS = B.CLIENTS
 TAG = ENV.get("BENCH_TAG", "")
 GB_OPTIONS = " ".join(x for x in ("-c gbtree.device=cpu", ENV.get("BENCH_GBTREE_OPTIONS", "")) if x)
@@ -66,7 +68,7 @@ class Engine(B.Engine):
         else:
             sql += f"CREATE TABLE {t} ({TYPE});\n"
         if self.am:
-            sql += f"CREATE INDEX {t}_k_idx ON {t} USING {self.am} (k);\n"
+            sql += f"CREATE {'UNIQUE ' if UNIQUE else ''}INDEX {t}_k_idx ON {t} USING {self.am} (k);\n"
         return sql
 
 
@@ -307,7 +309,8 @@ def write_results(res, elapsed, end_load, others):
              f"- command: `{ENV.get('BENCH_INVOCATION', '?')}`; effective settings: BENCH_ROWS={ROWS} "
              f"BENCH_REPEAT={REPEAT} BENCH_INSERT_ROWS={INSERT_ROWS} BENCH_CLIENTS={','.join(map(str, CLIENTS))} "
              f"BENCH_MEASURES={','.join(MEASURES)}"
-             + (f" BENCH_GBTREE_OPTIONS='{ENV['BENCH_GBTREE_OPTIONS']}'" if ENV.get("BENCH_GBTREE_OPTIONS") else ""),
+             + (f" BENCH_GBTREE_OPTIONS='{ENV['BENCH_GBTREE_OPTIONS']}'" if ENV.get("BENCH_GBTREE_OPTIONS") else "")
+             + (" BENCH_WRITE_UNIQUE=1 (both indexes UNIQUE)" if UNIQUE else ""),
              f"- date: {START_DATE}; duration {elapsed / 60:.1f} min",
              f"- git revision: {ENV.get('GIT_REV', '?')} (gbtree built from "
              + (f"`git archive` of BENCH_SRC_REV={ENV['BENCH_SRC_REV']}, not the working tree)"
