@@ -170,8 +170,8 @@ extern void gbt_leaf_insert_or_split(Relation index, Buffer pbuf, Buffer buf, bo
 
 /* unique.c */
 struct PlannedStmt;
-extern bool gbt_insert_unique(Relation index, Relation heap, struct IndexInfo *indexInfo,
-							  IndexUniqueCheck mode, BlockNumber root, uint64 key,
+extern bool gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
+							  BlockNumber root, uint64 key,
 							  uint64 tid, Datum *values, bool *isnull);
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);

@@ -1603,8 +1603,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 	}
 
 	if (unique)
-		return gbt_insert_unique(index, heapRel, indexInfo, checkUnique, root, key, tid,
-								 values, isnull);
+		return gbt_insert_unique(index, heapRel, checkUnique, root, key, tid, values, isnull);
 	if (checkUnique == UNIQUE_CHECK_EXISTING)
 		return true;			/* a NULL, distinct: nothing to recheck */
 	if (checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))

@@ -71,7 +71,6 @@ typedef struct GbtUniqueInsert
 	Relation	index;
 	Relation	heap;
 	IndexUniqueCheck mode;
-	BlockNumber root;
 	uint64		key;
 	uint64		tid;
 	ItemPointerData htid;		/* tid as a heap TID */
@@ -328,8 +327,8 @@ wait_for_inserter(GbtUniqueInsert *u)
  * only under UNIQUE_CHECK_PARTIAL when a duplicate may exist.
  */
 bool
-gbt_insert_unique(Relation index, Relation heap, IndexInfo *indexInfo,
-				  IndexUniqueCheck mode, BlockNumber root, uint64 key,
+gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
+				  BlockNumber root, uint64 key,
 				  uint64 tid, Datum *values, bool *isnull)
 {
 	GbtUniqueInsert u;
@@ -338,7 +337,6 @@ gbt_insert_unique(Relation index, Relation heap, IndexInfo *indexInfo,
 	u.index = index;
 	u.heap = heap;
 	u.mode = mode;
-	u.root = root;
 	u.key = key;
 	u.tid = tid;
 	gbt_tid_to_itemptr(tid, &u.htid);
