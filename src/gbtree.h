@@ -147,6 +147,7 @@ extern bool gbt_must_move_right(GbtPageOpaque op, uint64 key, uint64 tid, bool b
 extern bool gbt_page_in_tree(GbtPageOpaque op, BlockNumber root);
 extern void gbt_check_in_tree(Relation index, Buffer buf, BlockNumber root);
 extern BlockNumber gbt_checked_rightlink(Relation index, Buffer buf);
+extern Buffer gbt_lock_right_sibling(Relation index, Buffer buf, int mode);
 extern BlockNumber gbt_inner_child(Relation index, Buffer buf, uint64 key, uint64 tid);
 extern bool gbt_hikey_lt(GbtPageOpaque op, uint64 key, uint64 tid);
 extern Buffer gbt_descend(Relation index, BlockNumber root, uint64 key, uint64 tid,

@@ -831,21 +831,30 @@ leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 	return leaf_merge_fits(page, e, k, posting);
 }
 
+/*
+ * Insert (key, tid) into the exclusively locked leaf buf if it has room,
+ * and say whether it did (the optimistic insert; unique.c's too).
+ */
+bool
+gbt_leaf_insert_if_room(Relation index, Buffer buf, uint64 key, uint64 tid)
+{
+	GbtEntry	e = {key, tid};
+
+	if (!leaf_has_room(index, buf, &e, 1))
+		return false;
+	leaf_insert(index, buf, &key, &tid, 1);
+	return true;
+}
+
 /* Returns false if the leaf is full and an SMO is needed. */
 static bool
 insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 {
 	Buffer		buf = gbt_descend(index, root, key, tid, false, BUFFER_LOCK_EXCLUSIVE);
-	GbtEntry	e = {key, tid};
+	bool		inserted = gbt_leaf_insert_if_room(index, buf, key, tid);
 
-	if (!leaf_has_room(index, buf, &e, 1))
-	{
-		UnlockReleaseBuffer(buf);
-		return false;
-	}
-	leaf_insert(index, buf, &key, &tid, 1);
 	UnlockReleaseBuffer(buf);
-	return true;
+	return inserted;
 }
 
 /* Where an SMO descends to */
@@ -927,21 +936,6 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 }
 
 /*
- * For unique insertion (unique.c): insert (key, tid) into the exclusively
- * locked leaf buf if it has room, and say whether it did.
- */
-bool
-gbt_leaf_insert_if_room(Relation index, Buffer buf, uint64 key, uint64 tid)
-{
-	GbtEntry	e = {key, tid};
-
-	if (!leaf_has_room(index, buf, &e, 1))
-		return false;
-	leaf_insert(index, buf, &key, &tid, 1);
-	return true;
-}
-
-/*
  * An SMO to (key, tid)'s leaf that hands it, with its parent, to action
  * (unique.c); see smo_run and GbtLeafAction.
  */
@@ -978,12 +972,8 @@ static bool
 insert_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
 {
 	GbtSmoTarget *t = (GbtSmoTarget *) arg;
-	GbtEntry	e = {t->key, t->tid};
 
-	if (leaf_has_room(index, buf, &e, 1))
-		leaf_insert(index, buf, &t->key, &t->tid, 1);
-	else
-		split_single(index, pbuf, buf, true, t->key, t->tid, may_recycle);
+	gbt_leaf_insert_or_split(index, pbuf, buf, true, t->key, t->tid, may_recycle);
 	return true;
 }
 

@@ -264,6 +264,20 @@ gbt_checked_rightlink(Relation index, Buffer buf)
 }
 
 /*
+ * The right sibling of the locked page in buf, read, locked in mode and
+ * checked; buf stays locked (lock coupling, always left to right).
+ */
+Buffer
+gbt_lock_right_sibling(Relation index, Buffer buf, int mode)
+{
+	Buffer		next = ReadBuffer(index, gbt_checked_rightlink(index, buf));
+
+	LockBuffer(next, mode);
+	gbt_check_page(index, next);
+	return next;
+}
+
+/*
  * The child of the locked inner page in buf to descend to for (key, tid):
  * that of the last used slot below it, or of the first one (XX002 for an
  * empty page or a bad downlink).

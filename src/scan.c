@@ -213,7 +213,7 @@ read_posting(GbtSegment *seg, Page page, GbtScanPos *pos)
 			uint64		key = p.keys[g];
 			int			from = p.start[g];
 			int			to = p.start[g + 1];
-			GbtEntry   *out = &pos->items[n - from];
+			GbtEntry   *out = &pos->items[n];
 
 			/* one loop per block width: this is an ordered scan's inner loop */
 			if (p.blocks16)
@@ -222,15 +222,15 @@ read_posting(GbtSegment *seg, Page page, GbtScanPos *pos)
 
 				for (int i = from; i < to; i++)
 				{
-					out[i].key = key;
-					out[i].tid = gbt_post_tid_at(base + p.blocks16[i], p.offs[i]);
+					out[i - from].key = key;
+					out[i - from].tid = gbt_post_tid_at(base + p.blocks16[i], p.offs[i]);
 				}
 			}
 			else
 				for (int i = from; i < to; i++)
 				{
-					out[i].key = key;
-					out[i].tid = gbt_post_tid_at(p.blocks32[i], p.offs[i]);
+					out[i - from].key = key;
+					out[i - from].tid = gbt_post_tid_at(p.blocks32[i], p.offs[i]);
 				}
 			n += to - from;
 		}
@@ -1138,13 +1138,15 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
+	if (scan->kill_prior_tuple && so->started)
+		remember_killed(scan);
+
 	/*
 	 * The common case first: the next entry of the leaf already copied.
 	 * An ordered scan returns most rows this way, so it does no more per
 	 * row than nbtree does: step, set the TID, store the key.
 	 */
-	if (likely(so->started && so->gpu_items == NULL && pos->seg >= 0 &&
-			   !scan->kill_prior_tuple))
+	if (likely(so->started && so->gpu_items == NULL && pos->seg >= 0))
 	{
 		int			i = pos->itemIndex + (ScanDirectionIsForward(dir) ? 1 : -1);
 
@@ -1156,8 +1158,6 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 	}
 
-	if (scan->kill_prior_tuple && so->started)
-		remember_killed(scan);
 	if (!so->started)
 	{
 		if (!start_scan(scan, dir))

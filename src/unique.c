@@ -35,19 +35,15 @@
  */
 #include "postgres.h"
 
-#include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "access/xact.h"
 #include "catalog/index.h"
-#include "catalog/partition.h"
-#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
 #include "commands/defrem.h"
-#include "nodes/execnodes.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
 #include "storage/lmgr.h"
@@ -95,22 +91,18 @@ leaf_equal_tids(Page page, uint64 key, uint64 *tids, int *slots)
 	if (gbt_page_is_posting((char *) page))
 	{
 		GbtPost		p;
-		int			ng;
+		GbtNode		kn;
+		int			g;
 
 		gbt_post_view((char *) page, &p);
-		ng = p.hdr->ngroups;
-		for (int g = 0; g < ng; g++)
-		{
-			if (p.keys[g] < key)
-				continue;
-			if (p.keys[g] == key)
-				for (int i = p.start[g]; i < p.start[g + 1]; i++)
-				{
-					slots[n] = -1;
-					tids[n++] = gbt_post_tid(&p, i);
-				}
-			break;
-		}
+		gbt_post_key_node(&p, &kn);
+		g = gbt_node_lower_bound(&kn, key);
+		if (g < p.hdr->ngroups && p.keys[g] == key)
+			for (int i = p.start[g]; i < p.start[g + 1]; i++)
+			{
+				slots[n] = -1;
+				tids[n++] = gbt_post_tid(&p, i);
+			}
 	}
 	else
 	{
@@ -194,13 +186,15 @@ check_tids(GbtUniqueInsert *u, Buffer buf, const uint64 *tids, const int *slots,
 /*
  * The check, holding first (the first leaf that can hold the key) locked:
  * its entries equal to the key and those of the right siblings that can
- * hold more, each of those share-locked in turn while first stays locked.
+ * hold more, share-locked in turn (lock coupling, left to right) while
+ * first stays locked.
  */
 static GbtUniqueVerdict
 check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
-	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
-	int		   *slots = palloc(sizeof(int) * GBT_LEAF_MAX_ENTRIES);
+	/* backend-local scratch: a leaf's equal entries, on every insert */
+	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
+	static int	slots[GBT_LEAF_MAX_ENTRIES];
 	Buffer		buf = first;
 	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
@@ -208,7 +202,7 @@ check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 	{
 		Page		page = BufferGetPage(buf);
 		GbtPageOpaque op = gbt_page_opaque((char *) page);
-		BlockNumber next;
+		Buffer		next;
 
 		if (!(op->flags & GBT_F_DELETED))
 		{
@@ -219,18 +213,14 @@ check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 			if ((op->flags & GBT_F_RIGHTMOST) || op->hikey > u->key)
 				break;
 		}
-		next = gbt_checked_rightlink(u->index, buf);
+		next = gbt_lock_right_sibling(u->index, buf, BUFFER_LOCK_SHARE);
 		if (buf != first)
 			UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(u->index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		gbt_check_page(u->index, buf);
+		buf = next;
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (buf != first)
 		UnlockReleaseBuffer(buf);
-	pfree(tids);
-	pfree(slots);
 	return verdict;
 }
 
@@ -244,23 +234,19 @@ insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
 	Buffer		buf = first;
 
+	bool		inserted;
+
 	while (gbt_must_move_right(gbt_page_opaque((char *) BufferGetPage(buf)),
 							   u->key, u->tid, false))
 	{
-		Buffer		next = ReadBuffer(u->index, gbt_checked_rightlink(u->index, buf));
+		Buffer		next = gbt_lock_right_sibling(u->index, buf, BUFFER_LOCK_EXCLUSIVE);
 
-		LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
 		UnlockReleaseBuffer(buf);
 		buf = next;
-		gbt_check_page(u->index, buf);
 	}
-	if (gbt_leaf_insert_if_room(u->index, buf, u->key, u->tid))
-	{
-		UnlockReleaseBuffer(buf);
-		return true;
-	}
+	inserted = gbt_leaf_insert_if_room(u->index, buf, u->key, u->tid);
 	UnlockReleaseBuffer(buf);
-	return false;
+	return inserted;
 }
 
 /*
@@ -276,7 +262,8 @@ unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
 
 	u->inserted = false;
 	u->verdict = GBT_UNIQUE_OK;
-	if (op->lowkey < u->key || (op->lowkey == u->key && op->lowtid == 0))
+	/* the leaf's low bound is at or below (key, TID 0) */
+	if (!gbt_entry_lt(u->key, 0, op->lowkey, op->lowtid))
 	{
 		u->verdict = check_from_first_leaf(u, buf);
 		if (u->verdict == GBT_UNIQUE_OK && u->mode != UNIQUE_CHECK_EXISTING)
@@ -445,7 +432,7 @@ check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls)
 		GbtPageOpaque op = gbt_page_opaque((char *) page);
 		int			n = (op->flags & GBT_F_DELETED) ? 0 :
 			gbt_leaf_extract((char *) page, keys, tids);
-		BlockNumber next;
+		Buffer		next;
 
 		for (int i = 0; i < n; i++)
 		{
@@ -464,11 +451,9 @@ check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls)
 		}
 		if (op->flags & GBT_F_RIGHTMOST)
 			break;
-		next = gbt_checked_rightlink(index, buf);
+		next = gbt_lock_right_sibling(index, buf, BUFFER_LOCK_SHARE);
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		gbt_check_page(index, buf);
+		buf = next;
 		CHECK_FOR_INTERRUPTS();
 	}
 	check_run(&rc, buf);
