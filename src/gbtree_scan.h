@@ -114,6 +114,8 @@ extern bool gbt_seek_entry(IndexScanDesc scan, int segno, uint64 key, uint64 tid
 						   bool backward);
 extern bool gbt_seek_segment_start(IndexScanDesc scan, int segno, bool backward);
 extern bool gbt_next_leaf_serial(IndexScanDesc scan, ScanDirection dir);
+extern bool gbt_scan_start(IndexScanDesc scan, ScanDirection dir);
+extern bool gbt_scan_next_leaf(IndexScanDesc scan, ScanDirection dir);
 extern bool gbt_scan_gpu_fetch(IndexScanDesc scan);
 extern bool gbt_scan_gpu_next(IndexScanDesc scan, ScanDirection dir);
 extern void gbt_scan_gpu_release(IndexScanDesc scan);

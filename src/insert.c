@@ -23,11 +23,11 @@
  * one buffer lock at a time; the SMO locks top-down and left-to-right; so
  * there is no deadlock.
  *
- * Batched insertion (gbt_insert_sorted, fed by batch.c) follows the same
- * protocol with sorted runs of entries instead of one: all of a leaf's new
- * entries go in under one exclusive lock and one WAL record, and a leaf
- * that cannot hold them splits with its merged content, a step at a time,
- * each step one atomic split record as above.
+ * Batched insertion (gbt_insert_sorted in insert_merge.c, fed by batch.c)
+ * follows the same protocol with sorted runs of entries instead of one:
+ * all of a leaf's new entries go in under one exclusive lock and one WAL
+ * record, and a leaf that cannot hold them splits with its merged content,
+ * a step at a time, each step one atomic split record as above.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,57 +42,21 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_insert.h"
 #include "gbtree_xlog.h"
 
 /*
- * The content of a split: the left page's entries, then the right page's
- * (each at most one page of them).
+ * Split scratch (160 kB each): gbt_split_sb for the plan of a split
+ * (split_single, split_merged and their merged entries), left_sb for
+ * rebuilding the left page, which happens within a split and in redo.
  */
-#define GBT_SPLIT_MAX	(2 * GBT_LEAF_MAX_ENTRIES + 2)
-
-typedef struct GbtSplitBuf
-{
-	uint64		keys[GBT_SPLIT_MAX];
-	uint64		tids[GBT_SPLIT_MAX];
-	uint32		child[GBT_SPLIT_MAX];
-	int			n;
-} GbtSplitBuf;
-
-/*
- * Split scratch (160 kB each; a palloc that large is an mmap per split):
- * split_sb for the plan of a split (split_single, split_merged and their
- * merged entries), left_sb for rebuilding the left page, which happens
- * within a split and in redo.  Splits neither nest nor recurse.
- */
-static GbtSplitBuf split_sb;
+GbtSplitBuf gbt_split_sb;
 static GbtSplitBuf left_sb;
-static uint64 split_okeys[GBT_LEAF_MAX_ENTRIES];
-static uint64 split_otids[GBT_LEAF_MAX_ENTRIES];
-static uint64 split_mkeys[GBT_SPLIT_MAX];
-static uint64 split_mtids[GBT_SPLIT_MAX];
+uint64 gbt_split_okeys[GBT_LEAF_MAX_ENTRIES];
+uint64 gbt_split_otids[GBT_LEAF_MAX_ENTRIES];
+uint64 gbt_split_mkeys[GBT_SPLIT_MAX];
+uint64 gbt_split_mtids[GBT_SPLIT_MAX];
 static GbtEntry split_lnew[GBT_LEAF_MAX_ENTRIES];
-
-/*
- * How a split lays sb out: [0, cut) on the left page, [cut, n) on the
- * right one; the separator (the right page's low key) is at most the right
- * page's first entry (a batch may still add smaller ones there).  An
- * append split packs the right page's entries at its start (rspread off).
- */
-typedef struct GbtSplitPlan
-{
-	int			cut;
-	uint64		sepkey;
-	uint64		septid;
-	bool		rspread;
-} GbtSplitPlan;
-
-/* SMO steps a batch takes before it lets other inserters' splits in */
-#define GBT_BATCH_SMO_STEPS		32
-
-/* new entries of a leaf from which it is rewritten whole (full image) */
-#define GBT_MERGE_REWRITE_MIN	16
-
-static bool leaf_merge(Page page, const GbtEntry *e, Size k, bool spread);
 
 /* Gather a page's entries, with (key, tid) merged in if addnew. */
 static int
@@ -133,8 +97,8 @@ gather(Page page, GbtSplitBuf *sb, bool addnew, uint64 key, uint64 tid)
 }
 
 /* Does the page hold (key, tid)? */
-static bool
-page_has_entry(Page page, uint64 key, uint64 tid)
+bool
+gbt_page_has_entry(Page page, uint64 key, uint64 tid)
 {
 	GbtNode		node;
 	int			s;
@@ -157,8 +121,8 @@ page_has_entry(Page page, uint64 key, uint64 tid)
  * A page about to be rebuilt from its own entries must hold them in order:
  * rewriting a damaged page would hide the damage.
  */
-static void
-check_rebuilt_page(Relation index, Buffer buf)
+void
+gbt_check_rebuilt_page(Relation index, Buffer buf)
 {
 	GbtNode		node;
 	const char *why;
@@ -205,80 +169,6 @@ check_leaf_room(Relation index, Buffer buf, int n)
 				 errhint("Please REINDEX it.")));
 }
 
-/* Can n sorted entries make one leaf, in either form? */
-static bool
-leaf_fits(int n, const uint64 *keys, const uint64 *tids)
-{
-	return n <= GBT_LEAF_SLOTS || gbt_post_fits(n, keys, tids);
-}
-
-/*
- * Whether a leaf that its slots cannot hold should take the posting form
- * rather than split: only where keys repeat (two TIDs a key on average),
- * so that distinct keys keep the plain form, which takes an insert
- * without rewriting the page.
- */
-static bool
-leaf_worth_posting(int n, const uint64 *keys)
-{
-	int			g = 0;
-
-	for (int i = 0; i < n; i++)
-		g += (i == 0 || keys[i] != keys[i - 1]);
-	return 2 * g <= n;
-}
-
-/*
- * A leaf's shape as entries are added in order, for gbt_leaf_prefix's
- * test without measuring from the start each time.
- */
-typedef struct GbtLeafShape
-{
-	int			n;
-	int			g;				/* distinct keys */
-	uint32		lo;				/* least and greatest heap block */
-	uint32		hi;
-} GbtLeafShape;
-
-static inline void
-shape_add(GbtLeafShape *sh, uint64 tid, bool newkey)
-{
-	uint32		b = gbt_tid_block(tid);
-
-	if (sh->n == 0)
-		sh->lo = sh->hi = b;
-	sh->lo = Min(sh->lo, b);
-	sh->hi = Max(sh->hi, b);
-	sh->n++;
-	sh->g += newkey;
-}
-
-/* the posting form's size of the shape; above the page when it cannot be */
-static inline size_t
-shape_post_size(const GbtLeafShape *sh)
-{
-	if (sh->g > GBT_POST_MAX_GROUPS || sh->n > GBT_POST_MAX_ENTRIES)
-		return SIZE_MAX;
-	return gbt_post_size(sh->g, sh->n, sh->hi - sh->lo > PG_UINT16_MAX);
-}
-
-/* the bytes of a posting leaf packed to pct percent */
-static inline size_t
-post_limit(int pct)
-{
-	return GBT_POST_KEYS_OFF + (size_t) (GBT_POST_END - GBT_POST_KEYS_OFF) * pct / 100;
-}
-
-/* Does a leaf of this shape stay within pct percent, as gbt_leaf_prefix measures? */
-static inline bool
-shape_within(const GbtLeafShape *sh, bool dedup, int pct)
-{
-	size_t		limit = post_limit(pct);
-
-	if (sh->n <= Max(1, GBT_LEAF_SLOTS * pct / 100))
-		return true;
-	return dedup && 2 * sh->g <= sh->n && shape_post_size(sh) <= limit;
-}
 
 /*
  * How many of the sorted entries [0, n) one leaf takes when packed to pct
@@ -296,10 +186,10 @@ gbt_leaf_prefix(bool dedup, const uint64 *keys, const uint64 *tids, int n, int p
 		return best;
 	for (int m = 0; m < n && m < GBT_POST_MAX_ENTRIES; m++)
 	{
-		shape_add(&sh, tids[m], m == 0 || keys[m] != keys[m - 1]);
-		if (shape_within(&sh, dedup, pct))
+		gbt_shape_add(&sh, tids[m], m == 0 || keys[m] != keys[m - 1]);
+		if (gbt_shape_within(&sh, dedup, pct))
 			best = Max(best, m + 1);
-		else if (sh.n > GBT_LEAF_SLOTS * pct / 100 && shape_post_size(&sh) > post_limit(pct))
+		else if (sh.n > GBT_LEAF_SLOTS * pct / 100 && gbt_shape_post_size(&sh) > gbt_post_limit(pct))
 			break;				/* the posting size only grows from here */
 	}
 	return best;
@@ -381,7 +271,7 @@ gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 
 			e[j].key = keys[i];
 			e[j].tid = tids[i];
 		}
-		ok = leaf_merge(page, e, n, true);
+		ok = gbt_leaf_merge(page, e, n, true);
 		pfree(e);
 		return ok;
 	}
@@ -559,8 +449,8 @@ plan_single_split(Relation index, Buffer buf, GbtSplitBuf *sb, bool addnew,
 
 	pos = gather(BufferGetPage(buf), sb, addnew, key, tid);
 	plan->cut = split_point(index, sb, leaf, addnew ? pos : -1);
-	if (leaf && (!leaf_fits(plan->cut, sb->keys, sb->tids) ||
-				 !leaf_fits(sb->n - plan->cut, sb->keys + plan->cut, sb->tids + plan->cut)))
+	if (leaf && (!gbt_leaf_fits(plan->cut, sb->keys, sb->tids) ||
+				 !gbt_leaf_fits(sb->n - plan->cut, sb->keys + plan->cut, sb->tids + plan->cut)))
 		elog(ERROR, "gbtree: split of block %u of index \"%s\" does not fit two pages",
 			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
 	plan->sepkey = sb->keys[plan->cut];
@@ -574,8 +464,8 @@ plan_single_split(Relation index, Buffer buf, GbtSplitBuf *sb, bool addnew,
  * All buffers exclusively locked by caller except the new right page and
  * the old right sibling, taken here.
  */
-static void
-split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
+void
+gbt_split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 		   const GbtSplitPlan *plan, bool may_recycle)
 {
 	Buffer		rbuf;
@@ -597,12 +487,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
 		elog(ERROR, "gbtree: no room for a downlink in index \"%s\"",
 			 RelationGetRelationName(index));
 
-	check_rebuilt_page(index, buf);
+	gbt_check_rebuilt_page(index, buf);
 	/* the left part's entries that the page does not hold yet */
 	lnew = split_lnew;
 	{
 		for (int i = 0; i < plan->cut; i++)
-			if (!page_has_entry(BufferGetPage(buf), sb->keys[i], sb->tids[i]))
+			if (!gbt_page_has_entry(BufferGetPage(buf), sb->keys[i], sb->tids[i]))
 			{
 				lnew[nlnew].key = sb->keys[i];
 				lnew[nlnew].tid = sb->tids[i];
@@ -690,8 +580,8 @@ split_page(Relation index, Buffer pbuf, Buffer buf, GbtSplitBuf *sb,
  * Split the root in place: sb's two parts move to two new pages and the
  * root becomes an inner page one level up.
  */
-static void
-split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *plan,
+void
+gbt_split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *plan,
 		   bool may_recycle)
 {
 	Buffer		abuf = gbt_new_buffer(index, may_recycle);
@@ -705,7 +595,7 @@ split_root(Relation index, Buffer rootbuf, GbtSplitBuf *sb, const GbtSplitPlan *
 	GbtPageOpaqueData old;
 	xl_gbt_root_split x;
 
-	check_rebuilt_page(index, rootbuf);
+	gbt_check_rebuilt_page(index, rootbuf);
 	old = *gbt_page_opaque((char *) BufferGetPage(rootbuf));
 	x.sepkey = plan->sepkey;
 	x.septid = plan->septid;
@@ -742,14 +632,14 @@ static void
 split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
 			 uint64 tid, bool may_recycle)
 {
-	GbtSplitBuf *sb = &split_sb;
+	GbtSplitBuf *sb = &gbt_split_sb;
 	GbtSplitPlan plan;
 
 	plan_single_split(index, buf, sb, addnew, key, tid, &plan);
 	if (BufferIsValid(pbuf))
-		split_page(index, pbuf, buf, sb, &plan, may_recycle);
+		gbt_split_page(index, pbuf, buf, sb, &plan, may_recycle);
 	else
-		split_root(index, buf, sb, &plan, may_recycle);
+		gbt_split_root(index, buf, sb, &plan, may_recycle);
 }
 
 /*
@@ -757,8 +647,8 @@ split_single(Relation index, Buffer pbuf, Buffer buf, bool addnew, uint64 key,
  * locked leaf buf, which has room for them: one XLOG_GBT_INSERT record,
  * written in place with the resource manager, else through the builder.
  */
-static void
-leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, int n)
+void
+gbt_leaf_insert_few(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, int n)
 {
 	uint32		child[GBT_MERGE_REWRITE_MIN] = {0};
 	BlockNumber blkno = BufferGetBlockNumber(buf);
@@ -787,11 +677,10 @@ leaf_insert(Relation index, Buffer buf, const uint64 *keys, const uint64 *tids, 
  * once the entries it has marked dead are gone (they go only when it
  * lacks room: their removal costs heap reads and a WAL record).
  */
-static bool leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting);
 
 /*
  * Could a full plain leaf with k more entries repeat keys enough for the
- * posting form (leaf_worth_posting)?  Its distinct keys alone bound the
+ * posting form (gbt_leaf_worth_posting)?  Its distinct keys alone bound the
  * merged leaf's from below: a cheap test that spares distinct keys (most
  * splits) the merge that measures the posting form.
  */
@@ -811,8 +700,8 @@ plain_leaf_may_repeat(Page page, Size k)
 	return 2 * (Size) g <= node.opaque->nused + k;
 }
 
-static bool
-leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
+bool
+gbt_leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 {
 	Page		page = BufferGetPage(buf);
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
@@ -828,7 +717,7 @@ leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 		if (!gbt_get_dedup(index) || !plain_leaf_may_repeat(page, k))
 			return false;
 	}
-	return leaf_merge_fits(page, e, k, posting);
+	return gbt_leaf_merge_fits(page, e, k, posting);
 }
 
 /*
@@ -840,9 +729,9 @@ gbt_leaf_insert_if_room(Relation index, Buffer buf, uint64 key, uint64 tid)
 {
 	GbtEntry	e = {key, tid};
 
-	if (!leaf_has_room(index, buf, &e, 1))
+	if (!gbt_leaf_has_room(index, buf, &e, 1))
 		return false;
-	leaf_insert(index, buf, &key, &tid, 1);
+	gbt_leaf_insert_few(index, buf, &key, &tid, 1);
 	return true;
 }
 
@@ -857,12 +746,6 @@ insert_optimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 	return inserted;
 }
 
-/* Where an SMO descends to */
-typedef struct GbtSmoTarget
-{
-	uint64		key;
-	uint64		tid;
-} GbtSmoTarget;
 
 /*
  * A structure modification: under the SMO lock, descend from the root to
@@ -870,8 +753,8 @@ typedef struct GbtSmoTarget
  * inner page on the way (and starting over after one), and hand the leaf
  * to action.
  */
-static void
-smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction action,
+void
+gbt_smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction action,
 		void *arg)
 {
 	bool		may_recycle;
@@ -937,7 +820,7 @@ smo_run(Relation index, BlockNumber root, GbtSmoTarget *target, GbtLeafAction ac
 
 /*
  * An SMO to (key, tid)'s leaf that hands it, with its parent, to action
- * (unique.c); see smo_run and GbtLeafAction.
+ * (unique.c); see gbt_smo_run and GbtLeafAction.
  */
 void
 gbt_smo_at_leaf(Relation index, BlockNumber root, uint64 key, uint64 tid,
@@ -945,7 +828,7 @@ gbt_smo_at_leaf(Relation index, BlockNumber root, uint64 key, uint64 tid,
 {
 	GbtSmoTarget t = {key, tid};
 
-	smo_run(index, root, &t, action, arg);
+	gbt_smo_run(index, root, &t, action, arg);
 }
 
 /*
@@ -958,10 +841,10 @@ gbt_leaf_insert_or_split(Relation index, Buffer pbuf, Buffer buf, bool addnew,
 {
 	GbtEntry	e = {key, tid};
 
-	if (leaf_has_room(index, buf, &e, 1))
+	if (gbt_leaf_has_room(index, buf, &e, 1))
 	{
 		if (addnew)
-			leaf_insert(index, buf, &key, &tid, 1);
+			gbt_leaf_insert_few(index, buf, &key, &tid, 1);
 	}
 	else
 		split_single(index, pbuf, buf, addnew, key, tid, may_recycle);
@@ -982,570 +865,7 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 {
 	GbtSmoTarget t = {key, tid};
 
-	smo_run(index, root, &t, insert_at_leaf, &t);
-}
-
-/*
- * Batched insertion
- * -----------------
- *
- * e[0..n) is sorted by (key, tid).  Each step takes the leaf of the first
- * entry not yet placed and the run of entries below its high key.  If the
- * leaf has room for the whole run, they go in under one exclusive lock and
- * one WAL record (a full image once there are many of them).  If not, the
- * leaf splits under the SMO lock, as a single insert's would, but with the
- * run merged in: the left page gets its share of the merged entries, the
- * right page the rest when they fit, else the leaf's old entries beyond
- * the cut plus as many new ones as make it as full as a build would; the
- * remaining new entries belong to the right page's range and the next step
- * goes on from there.  Every step is one atomic split record, so a crash
- * or an error between steps leaves a valid tree, and concurrent readers
- * and inserters see ordinary splits.
- *
- * dedup: some entries may already be in the index (a flush that failed
- * midway and is tried again); such entries are skipped.
- */
-
-/* Merges a leaf's old entries with a sorted run of new ones. */
-typedef struct GbtMergeCursor
-{
-	const uint64 *okeys;
-	const uint64 *otids;
-	int			nold;
-	int			a;				/* next old entry */
-	const GbtEntry *e;
-	Size		k;				/* new entries e[0..k) */
-	Size		b;				/* next new entry */
-} GbtMergeCursor;
-
-/* The next merged entry, or false at the end; a new entry equal to an old one is dropped. */
-static bool
-merge_next(GbtMergeCursor *mc, uint64 *key, uint64 *tid)
-{
-	bool		take_old;
-
-	if (mc->a < mc->nold && mc->b < mc->k &&
-		mc->e[mc->b].key == mc->okeys[mc->a] && mc->e[mc->b].tid == mc->otids[mc->a])
-		mc->b++;				/* already in the leaf */
-	if (mc->a >= mc->nold && mc->b >= mc->k)
-		return false;
-	take_old = mc->b >= mc->k ||
-		(mc->a < mc->nold &&
-		 gbt_entry_lt(mc->okeys[mc->a], mc->otids[mc->a], mc->e[mc->b].key, mc->e[mc->b].tid));
-	if (take_old)
-	{
-		*key = mc->okeys[mc->a];
-		*tid = mc->otids[mc->a];
-		mc->a++;
-	}
-	else
-	{
-		*key = mc->e[mc->b].key;
-		*tid = mc->e[mc->b].tid;
-		mc->b++;
-	}
-	return true;
-}
-
-/* The end of the run of e[i..n) below the leaf's high key. */
-static Size
-leaf_run_end(GbtPageOpaque op, const GbtEntry *e, Size i, Size n)
-{
-	Size		lo = i,
-				hi = n;
-
-	if (op->flags & GBT_F_RIGHTMOST)
-		return n;
-	while (lo < hi)
-	{
-		Size		mid = lo + (hi - lo) / 2;
-
-		if (gbt_entry_lt(e[mid].key, e[mid].tid, op->hikey, op->hitid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/*
- * The leaf's entries merged with the sorted e[0..k) (those it holds
- * already skipped) into keys and tids: their number, or -1 past max.
- */
-/*
- * Scratch of the merges below, which neither nest nor recurse: a batch
- * merges into thousands of leaves, and a palloc of this size is a malloc.
- */
-static uint64 merge_okeys[GBT_LEAF_MAX_ENTRIES];
-static uint64 merge_otids[GBT_LEAF_MAX_ENTRIES];
-static uint64 merge_keys[GBT_LEAF_MAX_ENTRIES];
-static uint64 merge_tids[GBT_LEAF_MAX_ENTRIES];
-
-static int
-leaf_merged(Page page, const GbtEntry *e, Size k, uint64 *keys, uint64 *tids, int max)
-{
-	uint64	   *okeys = merge_okeys;
-	uint64	   *otids = merge_otids;
-	GbtMergeCursor mc = {0};
-	uint64		key,
-				tid;
-	int			m = 0;
-
-	mc.nold = gbt_leaf_extract((char *) page, okeys, otids);
-	mc.okeys = okeys;
-	mc.otids = otids;
-	mc.e = e;
-	mc.k = k;
-	while (merge_next(&mc, &key, &tid))
-	{
-		if (m >= max)
-		{
-			m = -1;
-			break;
-		}
-		keys[m] = key;
-		tids[m] = tid;
-		m++;
-	}
-	return m;
-}
-
-/*
- * Would the leaf hold e[0..k) merged in?  Past its slots only in posting
- * form: where it has it, or where keys repeat enough to take it.
- */
-static bool
-leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting)
-{
-	uint64	   *keys = merge_keys;
-	uint64	   *tids = merge_tids;
-	int			m;
-
-	if (k > GBT_LEAF_MAX_ENTRIES)
-		return false;
-	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
-	return m >= 0 &&
-		(m <= GBT_LEAF_SLOTS ||
-		 (gbt_post_fits(m, keys, tids) && (posting || leaf_worth_posting(m, keys))));
-}
-
-/*
- * Rewrite a leaf with the sorted entries e[0..k) merged in, in whichever
- * form holds them (gbt_leaf_fill); false, the page unchanged, if neither
- * does.
- */
-static bool
-leaf_merge(Page page, const GbtEntry *e, Size k, bool spread)
-{
-	uint64	   *keys = merge_keys;
-	uint64	   *tids = merge_tids;
-	int			m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
-
-	if (m < 0 || !leaf_fits(m, keys, tids))
-		return false;
-	if (!gbt_page_is_posting((char *) page) && m <= GBT_LEAF_SLOTS)
-	{
-		/* plain stays plain: the slots are laid out again where they are */
-		GbtNode		node;
-
-		gbt_page_view(page, &node);
-		gbt_node_load_spread(&node, m, keys, tids, NULL, spread);
-		gbt_leaf_clear_dead((char *) page);
-	}
-	else
-		gbt_page_leaf_rewrite(page, m, keys, tids, spread);
-	return true;
-}
-
-/*
- * Rewrite a leaf with the sorted entries e[0..k) merged in (those it holds
- * already are skipped), gaps spread evenly.  The caller made sure they fit.
- */
-void
-gbt_page_merge(Page page, const GbtEntry *e, Size k)
-{
-	if (!leaf_merge(page, e, k, true))
-		elog(ERROR, "gbtree: leaf unexpectedly full");
-}
-
-/* Put e[0..k) into the leaf, which has room for them: one WAL record. */
-static void
-merge_into_leaf(Relation index, Buffer buf, const GbtEntry *e, Size k, bool dedup)
-{
-	GbtWal	   *w;
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-
-	if (k < GBT_MERGE_REWRITE_MIN)
-	{
-		uint64		keys[GBT_MERGE_REWRITE_MIN];
-		uint64		tids[GBT_MERGE_REWRITE_MIN];
-		int			n = 0;
-
-		for (Size x = 0; x < k; x++)
-		{
-			if (dedup && page_has_entry(BufferGetPage(buf), e[x].key, e[x].tid))
-				continue;
-			keys[n] = e[x].key;
-			tids[n] = e[x].tid;
-			n++;
-		}
-		/* all there already (a flush tried again): nothing to change or log */
-		if (n > 0)
-			leaf_insert(index, buf, keys, tids, n);
-		return;
-	}
-	check_rebuilt_page(index, buf);
-	w = gbt_wal_start(index);
-	gbt_page_merge(gbt_wal_register(w, buf, GBT_WAL_WHOLE), e, k);
-	gbt_wal_block_data(w, 0, e, sizeof(GbtEntry) * k);
-	gbt_wal_finish(w, XLOG_GBT_MERGE);
-	gbt_gpu_note_changes(index, &blkno, 1, false);
-}
-
-/*
- * The entries of a split's right page when the rest of the merge does not
- * fit it: the leaf's old entries beyond the left page's (they must stay),
- * with as many of the next new ones, e[b..), as leave the page as full as
- * a build would (none if the old ones fill it already).  Into keys/tids;
- * returns their number and the new ones taken in *taken (-1: they do not
- * fit a page).
- */
-static int
-right_page_entries(bool dedup, int ff, const uint64 *okeys, const uint64 *otids, int a,
-				   int nold, const GbtEntry *e, Size b, Size k, uint64 *keys, uint64 *tids,
-				   Size *taken)
-{
-	GbtLeafShape sh = {0};
-	Size		best = 0;
-	uint64		prevkey = 0;
-	GbtMergeCursor mc = {0};
-	int			n = 0;
-
-	/* the old entries alone */
-	for (int x = a; x < nold; x++)
-		shape_add(&sh, otids[x], x == a || okeys[x] != okeys[x - 1]);
-
-	/*
-	 * Then new ones, one at a time: a new entry adds a key unless an old
-	 * one or the new one before has it.  Past the plain form's share, the
-	 * posting form's size only grows, so once it is over the limit no
-	 * later count can be within it.
-	 */
-	for (Size t = 1; b + t <= k && sh.n < GBT_LEAF_MAX_ENTRIES; t++)
-	{
-		const GbtEntry *ne = &e[b + t - 1];
-		bool		newkey = !(t > 1 && ne->key == prevkey);
-
-		if (newkey)
-		{
-			int			lo = a,
-						hi = nold;
-
-			while (lo < hi)
-			{
-				int			mid = lo + (hi - lo) / 2;
-
-				if (okeys[mid] < ne->key)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			newkey = !(lo < nold && okeys[lo] == ne->key);
-		}
-		prevkey = ne->key;
-		shape_add(&sh, ne->tid, newkey);
-		if (shape_within(&sh, dedup, ff))
-			best = t;
-		else if (sh.n > GBT_LEAF_SLOTS * ff / 100 &&
-				 (!dedup || shape_post_size(&sh) > GBT_POST_END))
-			break;
-	}
-
-	mc.okeys = okeys;
-	mc.otids = otids;
-	mc.nold = nold;
-	mc.a = a;
-	mc.e = e;
-	mc.b = b;
-	mc.k = b + best;
-	while (n < GBT_LEAF_MAX_ENTRIES && merge_next(&mc, &keys[n], &tids[n]))
-		n++;
-	if (mc.a < mc.nold || mc.b < mc.k)
-		n = -1;
-	*taken = best;
-	return n;
-}
-
-/*
- * Split the leaf buf (pbuf its parent, invalid if the leaf is the root)
- * with the new entries e[i..j) merged in, as far as one split takes them.
- * Returns the first entry not placed.
- */
-static Size
-split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i, Size j,
-			 bool may_recycle)
-{
-	GbtSplitBuf *sb = &split_sb;
-	uint64	   *okeys = split_okeys;
-	uint64	   *otids = split_otids;
-	uint64	   *mkeys = split_mkeys;
-	uint64	   *mtids = split_mtids;
-	bool		dedup = gbt_get_dedup(index);
-	int			ff = gbt_get_fillfactor(index);
-	GbtMergeCursor mc = {0};
-	GbtSplitPlan plan;
-	int			nold,
-				m = 0,
-				full,
-				nright;
-	bool		all;
-	Size		placed;
-
-	nold = gbt_leaf_extract((char *) BufferGetPage(buf), okeys, otids);
-	mc.nold = nold;
-	mc.okeys = okeys;
-	mc.otids = otids;
-	mc.e = e + i;
-	mc.k = j - i;
-
-	/*
-	 * The merged entries: as many as one build-full page takes (full, as
-	 * gbt_leaf_prefix measures it, found as they come), then up to twice
-	 * that, to know whether two halves would hold them all.
-	 */
-	{
-		GbtLeafShape sh = {0};
-		size_t		limit = post_limit(ff);
-		bool		growing = true;
-
-		full = 1;
-		while (m < GBT_SPLIT_MAX && (growing || m <= 2 * full) &&
-			   merge_next(&mc, &mkeys[m], &mtids[m]))
-		{
-			if (growing)
-			{
-				shape_add(&sh, mtids[m], m == 0 || mkeys[m] != mkeys[m - 1]);
-				if (shape_within(&sh, dedup, ff))
-					full = m + 1;
-				else if (sh.n > GBT_LEAF_SLOTS * ff / 100 &&
-						 (!dedup || shape_post_size(&sh) > limit))
-					growing = false;	/* the size only grows from here */
-			}
-			m++;
-		}
-	}
-	all = mc.a >= mc.nold && mc.b >= mc.k;
-
-	/* the left page: half of two build-full pages' worth, else one such page */
-	plan.cut = (all && m <= 2 * full) ? m / 2 : Min(full, m - 1);
-	plan.cut = Max(plan.cut, 1);
-	memcpy(sb->keys, mkeys, sizeof(uint64) * plan.cut);
-	memcpy(sb->tids, mtids, sizeof(uint64) * plan.cut);
-	plan.sepkey = mkeys[plan.cut];
-	plan.septid = mtids[plan.cut];
-
-	/* where the left page's entries leave the old and the new ones */
-	memset(&mc, 0, sizeof(mc));
-	mc.nold = nold;
-	mc.okeys = okeys;
-	mc.otids = otids;
-	mc.e = e + i;
-	mc.k = j - i;
-	for (int x = 0; x < plan.cut; x++)
-	{
-		uint64		k,
-					t;
-
-		if (!merge_next(&mc, &k, &t))
-			break;
-	}
-
-	/* the right page: the rest if it fits, else what a build would put there */
-	nright = m - plan.cut;
-	if (all && (nright <= GBT_LEAF_SLOTS ||
-				((nold > GBT_LEAF_SLOTS ||
-				  (dedup && leaf_worth_posting(nright, mkeys + plan.cut))) &&
-				 gbt_post_fits(nright, mkeys + plan.cut, mtids + plan.cut))))
-	{
-		memcpy(sb->keys + plan.cut, mkeys + plan.cut, sizeof(uint64) * nright);
-		memcpy(sb->tids + plan.cut, mtids + plan.cut, sizeof(uint64) * nright);
-		placed = j - i;
-	}
-	else
-	{
-		Size		taken;
-
-		nright = right_page_entries(dedup, ff, okeys, otids, mc.a, nold, mc.e, mc.b, mc.k,
-									sb->keys + plan.cut, sb->tids + plan.cut, &taken);
-		placed = mc.b + taken;
-	}
-	if (nright < 0 || !leaf_fits(plan.cut, sb->keys, sb->tids) ||
-		!leaf_fits(nright, sb->keys + plan.cut, sb->tids + plan.cut))
-		elog(ERROR, "gbtree: batch split of block %u of index \"%s\" does not fit",
-			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
-	sb->n = plan.cut + nright;
-	plan.rspread = true;
-	memset(sb->child, 0, sizeof(uint32) * sb->n);
-
-	if (BufferIsValid(pbuf))
-		split_page(index, pbuf, buf, sb, &plan, may_recycle);
-	else
-		split_root(index, buf, sb, &plan, may_recycle);
-	return i + placed;
-}
-
-/* A batch's SMO: where it is and how far it went */
-typedef struct GbtMergeSmo
-{
-	GbtSmoTarget target;		/* the first entry not placed */
-	const GbtEntry *e;
-	Size		i;
-	Size		n;
-	bool		dedup;
-	int			steps;
-} GbtMergeSmo;
-
-static bool
-merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *arg)
-{
-	GbtMergeSmo *ms = (GbtMergeSmo *) arg;
-	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
-	Size		j = leaf_run_end(op, ms->e, ms->i, ms->n);
-
-	if (leaf_has_room(index, buf, ms->e + ms->i, j - ms->i))
-	{
-		/* no split needed: back to the optimistic path */
-		merge_into_leaf(index, buf, ms->e + ms->i, j - ms->i, ms->dedup);
-		ms->i = j;
-		return true;
-	}
-	ms->i = split_merged(index, pbuf, buf, ms->e, ms->i, j, may_recycle);
-	if (ms->i >= ms->n || ++ms->steps >= GBT_BATCH_SMO_STEPS)
-		return true;
-	ms->target.key = ms->e[ms->i].key;
-	ms->target.tid = ms->e[ms->i].tid;
-	return false;
-}
-
-/*
- * Place what the optimistic path cannot: split leaves with their new
- * entries under the SMO lock, until a leaf takes its run without a split
- * or GBT_BATCH_SMO_STEPS steps have passed.  Returns the first entry not
- * placed.
- */
-static Size
-merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, Size n,
-				  bool dedup)
-{
-	GbtMergeSmo ms;
-
-	ms.target.key = e[i].key;
-	ms.target.tid = e[i].tid;
-	ms.e = e;
-	ms.i = i;
-	ms.n = n;
-	ms.dedup = dedup;
-	ms.steps = 0;
-	smo_run(index, root, &ms.target, merge_at_leaf, &ms);
-	return ms.i;
-}
-
-/* right-links a hinted leaf may be from the right one: a few splits */
-#define GBT_HINT_MAX_HOPS	4
-
-/*
- * The leaf of (key, tid) in the tree under root, exclusively locked, from
- * a hint: a block the GPU found in a device copy that may be behind the
- * pages, or be plainly wrong.  The hint is taken only if, under the lock,
- * it is a live leaf of that tree whose key range starts at or below the
- * entry (then, as in a Lehman-Yao descent, the entry's leaf is that one or
- * to its right); else InvalidBuffer, and the caller descends.
- */
-static Buffer
-leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber nblocks,
-			   uint64 key, uint64 tid)
-{
-	Buffer		buf;
-
-	if (hint == InvalidBlockNumber || hint < GBT_ROOT_BLKNO || hint >= nblocks)
-		return InvalidBuffer;
-	buf = ReadBuffer(index, hint);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	for (int hops = 0;; hops++)
-	{
-		Page		page = BufferGetPage(buf);
-		GbtPageOpaque op;
-		BlockNumber next;
-
-		if (PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
-			break;
-		op = gbt_page_opaque((char *) page);
-		if (op->page_id != GBT_PAGE_ID ||
-			((op->flags & GBT_F_POSTING) ? op->nslots != 0 :
-			 (op->nslots != GBT_LEAF_SLOTS || op->nused > op->nslots)) ||
-			op->level != 0 ||
-			(op->flags & (GBT_F_LEAF | GBT_F_META | GBT_F_DELETED)) != GBT_F_LEAF ||
-			!gbt_page_in_tree(op, root) ||
-			gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
-			break;
-		if (!gbt_must_move_right(op, key, tid, false))
-			return buf;
-		/* split since the copy was made: the entry moved right */
-		if (hops >= GBT_HINT_MAX_HOPS)
-			break;
-		next = gbt_checked_rightlink(index, buf);
-		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		/* the right sibling of a page we trusted: checked as a descent would */
-		gbt_check_page(index, buf);
-	}
-	UnlockReleaseBuffer(buf);
-	return InvalidBuffer;
-}
-
-/*
- * Insert the sorted, distinct entries e[0..n) into the tree under root
- * (see "Batched insertion" above).  leaves, if not NULL, holds for each
- * entry a hint of its leaf (see leaf_from_hint); the leaves reached from a
- * hint and by a descent are then added to *hinted and *descended.
- */
-void
-gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, bool dedup,
-				  const BlockNumber *leaves, uint64 *hinted, uint64 *descended)
-{
-	Size		i = 0;
-	BlockNumber nblocks = leaves ? RelationGetNumberOfBlocks(index) : 0;
-
-	while (i < n)
-	{
-		Buffer		buf = InvalidBuffer;
-		GbtPageOpaque op;
-		Size		j;
-
-		CHECK_FOR_INTERRUPTS();
-		if (leaves)
-		{
-			buf = leaf_from_hint(index, root, leaves[i], nblocks, e[i].key, e[i].tid);
-			if (BufferIsValid(buf))
-				(*hinted)++;
-			else
-				(*descended)++;
-		}
-		if (!BufferIsValid(buf))
-			buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
-		op = gbt_page_opaque((char *) BufferGetPage(buf));
-		j = leaf_run_end(op, e, i, n);
-		if (leaf_has_room(index, buf, e + i, j - i))
-		{
-			merge_into_leaf(index, buf, e + i, j - i, dedup);
-			UnlockReleaseBuffer(buf);
-			i = j;
-			continue;
-		}
-		UnlockReleaseBuffer(buf);
-		i = merge_pessimistic(index, root, e, i, n, dedup);
-	}
+	gbt_smo_run(index, root, &t, insert_at_leaf, &t);
 }
 
 #if PG_VERSION_NUM >= 170000

@@ -2,7 +2,9 @@
  *
  * scan.c
  *	  Index scans for gbtree: amgettuple (both directions, mark/restore),
- *	  amgetbitmap, array keys, IS [NOT] NULL, index-only scans.
+ *	  array keys, IS [NOT] NULL, index-only scans.  The scans that return
+ *	  every match at once (amgetbitmap, TID and entry sinks) are in
+ *	  scan_bulk.c.
  *
  * Scan keys are reduced to a list of "segments" in index order: the tree
  * of values with a sorted list of disjoint key ranges (one range for plain
@@ -27,7 +29,6 @@
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
-#include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
@@ -600,7 +601,7 @@ lock_left_sibling(IndexScanDesc scan)
 }
 
 /*
- * The serial part of next_leaf(); a parallel participant runs it inside the
+ * The serial part of gbt_scan_next_leaf(); a parallel participant runs it inside the
  * chunk it claimed (so->par_chunk), where the end of the chunk (so->clip)
  * or of its segment ends the walk.
  */
@@ -856,8 +857,8 @@ done:
  * end, with pos left on the last leaf visited (itemIndex just past it), so
  * that a scroll in the other direction resumes correctly.
  */
-static bool
-next_leaf(IndexScanDesc scan, ScanDirection dir)
+bool
+gbt_scan_next_leaf(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
@@ -893,7 +894,7 @@ gbt_scan_gpu_release(IndexScanDesc scan)
 }
 
 /*
- * Run the whole scan as GPU batches (one per segment); start_scan() has found
+ * Run the whole scan as GPU batches (one per segment); gbt_scan_start() has found
  * that gbtree.device and the batch size call for it.  Returns true when
  * so->gpu_items holds the answer; false to run on the CPU.
  *
@@ -978,8 +979,8 @@ gbt_scan_gpu_fetch(IndexScanDesc scan)
  * comes back already returned (so->gpu_items is set), a leaf's positioned
  * for return_current_item().
  */
-static bool
-start_scan(IndexScanDesc scan, ScanDirection dir)
+bool
+gbt_scan_start(IndexScanDesc scan, ScanDirection dir)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	bool		backward = ScanDirectionIsBackward(dir);
@@ -1043,7 +1044,7 @@ start_scan(IndexScanDesc scan, ScanDirection dir)
 	}
 	if (gbt_seek_segment_start(scan, backward ? so->nsegs - 1 : 0, backward))
 		return true;
-	return next_leaf(scan, dir);
+	return gbt_scan_next_leaf(scan, dir);
 }
 
 /* An index-only result for a NULL key: a tuple with its null bit set */
@@ -1160,7 +1161,7 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (!so->started)
 	{
-		if (!start_scan(scan, dir))
+		if (!gbt_scan_start(scan, dir))
 			return false;
 		if (so->gpu_items)
 			return true;		/* gbt_scan_gpu_next() returned the entry */
@@ -1185,7 +1186,7 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			if (++pos->itemIndex >= pos->nitems)
 			{
 				pos->itemIndex = pos->nitems;
-				if (!next_leaf(scan, dir))
+				if (!gbt_scan_next_leaf(scan, dir))
 					return false;
 			}
 		}
@@ -1194,7 +1195,7 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			if (--pos->itemIndex < 0)
 			{
 				pos->itemIndex = -1;
-				if (!next_leaf(scan, dir))
+				if (!gbt_scan_next_leaf(scan, dir))
 					return false;
 			}
 		}
@@ -1203,236 +1204,6 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 		return true;			/* a GPU slice began: its entry is returned */
 	return_current_item(scan);
 	return true;
-}
-
-/* GPU batches of at least this many matches go into a bitmap in TID order */
-#define GBT_BITMAP_SORT_MIN		4096
-
-int64
-gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtScanPos *pos = &so->pos;
-	ItemPointerData tids[GBT_LEAF_MAX_ENTRIES];
-	int64		ntids = 0;
-
-	if (!start_scan(scan, ForwardScanDirection))
-	{
-		gbt_scan_drop_pin(so);
-		if (so->gpu_items)
-			gbt_scan_gpu_release(scan);
-		return 0;
-	}
-	if (so->gpu_items && so->gpu_n >= GBT_BITMAP_SORT_MIN && so->gpu_n <= INT_MAX)
-	{
-		/*
-		 * A large batch's TIDs come in key order, so nearly every one is on
-		 * another heap block than the one before, and the bitmap looks its
-		 * block up again for each.  In (block, offset) order it looks up
-		 * each block once: sort them first (radix, linear).
-		 */
-		int			n = (int) so->gpu_n;
-		uint64	   *t = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
-
-		gbt_advise_huge(t, sizeof(uint64) * n);
-		for (int i = 0; i < n; i++)
-			t[i] = so->gpu_items[i].tid >> 16;	/* block, offset; no flags */
-		gbt_scan_gpu_release(scan);
-		gbt_sort_tids(t, n);
-		for (int i = 0; i < n; i += GBT_LEAF_MAX_ENTRIES)
-		{
-			int			m = Min(n - i, GBT_LEAF_MAX_ENTRIES);
-
-			for (int j = 0; j < m; j++)
-				ItemPointerSet(&tids[j], (BlockNumber) (t[i + j] >> 16),
-							   (OffsetNumber) (t[i + j] & 0xFFFF));
-			tbm_add_tuples(tbm, tids, m, false);
-		}
-		pfree(t);
-		return n;
-	}
-	if (so->gpu_items)
-	{
-		/* start_scan() returned the first entry already */
-		for (int64 i = 0; i < so->gpu_n; i += GBT_LEAF_MAX_ENTRIES)
-		{
-			int			n = (int) Min(so->gpu_n - i, GBT_LEAF_MAX_ENTRIES);
-
-			for (int j = 0; j < n; j++)
-				gbt_tid_to_itemptr(so->gpu_items[i + j].tid, &tids[j]);
-			tbm_add_tuples(tbm, tids, n, false);
-		}
-		ntids = so->gpu_n;
-		gbt_scan_gpu_release(scan);
-		return ntids;
-	}
-	for (;;)
-	{
-		int			n = 0;
-
-		for (int i = pos->itemIndex; i < pos->nitems; i++)
-			gbt_tid_to_itemptr(pos->items[i].tid, &tids[n++]);
-		if (n > 0)
-			tbm_add_tuples(tbm, tids, n, false);
-		ntids += n;
-		pos->itemIndex = pos->nitems;
-		if (!next_leaf(scan, ForwardScanDirection))
-			break;
-	}
-	gbt_scan_drop_pin(so);
-	return ntids;
-}
-
-/*
- * gbt_scan_tids: every TID the scan matches, for callers that need no
- * order and no index tuples (GbtreeCount, count.c).  The TIDs reach sink
- * in chunks of at most max, in no particular order, packed as
- * block << 16 | offset (gbt_sort_tids() sorts them); all_read tells the
- * sink that the scan has read every TID it will pass from the index (a
- * GPU batch), so that what the sink learns from the heap after the first
- * chunk holds for the later ones.
- *
- * Like an index-only scan, the caller checks the TIDs' visibility against
- * the visibility map after the index gave them, so VACUUM must not remove
- * entries (and free their heap slots for reuse) until it has: the scan
- * holds GBT_GPU_SCAN_LOCK, which VACUUM's deletion pass takes exclusively,
- * until the last chunk is done.  If VACUUM holds it now, the scan goes
- * leaf by leaf instead and passes each leaf's TIDs while its pin is held,
- * as an index-only scan does.  Returns the number of TIDs.
- *
- * gbt_scan_entries is the same with whole entries (the key as stored in
- * the index, the TID packed with its flags), for GbtreeJoin (join.c).
- */
-typedef struct GbtMatchSink
-{
-	GbtTidSink	tids;
-	GbtEntrySink entries;
-	void	   *arg;
-	uint64	   *t;				/* buffer of tids */
-	GbtEntry   *e;				/* or of entries */
-} GbtMatchSink;
-
-static inline void
-match_put(GbtMatchSink *ms, int n, const GbtEntry *item)
-{
-	if (ms->e)
-		ms->e[n] = *item;
-	else
-		ms->t[n] = item->tid >> 16;	/* no flags */
-}
-
-static inline void
-match_pass(GbtMatchSink *ms, int n, bool all_read)
-{
-	if (ms->e)
-		ms->entries(ms->arg, ms->e, n, all_read);
-	else
-		ms->tids(ms->arg, ms->t, n, all_read);
-}
-
-static int64
-scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
-{
-	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	GbtScanPos *pos = &so->pos;
-	Relation	index = scan->indexRelation;
-	bool		locked;
-	Size		width = ms->entries ? sizeof(GbtEntry) : sizeof(uint64);
-	void	   *buf;
-	int			n = 0;
-	int64		total = 0;
-	bool		timed = message_level_is_interesting(DEBUG1);
-	instr_time	t0;
-
-	Assert(scan->parallel_scan == NULL);
-	max = Max(max, GBT_LEAF_MAX_ENTRIES);
-	scan->xs_want_itup = true;	/* needs_leaf_pin(): leaf pins are held */
-	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
-	if (!start_scan(scan, ForwardScanDirection))
-	{
-		gbt_scan_drop_pin(so);
-		if (so->gpu_items)
-			gbt_scan_gpu_release(scan);
-		if (locked)
-			UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
-		return 0;
-	}
-	if (timed)
-		INSTR_TIME_SET_CURRENT(t0);
-	buf = palloc_extended(width * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
-						  MCXT_ALLOC_HUGE);
-	ms->t = ms->entries ? NULL : (uint64 *) buf;
-	ms->e = ms->entries ? (GbtEntry *) buf : NULL;
-	if (so->gpu_items)
-	{
-		/* the batch's entries stay covered by gbt_scan_gpu_fetch()'s lock */
-		for (uint64 i = 0; i < so->gpu_n; i += n)
-		{
-			n = (int) Min(so->gpu_n - i, (uint64) max);
-			for (int j = 0; j < n; j++)
-				match_put(ms, j, &so->gpu_items[i + j]);
-			match_pass(ms, n, true);
-			CHECK_FOR_INTERRUPTS();
-		}
-		total = so->gpu_n;
-		gbt_scan_gpu_release(scan);
-	}
-	else
-	{
-		for (;;)
-		{
-			int			m = pos->nitems - Max(pos->itemIndex, 0);
-
-			if (n + m > max)
-			{
-				match_pass(ms, n, false);
-				total += n;
-				n = 0;
-			}
-			for (int i = Max(pos->itemIndex, 0); i < pos->nitems; i++)
-				match_put(ms, n++, &pos->items[i]);
-			pos->itemIndex = pos->nitems;
-			if (!locked && n > 0)
-			{
-				/* this leaf is still pinned */
-				match_pass(ms, n, false);
-				total += n;
-				n = 0;
-			}
-			if (!next_leaf(scan, ForwardScanDirection))
-				break;
-		}
-		if (n > 0)
-		{
-			match_pass(ms, n, false);
-			total += n;
-		}
-		gbt_scan_drop_pin(so);
-	}
-	pfree(buf);
-	if (timed)
-		elog(DEBUG1, "gbtree TID scan of \"%s\": " INT64_FORMAT " TIDs%s, passed on in %.3f ms",
-			 RelationGetRelationName(index), total, locked ? "" : " leaf by leaf",
-			 gbt_ms_since(t0));
-	if (locked)
-		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
-	return total;
-}
-
-int64
-gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
-{
-	GbtMatchSink ms = {.tids = sink,.arg = arg};
-
-	return scan_matches(scan, &ms, max);
-}
-
-int64
-gbt_scan_entries(IndexScanDesc scan, GbtEntrySink sink, void *arg, int max)
-{
-	GbtMatchSink ms = {.entries = sink,.arg = arg};
-
-	return scan_matches(scan, &ms, max);
 }
 
 void
