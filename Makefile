@@ -59,14 +59,14 @@ $(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.cuh) $(wildcard cuda/*.h) s
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
 
-EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
+EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/bench/bench_multiword test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
 
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
 UNIT_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu99 -Isrc
 test/unit/test_node: test/unit/test_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h src/gbtree_keys.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_node.c src/node.c src/simd.c
-test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h
+test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h src/gbtree_keyshape.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
 
 test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
@@ -74,6 +74,12 @@ test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_
 
 bench-node: test/bench/bench_node
 	test/bench/bench_node
+
+test/bench/bench_multiword: test/bench/bench_multiword.c
+	$(CC) -O2 -g -std=gnu11 -o $@ test/bench/bench_multiword.c
+
+bench-multiword: test/bench/bench_multiword
+	test/bench/bench_multiword
 
 unit: test/unit/test_node test/unit/test_keys
 	test/unit/test_node && test/unit/test_keys
@@ -132,4 +138,4 @@ bench-write:
 	test/bench/run-write-bench.sh
 .PHONY: bench-write
 
-.PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench bench-cpu-goals fuzz soak
+.PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench-multiword bench bench-cpu-goals fuzz soak

@@ -3,13 +3,17 @@
  *	  Unit tests of key normalization (src/gbtree_keys.h): order
  *	  preservation against the native comparison, exact round trips, and
  *	  PostgreSQL's float rules (-0.0 == 0.0, NaN above +Infinity, all NaNs
- *	  equal).  Exits non-zero on failure.
+ *	  equal); and of multi-word keys (src/gbtree_keyshape.h): several
+ *	  columns with NULLs, DESC and NULLS FIRST, uuids, compared word by
+ *	  word against a column-by-column reference, round trips, and the
+ *	  ranges of column prefixes.  Exits non-zero on failure.
  */
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gbtree_keys.h"
+#include "gbtree_keyshape.h"
 
 static int	failures = 0;
 static long checks = 0;
@@ -82,6 +86,239 @@ rand_int(void)
 	return (int64_t) xrand();
 }
 
+/* ---- multi-word keys ---- */
+
+/* the column kinds of the shapes under test */
+typedef enum TestKind
+{
+	TK_INT,						/* int2/int4/int8 by width */
+	TK_FLOAT,					/* float4/float8: the double key */
+	TK_BOOL,
+	TK_UUID
+} TestKind;
+
+typedef struct TestShape
+{
+	const char *name;
+	GbtKeyShape shape;
+	TestKind	kind[GBT_MAX_KEY_COLS];
+} TestShape;
+
+static void
+rand_uuid(unsigned char *b)
+{
+	uint64_t	r = xrand();
+
+	for (int i = 0; i < 16; i++)
+		b[i] = (unsigned char) xrand();
+	if (r % 5 == 0)
+		memset(b, 0, 16);		/* the least uuid */
+	else if (r % 5 == 1)
+		memset(b, 0xFF, 16);	/* the greatest */
+	else if (r % 5 == 2)
+		memset(b, 0x5A, 8 + (int) (xrand() % 8));	/* long common prefix */
+}
+
+static void
+rand_col(const TestShape *ts, int c, GbtColValue *v)
+{
+	const GbtColShape *col = &ts->shape.col[c];
+	int			nz;
+
+	v->v[0] = v->v[1] = 0;
+	v->isnull = ts->shape.nullbits && xrand() % 5 == 0;
+	if (v->isnull)
+		return;
+	switch (ts->kind[c])
+	{
+		case TK_INT:
+			{
+				int64_t		x = rand_int();
+
+				/* clamp into the column's type, as its values are */
+				if (col->bits < 64)
+				{
+					int64_t		hi = (INT64_C(1) << (col->bits - 1)) - 1;
+
+					x = x > hi ? hi : (x < -hi - 1 ? -hi - 1 : x);
+				}
+				v->v[0] = gbt_int_field(x, col->bits);
+				break;
+			}
+		case TK_FLOAT:
+			v->v[0] = gbt_key_from_double(rand_double(), &nz);
+			break;
+		case TK_BOOL:
+			v->v[0] = xrand() & 1;
+			break;
+		case TK_UUID:
+			{
+				unsigned char b[16];
+
+				rand_uuid(b);
+				gbt_uuid_field(b, v);
+				break;
+			}
+	}
+}
+
+/* column by column, as btree compares index tuples */
+static int
+ref_cmp(const TestShape *ts, const GbtColValue *a, const GbtColValue *b, int ncols)
+{
+	for (int c = 0; c < ncols; c++)
+	{
+		const GbtColShape *col = &ts->shape.col[c];
+		int			r;
+
+		if (a[c].isnull || b[c].isnull)
+		{
+			if (a[c].isnull && b[c].isnull)
+				continue;
+			r = a[c].isnull ? 1 : -1;
+			return col->nulls_first ? -r : r;
+		}
+		r = u64_cmp(a[c].v[0], b[c].v[0]);
+		if (r == 0)
+			r = u64_cmp(a[c].v[1], b[c].v[1]);
+		if (r != 0)
+			return col->desc ? -r : r;
+	}
+	return 0;
+}
+
+static void
+test_shape(TestShape *ts)
+{
+	GbtKeyShape *sh = &ts->shape;
+	GbtColValue a[GBT_MAX_KEY_COLS],
+				b[GBT_MAX_KEY_COLS],
+				back[GBT_MAX_KEY_COLS];
+	uint64_t	wa[GBT_MAX_KEY_WORDS],
+				wb[GBT_MAX_KEY_WORDS],
+				lo[GBT_MAX_KEY_WORDS],
+				hi[GBT_MAX_KEY_WORDS];
+
+	CHECK(gbt_shape_init(sh), "%s: shape fits", ts->name);
+	for (int i = 0; i < 300000; i++)
+	{
+		int			k = (int) (xrand() % (sh->ncols + 1));
+
+		for (int c = 0; c < sh->ncols; c++)
+			rand_col(ts, c, &a[c]);
+		/* b shares a random prefix of a's columns, often all of them */
+		for (int c = 0; c < sh->ncols; c++)
+		{
+			if (c < k)
+				b[c] = a[c];
+			else
+				rand_col(ts, c, &b[c]);
+		}
+		gbt_shape_encode(sh, a, wa);
+		gbt_shape_encode(sh, b, wb);
+		CHECK(gbt_words_cmp(wa, wb, sh->nwords) == ref_cmp(ts, a, b, sh->ncols),
+			  "%s: order (prefix %d)", ts->name, k);
+		/* the padding bits stay zero */
+		if (sh->nbits % 64)
+			CHECK((wa[sh->nwords - 1] & gbt_field_mask(64 - sh->nbits % 64)) == 0,
+				  "%s: padding", ts->name);
+		gbt_shape_decode(sh, wa, back);
+		for (int c = 0; c < sh->ncols; c++)
+			CHECK(back[c].isnull == a[c].isnull && back[c].v[0] == a[c].v[0] &&
+				  back[c].v[1] == a[c].v[1], "%s: round trip of column %d", ts->name, c);
+		/* a's prefix of k columns bounds b exactly when b shares it */
+		gbt_shape_prefix_bound(sh, a, k, false, lo);
+		gbt_shape_prefix_bound(sh, a, k, true, hi);
+		{
+			bool		inside = gbt_words_cmp(lo, wb, sh->nwords) <= 0 &&
+				gbt_words_cmp(wb, hi, sh->nwords) <= 0;
+
+			CHECK(inside, "%s: prefix %d bounds a key sharing it", ts->name, k);
+			for (int c = 0; c < sh->ncols; c++)
+				rand_col(ts, c, &b[c]);
+			gbt_shape_encode(sh, b, wb);
+			inside = gbt_words_cmp(lo, wb, sh->nwords) <= 0 &&
+				gbt_words_cmp(wb, hi, sh->nwords) <= 0;
+			CHECK(inside == (ref_cmp(ts, a, b, k) == 0),
+				  "%s: prefix %d bounds only keys sharing it", ts->name, k);
+		}
+	}
+}
+
+static void
+test_keyshapes(void)
+{
+	TestShape	shapes[] = {
+		{"(int4, timestamptz)", {.ncols = 2,.nullbits = true,
+		.col = {{32, false, false}, {64, false, false}}}, {TK_INT, TK_INT}},
+		{"uuid alone", {.ncols = 1,.nullbits = false,.col = {{128, false, false}}}, {TK_UUID}},
+		{"uuid DESC alone", {.ncols = 1,.nullbits = false,.col = {{128, true, true}}}, {TK_UUID}},
+		{"(int2 DESC NULLS FIRST, float8, bool, uuid NULLS FIRST)", {.ncols = 4,.nullbits = true,
+			.col = {{16, true, true}, {64, false, false}, {1, false, false}, {128, false, true}}},
+		{TK_INT, TK_FLOAT, TK_BOOL, TK_UUID}},
+		{"(float8 DESC, int8 DESC NULLS LAST, int4)", {.ncols = 3,.nullbits = true,
+			.col = {{64, true, true}, {64, true, false}, {32, false, false}}},
+		{TK_FLOAT, TK_INT, TK_INT}},
+		{"16 bool columns", {.ncols = 16,.nullbits = true,
+			.col = {{1}, {1, true}, {1}, {1, false, true}, {1}, {1}, {1}, {1},
+		{1}, {1}, {1}, {1}, {1}, {1}, {1}, {1, true, true}}},
+		{TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL,
+		TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL}},
+	};
+
+	for (int i = 0; i < (int) (sizeof(shapes) / sizeof(shapes[0])); i++)
+		test_shape(&shapes[i]);
+
+	/* widths: (int4, timestamptz) takes two words, a uuid two, too wide refused */
+	CHECK(shapes[0].shape.nwords == 2 && shapes[0].shape.nbits == 98, "(int4, timestamptz) words");
+	CHECK(shapes[1].shape.nwords == 2, "uuid words");
+	{
+		GbtKeyShape wide = {.ncols = 2,.nullbits = true,.col = {{128}, {128}}};
+		GbtKeyShape bad = {.ncols = 1,.col = {{65}}};
+
+		CHECK(!gbt_shape_init(&wide), "two nullable uuids do not fit 256 bits");
+		CHECK(!gbt_shape_init(&bad), "a 65-bit field is refused");
+	}
+	/* int fields of every width round-trip and keep order */
+	for (int bits = 2; bits <= 64; bits++)
+		for (int i = 0; i < 20000; i++)
+		{
+			int64_t		hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+			int64_t		x = rand_int(),
+						y = rand_int();
+
+			x = x > hi ? hi : (x < -hi - 1 ? -hi - 1 : x);
+			y = y > hi ? hi : (y < -hi - 1 ? -hi - 1 : y);
+			CHECK(gbt_int_from_field(gbt_int_field(x, bits), bits) == x, "int field round trip");
+			CHECK(u64_cmp(gbt_int_field(x, bits), gbt_int_field(y, bits)) == ((x > y) - (x < y)),
+				  "int field order, %d bits", bits);
+		}
+	/* uuid bytes round-trip, and memcmp order is the fields' order */
+	for (int i = 0; i < 200000; i++)
+	{
+		unsigned char x[16],
+					y[16],
+					back[16];
+		GbtColValue vx,
+					vy;
+		int			m,
+					f;
+
+		rand_uuid(x);
+		rand_uuid(y);
+		gbt_uuid_field(x, &vx);
+		gbt_uuid_field(y, &vy);
+		gbt_uuid_from_field(&vx, back);
+		CHECK(memcmp(x, back, 16) == 0, "uuid round trip");
+		m = memcmp(x, y, 16);
+		m = (m > 0) - (m < 0);
+		f = u64_cmp(vx.v[0], vy.v[0]);
+		if (f == 0)
+			f = u64_cmp(vx.v[1], vy.v[1]);
+		CHECK(f == m, "uuid order");
+	}
+}
+
 int
 main(void)
 {
@@ -134,6 +371,7 @@ main(void)
 		CHECK(gbt_key_from_double((double) 0.1f, &nz) != gbt_key_from_double(0.1, &nz),
 			  "float4 0.1 differs from float8 0.1");
 	}
+	test_keyshapes();
 	printf("test_keys: %ld checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
