@@ -75,8 +75,8 @@ test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_
 bench-node: test/bench/bench_node
 	test/bench/bench_node
 
-test/bench/bench_multiword: test/bench/bench_multiword.c
-	$(CC) -O2 -g -std=gnu11 -o $@ test/bench/bench_multiword.c
+test/bench/bench_multiword: test/bench/bench_multiword.c src/simd.c src/gbtree_simd.h
+	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_multiword.c src/simd.c
 
 bench-multiword: test/bench/bench_multiword
 	test/bench/bench_multiword

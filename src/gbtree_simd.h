@@ -11,6 +11,7 @@
 #ifndef GBTREE_SIMD_H
 #define GBTREE_SIMD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum GbtSimdLevel
@@ -26,6 +27,15 @@ typedef int (*gbt_count16_fn) (const uint64_t *p, uint64_t x);
 extern gbt_count16_fn gbt_count_lt16;
 extern gbt_count16_fn gbt_count_le16;
 
+/*
+ * Multi-word keys: number of the 16 slots at w[0..nwords)[at..] whose
+ * key is below (inclusive: at or below) x[0..nwords), word by word
+ */
+typedef int (*gbt_count16_words_fn) (const uint64_t *const *w, int at, const uint64_t *x,
+									 int nwords, bool inclusive);
+
+extern gbt_count16_words_fn gbt_count_words16;
+
 extern GbtSimdLevel gbt_simd_best(void);
 extern GbtSimdLevel gbt_simd_active(void);
 extern int	gbt_simd_set(GbtSimdLevel level);	/* 0 ok, -1 if CPU lacks it */
@@ -38,5 +48,11 @@ extern int	gbt_count_lt16_avx2(const uint64_t *p, uint64_t x);
 extern int	gbt_count_le16_avx2(const uint64_t *p, uint64_t x);
 extern int	gbt_count_lt16_avx512(const uint64_t *p, uint64_t x);
 extern int	gbt_count_le16_avx512(const uint64_t *p, uint64_t x);
+extern int	gbt_count_words16_scalar(const uint64_t *const *w, int at, const uint64_t *x,
+									 int nwords, bool inclusive);
+extern int	gbt_count_words16_avx2(const uint64_t *const *w, int at, const uint64_t *x,
+								   int nwords, bool inclusive);
+extern int	gbt_count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x,
+									 int nwords, bool inclusive);
 
 #endif							/* GBTREE_SIMD_H */

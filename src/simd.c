@@ -36,6 +36,35 @@ gbt_count_le16_scalar(const uint64_t *p, uint64_t x)
 	return n;
 }
 
+/*
+ * Multi-word keys (gbtree_keyshape.h): the number of the 16 slots at
+ * w[0..nwords)[at..at+16) whose key is below x (inclusive: at or below),
+ * comparing word by word.  The last word decides ties of all the others:
+ * below = lt[0] | eq[0] & (lt[1] | eq[1] & (... last)), built from the
+ * last word up, branch-free.
+ */
+int
+gbt_count_words16_scalar(const uint64_t *const *w, int at, const uint64_t *x, int nwords,
+						 bool inclusive)
+{
+	int			n = 0;
+
+	for (int i = 0; i < 16; i++)
+	{
+		int			k = nwords - 1;
+		uint64_t	a = w[k][at + i];
+		int			below = inclusive ? (a <= x[k]) : (a < x[k]);
+
+		for (k = nwords - 2; k >= 0; k--)
+		{
+			a = w[k][at + i];
+			below = (a < x[k]) | ((a == x[k]) & below);
+		}
+		n += below;
+	}
+	return n;
+}
+
 #ifdef GBT_HAVE_X86
 
 /*
@@ -99,6 +128,107 @@ gbt_count_le16_avx512(const uint64_t *p, uint64_t x)
 	return __builtin_popcount((unsigned) m0 | ((unsigned) m1 << 8));
 }
 
+/*
+ * The vector word counts are written once for any number of words and
+ * instantiated per count (1 to 4), so that the compiler unrolls the word
+ * loop and keeps every broadcast probe word in a register.
+ */
+__attribute__((target("avx2,popcnt")))
+static inline __attribute__((always_inline)) int
+count_words16_avx2(const uint64_t *const *w, int at, const uint64_t *x, const int nwords,
+				   bool inclusive)
+{
+	const __m256i bias = _mm256_set1_epi64x((long long) UINT64_C(0x8000000000000000));
+	__m256i		vx[4];
+	int			mask = 0;
+
+	for (int k = 0; k < nwords; k++)
+		vx[k] = _mm256_xor_si256(_mm256_set1_epi64x((long long) x[k]), bias);
+	for (int i = 0; i < 4; i++)
+	{
+		int			k = nwords - 1;
+		__m256i		a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (w[k] + at + 4 * i)), bias);
+
+		/* a <= x is not (a > x); a < x is (x > a) */
+		__m256i		below = inclusive ?
+			_mm256_andnot_si256(_mm256_cmpgt_epi64(a, vx[k]), _mm256_set1_epi64x(-1)) :
+			_mm256_cmpgt_epi64(vx[k], a);
+
+		for (k = nwords - 2; k >= 0; k--)
+		{
+			a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (w[k] + at + 4 * i)), bias);
+			below = _mm256_or_si256(_mm256_cmpgt_epi64(vx[k], a),
+									_mm256_and_si256(_mm256_cmpeq_epi64(a, vx[k]), below));
+		}
+		mask |= _mm256_movemask_pd(_mm256_castsi256_pd(below)) << (4 * i);
+	}
+	return __builtin_popcount((unsigned) mask);
+}
+
+__attribute__((target("avx2,popcnt")))
+int
+gbt_count_words16_avx2(const uint64_t *const *w, int at, const uint64_t *x, int nwords,
+					   bool inclusive)
+{
+	switch (nwords)
+	{
+		case 1:
+			return count_words16_avx2(w, at, x, 1, inclusive);
+		case 2:
+			return count_words16_avx2(w, at, x, 2, inclusive);
+		case 3:
+			return count_words16_avx2(w, at, x, 3, inclusive);
+		default:
+			return count_words16_avx2(w, at, x, 4, inclusive);
+	}
+}
+
+__attribute__((target("avx512f,popcnt")))
+static inline __attribute__((always_inline)) int
+count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x, const int nwords,
+					 bool inclusive)
+{
+	__m512i		vx[4];
+	unsigned	mask = 0;
+
+	for (int k = 0; k < nwords; k++)
+		vx[k] = _mm512_set1_epi64((long long) x[k]);
+	for (int i = 0; i < 2; i++)
+	{
+		int			k = nwords - 1;
+		__m512i		a = _mm512_loadu_si512((const void *) (w[k] + at + 8 * i));
+		__mmask8	below = inclusive ? _mm512_cmple_epu64_mask(a, vx[k]) :
+			_mm512_cmplt_epu64_mask(a, vx[k]);
+
+		for (k = nwords - 2; k >= 0; k--)
+		{
+			a = _mm512_loadu_si512((const void *) (w[k] + at + 8 * i));
+			below = _mm512_cmplt_epu64_mask(a, vx[k]) |
+				(_mm512_cmpeq_epu64_mask(a, vx[k]) & below);
+		}
+		mask |= (unsigned) below << (8 * i);
+	}
+	return __builtin_popcount(mask);
+}
+
+__attribute__((target("avx512f,popcnt")))
+int
+gbt_count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x, int nwords,
+						 bool inclusive)
+{
+	switch (nwords)
+	{
+		case 1:
+			return count_words16_avx512(w, at, x, 1, inclusive);
+		case 2:
+			return count_words16_avx512(w, at, x, 2, inclusive);
+		case 3:
+			return count_words16_avx512(w, at, x, 3, inclusive);
+		default:
+			return count_words16_avx512(w, at, x, 4, inclusive);
+	}
+}
+
 #else							/* !GBT_HAVE_X86 */
 
 int
@@ -121,11 +251,24 @@ gbt_count_le16_avx512(const uint64_t *p, uint64_t x)
 {
 	return gbt_count_le16_scalar(p, x);
 }
+int
+gbt_count_words16_avx2(const uint64_t *const *w, int at, const uint64_t *x, int nwords,
+					   bool inclusive)
+{
+	return gbt_count_words16_scalar(w, at, x, nwords, inclusive);
+}
+int
+gbt_count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x, int nwords,
+						 bool inclusive)
+{
+	return gbt_count_words16_scalar(w, at, x, nwords, inclusive);
+}
 
 #endif
 
 gbt_count16_fn gbt_count_lt16 = gbt_count_lt16_scalar;
 gbt_count16_fn gbt_count_le16 = gbt_count_le16_scalar;
+gbt_count16_words_fn gbt_count_words16 = gbt_count_words16_scalar;
 static GbtSimdLevel active_level = GBT_SIMD_SCALAR;
 
 GbtSimdLevel
@@ -171,14 +314,17 @@ gbt_simd_set(GbtSimdLevel level)
 		case GBT_SIMD_AVX512:
 			gbt_count_lt16 = gbt_count_lt16_avx512;
 			gbt_count_le16 = gbt_count_le16_avx512;
+			gbt_count_words16 = gbt_count_words16_avx512;
 			break;
 		case GBT_SIMD_AVX2:
 			gbt_count_lt16 = gbt_count_lt16_avx2;
 			gbt_count_le16 = gbt_count_le16_avx2;
+			gbt_count_words16 = gbt_count_words16_avx2;
 			break;
 		default:
 			gbt_count_lt16 = gbt_count_lt16_scalar;
 			gbt_count_le16 = gbt_count_le16_scalar;
+			gbt_count_words16 = gbt_count_words16_scalar;
 			break;
 	}
 	active_level = level;

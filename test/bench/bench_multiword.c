@@ -13,6 +13,8 @@
  *	    beside-lex  interleaved pairs, lexicographic branchless count
  *	    par-first   parallel arrays, count on the first word only, then a
  *	                binary search on the second among first-word ties
+ *	    simd.c      par-lex through gbtree's own count for any number of
+ *	                words (gbt_count_words16), scalar, AVX2 and AVX-512
  *	  each scalar and AVX2 (par-first uses the first word's AVX2 count).
  *
  *	  Key sets: uuid (random first words, ties never), tenants (8 first
@@ -27,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "gbtree_simd.h"
 
 #define SLOTS		320
 #define BLOCKS		(SLOTS / 16)	/* 20 */
@@ -223,6 +227,20 @@ search_beside(const BesidePage *pg, uint64_t x0, uint64_t x1, int avx)
 	return b * 16 + s;
 }
 
+/* par-lex through simd.c's count of any number of words */
+static int
+search_simd(const ParPage *pg, uint64_t x0, uint64_t x1, gbt_count16_words_fn count)
+{
+	const uint64_t *dir[2] = {pg->d0, pg->d1};
+	const uint64_t *w[2] = {pg->w0, pg->w1};
+	uint64_t	x[2] = {x0, x1};
+	int			b = count(dir, 0, x, 2, false) + count(dir, 16, x, 2, false);
+
+	if (b >= BLOCKS)
+		return SLOTS;
+	return b * 16 + count(w, b * 16, x, 2, false);
+}
+
 /* first word: [lo, hi) of slots whose w0 == x0, then binary search on w1 */
 static int
 first_bound(const ParPage *pg, uint64_t x0, int le, int avx)
@@ -346,15 +364,18 @@ main(void)
 	uint64_t   *q0 = malloc(sizeof(uint64_t) * NQUERIES);
 	uint64_t   *q1 = malloc(sizeof(uint64_t) * NQUERIES);
 	static const char *kinds[] = {"uuid", "8 tenants a page", "one tenant a page"};
-	static const char *names[] = {"par-lex", "beside-lex", "par-first"};
-	int			have_avx2 = __builtin_cpu_supports("avx2");
+	static const char *names[] = {"par-lex", "beside-lex", "par-first", "simd.c"};
+	gbt_count16_words_fn simd_fns[3] = {gbt_count_words16_scalar, gbt_count_words16_avx2,
+	gbt_count_words16_avx512};
+	int			have_avx512 = __builtin_cpu_supports("avx512f") != 0;
+	int			have_avx2 = __builtin_cpu_supports("avx2") != 0;
 	volatile long sink = 0;
 
-	printf("| keys | search | scalar in cache | scalar out of cache | AVX2 in cache | AVX2 out of cache |\n");
-	printf("|---|---|---|---|---|---|\n");
+	printf("| keys | search | scalar in cache | scalar out of cache | AVX2 in cache | AVX2 out of cache | AVX-512 in cache | AVX-512 out of cache |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 	for (int kind = 0; kind < 3; kind++)
 	{
-		double		res[3][2][2];
+		double		res[4][3][2];
 
 		for (int p = 0; p < POOL_PAGES; p++)
 			fill_page(&par[p], &bes[p], kind);
@@ -379,19 +400,27 @@ main(void)
 				for (int avx = 0; avx <= have_avx2; avx++)
 					if (search_par(pg, q0[i], q1[i], avx) != r ||
 						search_beside(&bes[qpage[i]], q0[i], q1[i], avx) != r ||
-						search_first(pg, q0[i], q1[i], avx) != r)
+						search_first(pg, q0[i], q1[i], avx) != r ||
+						search_simd(pg, q0[i], q1[i], simd_fns[avx]) != r)
 					{
 						fprintf(stderr, "mismatch: kind %d probe %d avx %d\n", kind, i, avx);
 						return 1;
 					}
 			}
-			for (int alg = 0; alg < 3; alg++)
-				for (int avx = 0; avx < 2; avx++)
+			for (int i = 0; have_avx512 && i < 100000; i++)
+				if (search_simd(&par[qpage[i]], q0[i], q1[i], simd_fns[2]) !=
+					search_ref(&par[qpage[i]], q0[i], q1[i]))
+				{
+					fprintf(stderr, "mismatch: kind %d probe %d avx512\n", kind, i);
+					return 1;
+				}
+			for (int alg = 0; alg < 4; alg++)
+				for (int avx = 0; avx < 3; avx++)
 				{
 					double		t0;
 
 					res[alg][avx][mode] = 0;
-					if (avx && !have_avx2)
+					if ((avx == 1 && !have_avx2) || (avx == 2 && (!have_avx512 || alg < 3)))
 						continue;
 					t0 = now_ns();
 					for (int i = 0; i < NQUERIES; i++)
@@ -400,15 +429,18 @@ main(void)
 							sink += search_par(&par[qpage[i]], q0[i], q1[i], avx);
 						else if (alg == 1)
 							sink += search_beside(&bes[qpage[i]], q0[i], q1[i], avx);
-						else
+						else if (alg == 2)
 							sink += search_first(&par[qpage[i]], q0[i], q1[i], avx);
+						else
+							sink += search_simd(&par[qpage[i]], q0[i], q1[i], simd_fns[avx]);
 					}
 					res[alg][avx][mode] = (now_ns() - t0) / NQUERIES;
 				}
 		}
-		for (int alg = 0; alg < 3; alg++)
-			printf("| %s | %s | %.1f | %.1f | %.1f | %.1f |\n", kinds[kind], names[alg],
-				   res[alg][0][0], res[alg][0][1], res[alg][1][0], res[alg][1][1]);
+		for (int alg = 0; alg < 4; alg++)
+			printf("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", kinds[kind], names[alg],
+				   res[alg][0][0], res[alg][0][1], res[alg][1][0], res[alg][1][1],
+				   res[alg][2][0], res[alg][2][1]);
 	}
 	return sink == 42;
 }

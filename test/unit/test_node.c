@@ -336,6 +336,64 @@ test_counts(int simd)
 	}
 }
 
+/*
+ * Multi-word counts: every implementation against a word-by-word
+ * comparison, 1 to 4 words, over words with many ties (so that the later
+ * words decide) and over the extremes.
+ */
+static void
+test_word_counts(int simd)
+{
+	uint64_t	cols[4][32];
+	const uint64_t *w[4] = {cols[0], cols[1], cols[2], cols[3]};
+
+	for (int iter = 0; iter < 200000; iter++)
+	{
+		int			nwords = 1 + iter % 4;
+		int			at = (iter / 4) % 2 ? 16 : 0;
+		uint64_t	x[4];
+
+		for (int k = 0; k < nwords; k++)
+		{
+			int			mode = (iter / 8 + k) % 3;
+
+			for (int i = 0; i < 32; i++)
+				cols[k][i] = rand_key(mode);
+			x[k] = rand_key(mode);
+		}
+		/* a probe equal to a slot in some words, often all */
+		if (iter % 3 == 0)
+		{
+			int			s = at + (int) (xrand() % 16);
+			int			upto = (int) (xrand() % (nwords + 1));
+
+			for (int k = 0; k < upto; k++)
+				x[k] = cols[k][s];
+		}
+		for (int inclusive = 0; inclusive <= 1; inclusive++)
+		{
+			int			want = 0;
+
+			for (int i = 0; i < 16; i++)
+			{
+				int			c = 0;
+
+				for (int k = 0; k < nwords && c == 0; k++)
+					c = (cols[k][at + i] > x[k]) - (cols[k][at + i] < x[k]);
+				want += inclusive ? c <= 0 : c < 0;
+			}
+			CHECK(gbt_count_words16_scalar(w, at, x, nwords, inclusive) == want,
+				  "scalar words %d %d", nwords, inclusive);
+			if (simd >= GBT_SIMD_AVX2)
+				CHECK(gbt_count_words16_avx2(w, at, x, nwords, inclusive) == want,
+					  "avx2 words %d %d", nwords, inclusive);
+			if (simd >= GBT_SIMD_AVX512)
+				CHECK(gbt_count_words16_avx512(w, at, x, nwords, inclusive) == want,
+					  "avx512 words %d %d", nwords, inclusive);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -343,6 +401,7 @@ main(void)
 
 	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
 	test_counts(best);
+	test_word_counts(best);
 	for (int simd = 0; simd <= best; simd++)
 		for (int mode = 0; mode < 3; mode++)
 		{
