@@ -97,7 +97,7 @@ typedef struct GbtPageOpaqueData
 	uint16_t	nslots;			/* slot capacity of this page */
 	uint64_t	xact;			/* deleted pages: next full xid at deletion */
 	uint32_t	pad;
-	uint16_t	reserved;
+	uint16_t	keywords;		/* words a key (0 on older pages: one) */
 	uint16_t	page_id;		/* GBT_PAGE_ID, for tools and checks */
 } GbtPageOpaqueData;
 
@@ -130,11 +130,42 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_FIRST_FREE_BLKNO 3
 
 /*
+ * Multi-word keys (src/README, "Multi-word keys"): a key of nwords words
+ * keeps word 0 where a one-word page has it and each later word in a
+ * parallel array of its own, after the used bitmap; the directory gets
+ * one such array a word, and the high and low keys' later words follow
+ * them.  Leaves keep their dead marks last, past pd_lower.  Slots a page
+ * for 1 to 4 words, in whole blocks:
+ */
+#ifndef GBT_MAX_KEY_WORDS
+#define GBT_MAX_KEY_WORDS	4
+#endif
+#define GBT_MAX_SLOT_WORDS	640		/* slots x words, the most any page holds */
+
+static inline int
+gbt_leaf_slots_for(int nwords)
+{
+	return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
+}
+
+static inline int
+gbt_inner_slots_for(int nwords)
+{
+	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
+}
+
+static inline int
+gbt_page_nwords(const GbtPageOpaqueData *op)
+{
+	return op->keywords > 1 ? op->keywords : 1;
+}
+
+/*
  * A view of a page body.  The arrays point into the page itself.
  */
 typedef struct GbtNode
 {
-	uint64_t   *keys;			/* [nslots] */
+	uint64_t   *keys;			/* [nslots], word 0 of each key */
 	uint64_t   *tids;			/* [nslots] */
 	uint32_t   *child;			/* [nslots], inner pages only, else NULL */
 	uint64_t   *dir;			/* [GBT_DIR_SIZE] */
@@ -142,6 +173,10 @@ typedef struct GbtNode
 	GbtPageOpaque opaque;
 	int			nslots;
 	int			nblocks;
+	int			nwords;			/* words a key */
+	uint64_t   *xkeys[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [nslots] */
+	uint64_t   *xdir[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [GBT_DIR_SIZE] */
+	uint64_t   *xbounds;		/* words 1.. of the high key, then the low key's */
 } GbtNode;
 
 /* byte offsets inside the page, for leaf and inner layout */
@@ -180,6 +215,47 @@ gbt_page_opaque(char *page)
 	return (GbtPageOpaque) (page + GBT_OPAQUE_OFFSET);
 }
 
+/* Where a multi-word page's arrays lie (nwords > 1); the rest NULL. */
+static inline void
+gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
+{
+	int			ns = leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
+	size_t		off = GBT_BODY_OFFSET;
+
+	node->keys = (uint64_t *) (page + off);
+	off += 8 * (size_t) ns;
+	node->tids = (uint64_t *) (page + off);
+	off += 8 * (size_t) ns;
+	node->child = NULL;
+	if (!leaf)
+	{
+		node->child = (uint32_t *) (page + off);
+		off += 4 * (size_t) ns;
+	}
+	node->dir = (uint64_t *) (page + off);
+	off += GBT_DIR_SIZE * 8;
+	node->used = (uint64_t *) (page + off);
+	off += GBT_BITMAP_WORDS * 8;
+	for (int k = 1; k < GBT_MAX_KEY_WORDS; k++)
+	{
+		node->xkeys[k - 1] = NULL;
+		node->xdir[k - 1] = NULL;
+		if (k < nwords)
+		{
+			node->xkeys[k - 1] = (uint64_t *) (page + off);
+			off += 8 * (size_t) ns;
+		}
+	}
+	for (int k = 1; k < nwords; k++)
+	{
+		node->xdir[k - 1] = (uint64_t *) (page + off);
+		off += GBT_DIR_SIZE * 8;
+	}
+	node->xbounds = nwords > 1 ? (uint64_t *) (page + off) : NULL;
+	node->nslots = ns;
+	node->nwords = nwords;
+}
+
 /* Build a view of an already formatted page. */
 static inline void
 gbt_node_view(char *page, GbtNode *node)
@@ -187,7 +263,9 @@ gbt_node_view(char *page, GbtNode *node)
 	GbtPageOpaque op = gbt_page_opaque(page);
 
 	node->opaque = op;
-	if (op->flags & GBT_F_LEAF)
+	if (op->keywords > 1)
+		gbt_node_view_words(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords);
+	else if (op->flags & GBT_F_LEAF)
 	{
 		node->keys = (uint64_t *) (page + GBT_LEAF_KEYS_OFF);
 		node->tids = (uint64_t *) (page + GBT_LEAF_TIDS_OFF);
@@ -195,6 +273,7 @@ gbt_node_view(char *page, GbtNode *node)
 		node->dir = (uint64_t *) (page + GBT_LEAF_DIR_OFF);
 		node->used = (uint64_t *) (page + GBT_LEAF_USED_OFF);
 		node->nslots = GBT_LEAF_SLOTS;
+		node->nwords = 1;
 	}
 	else
 	{
@@ -204,15 +283,30 @@ gbt_node_view(char *page, GbtNode *node)
 		node->dir = (uint64_t *) (page + GBT_INNER_DIR_OFF);
 		node->used = (uint64_t *) (page + GBT_INNER_USED_OFF);
 		node->nslots = GBT_INNER_SLOTS;
+		node->nwords = 1;
 	}
 	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
+}
+
+/* bytes from the page start to the end of a multi-word leaf's dead marks */
+static inline size_t
+gbt_leaf_words_end(int nwords)
+{
+	size_t		ns = (size_t) gbt_leaf_slots_for(nwords);
+
+	return GBT_BODY_OFFSET + 16 * ns + GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8 +
+		(size_t) (nwords - 1) * (8 * ns + GBT_DIR_SIZE * 8 + 16) + GBT_BITMAP_WORDS * 8;
 }
 
 /* The dead-entry marks of a leaf page (GBT_LEAF_DEAD_OFF) */
 static inline uint64_t *
 gbt_leaf_dead(char *page)
 {
-	return (uint64_t *) (page + GBT_LEAF_DEAD_OFF);
+	int			nwords = gbt_page_nwords(gbt_page_opaque(page));
+
+	if (nwords == 1)
+		return (uint64_t *) (page + GBT_LEAF_DEAD_OFF);
+	return (uint64_t *) (page + gbt_leaf_words_end(nwords) - GBT_BITMAP_WORDS * 8);
 }
 
 static inline bool
@@ -434,6 +528,14 @@ typedef struct GbtCudaTreePlan
 
 /* node.c */
 extern void gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags);
+extern void gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags,
+								  int nwords);
+extern int	gbt_node_lower_bound_words(const GbtNode *node, const uint64_t *key);
+extern int	gbt_node_upper_bound_words(const GbtNode *node, const uint64_t *key);
+extern int	gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key,
+											 uint64_t tid);
+extern int	gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t tid,
+								  uint32_t child);
 extern int	gbt_node_lower_bound(const GbtNode *node, uint64_t key);
 extern int	gbt_node_upper_bound(const GbtNode *node, uint64_t key);
 extern int	gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid);
@@ -444,6 +546,7 @@ extern int	gbt_node_last_used(const GbtNode *node);
 extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
 extern int	gbt_node_count_used(const GbtNode *node);
 extern void gbt_node_delete_slot(GbtNode *node, int slot);
+/* keys of extract and load: nwords words an entry, one entry after another */
 extern int	gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child);
 extern void gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
 						  const uint32_t *child);

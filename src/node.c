@@ -19,6 +19,13 @@
 void
 gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 {
+	gbt_node_format_words(page, leaf, level, flags, 1);
+}
+
+/* A page whose keys are nwords words (1 formats today's one-word page). */
+void
+gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
+{
 	GbtPageOpaque op = gbt_page_opaque(page);
 	GbtNode		node;
 
@@ -32,6 +39,7 @@ gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 	op->lowkey = 0;
 	op->lowtid = 0;
 	op->page_id = GBT_PAGE_ID;
+	op->keywords = (uint16_t) (nwords > 1 ? nwords : 0);
 	gbt_node_view(page, &node);
 	op->nslots = (uint16_t) node.nslots;
 	op->nused = 0;
@@ -40,12 +48,26 @@ gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 	{
 		node.keys[i] = GBT_SENTINEL;
 		node.tids[i] = GBT_SENTINEL;
+		for (int k = 1; k < node.nwords; k++)
+			node.xkeys[k - 1][i] = GBT_SENTINEL;
 	}
 	if (node.child)
 		memset(node.child, 0, sizeof(uint32_t) * node.nslots);
 	for (int i = 0; i < GBT_DIR_SIZE; i++)
+	{
 		node.dir[i] = GBT_SENTINEL;
+		for (int k = 1; k < node.nwords; k++)
+			node.xdir[k - 1][i] = GBT_SENTINEL;
+	}
 	memset(node.used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
+	/* high key +inf in every word, low key -inf */
+	for (int k = 1; k < node.nwords; k++)
+	{
+		node.xbounds[k - 1] = GBT_SENTINEL;
+		node.xbounds[node.nwords - 1 + k - 1] = 0;
+	}
+	if (leaf && node.nwords > 1)
+		memset(gbt_leaf_dead(page), 0, GBT_BITMAP_WORDS * 8);
 }
 
 /* first slot whose key is >= key (nslots if none) */
@@ -72,17 +94,13 @@ gbt_node_upper_bound(const GbtNode *node, uint64_t key)
 	return b * GBT_BLOCK_SLOTS + gbt_count_le16(node->keys + b * GBT_BLOCK_SLOTS, key);
 }
 
-/* first slot whose (key, tid) is >= (key, tid) */
-int
-gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid)
+/*
+ * The first slot of [lo, hi), a run of equal keys, whose TID is >= tid:
+ * TIDs are non-decreasing within the run, gap copies included.
+ */
+static inline int
+tid_lower_bound(const GbtNode *node, int lo, int hi, uint64_t tid)
 {
-	int			lo = gbt_node_lower_bound(node, key);
-	int			hi;
-
-	if (lo >= node->nslots || node->keys[lo] != key)
-		return lo;
-	hi = gbt_node_upper_bound(node, key);
-	/* tids are non-decreasing within the run of equal keys */
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo) / 2;
@@ -93,6 +111,90 @@ gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* first slot whose (key, tid) is >= (key, tid) */
+int
+gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid)
+{
+	int			lo = gbt_node_lower_bound(node, key);
+	int			hi;
+
+	if (lo >= node->nslots || node->keys[lo] != key)
+		return lo;
+	hi = gbt_node_upper_bound(node, key);
+	return tid_lower_bound(node, lo, hi, tid);
+}
+
+/*
+ * Multi-word keys: the same two counts over every word at once
+ * (gbt_count_words16).  inclusive counts the slots at or below key.
+ */
+static int
+words_bound(const GbtNode *node, const uint64_t *key, bool inclusive)
+{
+	const uint64_t *dir[GBT_MAX_KEY_WORDS];
+	const uint64_t *w[GBT_MAX_KEY_WORDS];
+	int			b;
+
+	dir[0] = node->dir;
+	w[0] = node->keys;
+	for (int k = 1; k < node->nwords; k++)
+	{
+		dir[k] = node->xdir[k - 1];
+		w[k] = node->xkeys[k - 1];
+	}
+	b = gbt_count_words16(dir, 0, key, node->nwords, inclusive) +
+		gbt_count_words16(dir, 16, key, node->nwords, inclusive);
+	if (b >= node->nblocks)
+		return node->nslots;
+	return b * GBT_BLOCK_SLOTS + gbt_count_words16(w, b * GBT_BLOCK_SLOTS, key, node->nwords,
+												   inclusive);
+}
+
+/* first slot whose key is >= key (nwords words; nslots if none) */
+int
+gbt_node_lower_bound_words(const GbtNode *node, const uint64_t *key)
+{
+	if (node->nwords == 1)
+		return gbt_node_lower_bound(node, key[0]);
+	return words_bound(node, key, false);
+}
+
+/* first slot whose key is > key */
+int
+gbt_node_upper_bound_words(const GbtNode *node, const uint64_t *key)
+{
+	if (node->nwords == 1)
+		return gbt_node_upper_bound(node, key[0]);
+	return words_bound(node, key, true);
+}
+
+static inline bool
+slot_key_eq(const GbtNode *node, int s, const uint64_t *key)
+{
+	if (node->keys[s] != key[0])
+		return false;
+	for (int k = 1; k < node->nwords; k++)
+		if (node->xkeys[k - 1][s] != key[k])
+			return false;
+	return true;
+}
+
+/* first slot whose (key, tid) is >= (key, tid) */
+int
+gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key, uint64_t tid)
+{
+	int			lo,
+				hi;
+
+	if (node->nwords == 1)
+		return gbt_node_lower_bound_entry(node, key[0], tid);
+	lo = words_bound(node, key, false);
+	if (lo >= node->nslots || !slot_key_eq(node, lo, key))
+		return lo;
+	hi = words_bound(node, key, true);
+	return tid_lower_bound(node, lo, hi, tid);
 }
 
 /* first used slot >= slot, or nslots */
@@ -205,42 +307,6 @@ clear_used(GbtNode *node, int slot)
 	node->used[slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
 }
 
-/*
- * Re-establish the gap copies just before 'from' (the gaps there copy the
- * value that now sits at 'from'), then the directory entries of the blocks
- * from the first re-copied slot up to 'to'.
- */
-static void
-refresh(GbtNode *node, int from, int to)
-{
-	int			g = from - 1;
-	int			b;
-
-	while (g >= 0 && !gbt_slot_used(node, g))
-	{
-		if (g + 1 < node->nslots)
-		{
-			node->keys[g] = node->keys[g + 1];
-			node->tids[g] = node->tids[g + 1];
-			if (node->child)
-				node->child[g] = node->child[g + 1];
-		}
-		else
-		{
-			node->keys[g] = GBT_SENTINEL;
-			node->tids[g] = GBT_SENTINEL;
-			if (node->child)
-				node->child[g] = 0;
-		}
-		g--;
-	}
-	g++;
-	if (to >= node->nslots)
-		to = node->nslots - 1;
-	for (b = g / GBT_BLOCK_SLOTS; b <= to / GBT_BLOCK_SLOTS; b++)
-		node->dir[b] = node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1];
-}
-
 static inline void
 set_slot(GbtNode *node, int slot, uint64_t key, uint64_t tid, uint32_t child)
 {
@@ -250,8 +316,77 @@ set_slot(GbtNode *node, int slot, uint64_t key, uint64_t tid, uint32_t child)
 		node->child[slot] = child;
 }
 
+/*
+ * The helpers below take the word count as an argument: callers on the
+ * one-word paths pass a constant 1, so that those compile to what they
+ * were before multi-word keys (the in-page insert is on every INSERT).
+ */
+
+/* slot takes (key[0..nw), tid, child) */
+static inline void
+set_slot_words(GbtNode *node, int slot, const uint64_t *key, uint64_t tid, uint32_t child,
+			   int nw)
+{
+	set_slot(node, slot, key[0], tid, child);
+	for (int k = 1; k < nw; k++)
+		node->xkeys[k - 1][slot] = key[k];
+}
+
+/* a gap copies the next slot, or holds the sentinel at the end */
+static inline void
+gap_copy(GbtNode *node, int s, int nw)
+{
+	if (s + 1 < node->nslots)
+	{
+		set_slot(node, s, node->keys[s + 1], node->tids[s + 1],
+				 node->child ? node->child[s + 1] : 0);
+		for (int k = 1; k < nw; k++)
+			node->xkeys[k - 1][s] = node->xkeys[k - 1][s + 1];
+	}
+	else
+	{
+		set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+		for (int k = 1; k < nw; k++)
+			node->xkeys[k - 1][s] = GBT_SENTINEL;
+	}
+}
+
+/* the directory entry of block b: its last slot's key */
+static inline void
+set_dir(GbtNode *node, int b, int nw)
+{
+	int			s = b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1;
+
+	node->dir[b] = node->keys[s];
+	for (int k = 1; k < nw; k++)
+		node->xdir[k - 1][b] = node->xkeys[k - 1][s];
+}
+
+/*
+ * Re-establish the gap copies just before 'from' (the gaps there copy the
+ * value that now sits at 'from'), then the directory entries of the blocks
+ * from the first re-copied slot up to 'to'.
+ */
+static inline void
+refresh(GbtNode *node, int from, int to, int nw)
+{
+	int			g = from - 1;
+	int			b;
+
+	while (g >= 0 && !gbt_slot_used(node, g))
+	{
+		gap_copy(node, g, nw);
+		g--;
+	}
+	g++;
+	if (to >= node->nslots)
+		to = node->nslots - 1;
+	for (b = g / GBT_BLOCK_SLOTS; b <= to / GBT_BLOCK_SLOTS; b++)
+		set_dir(node, b, nw);
+}
+
 static void
-move_slots(GbtNode *node, int dst, int src, int n)
+move_slots(GbtNode *node, int dst, int src, int n, int nw)
 {
 	if (n <= 0)
 		return;
@@ -259,6 +394,8 @@ move_slots(GbtNode *node, int dst, int src, int n)
 	memmove(node->tids + dst, node->tids + src, sizeof(uint64_t) * n);
 	if (node->child)
 		memmove(node->child + dst, node->child + src, sizeof(uint32_t) * n);
+	for (int k = 1; k < nw; k++)
+		memmove(node->xkeys[k - 1] + dst, node->xkeys[k - 1] + src, sizeof(uint64_t) * n);
 }
 
 static inline int
@@ -280,19 +417,52 @@ block_used(const GbtNode *node, int b)
  * whole page has fewer gaps than blocks: then the page is nearly full and
  * a plain shift is as cheap.
  */
+static inline __attribute__((always_inline)) void
+spread_window(GbtNode *node, int s0, int s1, int nw)
+{
+	int			width = s1 - s0;
+	int			n = 0;
+	uint64_t	k[GBT_MAX_SLOT_WORDS],
+				t[GBT_MAX_SLOTS];
+	uint32_t	c[GBT_MAX_SLOTS];
+
+	for (int s = s0; s < s1; s++)
+	{
+		if (!gbt_slot_used(node, s))
+			continue;
+		k[n * nw] = node->keys[s];
+		for (int w = 1; w < nw; w++)
+			k[n * nw + w] = node->xkeys[w - 1][s];
+		t[n] = node->tids[s];
+		c[n] = node->child ? node->child[s] : 0;
+		n++;
+		clear_used(node, s);
+	}
+
+	/* entry i goes to the start of its share of the window, gaps follow */
+	for (int i = 0; i < n; i++)
+	{
+		int			s = s0 + (int) (((int64_t) i * width) / n);
+
+		set_slot_words(node, s, &k[i * nw], t[i], c[i], nw);
+		set_used(node, s);
+	}
+	/* gaps copy the next used slot: walk back from the window's end */
+	for (int s = s1 - 1; s >= s0; s--)
+	{
+		if (!gbt_slot_used(node, s))
+			gap_copy(node, s, nw);
+	}
+	/* gaps before the window copy its (possibly new) first slot; directory */
+	refresh(node, s0, s1 - 1, nw);
+}
+
 static bool
 redistribute_blocks(GbtNode *node, int b)
 {
 	int			b0 = b,
 				b1 = b;
 	int			used = block_used(node, b);
-	int			s0,
-				s1,
-				width,
-				n = 0;
-	uint64_t	k[GBT_MAX_SLOTS],
-				t[GBT_MAX_SLOTS];
-	uint32_t	c[GBT_MAX_SLOTS];
 
 	while ((b1 - b0 + 1) * GBT_BLOCK_SLOTS - used < b1 - b0 + 1)
 	{
@@ -305,42 +475,10 @@ redistribute_blocks(GbtNode *node, int b)
 		else
 			used += block_used(node, ++b1);
 	}
-
-	s0 = b0 * GBT_BLOCK_SLOTS;
-	s1 = (b1 + 1) * GBT_BLOCK_SLOTS;	/* exclusive */
-	width = s1 - s0;
-	for (int s = s0; s < s1; s++)
-	{
-		if (!gbt_slot_used(node, s))
-			continue;
-		k[n] = node->keys[s];
-		t[n] = node->tids[s];
-		c[n] = node->child ? node->child[s] : 0;
-		n++;
-		clear_used(node, s);
-	}
-
-	/* entry i goes to the start of its share of the window, gaps follow */
-	for (int i = 0; i < n; i++)
-	{
-		int			s = s0 + (int) (((int64_t) i * width) / n);
-
-		set_slot(node, s, k[i], t[i], c[i]);
-		set_used(node, s);
-	}
-	/* gaps copy the next used slot: walk back from the window's end */
-	for (int s = s1 - 1; s >= s0; s--)
-	{
-		if (gbt_slot_used(node, s))
-			continue;
-		if (s + 1 < node->nslots)
-			set_slot(node, s, node->keys[s + 1], node->tids[s + 1],
-				node->child ? node->child[s + 1] : 0);
-		else
-			set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
-	}
-	/* gaps before the window copy its (possibly new) first slot; directory */
-	refresh(node, s0, s1 - 1);
+	if (node->nwords == 1)
+		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, 1);
+	else
+		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, node->nwords);
 	return true;
 }
 
@@ -348,8 +486,8 @@ redistribute_blocks(GbtNode *node, int b)
  * Insert (key, tid[, child]) at its place in (key, tid) order.  Returns the
  * slot it went to, or -1 if the page is full.
  */
-int
-gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
+static inline __attribute__((always_inline)) int
+node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, int nw)
 {
 	int			p;
 	int			slot;
@@ -359,7 +497,8 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 	if (node->opaque->nused >= node->nslots)
 		return -1;
 
-	p = gbt_node_lower_bound_entry(node, key, tid);
+	p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+		gbt_node_lower_bound_entry_words(node, key, tid);
 	if (p >= node->nslots || gbt_slot_used(node, p))
 	{
 		int			r = next_unused(node, p);
@@ -372,14 +511,15 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 			dist = p - 1 - l;
 		if (dist > GBT_BLOCK_SLOTS &&
 			redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
-			p = gbt_node_lower_bound_entry(node, key, tid);
+			p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+				gbt_node_lower_bound_entry_words(node, key, tid);
 	}
 	if (p < node->nslots && !gbt_slot_used(node, p))
 	{
 		/* a gap at the position: it copies an entry > ours, take it */
 		slot = p;
 		set_used(node, slot);
-		set_slot(node, slot, key, tid, child);
+		set_slot_words(node, slot, key, tid, child, nw);
 		lo = hi = slot;
 	}
 	else
@@ -390,27 +530,42 @@ gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 		if (r < node->nslots && (l < 0 || r - p <= p - 1 - l))
 		{
 			/* shift p..r-1 one to the right into the gap at r */
-			move_slots(node, p + 1, p, r - p);
+			move_slots(node, p + 1, p, r - p, nw);
 			set_used(node, r);
 			slot = p;
-			set_slot(node, slot, key, tid, child);
+			set_slot_words(node, slot, key, tid, child, nw);
 			lo = p;
 			hi = r;
 		}
 		else
 		{
 			/* shift l+1..p-1 one to the left into the gap at l */
-			move_slots(node, l, l + 1, p - 1 - l);
+			move_slots(node, l, l + 1, p - 1 - l, nw);
 			set_used(node, l);
 			slot = p - 1;
-			set_slot(node, slot, key, tid, child);
+			set_slot_words(node, slot, key, tid, child, nw);
 			lo = l;
 			hi = slot;
 		}
 	}
 	node->opaque->nused++;
-	refresh(node, lo, hi);
+	refresh(node, lo, hi, nw);
 	return slot;
+}
+
+int
+gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
+{
+	return node_insert(node, &key, tid, child, 1);
+}
+
+/* The same with a key of node->nwords words. */
+int
+gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child)
+{
+	if (node->nwords == 1)
+		return node_insert(node, key, tid, child, 1);
+	return node_insert(node, key, tid, child, node->nwords);
 }
 
 /*
@@ -438,17 +593,9 @@ void
 gbt_node_delete_slot(GbtNode *node, int slot)
 {
 	clear_used(node, slot);
-	if (slot + 1 < node->nslots)
-	{
-		node->keys[slot] = node->keys[slot + 1];
-		node->tids[slot] = node->tids[slot + 1];
-		if (node->child)
-			node->child[slot] = node->child[slot + 1];
-	}
-	else
-		set_slot(node, slot, GBT_SENTINEL, GBT_SENTINEL, 0);
+	gap_copy(node, slot, node->nwords);
 	node->opaque->nused--;
-	refresh(node, slot, slot);
+	refresh(node, slot, slot, node->nwords);
 }
 
 /* Copy out the used entries in order; returns their number. */
@@ -460,7 +607,9 @@ gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *
 	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
 		 s = gbt_node_next_used(node, s + 1))
 	{
-		keys[n] = node->keys[s];
+		keys[n * node->nwords] = node->keys[s];
+		for (int k = 1; k < node->nwords; k++)
+			keys[n * node->nwords + k] = node->xkeys[k - 1][s];
 		tids[n] = node->tids[s];
 		if (child)
 			child[n] = node->child ? node->child[s] : 0;
@@ -497,24 +646,52 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 	{
 		int			s = spread ? (int) (((int64_t) i * ns) / n) : i;
 
-		set_slot(node, s, keys[i], tids[i], child ? child[i] : 0);
+		set_slot_words(node, s, &keys[i * node->nwords], tids[i], child ? child[i] : 0,
+					   node->nwords);
 		set_used(node, s);
 	}
 	node->opaque->nused = (uint16_t) n;
 	/* gaps copy the next used slot; trailing gaps hold the sentinel */
 	for (int s = ns - 1; s >= 0; s--)
 	{
-		if (gbt_slot_used(node, s))
-			continue;
-		if (s + 1 < ns)
-			set_slot(node, s, node->keys[s + 1], node->tids[s + 1],
-				node->child ? node->child[s + 1] : 0);
-		else
-			set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
+		if (!gbt_slot_used(node, s))
+			gap_copy(node, s, node->nwords);
 	}
-	for (int b = 0; b < GBT_DIR_SIZE; b++)
-		node->dir[b] = b < node->nblocks ?
-			node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1] : GBT_SENTINEL;
+	for (int b = 0; b < node->nblocks; b++)
+		set_dir(node, b, node->nwords);
+	for (int b = node->nblocks; b < GBT_DIR_SIZE; b++)
+	{
+		node->dir[b] = GBT_SENTINEL;
+		for (int k = 1; k < node->nwords; k++)
+			node->xdir[k - 1][b] = GBT_SENTINEL;
+	}
+}
+
+/* slot a's key against slot b's, word by word */
+static inline int
+slot_key_cmp(const GbtNode *node, int a, int b)
+{
+	if (node->keys[a] != node->keys[b])
+		return node->keys[a] < node->keys[b] ? -1 : 1;
+	for (int k = 1; k < node->nwords; k++)
+		if (node->xkeys[k - 1][a] != node->xkeys[k - 1][b])
+			return node->xkeys[k - 1][a] < node->xkeys[k - 1][b] ? -1 : 1;
+	return 0;
+}
+
+/* does gap s hold a copy of slot s + 1 (the sentinel at the end)? */
+static inline bool
+gap_holds_copy(const GbtNode *node, int s)
+{
+	bool		last = s + 1 >= node->nslots;
+
+	if (node->keys[s] != (last ? GBT_SENTINEL : node->keys[s + 1]) ||
+		node->tids[s] != (last ? GBT_SENTINEL : node->tids[s + 1]))
+		return false;
+	for (int k = 1; k < node->nwords; k++)
+		if (node->xkeys[k - 1][s] != (last ? GBT_SENTINEL : node->xkeys[k - 1][s + 1]))
+			return false;
+	return true;
 }
 
 /*
@@ -525,9 +702,7 @@ const char *
 gbt_node_check(const GbtNode *node)
 {
 	int			count = 0;
-	bool		have_prev = false;
-	uint64_t	pk = 0,
-				pt = 0;
+	int			prev = -1;
 
 	if (node->opaque->nslots != node->nslots)
 		return "slot capacity does not match page kind";
@@ -535,28 +710,18 @@ gbt_node_check(const GbtNode *node)
 	{
 		if (gbt_slot_used(node, s))
 		{
+			int			c;
+
 			if (node->tids[s] == GBT_SENTINEL)
 				return "used slot holds the sentinel TID";
-			if (have_prev && !gbt_entry_lt(pk, pt, node->keys[s], node->tids[s]))
+			c = prev < 0 ? -1 : slot_key_cmp(node, prev, s);
+			if (c > 0 || (c == 0 && node->tids[prev] >= node->tids[s]))
 				return "entries out of (key, TID) order";
-			pk = node->keys[s];
-			pt = node->tids[s];
-			have_prev = true;
+			prev = s;
 			count++;
 		}
-		else
-		{
-			uint64_t	ek = GBT_SENTINEL,
-						et = GBT_SENTINEL;
-
-			if (s + 1 < node->nslots)
-			{
-				ek = node->keys[s + 1];
-				et = node->tids[s + 1];
-			}
-			if (node->keys[s] != ek || node->tids[s] != et)
-				return "gap does not copy the next entry";
-		}
+		else if (!gap_holds_copy(node, s))
+			return "gap does not copy the next entry";
 	}
 	for (int s = node->nslots; s < GBT_MAX_SLOTS; s++)
 		if ((node->used[s >> 6] >> (s & 63)) & 1)
@@ -565,11 +730,13 @@ gbt_node_check(const GbtNode *node)
 		return "used-slot count does not match bitmap";
 	for (int b = 0; b < GBT_DIR_SIZE; b++)
 	{
-		uint64_t	expect = b < node->nblocks ?
-			node->keys[b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1] : GBT_SENTINEL;
+		int			last = b * GBT_BLOCK_SLOTS + GBT_BLOCK_SLOTS - 1;
 
-		if (node->dir[b] != expect)
+		if (node->dir[b] != (b < node->nblocks ? node->keys[last] : GBT_SENTINEL))
 			return "directory entry does not match its block";
+		for (int k = 1; k < node->nwords; k++)
+			if (node->xdir[k - 1][b] != (b < node->nblocks ? node->xkeys[k - 1][last] : GBT_SENTINEL))
+				return "directory entry does not match its block";
 	}
 	return NULL;
 }

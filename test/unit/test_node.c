@@ -394,6 +394,196 @@ test_word_counts(int simd)
 	}
 }
 
+/*
+ * Multi-word pages (nwords 2 to 4, leaf and inner): random inserts,
+ * deletes and reloads against a sorted model of (words, TID), with the
+ * searches and gbt_node_check after every few operations.  The words
+ * often tie in all but the last, so that every word decides somewhere.
+ */
+typedef struct WModel
+{
+	uint64_t	k[GBT_MAX_SLOTS + 1][GBT_MAX_KEY_WORDS];
+	uint64_t	t[GBT_MAX_SLOTS + 1];
+	int			n;
+	int			nw;
+} WModel;
+
+static int
+wkey_cmp(const uint64_t *a, const uint64_t *b, int nw)
+{
+	for (int k = 0; k < nw; k++)
+		if (a[k] != b[k])
+			return a[k] < b[k] ? -1 : 1;
+	return 0;
+}
+
+static int
+wentry_cmp(const WModel *m, int i, const uint64_t *key, uint64_t tid)
+{
+	int			c = wkey_cmp(m->k[i], key, m->nw);
+
+	return c ? c : (m->t[i] > tid) - (m->t[i] < tid);
+}
+
+static void
+rand_wkey(uint64_t *key, int nw, int mode)
+{
+	for (int k = 0; k < nw; k++)
+		key[k] = (k < nw - 1 && xrand() % 4) ? xrand() % 3 : rand_key(mode);
+}
+
+static void
+wcompare(GbtNode *node, WModel *m, int mode)
+{
+	uint64_t	k[GBT_MAX_SLOT_WORDS],
+				t[GBT_MAX_SLOTS];
+	int			nw = m->nw;
+	int			n = gbt_node_extract(node, k, t, NULL);
+	const char *err = gbt_node_check(node);
+
+	CHECK(err == NULL, "words %d: node check: %s", nw, err ? err : "");
+	CHECK(n == m->n, "words %d: count %d vs model %d", nw, n, m->n);
+	for (int i = 0; i < n && i < m->n; i++)
+		CHECK(wkey_cmp(&k[i * nw], m->k[i], nw) == 0 && t[i] == m->t[i],
+			  "words %d: entry %d differs", nw, i);
+	for (int q = 0; q < 20; q++)
+	{
+		uint64_t	x[GBT_MAX_KEY_WORDS];
+		int			lb = 0,
+					ub,
+					s;
+
+		if (m->n > 0 && q % 2)
+			memcpy(x, m->k[xrand() % m->n], sizeof(x));
+		else
+			rand_wkey(x, nw, mode);
+		if (q == 0)
+			memset(x, 0, sizeof(x));
+		if (q == 2)
+			memset(x, 0xFF, sizeof(x));
+		while (lb < m->n && wkey_cmp(m->k[lb], x, nw) < 0)
+			lb++;
+		ub = lb;
+		while (ub < m->n && wkey_cmp(m->k[ub], x, nw) <= 0)
+			ub++;
+		s = gbt_node_next_used(node, gbt_node_lower_bound_words(node, x));
+		CHECK(lb < m->n ? (s < node->nslots && node->tids[s] == m->t[lb]) : s == node->nslots,
+			  "words %d: lower bound wrong", nw);
+		s = gbt_node_next_used(node, gbt_node_upper_bound_words(node, x));
+		CHECK(ub < m->n ? (s < node->nslots && node->tids[s] == m->t[ub]) : s == node->nslots,
+			  "words %d: upper bound wrong", nw);
+		if (m->n > 0)
+		{
+			int			i = (int) (xrand() % m->n);
+
+			s = gbt_node_next_used(node, gbt_node_lower_bound_entry_words(node, m->k[i], m->t[i]));
+			CHECK(s < node->nslots && node->tids[s] == m->t[i] && node->keys[s] == m->k[i][0],
+				  "words %d: entry %d not found", nw, i);
+		}
+	}
+}
+
+static void
+wmodel_insert(WModel *m, const uint64_t *key, uint64_t tid)
+{
+	int			i = 0;
+
+	while (i < m->n && wentry_cmp(m, i, key, tid) < 0)
+		i++;
+	memmove(m->k + i + 1, m->k + i, sizeof(m->k[0]) * (m->n - i));
+	memmove(m->t + i + 1, m->t + i, sizeof(uint64_t) * (m->n - i));
+	memset(m->k[i], 0, sizeof(m->k[i]));
+	memcpy(m->k[i], key, sizeof(uint64_t) * m->nw);
+	m->t[i] = tid;
+	m->n++;
+}
+
+static void
+random_word_ops(bool leaf, int nw, int mode, int nops, int simd)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	GbtNode		node;
+	WModel		m;
+
+	gbt_simd_set((GbtSimdLevel) simd);
+	gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+	gbt_node_view(page, &node);
+	CHECK(node.nwords == nw && node.nslots == (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)),
+		  "words %d: page view", nw);
+	if (leaf)
+	{
+		/* the last array ends before the dead marks, which end before the special space */
+		CHECK((char *) (node.xbounds + 2 * (nw - 1)) <= (char *) gbt_leaf_dead(page) &&
+			  gbt_leaf_words_end(nw) <= GBT_OPAQUE_OFFSET, "words %d: leaf layout fits", nw);
+	}
+	else
+		CHECK((char *) (node.xbounds + 2 * (nw - 1)) <= page + GBT_OPAQUE_OFFSET,
+			  "words %d: inner layout fits", nw);
+	m.n = 0;
+	m.nw = nw;
+	for (int op = 0; op < nops; op++)
+	{
+		uint64_t	r = xrand() % 100;
+
+		if (r < 60 && m.n < node.nslots)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+			uint64_t	tid = ((xrand() % 1000000) + 1) << 16;
+			bool		dup = false;
+
+			rand_wkey(key, nw, mode);
+			for (int i = 0; i < m.n && !dup; i++)
+				dup = wentry_cmp(&m, i, key, tid) == 0;
+			if (dup)
+				continue;
+			CHECK(gbt_node_insert_words(&node, key, tid, 7) >= 0, "words %d: insert failed", nw);
+			wmodel_insert(&m, key, tid);
+		}
+		else if (r < 62 && m.n == node.nslots)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {1};
+
+			CHECK(gbt_node_insert_words(&node, key, 1 << 16, 0) < 0, "words %d: full page took one", nw);
+		}
+		else if (r < 90 && m.n > 0)
+		{
+			int			i = (int) (xrand() % m.n);
+			int			s = gbt_node_next_used(&node,
+											   gbt_node_lower_bound_entry_words(&node, m.k[i], m.t[i]));
+
+			CHECK(s < node.nslots && gbt_slot_used(&node, s), "words %d: entry to delete not found", nw);
+			if (s < node.nslots)
+				gbt_node_delete_slot(&node, s);
+			memmove(m.k + i, m.k + i + 1, sizeof(m.k[0]) * (m.n - i - 1));
+			memmove(m.t + i, m.t + i + 1, sizeof(uint64_t) * (m.n - i - 1));
+			m.n--;
+		}
+		else if (r < 92)
+		{
+			uint64_t	k[GBT_MAX_SLOT_WORDS],
+						t[GBT_MAX_SLOTS];
+			uint32_t	c[GBT_MAX_SLOTS];
+			int			n = gbt_node_extract(&node, k, t, c);
+
+			gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+			gbt_node_view(page, &node);
+			gbt_node_load_spread(&node, n, k, t, leaf ? NULL : c, (xrand() % 2) == 0);
+		}
+		if (op % 7 == 0)
+			wcompare(&node, &m, mode);
+	}
+	while (m.n < node.nslots)
+	{
+		uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+		uint64_t	tid = (uint64_t) (2000000 + m.n) << 16;
+
+		rand_wkey(key, nw, mode);
+		CHECK(gbt_node_insert_words(&node, key, tid, 0) >= 0, "words %d: fill insert failed", nw);
+		wmodel_insert(&m, key, tid);
+	}
+	wcompare(&node, &m, mode);
+}
+
 int
 main(void)
 {
@@ -402,6 +592,13 @@ main(void)
 	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
 	test_counts(best);
 	test_word_counts(best);
+	for (int simd = 0; simd <= best; simd++)
+		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+			for (int mode = 0; mode < 3; mode++)
+			{
+				random_word_ops(true, nw, mode, 6000, simd);
+				random_word_ops(false, nw, mode, 6000, simd);
+			}
 	for (int simd = 0; simd <= best; simd++)
 		for (int mode = 0; mode < 3; mode++)
 		{
