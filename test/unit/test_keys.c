@@ -6,14 +6,16 @@
  *	  equal); and of multi-word keys (src/gbtree_keyshape.h): several
  *	  columns with NULLs, DESC and NULLS FIRST, uuids, compared word by
  *	  word against a column-by-column reference, round trips, and the
- *	  ranges of column prefixes.  Exits non-zero on failure.
+ *	  ranges of column prefixes; and the ranges a multi-column scan's
+ *	  conditions become (src/gbtree_keyrange.h), against every row of
+ *	  small columns.  Exits non-zero on failure.
  */
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gbtree_keys.h"
-#include "gbtree_keyshape.h"
+#include "gbtree_keyrange.h"
 
 static int	failures = 0;
 static long checks = 0;
@@ -319,6 +321,217 @@ test_keyshapes(void)
 	}
 }
 
+/* ---- multi-column conditions as key ranges ---- */
+
+#define KR_COLS		3
+
+/* a column's small domain: 3-bit values, or a few 128-bit extremes */
+static int
+kr_domain(const GbtColShape *col, GbtColValue *dom)
+{
+	if (col->bits == 128)
+	{
+		static const uint64_t d[][2] = {{0, 0}, {0, 1}, {0, UINT64_MAX}, {1, 0},
+		{UINT64_MAX, UINT64_MAX - 1}, {UINT64_MAX, UINT64_MAX}};
+
+		for (int i = 0; i < 6; i++)
+		{
+			dom[i].v[0] = d[i][0];
+			dom[i].v[1] = d[i][1];
+			dom[i].isnull = false;
+		}
+		return 6;
+	}
+	for (int i = 0; i < 8; i++)
+	{
+		dom[i].v[0] = (uint64_t) i;
+		dom[i].v[1] = 0;
+		dom[i].isnull = false;
+	}
+	return 8;
+}
+
+/* SQL's answer for one row: a comparison with NULL is not true */
+static bool
+kr_holds(const GbtColCond *k, const GbtColValue *row)
+{
+	const GbtColValue *v = &row[k->col];
+	int			c;
+
+	if (k->op == GBT_COND_ISNULL)
+		return v->isnull;
+	if (k->op == GBT_COND_NOTNULL)
+		return !v->isnull;
+	if (v->isnull)
+		return false;
+	if (k->op == GBT_COND_EQ && k->arr)
+	{
+		for (int i = 0; i < k->narr; i++)
+			if (gbt_field_cmp(v, &k->arr[i]) == 0)
+				return true;
+		return false;
+	}
+	c = gbt_field_cmp(v, &k->value);
+	switch (k->op)
+	{
+		case GBT_COND_LT:
+			return c < 0;
+		case GBT_COND_LE:
+			return c <= 0;
+		case GBT_COND_EQ:
+			return c == 0;
+		case GBT_COND_GE:
+			return c >= 0;
+		default:
+			return c > 0;
+	}
+}
+
+/* how far the ranges reach, on fixed cases: pinned columns, then one bound */
+#define KC(c, o, x) {.col = (c),.op = (o),.value = {.v = {(x), 0}}}
+
+static void
+test_key_range_cases(void)
+{
+	GbtKeyShape sh = {.ncols = 3,.nullbits = true,.col = {{32}, {64}, {32}}};
+	GbtColValue arr[3] = {{.v = {1, 0}}, {.v = {2, 0}}, {.v = {3, 0}}};
+	GbtWordRange r[16];
+	GbtColFold	fold[3];
+	int			nreq;
+	struct
+	{
+		const char *name;
+		GbtColCond	c[2];
+		int			n;
+		int			nranges;
+		int			nreq;
+	}			cases[] = {
+		{"a = 1 and b > 2", {KC(0, GBT_COND_EQ, 1), KC(1, GBT_COND_GT, 2)}, 2, 1, 2},
+		{"a = any(1,2,3) and b = 5", {{.col = 0,.op = GBT_COND_EQ,.arr = arr,.narr = 3},
+		KC(1, GBT_COND_EQ, 5)}, 2, 3, 2},
+		{"b = 5 alone: a filter", {KC(1, GBT_COND_EQ, 5)}, 1, 1, 0},
+		{"a is null and b = 3", {KC(0, GBT_COND_ISNULL, 0), KC(1, GBT_COND_EQ, 3)}, 2, 1, 2},
+		{"a < 0: nothing", {KC(0, GBT_COND_LT, 0)}, 1, 0, 0},
+		{"a = 1 and c = 2: c a filter", {KC(0, GBT_COND_EQ, 1), KC(2, GBT_COND_EQ, 2)}, 2, 1, 1},
+	};
+
+
+	CHECK(gbt_shape_init(&sh), "case shape");
+	for (int i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
+	{
+		int			n = gbt_key_ranges(&sh, cases[i].c, cases[i].n, fold, r, 16, &nreq);
+
+		CHECK(n == cases[i].nranges && (n == 0 || nreq == cases[i].nreq),
+			  "%s: %d ranges, %d required", cases[i].name, n, nreq);
+	}
+	/* a product beyond the room asks for fewer pinned columns */
+	CHECK(gbt_key_ranges(&sh, cases[1].c, 2, fold, r, 2, &nreq) == -1, "product over max");
+}
+
+static void
+test_key_ranges(void)
+{
+	test_key_range_cases();
+	for (int iter = 0; iter < 4000; iter++)
+	{
+		GbtKeyShape sh = {.ncols = KR_COLS,.nullbits = true};
+		GbtColValue dom[KR_COLS][8];
+		int			ndom[KR_COLS];
+		GbtColCond	conds[5];
+		GbtColValue arrs[5][4];
+		int			nconds = (int) (xrand() % 6);
+		GbtWordRange ranges[512];
+		GbtColFold	fold[KR_COLS];
+		int			nreq,
+					nr,
+					nrows = 1;
+
+		for (int c = 0; c < KR_COLS; c++)
+		{
+			sh.col[c].bits = (iter % 5 == 0 && c == 1) ? 128 : 3;
+			sh.col[c].desc = xrand() % 2;
+			sh.col[c].nulls_first = xrand() % 2;
+			ndom[c] = kr_domain(&sh.col[c], dom[c]);
+			nrows *= ndom[c] + 1;
+		}
+		CHECK(gbt_shape_init(&sh), "range shape");
+		for (int i = 0; i < nconds; i++)
+		{
+			int			c = (int) (xrand() % KR_COLS);
+			int			r = (int) (xrand() % 10);
+
+			/* leading columns get equalities more often, as real scans do */
+			if (r < 3 && xrand() % 2)
+				c = 0;
+			conds[i].col = c;
+			conds[i].arr = NULL;
+			conds[i].narr = 0;
+			conds[i].value = dom[c][xrand() % ndom[c]];
+			if (r < 5)
+				conds[i].op = GBT_COND_LT + (int) (xrand() % 5);
+			else if (r < 6)
+				conds[i].op = GBT_COND_ISNULL;
+			else if (r < 7)
+				conds[i].op = GBT_COND_NOTNULL;
+			else if (r < 8)
+				conds[i].op = GBT_COND_EQ;
+			else
+			{
+				conds[i].op = GBT_COND_EQ;
+				conds[i].narr = 1 + (int) (xrand() % 4);
+				for (int j = 0; j < conds[i].narr; j++)
+					arrs[i][j] = dom[c][xrand() % ndom[c]];
+				conds[i].arr = arrs[i];
+			}
+		}
+		nr = gbt_key_ranges(&sh, conds, nconds, fold, ranges, 512, &nreq);
+		CHECK(nr >= 0, "range product within 512");
+		if (nr < 0)
+			continue;
+		for (int r = 1; r < nr; r++)
+			CHECK(gbt_words_cmp(ranges[r - 1].hi, ranges[r].lo, sh.nwords) < 0,
+				  "ranges sorted and disjoint");
+		/* every row of the columns' domains, NULL included */
+		for (int row = 0; row < nrows; row++)
+		{
+			GbtColValue vals[KR_COLS];
+			uint64_t	w[GBT_MAX_KEY_WORDS];
+			bool		match = true,
+						filt = true,
+						in = false;
+
+			for (int c = 0, rest = row; c < KR_COLS; c++)
+			{
+				int			d = rest % (ndom[c] + 1);
+
+				rest /= ndom[c] + 1;
+				if (d == ndom[c])
+				{
+					memset(&vals[c], 0, sizeof(GbtColValue));
+					vals[c].isnull = true;
+				}
+				else
+					vals[c] = dom[c][d];
+			}
+			for (int i = 0; i < nconds; i++)
+			{
+				bool		h = kr_holds(&conds[i], vals);
+
+				match = match && h;
+				if (conds[i].col >= nreq)
+					filt = filt && h;
+			}
+			gbt_shape_encode(&sh, vals, w);
+			for (int r = 0; r < nr && !in; r++)
+				in = gbt_words_cmp(ranges[r].lo, w, sh.nwords) <= 0 &&
+					gbt_words_cmp(w, ranges[r].hi, sh.nwords) <= 0;
+			CHECK(match == (in && filt),
+				  "iter %d row %d: match %d, in a range %d, filter %d (%d conds, %d required)",
+				  iter, row, match, in, filt, nconds, nreq);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -372,6 +585,7 @@ main(void)
 			  "float4 0.1 differs from float8 0.1");
 	}
 	test_keyshapes();
+	test_key_ranges();
 	printf("test_keys: %ld checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,331 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_keyrange.h
+ *	  A multi-column scan's conditions as ranges of multi-word keys
+ *	  (gbtree_keyshape.h), as btree's _bt_preprocess_keys and _bt_first
+ *	  turn them into a start and a stop.
+ *
+ * Each column's conditions are folded first: comparisons narrow one
+ * interval of its values, = and = ANY give a sorted set of points, IS
+ * [NOT] NULL fix the null state.  Then, in column order, every leading
+ * column that is pinned to points (an equality, an = ANY, IS NULL) is
+ * expanded, and the first column that is not bounds each range with its
+ * interval.  The cartesian product of the pinned columns gives one range
+ * each, sorted in index order.  Those columns' conditions are enforced by
+ * the ranges ("required", as btree calls the keys that end its scan); the
+ * conditions of every later column are left to a filter on the decoded
+ * entry.
+ *
+ * Values are order keys in the columns' own fields (GbtColValue): the
+ * caller converts a condition's datum, clamping a cross-type value that
+ * lies outside the column's type.  Conditions follow the column's
+ * ascending order whatever its DESC, which only maps them onto words.
+ *
+ * The second step of multi-column scans (src/README, "Multi-word keys");
+ * plain C, tested exhaustively over small columns by test/unit/test_keys.c,
+ * not used by the scans yet.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_KEYRANGE_H
+#define GBTREE_KEYRANGE_H
+
+#include <stdlib.h>			/* qsort */
+
+#include "gbtree_keyshape.h"
+
+/* btree's strategy numbers */
+#define GBT_COND_LT		1
+#define GBT_COND_LE		2
+#define GBT_COND_EQ		3
+#define GBT_COND_GE		4
+#define GBT_COND_GT		5
+#define GBT_COND_ISNULL		6
+#define GBT_COND_NOTNULL	7
+
+#define GBT_COND_MAX_POINTS	64		/* = ANY elements a column, in these tests */
+
+typedef struct GbtColCond
+{
+	int			col;
+	int			op;				/* GBT_COND_* */
+	GbtColValue value;			/* a comparison's value */
+	const GbtColValue *arr;		/* = ANY: op GBT_COND_EQ and narr values */
+	int			narr;
+} GbtColCond;
+
+typedef struct GbtWordRange
+{
+	uint64_t	lo[GBT_MAX_KEY_WORDS];	/* inclusive */
+	uint64_t	hi[GBT_MAX_KEY_WORDS];	/* inclusive */
+} GbtWordRange;
+
+/* one column's conditions, folded */
+typedef struct GbtColFold
+{
+	bool		impossible;
+	bool		isnull;			/* IS NULL */
+	bool		notnull;		/* IS NOT NULL, or any comparison */
+	bool		bounded;		/* lo/hi narrowed by a comparison */
+	GbtColValue lo;				/* inclusive, ascending order */
+	GbtColValue hi;
+	bool		points;			/* an equality or = ANY: pts[0..npts) */
+	int			npts;
+	GbtColValue pts[GBT_COND_MAX_POINTS];
+} GbtColFold;
+
+static inline int
+gbt_field_cmp(const GbtColValue *a, const GbtColValue *b)
+{
+	if (a->v[0] != b->v[0])
+		return a->v[0] < b->v[0] ? -1 : 1;
+	if (a->v[1] != b->v[1])
+		return a->v[1] < b->v[1] ? -1 : 1;
+	return 0;
+}
+
+/* the least and greatest values of a field */
+static inline void
+gbt_field_min(GbtColValue *v)
+{
+	v->v[0] = v->v[1] = 0;
+	v->isnull = false;
+}
+
+static inline void
+gbt_field_max(const GbtColShape *col, GbtColValue *v)
+{
+	v->v[0] = col->bits == 128 ? UINT64_MAX : gbt_field_mask(col->bits);
+	v->v[1] = col->bits == 128 ? UINT64_MAX : 0;
+	v->isnull = false;
+}
+
+/* v + 1 and v - 1 within the field; false at its end */
+static inline bool
+gbt_field_step(const GbtColShape *col, GbtColValue *v, int dir)
+{
+	GbtColValue edge;
+
+	if (dir > 0)
+		gbt_field_max(col, &edge);
+	else
+		gbt_field_min(&edge);
+	if (gbt_field_cmp(v, &edge) == 0)
+		return false;
+	if (col->bits == 128)
+	{
+		if (dir > 0)
+			v->v[0] += (++v->v[1] == 0);
+		else
+			v->v[0] -= (v->v[1]-- == 0);
+	}
+	else
+		v->v[0] += dir > 0 ? 1 : UINT64_MAX;
+	return true;
+}
+
+static inline int
+gbt_field_qcmp(const void *a, const void *b)
+{
+	return gbt_field_cmp((const GbtColValue *) a, (const GbtColValue *) b);
+}
+
+/* Fold every condition on column c. */
+static inline void
+gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nconds,
+				GbtColFold *f)
+{
+	const GbtColShape *col = &shape->col[c];
+
+	memset(f, 0, sizeof(*f));
+	gbt_field_min(&f->lo);
+	gbt_field_max(col, &f->hi);
+	for (int i = 0; i < nconds; i++)
+	{
+		const GbtColCond *k = &conds[i];
+		GbtColValue v = k->value;
+
+		if (k->col != c)
+			continue;
+		v.isnull = false;
+		switch (k->op)
+		{
+			case GBT_COND_ISNULL:
+				f->isnull = true;
+				break;
+			case GBT_COND_NOTNULL:
+				f->notnull = true;
+				break;
+			case GBT_COND_LT:
+			case GBT_COND_LE:
+				f->notnull = f->bounded = true;
+				if (k->op == GBT_COND_LT && !gbt_field_step(col, &v, -1))
+					f->impossible = true;
+				else if (gbt_field_cmp(&v, &f->hi) < 0)
+					f->hi = v;
+				break;
+			case GBT_COND_GT:
+			case GBT_COND_GE:
+				f->notnull = f->bounded = true;
+				if (k->op == GBT_COND_GT && !gbt_field_step(col, &v, 1))
+					f->impossible = true;
+				else if (gbt_field_cmp(&v, &f->lo) > 0)
+					f->lo = v;
+				break;
+			case GBT_COND_EQ:
+				{
+					GbtColValue set[GBT_COND_MAX_POINTS];
+					int			n = 0;
+
+					f->notnull = true;
+					if (k->arr)
+					{
+						for (int j = 0; j < k->narr && n < GBT_COND_MAX_POINTS; j++)
+						{
+							set[n] = k->arr[j];
+							set[n++].isnull = false;
+						}
+						qsort(set, n, sizeof(GbtColValue), gbt_field_qcmp);
+					}
+					else
+						set[n++] = v;
+					if (!f->points)
+					{
+						memcpy(f->pts, set, sizeof(GbtColValue) * n);
+						f->npts = n;
+						f->points = true;
+					}
+					else
+					{
+						/* several equalities: the values in every one */
+						int			m = 0;
+
+						for (int a = 0; a < f->npts; a++)
+							for (int b = 0; b < n; b++)
+								if (gbt_field_cmp(&f->pts[a], &set[b]) == 0)
+								{
+									f->pts[m++] = f->pts[a];
+									break;
+								}
+						f->npts = m;
+					}
+					break;
+				}
+		}
+	}
+	if (f->isnull && f->notnull)
+		f->impossible = true;
+	/* without null bits the NULLs are in their own tree: none here */
+	if (f->isnull && !shape->nullbits)
+		f->impossible = true;
+	if (gbt_field_cmp(&f->lo, &f->hi) > 0)
+		f->impossible = true;
+	if (f->points)
+	{
+		/* distinct points inside the interval */
+		int			m = 0;
+
+		for (int a = 0; a < f->npts; a++)
+			if ((m == 0 || gbt_field_cmp(&f->pts[m - 1], &f->pts[a]) != 0) &&
+				gbt_field_cmp(&f->pts[a], &f->lo) >= 0 && gbt_field_cmp(&f->pts[a], &f->hi) <= 0)
+				f->pts[m++] = f->pts[a];
+		f->npts = m;
+		if (m == 0)
+			f->impossible = true;
+	}
+}
+
+static inline int
+gbt_word_range_qcmp_n(const GbtWordRange *a, const GbtWordRange *b, int n)
+{
+	return gbt_words_cmp(a->lo, b->lo, n);
+}
+
+/*
+ * The ranges of keys the conditions allow, sorted and disjoint, into
+ * out[0..max).  Returns their number (0: no row can match), or -1 if the
+ * pinned columns' product exceeds max (the caller pins fewer columns).
+ * *nrequired is the number of leading columns whose conditions the ranges
+ * enforce; a later column's conditions need the filter.  fold is the
+ * caller's room for shape->ncols folded columns (no allocation here, so
+ * that the backend and the tests can both call it).
+ */
+static inline int
+gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
+			   GbtColFold *fold, GbtWordRange *out, int max, int *nrequired)
+{
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	int			npin = 0;
+	int			nout = 1;
+	int			idx[GBT_MAX_KEY_COLS] = {0};
+	int			bound;			/* the column that bounds each range, or -1 */
+
+	*nrequired = 0;
+	for (int c = 0; c < shape->ncols; c++)
+	{
+		gbt_fold_column(shape, c, conds, nconds, &fold[c]);
+		if (fold[c].impossible)
+			return 0;
+	}
+	/* leading columns pinned to points: equalities, = ANY, IS NULL */
+	while (npin < shape->ncols && (fold[npin].points || fold[npin].isnull))
+	{
+		nout *= fold[npin].points ? fold[npin].npts : 1;
+		if (nout > max)
+			return -1;
+		npin++;
+	}
+	bound = npin < shape->ncols && fold[npin].notnull ? npin : -1;
+	*nrequired = bound >= 0 ? npin + 1 : npin;
+
+	for (int r = 0; r < nout; r++)
+	{
+		int			nprefix = npin;
+
+		/* the r-th combination of the pinned columns' points */
+		for (int c = 0, rest = r; c < npin; c++)
+		{
+			if (fold[c].isnull)
+			{
+				memset(&vals[c], 0, sizeof(GbtColValue));
+				vals[c].isnull = true;
+				continue;
+			}
+			idx[c] = rest % fold[c].npts;
+			rest /= fold[c].npts;
+			vals[c] = fold[c].pts[idx[c]];
+		}
+		if (bound >= 0)
+		{
+			bool		desc = shape->col[bound].desc;
+
+			/* a DESC column's words run from its greatest value down */
+			nprefix = bound + 1;
+			vals[bound] = desc ? fold[bound].hi : fold[bound].lo;
+			gbt_shape_prefix_bound(shape, vals, nprefix, false, out[r].lo);
+			vals[bound] = desc ? fold[bound].lo : fold[bound].hi;
+			gbt_shape_prefix_bound(shape, vals, nprefix, true, out[r].hi);
+		}
+		else
+		{
+			gbt_shape_prefix_bound(shape, vals, nprefix, false, out[r].lo);
+			gbt_shape_prefix_bound(shape, vals, nprefix, true, out[r].hi);
+		}
+	}
+	/* index order: DESC columns and NULLS FIRST decide, so sort the words */
+	for (int i = 1; i < nout; i++)
+	{
+		GbtWordRange t = out[i];
+		int			j = i;
+
+		while (j > 0 && gbt_word_range_qcmp_n(&out[j - 1], &t, shape->nwords) > 0)
+		{
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = t;
+	}
+	return nout;
+}
+
+#endif							/* GBTREE_KEYRANGE_H */
