@@ -1,0 +1,150 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_cuda_words.cuh
+ *	  The device's in-page search on pages of multi-word keys (src/README,
+ *	  "Multi-word keys"): one warp, the same two counts as the CPU's
+ *	  gbt_node_lower_bound_entry_words, over the parallel word arrays.
+ *
+ * The directory step gives each of the 32 lanes one directory entry, the
+ * block step 16 lanes one slot each; a lane compares its key with the
+ * probe word by word (the last word decides ties of all the others), and
+ * a ballot counts the keys below.  Each word's array is read with one
+ * coalesced load per step.  Ties on the whole key are then broken by TID
+ * over the run of equal keys, 32 TIDs a ballot.  Gaps copy the next used
+ * slot, so every array is non-decreasing and the counts are lower bounds,
+ * as on the CPU.
+ *
+ * The first step of multi-word keys on the GPU: cuda/test/test_words.cu
+ * checks it against node.c on random pages; the lookup kernels do not use
+ * it yet.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_CUDA_WORDS_CUH
+#define GBTREE_CUDA_WORDS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+extern "C"
+{
+#include "gbtree_node.h"
+}
+
+#define GBT_WORDS_FULL_MASK 0xFFFFFFFFu
+
+/* A multi-word page's arrays, as gbt_node_view_words lays them out. */
+struct WordsPage
+{
+	const uint64_t *w[GBT_MAX_KEY_WORDS];	/* each word's slots */
+	const uint64_t *d[GBT_MAX_KEY_WORDS];	/* each word's directory */
+	const uint64_t *tids;
+	int			nslots;
+	int			nblocks;
+	int			nwords;
+};
+
+static __device__ __forceinline__ int
+words_slots(int nwords, bool leaf)
+{
+	if (leaf)
+		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
+	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
+}
+
+static __device__ __forceinline__ WordsPage
+words_page(const char *pg, int nwords, bool leaf)
+{
+	WordsPage	p;
+	int			ns = words_slots(nwords, leaf);
+	size_t		off = GBT_BODY_OFFSET;
+
+	p.nslots = ns;
+	p.nblocks = ns / GBT_BLOCK_SLOTS;
+	p.nwords = nwords;
+	p.w[0] = (const uint64_t *) (pg + off);
+	off += 8 * (size_t) ns;
+	p.tids = (const uint64_t *) (pg + off);
+	off += 8 * (size_t) ns;
+	if (!leaf)
+		off += 4 * (size_t) ns;
+	p.d[0] = (const uint64_t *) (pg + off);
+	off += GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8;
+	for (int k = 1; k < nwords; k++)
+	{
+		p.w[k] = (const uint64_t *) (pg + off);
+		off += 8 * (size_t) ns;
+	}
+	for (int k = 1; k < nwords; k++)
+	{
+		p.d[k] = (const uint64_t *) (pg + off);
+		off += GBT_DIR_SIZE * 8;
+	}
+	return p;
+}
+
+/* is the key at index i of arrays a[] below x (inclusive: at or below)? */
+static __device__ __forceinline__ bool
+words_below(const uint64_t *const *a, int i, const uint64_t *x, int nwords, bool inclusive)
+{
+	int			k = nwords - 1;
+	uint64_t	v = __ldg(&a[k][i]);
+	bool		below = inclusive ? v <= x[k] : v < x[k];
+
+	for (k = nwords - 2; k >= 0; k--)
+	{
+		v = __ldg(&a[k][i]);
+		below = v < x[k] || (v == x[k] && below);
+	}
+	return below;
+}
+
+/* slots whose key is below x: directory, then one block (whole warp) */
+static __device__ __forceinline__ int
+words_bound(const WordsPage &p, const uint64_t *x, bool inclusive)
+{
+	int			lane = threadIdx.x & 31;
+	bool		below = words_below(p.d, lane, x, p.nwords, inclusive);
+	int			b = __popc(__ballot_sync(GBT_WORDS_FULL_MASK, below));
+
+	if (b >= p.nblocks)
+		return p.nslots;
+	below = lane < GBT_BLOCK_SLOTS &&
+		words_below(p.w, b * GBT_BLOCK_SLOTS + (lane & (GBT_BLOCK_SLOTS - 1)), x, p.nwords,
+					inclusive);
+	return b * GBT_BLOCK_SLOTS + __popc(__ballot_sync(GBT_WORDS_FULL_MASK, below));
+}
+
+/*
+ * The first slot whose (key, tid) is >= (x, tid), as the CPU's
+ * gbt_node_lower_bound_entry_words; every lane of the warp calls it and
+ * gets the answer.
+ */
+static __device__ __forceinline__ int
+words_lower_bound_entry(const WordsPage &p, const uint64_t *x, uint64_t tid)
+{
+	int			lane = threadIdx.x & 31;
+	int			lo = words_bound(p, x, false);
+	int			hi;
+	bool		eq = true;
+	int			n = 0;
+
+	if (lo >= p.nslots)
+		return lo;
+	for (int k = 0; k < p.nwords; k++)
+		eq = eq && __ldg(&p.w[k][lo]) == x[k];
+	if (!eq)
+		return lo;
+	hi = words_bound(p, x, true);
+	/* TIDs are non-decreasing over the run: count those below tid */
+	for (int base = lo; base < hi; base += 32)
+	{
+		int			s = base + lane;
+		bool		below = s < hi && __ldg(&p.tids[s]) < tid;
+
+		n += __popc(__ballot_sync(GBT_WORDS_FULL_MASK, below));
+	}
+	return lo + n;
+}
+
+#endif							/* GBTREE_CUDA_WORDS_CUH */
