@@ -7,7 +7,8 @@
  *
  * Each column's conditions are folded first: comparisons narrow one
  * interval of its values, = and = ANY give a sorted set of points, IS
- * [NOT] NULL fix the null state.  Then, in column order, every leading
+ * [NOT] NULL fix the null state; row comparisons narrow the ranges built
+ * below where they can, and are always filtered too.  Then, in column order, every leading
  * column that is pinned to points (an equality, an = ANY, IS NULL) is
  * expanded, and the first column that is not bounds each range with its
  * interval.  The cartesian product of the pinned columns gives one range
@@ -43,6 +44,16 @@
 #define GBT_COND_ISNULL		6
 #define GBT_COND_NOTNULL	7
 
+/*
+ * Row comparisons, (a, b) > (x, y): columns col .. col + narr - 1, values
+ * arr[], strategy rowop (GBT_COND_LT .. GT, not EQ).  Always left to the
+ * filter as well, since a NULL in a row member makes the comparison
+ * unknown where the words would still order it; a row that starts at the
+ * first column not pinned to points, over columns of one direction,
+ * narrows the ranges too, as btree's row-compare scan keys bound a scan.
+ */
+#define GBT_COND_ROW		8
+
 #define GBT_COND_MAX_POINTS	64		/* = ANY elements a column, in these tests */
 
 typedef struct GbtColCond
@@ -50,8 +61,9 @@ typedef struct GbtColCond
 	int			col;
 	int			op;				/* GBT_COND_* */
 	GbtColValue value;			/* a comparison's value */
-	const GbtColValue *arr;		/* = ANY: op GBT_COND_EQ and narr values */
-	int			narr;
+	const GbtColValue *arr;		/* = ANY: op GBT_COND_EQ and narr values; */
+	int			narr;			/* a row comparison's values */
+	int			rowop;			/* GBT_COND_ROW: its strategy */
 } GbtColCond;
 
 typedef struct GbtWordRange
@@ -150,6 +162,8 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 		v.isnull = false;
 		switch (k->op)
 		{
+			case GBT_COND_ROW:
+				break;			/* gbt_row_bound */
 			case GBT_COND_ISNULL:
 				f->isnull = true;
 				break;
@@ -241,6 +255,65 @@ gbt_word_range_qcmp_n(const GbtWordRange *a, const GbtWordRange *b, int n)
 	return gbt_words_cmp(a->lo, b->lo, n);
 }
 
+/* words + 1 (dir > 0) or - 1; false when they wrap around */
+static inline bool
+gbt_words_step(uint64_t *w, int nwords, int dir)
+{
+	for (int i = nwords - 1; i >= 0; i--)
+	{
+		if (dir > 0 ? w[i]++ != UINT64_MAX : w[i]-- != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Narrow [lo, hi] by a row comparison that starts at column j, the first
+ * column not pinned, with vals[0..j) the pinned columns' values of this
+ * range.  Returns false if no key is left.  Rows over columns of mixed
+ * directions, or with a NULL value, do not narrow (the filter decides).
+ */
+static inline bool
+gbt_row_bound(const GbtKeyShape *shape, const GbtColCond *k, GbtColValue *vals, int j,
+			  uint64_t *lo, uint64_t *hi)
+{
+	uint64_t	b[GBT_MAX_KEY_WORDS];
+	bool		desc = shape->col[j].desc;
+	int			op = k->rowop;
+	bool		ok;
+
+	if (k->col + k->narr > shape->ncols)
+		return true;
+	for (int i = 0; i < k->narr; i++)
+	{
+		if (shape->col[j + i].desc != desc || k->arr[i].isnull)
+			return true;
+		vals[j + i] = k->arr[i];
+	}
+	/* in a DESC run, ascending "greater" is lower in the words */
+	if (desc)
+		op = GBT_COND_GT + GBT_COND_LT - op;
+	if (op == GBT_COND_GT || op == GBT_COND_GE)
+	{
+		gbt_shape_prefix_bound(shape, vals, j + k->narr, op == GBT_COND_GT, b);
+		ok = op == GBT_COND_GE || gbt_words_step(b, shape->nwords, 1);
+		if (!ok)
+			return false;
+		if (gbt_words_cmp(b, lo, shape->nwords) > 0)
+			memcpy(lo, b, sizeof(uint64_t) * shape->nwords);
+	}
+	else
+	{
+		gbt_shape_prefix_bound(shape, vals, j + k->narr, op == GBT_COND_LE, b);
+		ok = op == GBT_COND_LE || gbt_words_step(b, shape->nwords, -1);
+		if (!ok)
+			return false;
+		if (gbt_words_cmp(b, hi, shape->nwords) < 0)
+			memcpy(hi, b, sizeof(uint64_t) * shape->nwords);
+	}
+	return gbt_words_cmp(lo, hi, shape->nwords) <= 0;
+}
+
 /*
  * The ranges of keys the conditions allow, sorted and disjoint, into
  * out[0..max).  Returns their number (0: no row can match), or -1 if the
@@ -259,6 +332,8 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	int			nout = 1;
 	int			idx[GBT_MAX_KEY_COLS] = {0};
 	int			bound;			/* the column that bounds each range, or -1 */
+	int			nkept = 0;
+	bool		keep = true;
 
 	*nrequired = 0;
 	for (int c = 0; c < shape->ncols; c++)
@@ -311,7 +386,14 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 			gbt_shape_prefix_bound(shape, vals, nprefix, false, out[r].lo);
 			gbt_shape_prefix_bound(shape, vals, nprefix, true, out[r].hi);
 		}
+		for (int i = 0; i < nconds && keep; i++)
+			if (conds[i].op == GBT_COND_ROW && conds[i].col == npin)
+				keep = gbt_row_bound(shape, &conds[i], vals, npin, out[r].lo, out[r].hi);
+		if (keep)
+			out[nkept++] = out[r];
+		keep = true;
 	}
+	nout = nkept;
 	/* index order: DESC columns and NULLS FIRST decide, so sort the words */
 	for (int i = 1; i < nout; i++)
 	{

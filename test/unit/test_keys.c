@@ -358,6 +358,21 @@ kr_holds(const GbtColCond *k, const GbtColValue *row)
 	const GbtColValue *v = &row[k->col];
 	int			c;
 
+	if (k->op == GBT_COND_ROW)
+	{
+		/* member by member; a NULL before the deciding one: unknown */
+		for (int i = 0; i < k->narr; i++)
+		{
+			const GbtColValue *m = &row[k->col + i];
+
+			if (m->isnull || k->arr[i].isnull)
+				return false;
+			c = gbt_field_cmp(m, &k->arr[i]);
+			if (c != 0)
+				return (k->rowop == GBT_COND_LT || k->rowop == GBT_COND_LE) ? c < 0 : c > 0;
+		}
+		return k->rowop == GBT_COND_LE || k->rowop == GBT_COND_GE;
+	}
 	if (k->op == GBT_COND_ISNULL)
 		return v->isnull;
 	if (k->op == GBT_COND_NOTNULL)
@@ -424,6 +439,16 @@ test_key_range_cases(void)
 		CHECK(n == cases[i].nranges && (n == 0 || nreq == cases[i].nreq),
 			  "%s: %d ranges, %d required", cases[i].name, n, nreq);
 	}
+	/* a row comparison at the first column narrows the range to its start */
+	{
+		GbtColValue rowv[2] = {{.v = {1, 0}}, {.v = {2, 0}}};
+		GbtColCond	row = {.col = 0,.op = GBT_COND_ROW,.arr = rowv,.narr = 2,.rowop = GBT_COND_GE};
+		uint64_t	want[GBT_MAX_KEY_WORDS];
+
+		gbt_shape_prefix_bound(&sh, rowv, 2, false, want);
+		CHECK(gbt_key_ranges(&sh, &row, 1, fold, r, 16, &nreq) == 1 &&
+			  gbt_words_cmp(r[0].lo, want, sh.nwords) == 0, "(a, b) >= (1, 2) starts at (1, 2)");
+	}
 	/* a product beyond the room asks for fewer pinned columns */
 	CHECK(gbt_key_ranges(&sh, cases[1].c, 2, fold, r, 2, &nreq) == -1, "product over max");
 }
@@ -440,6 +465,7 @@ test_key_ranges(void)
 		GbtColCond	conds[5];
 		GbtColValue arrs[5][4];
 		int			nconds = (int) (xrand() % 6);
+		GbtColValue rows[5][KR_COLS];
 		GbtWordRange ranges[512];
 		GbtColFold	fold[KR_COLS];
 		int			nreq,
@@ -466,6 +492,7 @@ test_key_ranges(void)
 			conds[i].col = c;
 			conds[i].arr = NULL;
 			conds[i].narr = 0;
+			conds[i].rowop = 0;
 			conds[i].value = dom[c][xrand() % ndom[c]];
 			if (r < 5)
 				conds[i].op = GBT_COND_LT + (int) (xrand() % 5);
@@ -473,8 +500,24 @@ test_key_ranges(void)
 				conds[i].op = GBT_COND_ISNULL;
 			else if (r < 7)
 				conds[i].op = GBT_COND_NOTNULL;
-			else if (r < 8)
+			else if (r < 8 && xrand() % 2)
 				conds[i].op = GBT_COND_EQ;
+			else if (r < 8)
+			{
+				/* a row comparison from column c on */
+				static const int rowops[] = {GBT_COND_LT, GBT_COND_LE, GBT_COND_GE, GBT_COND_GT};
+
+				conds[i].op = GBT_COND_ROW;
+				conds[i].rowop = rowops[xrand() % 4];
+				conds[i].narr = 1 + (int) (xrand() % (KR_COLS - c));
+				for (int j = 0; j < conds[i].narr; j++)
+				{
+					rows[i][j] = dom[c + j][xrand() % ndom[c + j]];
+					if (xrand() % 10 == 0)
+						rows[i][j].isnull = true;
+				}
+				conds[i].arr = rows[i];
+			}
 			else
 			{
 				conds[i].op = GBT_COND_EQ;
@@ -518,7 +561,7 @@ test_key_ranges(void)
 				bool		h = kr_holds(&conds[i], vals);
 
 				match = match && h;
-				if (conds[i].col >= nreq)
+				if (conds[i].col >= nreq || conds[i].op == GBT_COND_ROW)
 					filt = filt && h;
 			}
 			gbt_shape_encode(&sh, vals, w);
