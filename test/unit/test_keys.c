@@ -8,7 +8,9 @@
  *	  word against a column-by-column reference, round trips, and the
  *	  ranges of column prefixes; and the ranges a multi-column scan's
  *	  conditions become (src/gbtree_keyrange.h), against every row of
- *	  small columns.  Exits non-zero on failure.
+ *	  small columns; and the radix sort of multi-word entries
+ *	  (src/gbtree_wsort.h) against a comparison sort.  Exits non-zero on
+ *	  failure.
  */
 #include <float.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "gbtree_keys.h"
 #include "gbtree_keyrange.h"
+#include "gbtree_wsort.h"
 
 static int	failures = 0;
 static long checks = 0;
@@ -575,6 +578,63 @@ test_key_ranges(void)
 	}
 }
 
+/* ---- sorting multi-word entries ---- */
+
+static int	qsort_nwords;
+
+static int
+wentry_qcmp(const void *a, const void *b)
+{
+	return gbt_wentry_cmp((const uint64_t *) a, (const uint64_t *) b, qsort_nwords);
+}
+
+static void
+test_wsort(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 63, 64, 65, 1000, 70000};
+
+	for (int nw = 1; nw <= 4; nw++)
+		for (int si = 0; si < (int) (sizeof(sizes) / sizeof(sizes[0])); si++)
+			for (int pattern = 0; pattern < 3; pattern++)
+			{
+				size_t		n = sizes[si];
+				int			stride = nw + 1;
+				uint64_t   *e = malloc(sizeof(uint64_t) * stride * (n + 1));
+				uint64_t   *ref = malloc(sizeof(uint64_t) * stride * (n + 1));
+				uint64_t   *scratch = malloc(sizeof(uint64_t) * stride * (n + 1));
+				size_t	   *hist = malloc(sizeof(size_t) * gbt_wsort_hist_size(nw));
+				bool		same = true;
+
+				for (size_t i = 0; i < n; i++)
+				{
+					uint64_t   *r = &e[i * stride];
+
+					for (int k = 0; k < nw; k++)
+					{
+						uint64_t	x = xrand();
+
+						/* ties in the leading words; all bytes vary in the last */
+						r[k] = (k < nw - 1 && pattern != 2) ? x % 3 : x;
+						if (pattern == 1 && k == nw - 1)
+							r[k] = x % 5;
+					}
+					/* unique (block, offset); flags may differ and never decide */
+					r[nw] = (pattern == 0 ? (uint64_t) i : (uint64_t) (n - i)) << 16 | (xrand() & 1);
+				}
+				memcpy(ref, e, sizeof(uint64_t) * stride * n);
+				qsort_nwords = nw;
+				qsort(ref, n, sizeof(uint64_t) * stride, wentry_qcmp);
+				gbt_wsort(e, scratch, n, nw, hist, NULL);
+				for (size_t i = 0; i < n * stride && same; i++)
+					same = e[i] == ref[i];
+				CHECK(same, "wsort: %d words, %zu entries, pattern %d", nw, n, pattern);
+				free(e);
+				free(ref);
+				free(scratch);
+				free(hist);
+			}
+}
+
 int
 main(void)
 {
@@ -629,6 +689,7 @@ main(void)
 	}
 	test_keyshapes();
 	test_key_ranges();
+	test_wsort();
 	printf("test_keys: %ld checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
