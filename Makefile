@@ -70,7 +70,7 @@ test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h src/gbtree_keyshape
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
 
 test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
-	$(CC) -O2 -g -std=gnu99 -Isrc -o $@ test/bench/bench_node.c src/node.c src/simd.c
+	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_node.c src/node.c src/simd.c
 
 bench-node: test/bench/bench_node
 	test/bench/bench_node
