@@ -6,8 +6,9 @@
 # cuda-test:  builds cuda/test/build/test_lookup, runs it at full size, then
 #             under compute-sanitizer memcheck and racecheck at --small size;
 #             last line "N passed, N failed", non-zero exit on any failure.
-# cuda-test-words: builds cuda/test/build/test_words (the multi-word page
-#             search against node.c) and runs it, then under memcheck.
+# cuda-test-words: builds and runs cuda/test/build/test_words (the
+#             multi-word page search against node.c; then under memcheck)
+#             and test_wsort (the multi-word entry sort against the CPU's).
 # cuda-bench: builds cuda/test/build/bench_lookup (100M-entry int8 index,
 #             batches of 16M keys, small-batch latencies); markdown table on
 #             stdout and in $(BENCH_OUT).
@@ -42,10 +43,15 @@ $(CUDA_TEST_BUILD)/test_lookup: cuda/test/test_lookup.cu cuda/test/tree_model.h 
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_lookup.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
 		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 
-# the device's multi-word page search against node.c (no library needed)
+# the device's multi-word page search against node.c, and its sort of
+# multi-word entries against gbtree_wsort.h (no library needed)
 $(CUDA_TEST_BUILD)/test_words: cuda/test/test_words.cu cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
 		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_words.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+
+$(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/gbtree_cuda_wsort.cuh src/gbtree_wsort.h
+	@mkdir -p $(CUDA_TEST_BUILD)
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \
@@ -57,9 +63,10 @@ $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.
 cuda-test: $(CUDA_TEST_BUILD)/test_lookup
 	COMPUTE_SANITIZER="$(COMPUTE_SANITIZER)" sh cuda/test/run_tests.sh $(CUDA_TEST_BUILD)/test_lookup
 
-cuda-test-words: $(CUDA_TEST_BUILD)/test_words
+cuda-test-words: $(CUDA_TEST_BUILD)/test_words $(CUDA_TEST_BUILD)/test_wsort
 	$(CUDA_TEST_BUILD)/test_words
 	$(COMPUTE_SANITIZER) --tool memcheck --error-exitcode 1 $(CUDA_TEST_BUILD)/test_words
+	$(CUDA_TEST_BUILD)/test_wsort
 
 cuda-bench: $(CUDA_TEST_BUILD)/bench_lookup
 	$(CUDA_TEST_BUILD)/bench_lookup $(BENCH_OUT)
