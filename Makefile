@@ -59,7 +59,7 @@ $(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.cuh) $(wildcard cuda/*.h) s
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
 
-EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/bench/bench_multiword test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
+EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/bench/bench_multiword test/bench/bench_textkey test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
 
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
@@ -80,6 +80,13 @@ test/bench/bench_multiword: test/bench/bench_multiword.c src/simd.c src/gbtree_s
 
 bench-multiword: test/bench/bench_multiword
 	test/bench/bench_multiword
+
+# needs ICU's headers (libicu-dev)
+test/bench/bench_textkey: test/bench/bench_textkey.c
+	$(CC) -O2 -g -std=gnu11 -o $@ test/bench/bench_textkey.c -licui18n -licuuc
+
+bench-textkey: test/bench/bench_textkey
+	test/bench/bench_textkey
 
 unit: test/unit/test_node test/unit/test_keys
 	test/unit/test_node && test/unit/test_keys
@@ -138,4 +145,4 @@ bench-write:
 	test/bench/run-write-bench.sh
 .PHONY: bench-write
 
-.PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench-multiword bench bench-cpu-goals fuzz soak
+.PHONY: test-gpu test-gpu-emu test demo unit install-cuda bench-node bench-multiword bench-textkey bench bench-cpu-goals fuzz soak
