@@ -85,7 +85,8 @@ gbt_check_page(Relation index, Buffer buf)
 						   (unsigned) PageGetSpecialSize(page), GBT_OPAQUE_SIZE),
 				 errhint("Please REINDEX it.")));
 	op = gbt_page_opaque((char *) page);
-	if (op->page_id != GBT_PAGE_ID ||
+	/* no index has multi-word keys yet: a page that says so is damaged */
+	if (op->page_id != GBT_PAGE_ID || op->keywords != 0 ||
 		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
 		(!(op->flags & GBT_F_META) &&
 		 (((op->flags & GBT_F_POSTING) ?

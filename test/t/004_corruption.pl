@@ -173,6 +173,14 @@ ok(damage('garbage special space', sub {
 	substr($$img, ($leaf + 1) * 8192 + $OPAQUE, 48) = "\x5a" x 48;
 }), 'garbage special space: gbtree_check reports corruption');
 
+# the special space's keywords field (GbtPageOpaqueData, 60 bytes in):
+# a page that claims multi-word keys in an index of one-word keys must be
+# refused, not read with another page layout
+ok(damage('page claims multi-word keys', sub {
+	my $img = shift;
+	substr($$img, $leaf * 8192 + $OPAQUE + 44, 2) = pack('v', 2);
+}), 'multi-word claim: gbtree_check reports corruption');
+
 ok(damage('metapage magic', sub {
 	my $img = shift;
 	substr($$img, 24, 4) = "\0\0\0\0";
