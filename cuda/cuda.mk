@@ -7,8 +7,10 @@
 #             under compute-sanitizer memcheck and racecheck at --small size;
 #             last line "N passed, N failed", non-zero exit on any failure.
 # cuda-test-words: builds and runs cuda/test/build/test_words (the
-#             multi-word page search against node.c; then under memcheck)
-#             and test_wsort (the multi-word entry sort against the CPU's).
+#             multi-word page search against node.c; then under memcheck),
+#             test_wsort (the multi-word entry sort against the CPU's) and
+#             test_wtree (range counts on whole multi-word trees against a
+#             binary search, and a timing; then under memcheck, untimed).
 # cuda-bench: builds cuda/test/build/bench_lookup (100M-entry int8 index,
 #             batches of 16M keys, small-batch latencies); markdown table on
 #             stdout and in $(BENCH_OUT).
@@ -53,6 +55,10 @@ $(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/gbtree_cuda_wsort.cu
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
+$(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
+		src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \
 		$(wildcard cuda/*.cuh) cuda/gbtree_cuda.h src/gbtree_node.h src/gbtree_walk.h \
@@ -63,10 +69,12 @@ $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.
 cuda-test: $(CUDA_TEST_BUILD)/test_lookup
 	COMPUTE_SANITIZER="$(COMPUTE_SANITIZER)" sh cuda/test/run_tests.sh $(CUDA_TEST_BUILD)/test_lookup
 
-cuda-test-words: $(CUDA_TEST_BUILD)/test_words $(CUDA_TEST_BUILD)/test_wsort
+cuda-test-words: $(CUDA_TEST_BUILD)/test_words $(CUDA_TEST_BUILD)/test_wsort $(CUDA_TEST_BUILD)/test_wtree
 	$(CUDA_TEST_BUILD)/test_words
 	$(COMPUTE_SANITIZER) --tool memcheck --error-exitcode 1 $(CUDA_TEST_BUILD)/test_words
 	$(CUDA_TEST_BUILD)/test_wsort
+	$(CUDA_TEST_BUILD)/test_wtree
+	$(COMPUTE_SANITIZER) --tool memcheck --error-exitcode 1 $(CUDA_TEST_BUILD)/test_wtree 0
 
 cuda-bench: $(CUDA_TEST_BUILD)/bench_lookup
 	$(CUDA_TEST_BUILD)/bench_lookup $(BENCH_OUT)

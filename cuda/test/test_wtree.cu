@@ -1,0 +1,420 @@
+/*
+ * test_wtree.cu
+ *	  Range counts on whole trees of multi-word keys on the GPU: a host
+ *	  builder lays sorted entries out bottom-up as src/build.c does (pages
+ *	  of node.c's multi-word format, right-links, high keys with their
+ *	  later words in the body), and a simple kernel, one warp a query,
+ *	  descends with the warp's in-page search (cuda/gbtree_cuda_words.cuh)
+ *	  and counts the leaf entries whose key lies in [lo, hi], following
+ *	  right-links.  Each count must equal a binary search's over the
+ *	  sorted entries.  Then one timing: point lookups on a large two-word
+ *	  tree.
+ *
+ *	  A step towards the lookup kernels of multi-word indexes; the
+ *	  library's kernels do not read such trees yet.
+ *
+ *	  test_wtree [entries for the timing, default 20000000]
+ *	  Last line: "N passed, N failed"; exit status 1 on any failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "gbtree_cuda_words.cuh"
+
+extern "C"
+{
+#include "gbtree_simd.h"
+#include "gbtree_wsort.h"
+}
+
+static int	npass = 0,
+			nfail = 0;
+
+#define EXPECT(cond, ...) \
+	do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+#define CUDA_OK(call) \
+	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
+
+static uint64_t rng = 0x853C49E6748FEA9BULL;
+
+static uint64_t
+xrand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* ---- the tree ---- */
+
+struct WTree
+{
+	std::vector<char> img;
+	uint32_t	root = 0;
+	int			nw = 2;
+	char	   *page(uint32_t b) { return img.data() + (size_t) b * GBT_PAGE_SIZE; }
+};
+
+/* sorted entries (stride nw + 1: words, TID) into pages, level by level */
+static void
+build_tree(WTree &t, const std::vector<uint64_t> &e, size_t n, int nw)
+{
+	int			stride = nw + 1;
+	std::vector<uint64_t> level(e.begin(), e.begin() + n * stride);	/* this level's entries */
+	std::vector<uint32_t> childs;	/* their children, above the leaves */
+	uint16_t	lev = 0;
+	size_t		npages_est = n / 100 + 16;
+
+	t.nw = nw;
+	t.img.clear();
+	t.img.reserve(npages_est * GBT_PAGE_SIZE);
+	for (;;)
+	{
+		bool		leaf = lev == 0;
+		size_t		m = level.size() / stride;
+		int			cap = (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * 9 / 10;
+		size_t		npages = m == 0 ? 1 : (m + cap - 1) / cap;
+		uint32_t	first = (uint32_t) (t.img.size() / GBT_PAGE_SIZE);
+		std::vector<uint64_t> up;
+		std::vector<uint32_t> upchild;
+
+		t.img.resize(t.img.size() + npages * GBT_PAGE_SIZE);
+		for (size_t p = 0; p < npages; p++)
+		{
+			char	   *pg = t.page(first + (uint32_t) p);
+			size_t		from = p * m / npages,
+						to = (p + 1) * m / npages;
+			int			k = (int) (to - from);
+			std::vector<uint64_t> keys(k * nw + 1),
+						tids(k + 1);
+			std::vector<uint32_t> ch(k + 1);
+			GbtNode		node;
+			GbtPageOpaque op;
+
+			for (int i = 0; i < k; i++)
+			{
+				const uint64_t *r = &level[(from + i) * stride];
+
+				memcpy(&keys[i * nw], r, sizeof(uint64_t) * nw);
+				tids[i] = r[nw];
+				ch[i] = leaf ? 0 : childs[from + i];
+			}
+			/* the leftmost page of an inner level starts at minus infinity */
+			if (!leaf && p == 0 && k > 0)
+			{
+				memset(&keys[0], 0, sizeof(uint64_t) * nw);
+				tids[0] = 0;
+			}
+			memset(pg, 0, GBT_PAGE_SIZE);
+			gbt_node_format_words(pg, leaf, lev, 0, nw);
+			gbt_node_view(pg, &node);
+			gbt_node_load_spread(&node, k, keys.data(), tids.data(), leaf ? NULL : ch.data(), true);
+			op = node.opaque;
+			op->leftlink = p == 0 ? GBT_NO_BLOCK : first + (uint32_t) p - 1;
+			if (p + 1 < npages)
+			{
+				const uint64_t *nx = &level[to * stride];
+
+				op->rightlink = first + (uint32_t) p + 1;
+				op->hikey = nx[0];
+				op->hitid = nx[nw];
+				for (int w = 1; w < nw; w++)
+					node.xbounds[w - 1] = nx[w];
+			}
+			else
+			{
+				op->rightlink = GBT_NO_BLOCK;
+				op->flags |= GBT_F_RIGHTMOST;
+			}
+			if (npages == 1)
+				op->flags |= GBT_F_ROOT;
+			/* the separator for the parent: the page's first entry */
+			for (int w = 0; w <= nw; w++)
+				up.push_back(k > 0 ? level[from * stride + w] : 0);
+			upchild.push_back(first + (uint32_t) p);
+		}
+		if (npages == 1)
+		{
+			t.root = first;
+			return;
+		}
+		level.swap(up);
+		childs.swap(upchild);
+		lev++;
+	}
+}
+
+/* ---- the kernel ---- */
+
+struct RangeQuery
+{
+	uint64_t	lo[GBT_MAX_KEY_WORDS];
+	uint64_t	hi[GBT_MAX_KEY_WORDS];
+};
+
+static __device__ __forceinline__ bool
+slot_used(const uint64_t *used, int s)
+{
+	return (__ldg(&used[s >> 6]) >> (s & 63)) & 1;
+}
+
+/* key of slot s <= x, word by word */
+static __device__ __forceinline__ bool
+key_le(const WordsPage &p, int s, const uint64_t *x)
+{
+	for (int k = 0; k < p.nwords; k++)
+	{
+		uint64_t	v = __ldg(&p.w[k][s]);
+
+		if (v != x[k])
+			return v < x[k];
+	}
+	return true;
+}
+
+__global__ void
+count_kernel(const char *pages, uint32_t root, int nw, const RangeQuery *qs, int nq,
+			 unsigned long long *out)
+{
+	int			q = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+	int			lane = threadIdx.x & 31;
+	uint64_t	lo[GBT_MAX_KEY_WORDS],
+				hi[GBT_MAX_KEY_WORDS];
+	uint32_t	blk = root;
+	unsigned long long total = 0;
+	int			s;
+
+	if (q >= nq)
+		return;
+	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
+	{
+		lo[k] = qs[q].lo[k];
+		hi[k] = qs[q].hi[k];
+	}
+	/* descend: the last entry below (lo, TID 0), or the first */
+	for (;;)
+	{
+		const char *pg = pages + (size_t) blk * GBT_PAGE_SIZE;
+		const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
+		bool		leaf = (op->flags & GBT_F_LEAF) != 0;
+		WordsPage	p = words_page(pg, nw, leaf);
+		const uint64_t *used = (const uint64_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots +
+												   (leaf ? 0 : 4 * (size_t) p.nslots) + GBT_DIR_SIZE * 8);
+
+		s = words_lower_bound_entry(p, lo, 0);
+		if (leaf)
+			break;
+		{
+			int			c = s - 1;
+			const uint32_t *child = (const uint32_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots);
+
+			while (c >= 0 && !slot_used(used, c))
+				c--;
+			if (c < 0)
+				for (c = 0; c < p.nslots && !slot_used(used, c); c++)
+					;
+			blk = __ldg(&child[c]);
+		}
+	}
+	/* count used slots from s on while their key <= hi, leaf after leaf */
+	for (;;)
+	{
+		const char *pg = pages + (size_t) blk * GBT_PAGE_SIZE;
+		const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
+		WordsPage	p = words_page(pg, nw, true);
+		const uint64_t *used = (const uint64_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots +
+												   GBT_DIR_SIZE * 8);
+		bool		done = false;
+
+		for (int base = s; base < p.nslots && !done; base += 32)
+		{
+			int			slot = base + lane;
+			bool		u = slot < p.nslots && slot_used(used, slot);
+			bool		in = u && key_le(p, slot, hi);
+
+			total += __popc(__ballot_sync(0xFFFFFFFFu, in));
+			done = __ballot_sync(0xFFFFFFFFu, u && !in) != 0;
+		}
+		if (done || (op->flags & GBT_F_RIGHTMOST))
+			break;
+		blk = op->rightlink;
+		s = 0;
+	}
+	if (lane == 0)
+		out[q] = total;
+}
+
+/* ---- the reference ---- */
+
+static size_t
+ref_bound(const std::vector<uint64_t> &e, size_t n, int nw, const uint64_t *x, bool upper)
+{
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+		int			c = 0;
+
+		for (int k = 0; k < nw && c == 0; k++)
+			c = (e[mid * (nw + 1) + k] > x[k]) - (e[mid * (nw + 1) + k] < x[k]);
+		if (upper ? c <= 0 : c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* entries: kind 0 uuid-like, 1 (tenant, time), 2 heavy ties in every word */
+static void
+make_entries(std::vector<uint64_t> &e, size_t n, int nw, int kind)
+{
+	std::vector<uint64_t> scratch(n * (nw + 1));
+	std::vector<size_t> hist(gbt_wsort_hist_size(nw));
+
+	e.resize(n * (nw + 1));
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t   *r = &e[i * (nw + 1)];
+
+		for (int k = 0; k < nw; k++)
+			r[k] = kind == 0 ? xrand() : kind == 1 ? (k == 0 ? xrand() % 1000 : xrand() >> 20)
+				: xrand() % 4;
+		r[nw] = ((uint64_t) (i / 200) << 32 | (uint64_t) (i % 200 + 1) << 16);
+	}
+	gbt_wsort(e.data(), scratch.data(), n, nw, hist.data(), NULL);
+}
+
+static void
+run_case(int nw, int kind, size_t n, int nq, bool timed)
+{
+	std::vector<uint64_t> e;
+	WTree		t;
+	std::vector<RangeQuery> qs(nq);
+	std::vector<unsigned long long> got(nq);
+	char	   *d_pages;
+	RangeQuery *d_q;
+	unsigned long long *d_out;
+	int			mism = 0;
+	auto		t0 = std::chrono::steady_clock::now();
+
+	make_entries(e, n, nw, kind);
+	build_tree(t, e, n, nw);
+	for (int i = 0; i < nq; i++)
+	{
+		RangeQuery &q = qs[i];
+		const uint64_t *a = &e[(xrand() % n) * (nw + 1)];
+		const uint64_t *b = &e[(xrand() % n) * (nw + 1)];
+		int			form = timed ? 0 : (int) (i % 5);
+
+		memset(&q, 0, sizeof(q));
+		for (int k = 0; k < nw; k++)
+		{
+			q.lo[k] = a[k];
+			q.hi[k] = a[k];
+		}
+		if (form == 1)			/* the first word's whole range */
+			for (int k = 1; k < nw; k++)
+			{
+				q.lo[k] = 0;
+				q.hi[k] = UINT64_MAX;
+			}
+		else if (form == 2)		/* between two entries */
+		{
+			bool		swap = false;
+
+			for (int k = 0; k < nw; k++)
+				if (a[k] != b[k])
+				{
+					swap = a[k] > b[k];
+					break;
+				}
+			for (int k = 0; k < nw; k++)
+			{
+				q.lo[k] = swap ? b[k] : a[k];
+				q.hi[k] = swap ? a[k] : b[k];
+			}
+		}
+		else if (form == 3)		/* absent keys, extremes */
+			for (int k = 0; k < nw; k++)
+			{
+				q.lo[k] = i % 2 ? UINT64_MAX : 0;
+				q.hi[k] = q.lo[k];
+			}
+		else if (form == 4)		/* an empty range: hi below lo */
+			for (int k = 0; k < nw; k++)
+				q.hi[k] = k == nw - 1 && q.lo[k] > 0 ? q.lo[k] - 1 : q.lo[k];
+	}
+	double		build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+	CUDA_OK(cudaMalloc(&d_pages, t.img.size()));
+	CUDA_OK(cudaMalloc(&d_q, sizeof(RangeQuery) * nq));
+	CUDA_OK(cudaMalloc(&d_out, sizeof(unsigned long long) * nq));
+	CUDA_OK(cudaMemcpy(d_pages, t.img.data(), t.img.size(), cudaMemcpyHostToDevice));
+	CUDA_OK(cudaMemcpy(d_q, qs.data(), sizeof(RangeQuery) * nq, cudaMemcpyHostToDevice));
+	{
+		cudaEvent_t ev0,
+					ev1;
+		float		ms = 0;
+
+		cudaEventCreate(&ev0);
+		cudaEventCreate(&ev1);
+		for (int rep = 0; rep < (timed ? 3 : 1); rep++)
+		{
+			cudaEventRecord(ev0);
+			count_kernel<<<(nq * 32 + 255) / 256, 256>>>(d_pages, t.root, nw, d_q, nq, d_out);
+			cudaEventRecord(ev1);
+			CUDA_OK(cudaEventSynchronize(ev1));
+			CUDA_OK(cudaGetLastError());
+			cudaEventElapsedTime(&ms, ev0, ev1);
+			if (timed)
+				printf("  timing: %zu entries of %d words (%zu pages, %.0f MB), %d point lookups: %.2f ms (%.1f M lookups/s)\n",
+					   n, nw, t.img.size() / GBT_PAGE_SIZE, t.img.size() / 1e6, nq, ms, nq / ms / 1e3);
+		}
+		cudaEventDestroy(ev0);
+		cudaEventDestroy(ev1);
+	}
+	CUDA_OK(cudaMemcpy(got.data(), d_out, sizeof(unsigned long long) * nq, cudaMemcpyDeviceToHost));
+	for (int i = 0; i < nq; i++)
+	{
+		size_t		a = ref_bound(e, n, nw, qs[i].lo, false),
+					b = ref_bound(e, n, nw, qs[i].hi, true);
+		unsigned long long want = b > a ? b - a : 0;
+
+		if (got[i] != want && mism++ < 5)
+			printf("  query %d: device %llu, reference %llu\n", i, got[i], want);
+	}
+	EXPECT(mism == 0, "%d words, kind %d, %zu entries: %d of %d counts differ", nw, kind, n, mism, nq);
+	printf("%d words, %s, %zu entries, %zu pages, build %.0f ms: %d queries, %d differ\n", nw,
+		   kind == 0 ? "uuid-like" : kind == 1 ? "(tenant, time)" : "ties in every word", n,
+		   t.img.size() / GBT_PAGE_SIZE, build_ms, nq, mism);
+	cudaFree(d_pages);
+	cudaFree(d_q);
+	cudaFree(d_out);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t		big = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
+
+	gbt_simd_set(gbt_simd_best());
+	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+		for (int kind = 0; kind < 3; kind++)
+		{
+			run_case(nw, kind, 1000, 2000, false);
+			run_case(nw, kind, 200000, 20000, false);
+		}
+	if (big > 0)
+		run_case(2, 0, big, 1000000, true);
+	printf("%d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}
