@@ -31,8 +31,6 @@
 #ifndef GBTREE_KEYRANGE_H
 #define GBTREE_KEYRANGE_H
 
-#include <stdlib.h>			/* qsort */
-
 #include "gbtree_keyshape.h"
 
 /* btree's strategy numbers */
@@ -54,15 +52,16 @@
  */
 #define GBT_COND_ROW		8
 
-#define GBT_COND_MAX_POINTS	64		/* = ANY elements a column, in these tests */
 
 typedef struct GbtColCond
 {
 	int			col;
 	int			op;				/* GBT_COND_* */
-	GbtColValue value;			/* a comparison's value */
-	const GbtColValue *arr;		/* = ANY: op GBT_COND_EQ and narr values; */
-	int			narr;			/* a row comparison's values */
+	GbtColValue value;			/* a comparison's value (NULL: no row) */
+	const GbtColValue *arr;		/* = ANY: op GBT_COND_EQ and narr values, */
+	int			narr;			/* sorted, distinct and without NULLs, as
+								 * scankey.c prepares arrays; or a row
+								 * comparison's values */
 	int			rowop;			/* GBT_COND_ROW: its strategy */
 } GbtColCond;
 
@@ -82,8 +81,10 @@ typedef struct GbtColFold
 	GbtColValue lo;				/* inclusive, ascending order */
 	GbtColValue hi;
 	bool		points;			/* an equality or = ANY: pts[0..npts) */
+	const GbtColValue *pts;		/* the caller's array, or &one */
 	int			npts;
-	GbtColValue pts[GBT_COND_MAX_POINTS];
+	GbtColValue one;
+	bool		lossy;			/* a condition left out: filter the column */
 } GbtColFold;
 
 static inline int
@@ -136,11 +137,6 @@ gbt_field_step(const GbtColShape *col, GbtColValue *v, int dir)
 	return true;
 }
 
-static inline int
-gbt_field_qcmp(const void *a, const void *b)
-{
-	return gbt_field_cmp((const GbtColValue *) a, (const GbtColValue *) b);
-}
 
 /* Fold every condition on column c. */
 static inline void
@@ -159,6 +155,9 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 
 		if (k->col != c)
 			continue;
+		/* a comparison with NULL is never true */
+		if (v.isnull && k->op >= GBT_COND_LT && k->op <= GBT_COND_GT && !k->arr)
+			f->impossible = true;
 		v.isnull = false;
 		switch (k->op)
 		{
@@ -187,44 +186,29 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 					f->lo = v;
 				break;
 			case GBT_COND_EQ:
+				f->notnull = true;
+				if (f->points)
 				{
-					GbtColValue set[GBT_COND_MAX_POINTS];
-					int			n = 0;
-
-					f->notnull = true;
-					if (k->arr)
-					{
-						for (int j = 0; j < k->narr && n < GBT_COND_MAX_POINTS; j++)
-						{
-							set[n] = k->arr[j];
-							set[n++].isnull = false;
-						}
-						qsort(set, n, sizeof(GbtColValue), gbt_field_qcmp);
-					}
-					else
-						set[n++] = v;
-					if (!f->points)
-					{
-						memcpy(f->pts, set, sizeof(GbtColValue) * n);
-						f->npts = n;
-						f->points = true;
-					}
-					else
-					{
-						/* several equalities: the values in every one */
-						int			m = 0;
-
-						for (int a = 0; a < f->npts; a++)
-							for (int b = 0; b < n; b++)
-								if (gbt_field_cmp(&f->pts[a], &set[b]) == 0)
-								{
-									f->pts[m++] = f->pts[a];
-									break;
-								}
-						f->npts = m;
-					}
-					break;
+					/*
+					 * A second equality on the column: the first one's points
+					 * stay, a superset; this one is left to the filter.
+					 */
+					f->lossy = true;
 				}
+				else if (k->arr)
+				{
+					f->pts = k->arr;
+					f->npts = k->narr;
+					f->points = true;
+				}
+				else
+				{
+					f->one = v;
+					f->pts = &f->one;
+					f->npts = 1;
+					f->points = true;
+				}
+				break;
 		}
 	}
 	if (f->isnull && f->notnull)
@@ -236,15 +220,15 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 		f->impossible = true;
 	if (f->points)
 	{
-		/* distinct points inside the interval */
-		int			m = 0;
-
-		for (int a = 0; a < f->npts; a++)
-			if ((m == 0 || gbt_field_cmp(&f->pts[m - 1], &f->pts[a]) != 0) &&
-				gbt_field_cmp(&f->pts[a], &f->lo) >= 0 && gbt_field_cmp(&f->pts[a], &f->hi) <= 0)
-				f->pts[m++] = f->pts[a];
-		f->npts = m;
-		if (m == 0)
+		/* the points inside the interval: a slice of the sorted array */
+		while (f->npts > 0 && gbt_field_cmp(&f->pts[0], &f->lo) < 0)
+		{
+			f->pts++;
+			f->npts--;
+		}
+		while (f->npts > 0 && gbt_field_cmp(&f->pts[f->npts - 1], &f->hi) > 0)
+			f->npts--;
+		if (f->npts == 0)
 			f->impossible = true;
 	}
 }
@@ -352,6 +336,13 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	}
 	bound = npin < shape->ncols && fold[npin].notnull ? npin : -1;
 	*nrequired = bound >= 0 ? npin + 1 : npin;
+	/* a column with a condition left out is filtered, and so is any after it */
+	for (int c = 0; c < *nrequired; c++)
+		if (fold[c].lossy)
+		{
+			*nrequired = c;
+			break;
+		}
 
 	for (int r = 0; r < nout; r++)
 	{

@@ -385,10 +385,12 @@ kr_holds(const GbtColCond *k, const GbtColValue *row)
 	if (k->op == GBT_COND_EQ && k->arr)
 	{
 		for (int i = 0; i < k->narr; i++)
-			if (gbt_field_cmp(v, &k->arr[i]) == 0)
+			if (!k->arr[i].isnull && gbt_field_cmp(v, &k->arr[i]) == 0)
 				return true;
 		return false;
 	}
+	if (k->value.isnull)
+		return false;
 	c = gbt_field_cmp(v, &k->value);
 	switch (k->op)
 	{
@@ -431,6 +433,7 @@ test_key_range_cases(void)
 		{"a is null and b = 3", {KC(0, GBT_COND_ISNULL, 0), KC(1, GBT_COND_EQ, 3)}, 2, 1, 2},
 		{"a < 0: nothing", {KC(0, GBT_COND_LT, 0)}, 1, 0, 0},
 		{"a = 1 and c = 2: c a filter", {KC(0, GBT_COND_EQ, 1), KC(2, GBT_COND_EQ, 2)}, 2, 1, 1},
+		{"a = 1 and a = 2: the second a filter", {KC(0, GBT_COND_EQ, 1), KC(0, GBT_COND_EQ, 2)}, 2, 1, 0},
 	};
 
 
@@ -469,6 +472,8 @@ test_key_ranges(void)
 		GbtColValue arrs[5][4];
 		int			nconds = (int) (xrand() % 6);
 		GbtColValue rows[5][KR_COLS];
+		GbtColValue narrs[5][4];
+		GbtColCond	norm[5];
 		GbtWordRange ranges[512];
 		GbtColFold	fold[KR_COLS];
 		int			nreq,
@@ -523,14 +528,50 @@ test_key_ranges(void)
 			}
 			else
 			{
+				/* = ANY: raw elements (NULLs, repeats) for the reference */
 				conds[i].op = GBT_COND_EQ;
 				conds[i].narr = 1 + (int) (xrand() % 4);
 				for (int j = 0; j < conds[i].narr; j++)
+				{
 					arrs[i][j] = dom[c][xrand() % ndom[c]];
+					arrs[i][j].isnull = xrand() % 8 == 0;
+				}
 				conds[i].arr = arrs[i];
 			}
+			/* a comparison with a NULL value */
+			if (conds[i].op != GBT_COND_ROW && !conds[i].arr && xrand() % 16 == 0)
+				conds[i].value.isnull = true;
 		}
-		nr = gbt_key_ranges(&sh, conds, nconds, fold, ranges, 512, &nreq);
+		/*
+		 * What gbt_key_ranges takes: = ANY arrays sorted, distinct, without
+		 * NULLs, as scankey.c prepares them; kr_holds reads the raw ones.
+		 */
+		for (int i = 0; i < nconds; i++)
+		{
+			norm[i] = conds[i];
+			if (conds[i].op == GBT_COND_EQ && conds[i].arr)
+			{
+				int			m = 0;
+
+				for (int j = 0; j < conds[i].narr; j++)
+				{
+					int			at = m;
+
+					if (conds[i].arr[j].isnull)
+						continue;
+					while (at > 0 && gbt_field_cmp(&narrs[i][at - 1], &conds[i].arr[j]) > 0)
+						at--;
+					if (at > 0 && gbt_field_cmp(&narrs[i][at - 1], &conds[i].arr[j]) == 0)
+						continue;
+					memmove(&narrs[i][at + 1], &narrs[i][at], sizeof(GbtColValue) * (m - at));
+					narrs[i][at] = conds[i].arr[j];
+					m++;
+				}
+				norm[i].arr = narrs[i];
+				norm[i].narr = m;
+			}
+		}
+		nr = gbt_key_ranges(&sh, norm, nconds, fold, ranges, 512, &nreq);
 		CHECK(nr >= 0, "range product within 512");
 		if (nr < 0)
 			continue;
