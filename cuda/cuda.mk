@@ -56,7 +56,7 @@ $(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/gbtree_cuda_wsort.cu
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
 $(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
-		src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+		src/gbtree_walk.h src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 
 # the benchmark compiles the library source in (it times the kernels alone too)

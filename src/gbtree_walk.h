@@ -18,6 +18,8 @@
 #ifndef GBTREE_WALK_H
 #define GBTREE_WALK_H
 
+#include <stdlib.h>
+
 #include "gbtree_node.h"
 
 /* more hops than any real descent makes: a right-link loop */
@@ -167,6 +169,280 @@ next_page:
 			return n;
 		blk = op->rightlink;
 		firstpage = false;
+	}
+}
+
+/*
+ * Multi-word keys (src/README, "Multi-word keys"): the same descent and
+ * leaf walk over pages of nw key words, whose high and low keys keep
+ * their later words in the body (GbtNode.xbounds).  Keys are passed as
+ * nw words; a match hands over the slot's words.
+ */
+typedef void (*GbtWalkWordsMatchFn) (void *arg, const uint64_t *key, uint64_t tid);
+
+/* (k1, t1) < (k2, t2), keys of nw words */
+static inline bool
+gbt_wentry_lt(const uint64_t *k1, uint64_t t1, const uint64_t *k2, uint64_t t2, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		if (k1[i] != k2[i])
+			return k1[i] < k2[i];
+	return t1 < t2;
+}
+
+/* a multi-word page's high (high) or low key, all its words */
+static inline void
+gbt_walk_bound_words(const GbtNode *node, bool high, uint64_t *key, uint64_t *tid)
+{
+	key[0] = high ? node->opaque->hikey : node->opaque->lowkey;
+	for (int i = 1; i < node->nwords; i++)
+		key[i] = node->xbounds[(high ? 0 : node->nwords - 1) + i - 1];
+	*tid = high ? node->opaque->hitid : node->opaque->lowtid;
+}
+
+/* the slot's key, all its words */
+static inline void
+gbt_walk_slot_words(const GbtNode *node, int s, uint64_t *key)
+{
+	key[0] = node->keys[s];
+	for (int i = 1; i < node->nwords; i++)
+		key[i] = node->xkeys[i - 1][s];
+}
+
+/* gbt_walk_descend for a tree of nw-word keys */
+static inline int
+gbt_walk_descend_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
+					   const uint64_t *key, uint64_t tid, uint32_t *leaf)
+{
+	uint32_t	blk = root;
+	int			expect = -1;
+	long		hops = 0;
+
+	for (;;)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		uint64_t	bk[GBT_MAX_KEY_WORDS],
+					bt;
+		int			s;
+
+		if (blk >= nblocks)
+			return -1;
+		page = gbt_walk_page(img, blk);
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			gbt_page_nwords(op) != nw ||
+			(expect >= 0 && op->level != expect) || ++hops > GBT_WALK_MAX_DESCENT_HOPS)
+			return -1;
+		gbt_node_view(page, &node);
+		gbt_walk_bound_words(&node, true, bk, &bt);
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_wentry_lt(key, tid, bk, bt, nw)))
+		{
+			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
+				return -1;
+			expect = op->level;
+			blk = op->rightlink;
+			continue;
+		}
+		gbt_walk_bound_words(&node, false, bk, &bt);
+		if (gbt_wentry_lt(key, tid, bk, bt, nw))
+			return -1;
+		if (op->flags & GBT_F_LEAF)
+		{
+			*leaf = blk;
+			return 0;
+		}
+		/* the child of the last used slot below (key, tid), else the first */
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry_words(&node, key, tid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK || node.child[s] >= nblocks)
+			return -1;
+		expect = op->level - 1;
+		blk = node.child[s];
+	}
+}
+
+/*
+ * gbt_walk_range for a tree of nw-word keys: the entries e with
+ * (lo, lo_tid) <= e < (hi, hi_tid), in order, handed to match when not
+ * NULL; their number, or -1 on an inconsistent page.
+ */
+static inline int64_t
+gbt_walk_range_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
+					 const uint64_t *lo, uint64_t lo_tid, const uint64_t *hi, uint64_t hi_tid,
+					 GbtWalkWordsMatchFn match, void *arg)
+{
+	uint32_t	blk;
+	bool		firstpage = true;
+	int64_t		n = 0;
+
+	if (!gbt_wentry_lt(lo, lo_tid, hi, hi_tid, nw))
+		return 0;
+	if (gbt_walk_descend_words(img, nblocks, root, nw, lo, lo_tid, &blk) != 0)
+		return -1;
+	for (uint64_t hops = 0;; hops++)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		uint64_t	k[GBT_MAX_KEY_WORDS],
+					t;
+		int			s;
+
+		if (hops > (uint64_t) nblocks + 10 || blk >= nblocks)
+			return -1;
+		page = gbt_walk_page(img, blk);
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF) || gbt_page_nwords(op) != nw)
+			return -1;
+		gbt_node_view(page, &node);
+		if (!(op->flags & GBT_F_DELETED))
+		{
+			s = firstpage ? gbt_node_lower_bound_entry_words(&node, lo, lo_tid) : 0;
+			for (s = gbt_node_next_used(&node, s); s < node.nslots;
+				 s = gbt_node_next_used(&node, s + 1))
+			{
+				gbt_walk_slot_words(&node, s, k);
+				if (!gbt_wentry_lt(k, node.tids[s], hi, hi_tid, nw))
+					return n;
+				if (match)
+					match(arg, k, node.tids[s]);
+				n++;
+			}
+			gbt_walk_bound_words(&node, true, k, &t);
+			if ((op->flags & GBT_F_RIGHTMOST) || !gbt_wentry_lt(k, t, hi, hi_tid, nw))
+				return n;
+		}
+		blk = op->rightlink;
+		firstpage = false;
+	}
+}
+
+/*
+ * The model of a built multi-word tree, for the tests of the walk and of
+ * the kernels: sorted entries (nw words and the TID each) laid out
+ * bottom-up, as build.c lays out one-word pages, each page filled to pct
+ * percent of its slots, with right- and left-links, high and low keys,
+ * and minus infinity as the first separator of each level's first page.
+ * Blocks are numbered from 0 in img, which must hold
+ * gbt_walk_words_max_pages(n, nw, pct) pages; returns the root's block
+ * and sets *nblocks.  Plain malloc for each level's separators.
+ */
+static inline size_t
+gbt_walk_words_max_pages(size_t n, int nw, int pct)
+{
+	size_t		total = 0,
+				m = n;
+	bool		leaf = true;
+
+	for (;;)
+	{
+		size_t		cap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * pct / 100;
+		size_t		pages = m == 0 ? 1 : (m + cap - 1) / cap;
+
+		total += pages;
+		if (pages == 1)
+			return total;
+		m = pages;
+		leaf = false;
+	}
+}
+
+static inline uint32_t
+gbt_walk_build_words(char *img, const uint64_t *e, size_t n, int nw, int pct, uint32_t *nblocks)
+{
+	const int	stride = nw + 1;
+	const uint64_t *level = e;	/* this level's entries */
+	uint32_t   *child = NULL;	/* and their children, above the leaves */
+	uint64_t   *owned = NULL;
+	uint32_t	next = 0;
+	uint16_t	lev = 0;
+
+	for (;;)
+	{
+		bool		leaf = lev == 0;
+		size_t		cap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * pct / 100;
+		size_t		npages = n == 0 ? 1 : (n + cap - 1) / cap;
+		uint32_t	first = next;
+		uint64_t   *up = (uint64_t *) malloc(sizeof(uint64_t) * stride * npages);
+		uint32_t   *upchild = (uint32_t *) malloc(sizeof(uint32_t) * npages);
+		uint64_t	keys[GBT_MAX_SLOT_WORDS],
+					tids[GBT_MAX_SLOTS];
+		uint32_t	ch[GBT_MAX_SLOTS];
+
+		for (size_t p = 0; p < npages; p++)
+		{
+			char	   *page = gbt_walk_page(img, first + (uint32_t) p);
+			size_t		from = p * n / npages,
+						to = (p + 1) * n / npages;
+			int			k = (int) (to - from);
+			GbtNode		node;
+			GbtPageOpaque op;
+
+			for (int i = 0; i < k; i++)
+			{
+				memcpy(&keys[i * nw], &level[(from + i) * stride], sizeof(uint64_t) * nw);
+				tids[i] = level[(from + i) * stride + nw];
+				ch[i] = leaf ? 0 : child[from + i];
+			}
+			if (!leaf && p == 0 && k > 0)
+			{
+				memset(keys, 0, sizeof(uint64_t) * nw);
+				tids[0] = 0;
+			}
+			memset(page, 0, GBT_PAGE_SIZE);
+			gbt_node_format_words(page, leaf, lev, 0, nw);
+			gbt_node_view(page, &node);
+			gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
+			op = node.opaque;
+			op->leftlink = p == 0 ? GBT_NO_BLOCK : first + (uint32_t) p - 1;
+			if (p > 0)
+			{
+				op->lowkey = level[from * stride];
+				op->lowtid = level[from * stride + nw];
+				for (int w = 1; w < nw; w++)
+					node.xbounds[nw - 1 + w - 1] = level[from * stride + w];
+			}
+			if (p + 1 < npages)
+			{
+				op->rightlink = first + (uint32_t) p + 1;
+				op->hikey = level[to * stride];
+				op->hitid = level[to * stride + nw];
+				for (int w = 1; w < nw; w++)
+					node.xbounds[w - 1] = level[to * stride + w];
+			}
+			else
+			{
+				op->rightlink = GBT_NO_BLOCK;
+				op->flags |= GBT_F_RIGHTMOST;
+			}
+			if (npages == 1)
+				op->flags |= GBT_F_ROOT;
+			/* the parent's separator: the page's first entry */
+			if (k > 0)
+				memcpy(&up[p * stride], &level[from * stride], sizeof(uint64_t) * stride);
+			else
+				memset(&up[p * stride], 0, sizeof(uint64_t) * stride);
+			upchild[p] = first + (uint32_t) p;
+		}
+		next = first + (uint32_t) npages;
+		free(owned);
+		free(child);
+		if (npages == 1)
+		{
+			free(up);
+			free(upchild);
+			*nblocks = next;
+			return first;
+		}
+		owned = up;
+		level = up;
+		child = upchild;
+		n = npages;
+		lev++;
 	}
 }
 

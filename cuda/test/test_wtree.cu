@@ -1,14 +1,15 @@
 /*
  * test_wtree.cu
- *	  Range counts on whole trees of multi-word keys on the GPU: a host
- *	  builder lays sorted entries out bottom-up as src/build.c does (pages
- *	  of node.c's multi-word format, right-links, high keys with their
- *	  later words in the body), and a simple kernel, one warp a query,
- *	  descends with the warp's in-page search (cuda/gbtree_cuda_words.cuh)
- *	  and counts the leaf entries whose key lies in [lo, hi], following
- *	  right-links.  Each count must equal a binary search's over the
- *	  sorted entries.  Then one timing: point lookups on a large two-word
- *	  tree.
+ *	  Range counts on whole trees of multi-word keys on the GPU: the model
+ *	  builder of src/gbtree_walk.h lays sorted entries out bottom-up as
+ *	  src/build.c does (pages of node.c's multi-word format, right-links,
+ *	  high and low keys with their later words in the body), and a simple
+ *	  kernel, one warp a query, descends with the warp's in-page search
+ *	  (cuda/gbtree_cuda_words.cuh) and counts the leaf entries whose key
+ *	  lies in [lo, hi], following right-links.  Each count must equal a
+ *	  binary search's over the sorted entries and the CPU walk's
+ *	  (gbt_walk_range_words).  Then one timing: point lookups on a large
+ *	  two-word tree.
  *
  *	  A step towards the lookup kernels of multi-word indexes; the
  *	  library's kernels do not read such trees yet.
@@ -28,6 +29,7 @@
 extern "C"
 {
 #include "gbtree_simd.h"
+#include "gbtree_walk.h"
 #include "gbtree_wsort.h"
 }
 
@@ -51,103 +53,23 @@ xrand(void)
 	return rng;
 }
 
-/* ---- the tree ---- */
+/* ---- the tree: gbtree_walk.h's model builder ---- */
 
 struct WTree
 {
 	std::vector<char> img;
 	uint32_t	root = 0;
+	uint32_t	nblocks = 0;
 	int			nw = 2;
-	char	   *page(uint32_t b) { return img.data() + (size_t) b * GBT_PAGE_SIZE; }
 };
 
-/* sorted entries (stride nw + 1: words, TID) into pages, level by level */
 static void
 build_tree(WTree &t, const std::vector<uint64_t> &e, size_t n, int nw)
 {
-	int			stride = nw + 1;
-	std::vector<uint64_t> level(e.begin(), e.begin() + n * stride);	/* this level's entries */
-	std::vector<uint32_t> childs;	/* their children, above the leaves */
-	uint16_t	lev = 0;
-	size_t		npages_est = n / 100 + 16;
-
 	t.nw = nw;
-	t.img.clear();
-	t.img.reserve(npages_est * GBT_PAGE_SIZE);
-	for (;;)
-	{
-		bool		leaf = lev == 0;
-		size_t		m = level.size() / stride;
-		int			cap = (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * 9 / 10;
-		size_t		npages = m == 0 ? 1 : (m + cap - 1) / cap;
-		uint32_t	first = (uint32_t) (t.img.size() / GBT_PAGE_SIZE);
-		std::vector<uint64_t> up;
-		std::vector<uint32_t> upchild;
-
-		t.img.resize(t.img.size() + npages * GBT_PAGE_SIZE);
-		for (size_t p = 0; p < npages; p++)
-		{
-			char	   *pg = t.page(first + (uint32_t) p);
-			size_t		from = p * m / npages,
-						to = (p + 1) * m / npages;
-			int			k = (int) (to - from);
-			std::vector<uint64_t> keys(k * nw + 1),
-						tids(k + 1);
-			std::vector<uint32_t> ch(k + 1);
-			GbtNode		node;
-			GbtPageOpaque op;
-
-			for (int i = 0; i < k; i++)
-			{
-				const uint64_t *r = &level[(from + i) * stride];
-
-				memcpy(&keys[i * nw], r, sizeof(uint64_t) * nw);
-				tids[i] = r[nw];
-				ch[i] = leaf ? 0 : childs[from + i];
-			}
-			/* the leftmost page of an inner level starts at minus infinity */
-			if (!leaf && p == 0 && k > 0)
-			{
-				memset(&keys[0], 0, sizeof(uint64_t) * nw);
-				tids[0] = 0;
-			}
-			memset(pg, 0, GBT_PAGE_SIZE);
-			gbt_node_format_words(pg, leaf, lev, 0, nw);
-			gbt_node_view(pg, &node);
-			gbt_node_load_spread(&node, k, keys.data(), tids.data(), leaf ? NULL : ch.data(), true);
-			op = node.opaque;
-			op->leftlink = p == 0 ? GBT_NO_BLOCK : first + (uint32_t) p - 1;
-			if (p + 1 < npages)
-			{
-				const uint64_t *nx = &level[to * stride];
-
-				op->rightlink = first + (uint32_t) p + 1;
-				op->hikey = nx[0];
-				op->hitid = nx[nw];
-				for (int w = 1; w < nw; w++)
-					node.xbounds[w - 1] = nx[w];
-			}
-			else
-			{
-				op->rightlink = GBT_NO_BLOCK;
-				op->flags |= GBT_F_RIGHTMOST;
-			}
-			if (npages == 1)
-				op->flags |= GBT_F_ROOT;
-			/* the separator for the parent: the page's first entry */
-			for (int w = 0; w <= nw; w++)
-				up.push_back(k > 0 ? level[from * stride + w] : 0);
-			upchild.push_back(first + (uint32_t) p);
-		}
-		if (npages == 1)
-		{
-			t.root = first;
-			return;
-		}
-		level.swap(up);
-		childs.swap(upchild);
-		lev++;
-	}
+	t.img.assign(gbt_walk_words_max_pages(n, nw, 90) * GBT_PAGE_SIZE, 0);
+	t.root = gbt_walk_build_words(t.img.data(), e.data(), n, nw, 90, &t.nblocks);
+	t.img.resize((size_t) t.nblocks * GBT_PAGE_SIZE);
 }
 
 /* ---- the kernel ---- */
@@ -388,11 +310,15 @@ run_case(int nw, int kind, size_t n, int nq, bool timed)
 		size_t		a = ref_bound(e, n, nw, qs[i].lo, false),
 					b = ref_bound(e, n, nw, qs[i].hi, true);
 		unsigned long long want = b > a ? b - a : 0;
+		int64_t		walk = gbt_walk_range_words(t.img.data(), t.nblocks, t.root, nw, qs[i].lo, 0,
+												qs[i].hi, UINT64_MAX, NULL, NULL);
 
-		if (got[i] != want && mism++ < 5)
-			printf("  query %d: device %llu, reference %llu\n", i, got[i], want);
+		if ((got[i] != want || walk != (int64_t) want) && mism++ < 5)
+			printf("  query %d: device %llu, CPU walk %lld, reference %llu\n", i, got[i],
+				   (long long) walk, want);
 	}
-	EXPECT(mism == 0, "%d words, kind %d, %zu entries: %d of %d counts differ", nw, kind, n, mism, nq);
+	EXPECT(mism == 0, "%d words, kind %d, %zu entries: %d of %d counts differ (device, CPU walk, reference)",
+		   nw, kind, n, mism, nq);
 	printf("%d words, %s, %zu entries, %zu pages, build %.0f ms: %d queries, %d differ\n", nw,
 		   kind == 0 ? "uuid-like" : kind == 1 ? "(tenant, time)" : "ties in every word", n,
 		   t.img.size() / GBT_PAGE_SIZE, build_ms, nq, mism);

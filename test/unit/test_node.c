@@ -10,6 +10,8 @@
 
 #include "gbtree_node.h"
 #include "gbtree_simd.h"
+#include "gbtree_walk.h"
+#include "gbtree_wsort.h"
 
 static int	failures = 0;
 static long checks = 0;
@@ -584,6 +586,135 @@ random_word_ops(bool leaf, int nw, int mode, int nops, int simd)
 	wcompare(&node, &m, mode);
 }
 
+/*
+ * Whole multi-word trees (gbtree_walk.h): built bottom-up from sorted
+ * entries, every page passes gbt_node_check, and range walks from random
+ * bounds give exactly the entries a binary search over the sorted array
+ * gives, in order.
+ */
+typedef struct WalkCheck
+{
+	const uint64_t *e;			/* the expected entries, in order */
+	int			nw;
+	int64_t		at;
+	bool		ok;
+} WalkCheck;
+
+static void
+walk_match(void *arg, const uint64_t *key, uint64_t tid)
+{
+	WalkCheck  *wc = (WalkCheck *) arg;
+	const uint64_t *x = &wc->e[wc->at * (wc->nw + 1)];
+
+	if (memcmp(x, key, sizeof(uint64_t) * wc->nw) != 0 || x[wc->nw] != tid)
+		wc->ok = false;
+	wc->at++;
+}
+
+/* first entry >= (key, tid) in the sorted entries */
+static size_t
+entries_lower_bound(const uint64_t *e, size_t n, int nw, const uint64_t *key, uint64_t tid)
+{
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (gbt_wentry_lt(&e[mid * (nw + 1)], e[mid * (nw + 1) + nw], key, tid, nw))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+test_word_trees(void)
+{
+	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+		for (int kind = 0; kind < 3; kind++)
+		{
+			size_t		n = kind == 2 ? 5 : 60000;
+			int			stride = nw + 1;
+			uint64_t   *e = malloc(sizeof(uint64_t) * stride * n);
+			uint64_t   *scratch = malloc(sizeof(uint64_t) * stride * n);
+			size_t	   *hist = malloc(sizeof(size_t) * gbt_wsort_hist_size(nw));
+			size_t		maxp = gbt_walk_words_max_pages(n, nw, 90);
+			char	   *img = malloc(maxp * GBT_PAGE_SIZE);
+			uint32_t	nblocks,
+						root;
+			int			bad = 0;
+
+			for (size_t i = 0; i < n; i++)
+			{
+				for (int k = 0; k < nw; k++)
+					e[i * stride + k] = kind == 1 || k < nw - 1 ? xrand() % 3 : xrand();
+				e[i * stride + nw] = (uint64_t) (i + 1) << 16;
+			}
+			gbt_wsort(e, scratch, n, nw, hist, NULL);
+			root = gbt_walk_build_words(img, e, n, nw, 90, &nblocks);
+			CHECK(nblocks <= maxp, "tree of %d words: %u pages within %zu", nw, nblocks, maxp);
+			for (uint32_t b = 0; b < nblocks; b++)
+			{
+				GbtNode		node;
+				const char *err;
+
+				gbt_node_view(gbt_walk_page(img, b), &node);
+				err = gbt_node_check(&node);
+				if (err && bad++ < 3)
+					CHECK(false, "tree of %d words, block %u: %s", nw, b, err);
+			}
+			for (int q = 0; q < 400; q++)
+			{
+				uint64_t	lo[GBT_MAX_KEY_WORDS] = {0},
+							hi[GBT_MAX_KEY_WORDS] = {0};
+				uint64_t	lt,
+							ht;
+				size_t		a,
+							z;
+				WalkCheck	wc;
+				int64_t		got;
+
+				/* bounds at entries, between them, or at the extremes */
+				memcpy(lo, &e[(xrand() % n) * stride], sizeof(uint64_t) * nw);
+				memcpy(hi, &e[(xrand() % n) * stride], sizeof(uint64_t) * nw);
+				lt = q % 4 == 0 ? 0 : xrand() % ((n + 2) << 16);
+				ht = q % 4 == 1 ? UINT64_MAX : xrand() % ((n + 2) << 16);
+				if (q % 7 == 0)
+					memset(lo, 0, sizeof(lo));
+				if (q % 11 == 0)
+					memset(hi, 0xFF, sizeof(hi));
+				if (gbt_wentry_lt(hi, ht, lo, lt, nw))
+				{
+					uint64_t	tk[GBT_MAX_KEY_WORDS],
+								tt = lt;
+
+					memcpy(tk, lo, sizeof(tk));
+					memcpy(lo, hi, sizeof(tk));
+					memcpy(hi, tk, sizeof(tk));
+					lt = ht;
+					ht = tt;
+				}
+				a = entries_lower_bound(e, n, nw, lo, lt);
+				z = entries_lower_bound(e, n, nw, hi, ht);
+				wc.e = &e[a * stride];
+				wc.nw = nw;
+				wc.at = 0;
+				wc.ok = true;
+				got = gbt_walk_range_words(img, nblocks, root, nw, lo, lt, hi, ht, walk_match, &wc);
+				CHECK(got == (int64_t) (z - a) && wc.ok,
+					  "tree of %d words, kind %d: walk gave %lld entries, want %zu (in order: %d)",
+					  nw, kind, (long long) got, z - a, wc.ok);
+			}
+			free(e);
+			free(scratch);
+			free(hist);
+			free(img);
+		}
+}
+
 int
 main(void)
 {
@@ -592,6 +723,7 @@ main(void)
 	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
 	test_counts(best);
 	test_word_counts(best);
+	test_word_trees();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
