@@ -69,20 +69,20 @@ test/unit/test_node: test/unit/test_node.c src/node.c src/simd.c src/gbtree_node
 test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h src/gbtree_keyshape.h src/gbtree_keyrange.h src/gbtree_wsort.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
 
-test/bench/bench_node: test/bench/bench_node.c src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
+test/bench/bench_node: test/bench/bench_node.c test/bench/bench_util.h src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
 	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_node.c src/node.c src/simd.c
 
 bench-node: test/bench/bench_node
 	test/bench/bench_node
 
-test/bench/bench_multiword: test/bench/bench_multiword.c src/simd.c src/gbtree_simd.h
+test/bench/bench_multiword: test/bench/bench_multiword.c test/bench/bench_util.h src/simd.c src/gbtree_simd.h
 	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_multiword.c src/simd.c
 
 bench-multiword: test/bench/bench_multiword
 	test/bench/bench_multiword
 
 # needs ICU's headers (libicu-dev)
-test/bench/bench_textkey: test/bench/bench_textkey.c
+test/bench/bench_textkey: test/bench/bench_textkey.c test/bench/bench_util.h
 	$(CC) -O2 -g -std=gnu11 -o $@ test/bench/bench_textkey.c -licui18n -licuuc
 
 bench-textkey: test/bench/bench_textkey

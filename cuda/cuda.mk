@@ -47,15 +47,15 @@ $(CUDA_TEST_BUILD)/test_lookup: cuda/test/test_lookup.cu cuda/test/tree_model.h 
 
 # the device's multi-word page search against node.c, and its sort of
 # multi-word entries against gbtree_wsort.h (no library needed)
-$(CUDA_TEST_BUILD)/test_words: cuda/test/test_words.cu cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
+$(CUDA_TEST_BUILD)/test_words: cuda/test/test_words.cu cuda/test/test_common.h cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
 		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_words.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 
-$(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/gbtree_cuda_wsort.cuh src/gbtree_wsort.h
+$(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/test/test_common.h cuda/gbtree_cuda_wsort.cuh src/gbtree_wsort.h
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
-$(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
+$(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/test/test_common.h cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
 		src/gbtree_walk.h src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
 

@@ -233,11 +233,6 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 	}
 }
 
-static inline int
-gbt_word_range_qcmp_n(const GbtWordRange *a, const GbtWordRange *b, int n)
-{
-	return gbt_words_cmp(a->lo, b->lo, n);
-}
 
 /* words + 1 (dir > 0) or - 1; false when they wrap around */
 static inline bool
@@ -391,7 +386,7 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 		GbtWordRange t = out[i];
 		int			j = i;
 
-		while (j > 0 && gbt_word_range_qcmp_n(&out[j - 1], &t, shape->nwords) > 0)
+		while (j > 0 && gbt_words_cmp(out[j - 1].lo, t.lo, shape->nwords) > 0)
 		{
 			out[j] = out[j - 1];
 			j--;

@@ -205,21 +205,13 @@ gbt_shape_prefix_bound(const GbtKeyShape *shape, const GbtColValue *vals, int np
 					   bool ones, uint64_t *words)
 {
 	GbtKeyShape prefix = *shape;
-	int			pos;
+	int			pos = 0;
 
+	/* the first nprefix fields, encoded into all of the shape's words */
 	prefix.ncols = nprefix;
-	pos = 0;
 	for (int c = 0; c < nprefix; c++)
 		pos += shape->col[c].bits + (shape->nullbits ? 1 : 0);
-	memset(words, 0, sizeof(uint64_t) * shape->nwords);
-	if (nprefix > 0)
-	{
-		uint64_t	tmp[GBT_MAX_KEY_WORDS];
-
-		prefix.nwords = shape->nwords;
-		gbt_shape_encode(&prefix, vals, tmp);
-		memcpy(words, tmp, sizeof(uint64_t) * shape->nwords);
-	}
+	gbt_shape_encode(&prefix, vals, words);
 	if (ones)
 		for (int p = pos; p < shape->nwords * 64;)
 		{

@@ -35,14 +35,52 @@ gbt_walk_page(const char *img, uint32_t blk)
 }
 
 /*
- * The leaf where (key, tid) belongs, from root: 0 with the leaf in *leaf,
- * or -1 on an inconsistent page.  parent, when not NULL, gets the last
- * inner page the descent went down from (GBT_NO_BLOCK when the root is
- * the leaf), for callers that split or unlink the leaf.
+ * Keys are nw words (src/README, "Multi-word keys"); a one-word tree is
+ * the case nw = 1.  High and low keys keep their later words in the body
+ * (GbtNode.xbounds).  A match of a multi-word walk hands over the slot's
+ * words.
+ */
+typedef void (*GbtWalkWordsMatchFn) (void *arg, const uint64_t *key, uint64_t tid);
+
+/* (k1, t1) < (k2, t2), keys of nw words */
+static inline bool
+gbt_wentry_lt(const uint64_t *k1, uint64_t t1, const uint64_t *k2, uint64_t t2, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		if (k1[i] != k2[i])
+			return k1[i] < k2[i];
+	return t1 < t2;
+}
+
+/* a multi-word page's high (high) or low key, all its words */
+static inline void
+gbt_walk_bound_words(const GbtNode *node, bool high, uint64_t *key, uint64_t *tid)
+{
+	key[0] = high ? node->opaque->hikey : node->opaque->lowkey;
+	for (int i = 1; i < node->nwords; i++)
+		key[i] = node->xbounds[(high ? 0 : node->nwords - 1) + i - 1];
+	*tid = high ? node->opaque->hitid : node->opaque->lowtid;
+}
+
+/* the slot's key, all its words */
+static inline void
+gbt_walk_slot_words(const GbtNode *node, int s, uint64_t *key)
+{
+	key[0] = node->keys[s];
+	for (int i = 1; i < node->nwords; i++)
+		key[i] = node->xkeys[i - 1][s];
+}
+
+/*
+ * The leaf where (key, tid) belongs, from root, in a tree of nw-word keys:
+ * 0 with the leaf in *leaf, or -1 on an inconsistent page.  parent, when
+ * not NULL, gets the last inner page the descent went down from
+ * (GBT_NO_BLOCK when the root is the leaf), for callers that split or
+ * unlink the leaf.
  */
 static inline int
-gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
-				 uint64_t key, uint64_t tid, uint32_t *leaf, uint32_t *parent)
+gbt_walk_descend_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
+					   const uint64_t *key, uint64_t tid, uint32_t *leaf, uint32_t *parent)
 {
 	uint32_t	blk = root;
 	int			expect = -1;
@@ -55,6 +93,8 @@ gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
 		char	   *page;
 		GbtPageOpaque op;
 		GbtNode		node;
+		uint64_t	bk[GBT_MAX_KEY_WORDS],
+					bt;
 		int			s;
 
 		if (blk >= nblocks)
@@ -62,10 +102,13 @@ gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
 		page = gbt_walk_page(img, blk);
 		op = gbt_page_opaque(page);
 		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			gbt_page_nwords(op) != nw ||
 			(expect >= 0 && op->level != expect) || ++hops > GBT_WALK_MAX_DESCENT_HOPS)
 			return -1;
+		gbt_node_view(page, &node);
+		gbt_walk_bound_words(&node, true, bk, &bt);
 		if ((op->flags & GBT_F_DELETED) ||
-			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_entry_lt(key, tid, op->hikey, op->hitid)))
+			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_wentry_lt(key, tid, bk, bt, nw)))
 		{
 			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
 				return -1;
@@ -73,17 +116,16 @@ gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
 			blk = op->rightlink;
 			continue;
 		}
-		if (gbt_entry_lt(key, tid, op->lowkey, op->lowtid))
+		gbt_walk_bound_words(&node, false, bk, &bt);
+		if (gbt_wentry_lt(key, tid, bk, bt, nw))
 			return -1;
 		if (op->flags & GBT_F_LEAF)
 		{
 			*leaf = blk;
 			return 0;
 		}
-
 		/* the child of the last used slot below (key, tid), else the first */
-		gbt_node_view(page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry(&node, key, tid));
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry_words(&node, key, tid));
 		if (s < 0)
 			s = gbt_node_first_used(&node);
 		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK ||
@@ -94,6 +136,14 @@ gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
 		expect = op->level - 1;
 		blk = node.child[s];
 	}
+}
+
+/* The same in a tree of one-word keys. */
+static inline int
+gbt_walk_descend(const char *img, uint32_t nblocks, uint32_t root,
+				 uint64_t key, uint64_t tid, uint32_t *leaf, uint32_t *parent)
+{
+	return gbt_walk_descend_words(img, nblocks, root, 1, &key, tid, leaf, parent);
 }
 
 /*
@@ -173,100 +223,8 @@ next_page:
 }
 
 /*
- * Multi-word keys (src/README, "Multi-word keys"): the same descent and
- * leaf walk over pages of nw key words, whose high and low keys keep
- * their later words in the body (GbtNode.xbounds).  Keys are passed as
- * nw words; a match hands over the slot's words.
- */
-typedef void (*GbtWalkWordsMatchFn) (void *arg, const uint64_t *key, uint64_t tid);
-
-/* (k1, t1) < (k2, t2), keys of nw words */
-static inline bool
-gbt_wentry_lt(const uint64_t *k1, uint64_t t1, const uint64_t *k2, uint64_t t2, int nw)
-{
-	for (int i = 0; i < nw; i++)
-		if (k1[i] != k2[i])
-			return k1[i] < k2[i];
-	return t1 < t2;
-}
-
-/* a multi-word page's high (high) or low key, all its words */
-static inline void
-gbt_walk_bound_words(const GbtNode *node, bool high, uint64_t *key, uint64_t *tid)
-{
-	key[0] = high ? node->opaque->hikey : node->opaque->lowkey;
-	for (int i = 1; i < node->nwords; i++)
-		key[i] = node->xbounds[(high ? 0 : node->nwords - 1) + i - 1];
-	*tid = high ? node->opaque->hitid : node->opaque->lowtid;
-}
-
-/* the slot's key, all its words */
-static inline void
-gbt_walk_slot_words(const GbtNode *node, int s, uint64_t *key)
-{
-	key[0] = node->keys[s];
-	for (int i = 1; i < node->nwords; i++)
-		key[i] = node->xkeys[i - 1][s];
-}
-
-/* gbt_walk_descend for a tree of nw-word keys */
-static inline int
-gbt_walk_descend_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
-					   const uint64_t *key, uint64_t tid, uint32_t *leaf)
-{
-	uint32_t	blk = root;
-	int			expect = -1;
-	long		hops = 0;
-
-	for (;;)
-	{
-		char	   *page;
-		GbtPageOpaque op;
-		GbtNode		node;
-		uint64_t	bk[GBT_MAX_KEY_WORDS],
-					bt;
-		int			s;
-
-		if (blk >= nblocks)
-			return -1;
-		page = gbt_walk_page(img, blk);
-		op = gbt_page_opaque(page);
-		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
-			gbt_page_nwords(op) != nw ||
-			(expect >= 0 && op->level != expect) || ++hops > GBT_WALK_MAX_DESCENT_HOPS)
-			return -1;
-		gbt_node_view(page, &node);
-		gbt_walk_bound_words(&node, true, bk, &bt);
-		if ((op->flags & GBT_F_DELETED) ||
-			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_wentry_lt(key, tid, bk, bt, nw)))
-		{
-			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
-				return -1;
-			expect = op->level;
-			blk = op->rightlink;
-			continue;
-		}
-		gbt_walk_bound_words(&node, false, bk, &bt);
-		if (gbt_wentry_lt(key, tid, bk, bt, nw))
-			return -1;
-		if (op->flags & GBT_F_LEAF)
-		{
-			*leaf = blk;
-			return 0;
-		}
-		/* the child of the last used slot below (key, tid), else the first */
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry_words(&node, key, tid));
-		if (s < 0)
-			s = gbt_node_first_used(&node);
-		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK || node.child[s] >= nblocks)
-			return -1;
-		expect = op->level - 1;
-		blk = node.child[s];
-	}
-}
-
-/*
- * gbt_walk_range for a tree of nw-word keys: the entries e with
+ * gbt_walk_range for a tree of nw-word keys (plain leaves only: the
+ * posting form has no multi-word layout yet): the entries e with
  * (lo, lo_tid) <= e < (hi, hi_tid), in order, handed to match when not
  * NULL; their number, or -1 on an inconsistent page.
  */
@@ -281,7 +239,7 @@ gbt_walk_range_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
 
 	if (!gbt_wentry_lt(lo, lo_tid, hi, hi_tid, nw))
 		return 0;
-	if (gbt_walk_descend_words(img, nblocks, root, nw, lo, lo_tid, &blk) != 0)
+	if (gbt_walk_descend_words(img, nblocks, root, nw, lo, lo_tid, &blk, NULL) != 0)
 		return -1;
 	for (uint64_t hops = 0;; hops++)
 	{
@@ -327,14 +285,15 @@ gbt_walk_range_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
  * bottom-up, as build.c lays out one-word pages, each page filled to pct
  * percent of its slots, with right- and left-links, high and low keys,
  * and minus infinity as the first separator of each level's first page.
- * Blocks are numbered from 0 in img, which must hold
+ * Blocks are numbered from GBT_FIRST_FREE_BLKNO in img (the fixed blocks
+ * before it stay unused), which must hold
  * gbt_walk_words_max_pages(n, nw, pct) pages; returns the root's block
  * and sets *nblocks.  Plain malloc for each level's separators.
  */
 static inline size_t
 gbt_walk_words_max_pages(size_t n, int nw, int pct)
 {
-	size_t		total = 0,
+	size_t		total = GBT_FIRST_FREE_BLKNO,
 				m = n;
 	bool		leaf = true;
 
@@ -358,7 +317,7 @@ gbt_walk_build_words(char *img, const uint64_t *e, size_t n, int nw, int pct, ui
 	const uint64_t *level = e;	/* this level's entries */
 	uint32_t   *child = NULL;	/* and their children, above the leaves */
 	uint64_t   *owned = NULL;
-	uint32_t	next = 0;
+	uint32_t	next = GBT_FIRST_FREE_BLKNO;	/* as in an index: no link below */
 	uint16_t	lev = 0;
 
 	for (;;)

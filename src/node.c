@@ -599,23 +599,31 @@ gbt_node_delete_slot(GbtNode *node, int slot)
 }
 
 /* Copy out the used entries in order; returns their number. */
-int
-gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child)
+static inline __attribute__((always_inline)) int
+node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child, int nw)
 {
 	int			n = 0;
 
 	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
 		 s = gbt_node_next_used(node, s + 1))
 	{
-		keys[n * node->nwords] = node->keys[s];
-		for (int k = 1; k < node->nwords; k++)
-			keys[n * node->nwords + k] = node->xkeys[k - 1][s];
+		keys[n * nw] = node->keys[s];
+		for (int k = 1; k < nw; k++)
+			keys[n * nw + k] = node->xkeys[k - 1][s];
 		tids[n] = node->tids[s];
 		if (child)
 			child[n] = node->child ? node->child[s] : 0;
 		n++;
 	}
 	return n;
+}
+
+int
+gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child)
+{
+	if (node->nwords == 1)
+		return node_extract(node, keys, tids, child, 1);
+	return node_extract(node, keys, tids, child, node->nwords);
 }
 
 /*
@@ -635,9 +643,9 @@ gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
  * (ascending inserts), where each append then takes a trailing gap and
  * shifts nothing.
  */
-void
-gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
-					 const uint32_t *child, bool spread)
+static inline __attribute__((always_inline)) void
+node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+		  const uint32_t *child, bool spread, int nw)
 {
 	int			ns = node->nslots;
 
@@ -646,8 +654,7 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 	{
 		int			s = spread ? (int) (((int64_t) i * ns) / n) : i;
 
-		set_slot_words(node, s, &keys[i * node->nwords], tids[i], child ? child[i] : 0,
-					   node->nwords);
+		set_slot_words(node, s, &keys[i * nw], tids[i], child ? child[i] : 0, nw);
 		set_used(node, s);
 	}
 	node->opaque->nused = (uint16_t) n;
@@ -655,16 +662,26 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 	for (int s = ns - 1; s >= 0; s--)
 	{
 		if (!gbt_slot_used(node, s))
-			gap_copy(node, s, node->nwords);
+			gap_copy(node, s, nw);
 	}
 	for (int b = 0; b < node->nblocks; b++)
-		set_dir(node, b, node->nwords);
+		set_dir(node, b, nw);
 	for (int b = node->nblocks; b < GBT_DIR_SIZE; b++)
 	{
 		node->dir[b] = GBT_SENTINEL;
-		for (int k = 1; k < node->nwords; k++)
+		for (int k = 1; k < nw; k++)
 			node->xdir[k - 1][b] = GBT_SENTINEL;
 	}
+}
+
+void
+gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+					 const uint32_t *child, bool spread)
+{
+	if (node->nwords == 1)
+		node_load(node, n, keys, tids, child, spread, 1);
+	else
+		node_load(node, n, keys, tids, child, spread, node->nwords);
 }
 
 /* slot a's key against slot b's, word by word */

@@ -15,31 +15,13 @@
 #include <string.h>
 #include <vector>
 
+#include "test_common.h"
+
 #include "gbtree_cuda_words.cuh"
 
 extern "C"
 {
 #include "gbtree_simd.h"
-}
-
-static int	npass = 0,
-			nfail = 0;
-
-#define EXPECT(cond, ...) \
-	do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-
-#define CUDA_OK(call) \
-	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
-static uint64_t
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
 }
 
 /* words that often tie in all but the last, with the extremes */
@@ -156,6 +138,7 @@ main(void)
 	Probe	   *d_probes;
 	int		   *d_out;
 
+	rng = 0x9E3779B97F4A7C15ULL;
 	gbt_simd_set(gbt_simd_best());
 	h_pages = (char *) aligned_alloc(64, (size_t) npages * GBT_PAGE_SIZE);
 	CUDA_OK(cudaMalloc(&d_pages, (size_t) npages * GBT_PAGE_SIZE));

@@ -13,28 +13,13 @@
 #include <chrono>
 #include <vector>
 
+#include "test_common.h"
+
 #include "gbtree_cuda_wsort.cuh"
 
 extern "C"
 {
 #include "gbtree_wsort.h"
-}
-
-static int	npass = 0,
-			nfail = 0;
-
-#define EXPECT(cond, ...) \
-	do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-
-static uint64_t
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
 }
 
 static double
@@ -48,6 +33,7 @@ main(void)
 {
 	static const uint64_t sizes[] = {1, 2, 1000, 65537, 1000000, 10000000};
 
+	rng = 0x2545F4914F6CDD1DULL;
 	for (int nw = 1; nw <= 4; nw++)
 		for (int si = 0; si < (int) (sizeof(sizes) / sizeof(sizes[0])); si++)
 			for (int tid_order = 0; tid_order <= 1; tid_order++)

@@ -24,6 +24,8 @@
 #include <chrono>
 #include <vector>
 
+#include "test_common.h"
+
 #include "gbtree_cuda_words.cuh"
 
 extern "C"
@@ -31,26 +33,6 @@ extern "C"
 #include "gbtree_simd.h"
 #include "gbtree_walk.h"
 #include "gbtree_wsort.h"
-}
-
-static int	npass = 0,
-			nfail = 0;
-
-#define EXPECT(cond, ...) \
-	do { if (cond) npass++; else { nfail++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
-
-#define CUDA_OK(call) \
-	do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } } while (0)
-
-static uint64_t rng = 0x853C49E6748FEA9BULL;
-
-static uint64_t
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
 }
 
 /* ---- the tree: gbtree_walk.h's model builder ---- */
@@ -332,6 +314,7 @@ main(int argc, char **argv)
 {
 	size_t		big = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
 
+	rng = 0x853C49E6748FEA9BULL;
 	gbt_simd_set(gbt_simd_best());
 	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 		for (int kind = 0; kind < 3; kind++)

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "gbtree_simd.h"
+#include "bench_util.h"
 
 #define SLOTS		320
 #define BLOCKS		(SLOTS / 16)	/* 20 */
@@ -57,26 +58,6 @@ typedef struct BesidePage
 	uint64_t	tids[SLOTS];
 	char		pad[8192 - (2 * SLOTS + 2 * DIRPAD + SLOTS) * 8];
 } BesidePage;
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-
-static uint64_t
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static int
 cmp_u64(const void *a, const void *b)

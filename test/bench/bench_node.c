@@ -16,29 +16,10 @@
 
 #include "gbtree_node.h"
 #include "gbtree_simd.h"
+#include "bench_util.h"
 
 #define NQUERIES	(1 << 22)
 #define POOL_PAGES	32768		/* 256 MB */
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-
-static uint64_t
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 /* what nbtree does per probe: an out-of-line comparator call */
 typedef int (*cmp_fn) (const void *a, const void *b);

@@ -15,36 +15,18 @@
  *
  *	  make bench-textkey   (prints a markdown table)
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <unicode/ucol.h>
+#include "bench_util.h"
 
 #define NSTR	200000
 #define MAXLEN	128
 #define MAXKEY	512
-
-static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-
-static unsigned long long
-xrand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 static const char *first[] = {"anna", "bob", "carlos", "dmitri", "eva", "fatima", "george",
 	"hiro", "ines", "jamal", "karin", "li", "maria", "nils", "olga", "pedro"};
@@ -61,11 +43,11 @@ make_value(int set, int i, char *out)
 	switch (set)
 	{
 		case 0:					/* emails */
-			snprintf(out, MAXLEN, "%s.%s%llu@%s.example.com", first[xrand() % 16], last[xrand() % 12],
+			snprintf(out, MAXLEN, "%s.%s%" PRIu64 "@%s.example.com", first[xrand() % 16], last[xrand() % 12],
 					 xrand() % 1000, xrand() % 2 ? "mail" : "corp");
 			break;
 		case 1:					/* URLs: a long common prefix */
-			snprintf(out, MAXLEN, "https://shop.example.com/products/%s/item-%llu",
+			snprintf(out, MAXLEN, "https://shop.example.com/products/%s/item-%" PRIu64,
 					 categories[xrand() % 8], xrand() % 1000000);
 			break;
 		case 2:					/* words, some capitalized */
@@ -80,9 +62,9 @@ make_value(int set, int i, char *out)
 				break;
 			}
 		case 3:					/* uuids as text */
-			snprintf(out, MAXLEN, "%08llx-%04llx-4%03llx-%04llx-%012llx", xrand() & 0xFFFFFFFF,
+			snprintf(out, MAXLEN, "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64 "-%012" PRIx64, xrand() & 0xFFFFFFFF,
 					 xrand() & 0xFFFF, xrand() & 0xFFF, (xrand() & 0x3FFF) | 0x8000,
-					 xrand() & 0xFFFFFFFFFFFFULL);
+					 xrand() & UINT64_C(0xFFFFFFFFFFFF));
 			break;
 		default:				/* names with accents and case */
 			snprintf(out, MAXLEN, "%s %s %d", accented[xrand() % 16], last[xrand() % 12], i % 100);
@@ -139,6 +121,7 @@ main(void)
 	Item	   *it = malloc(sizeof(Item) * NSTR);
 	volatile long sink = 0;
 
+	rng = 0x9E3779B97F4A7C15ULL;
 	if (U_FAILURE(err))
 	{
 		fprintf(stderr, "ucol_open: %s\n", u_errorName(err));
