@@ -32,23 +32,8 @@
 #include "utils/rel.h"
 
 #include "gbtree_build.h"
+#include "gbtree_wide.h"
 
-#define GBT_WRITE_BATCH		32
-
-typedef struct GbtPageWriter
-{
-	Relation	index;
-	bool		use_wal;
-	BlockNumber nextblk;		/* next block to allocate */
-	BlockNumber extended;		/* blocks already in the file */
-	int			n;
-	BlockNumber blknos[GBT_WRITE_BATCH];
-	char	   *pages[GBT_WRITE_BATCH];
-	PGAlignedBlock zero;		/* palloc0'd with the writer */
-	int64		done;
-	GbtGpuBuild *load;			/* the GPU session loading the device copy
-								 * meanwhile, or NULL */
-} GbtPageWriter;
 
 /*
  * A serial streamed scan's offsets into the device sorts and its failure
@@ -185,8 +170,8 @@ gbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 		gbt_build_spill_run(bs, bs->nnulls > bs->nentries);
 }
 
-static void
-writer_flush(GbtPageWriter *w)
+void
+gbt_writer_flush(GbtPageWriter *w)
 {
 	SMgrRelation smgr;
 
@@ -224,11 +209,11 @@ writer_flush(GbtPageWriter *w)
  * While the device copy is loaded, a batch's slots lie in the loader's
  * shipment buffer, so the pages need no copying to get there.
  */
-static Page
-writer_page(GbtPageWriter *w, BlockNumber blkno)
+Page
+gbt_writer_page(GbtPageWriter *w, BlockNumber blkno)
 {
 	if (w->n == GBT_WRITE_BATCH)
-		writer_flush(w);
+		gbt_writer_flush(w);
 	if (w->load && w->n == 0)
 	{
 		char	   *slots = gbt_gpu_build_load_next(w->load, GBT_WRITE_BATCH);
@@ -319,7 +304,7 @@ build_leaves_posting(GbtPageWriter *w, GbtSource *src, BlockNumber rootblk, uint
 		take = gbt_leaf_prefix(true, kbuf, tbuf, cnt, fillfactor);
 		last = !more && take == cnt;
 		blk = (last && np == 0) ? rootblk : w->nextblk++;
-		page = writer_page(w, blk);
+		page = gbt_writer_page(w, blk);
 		gbt_init_page(page, true, 0, treeflag | ((last && np == 0) ? GBT_F_ROOT : 0));
 		gbt_leaf_fill((char *) page, take, kbuf, tbuf, true);
 		gbt_leaf_set_lower(page);
@@ -419,7 +404,7 @@ build_tree(GbtPageWriter *w, GbtSource *src, Size n, BlockNumber rootblk,
 			Size		from = (nin * p) / np;
 			Size		to = (nin * (p + 1)) / np;
 			BlockNumber blk = top ? rootblk : first + p;
-			Page		page = writer_page(w, blk);
+			Page		page = gbt_writer_page(w, blk);
 			GbtPageOpaque op;
 			GbtNode		node;
 			int			cntp = (int) (to - from);
@@ -575,7 +560,7 @@ build_tree_device(GbtPageWriter *w, GbtGpuBuild *gpu, bool nulls, Size n, int fi
 			uint64		pageno = from + j;
 			char	   *img = buf + (Size) j * BLCKSZ;
 			GbtPageOpaque op = gbt_page_opaque(img);
-			Page		page = writer_page(w, pageno == total - 1 ? rootblk :
+			Page		page = gbt_writer_page(w, pageno == total - 1 ? rootblk :
 										   first + (BlockNumber) pageno);
 
 			memcpy(page, img, BLCKSZ);
@@ -634,7 +619,7 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 				return false;
 			scratch = MemoryContextAllocHuge(CurrentMemoryContext,
 											 Max(n, 1) * sizeof(GbtEntry));
-			writer_flush(w);
+			gbt_writer_flush(w);
 			w->nextblk = GBT_FIRST_FREE_BLKNO;
 			w->done = 0;
 			gbt_radix_sort(unsorted, scratch, n);
@@ -655,9 +640,9 @@ write_index(Relation index, GbtSource *values, Size n, GbtSource *nulls, Size nn
 	}
 	else
 		build_tree(w, nulls, nnulls, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE, ff, dedup);
-	meta = writer_page(w, GBT_META_BLKNO);
+	meta = gbt_writer_page(w, GBT_META_BLKNO);
 	gbt_init_metapage(meta, index, n + nnulls);
-	writer_flush(w);
+	gbt_writer_flush(w);
 	if (w->load)
 		gbt_gpu_build_load_finish(w->load, w->extended);
 
@@ -1096,10 +1081,8 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * tuples it no longer has.
 	 */
 	gbt_batch_forget_index(RelationGetRelid(index));
-	if (indexInfo->ii_NumIndexKeyAttrs != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("gbtree indexes support only one key column")));
+	if (gbt_index_is_wide(index))
+		return gbt_wide_build(heap, index, indexInfo);
 
 	result = build_index(heap, index, indexInfo, false);
 	/* a streamed GPU build failed under gbtree.device = auto: start over */
@@ -1121,9 +1104,10 @@ gbtbuildempty(Relation index)
 		if (blk == GBT_META_BLKNO)
 			gbt_init_metapage(page, index, 0);
 		else
-			gbt_init_page(page, true, 0,
-						  GBT_F_ROOT | GBT_F_RIGHTMOST |
-						  (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0));
+			gbt_wide_init_page(page, true, 0,
+							   GBT_F_ROOT | GBT_F_RIGHTMOST |
+							   (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0),
+							   gbt_index_info(index)->nwords);
 		smgr = RelationGetSmgr(index);
 		log_newpage(&gbt_smgr_storage(smgr), INIT_FORKNUM, blk, page, true);
 		PageSetChecksumInplace(page, blk);

@@ -23,10 +23,13 @@
 
 #include "gbtree_compat.h"
 #include "gbtree_node.h"
+#include "gbtree_keyshape.h"
 
 #define GBT_MAGIC			0x67627472	/* "gbtr" */
 #define GBT_FORMAT_VERSION	1
-#define GBT_EXTENSION_VERSION	"0.1"	/* gbtree.control's default_version */
+#define GBT_FORMAT_VERSION_WIDE	2	/* keys of several columns or a uuid
+										 * (wide.c): pages of keywords words */
+#define GBT_EXTENSION_VERSION	"0.2"	/* gbtree.control's default_version */
 
 
 /*
@@ -72,6 +75,8 @@ typedef struct GbtMetaPageData
 	uint16		indoption;		/* INDOPTION_DESC / NULLS_FIRST at build */
 	uint16		fillfactor;
 	uint64		build_entries;	/* entries at last build (stats) */
+	uint16		keywords;		/* words a key (0 on one-word indexes) */
+	uint16		ncols;			/* key columns (0 on one-word indexes) */
 } GbtMetaPageData;
 
 typedef GbtMetaPageData *GbtMetaPage;
@@ -97,6 +102,16 @@ typedef struct GbtIndexInfo
 	bool		desc;			/* index column is DESC: keys stored inverted */
 	bool		nulls_first;
 	uint64		opfamily_epoch; /* operator family checked as of (keys.c) */
+
+	/*
+	 * Keys of several columns, or of one column wider than a word (uuid):
+	 * wide.c's multi-word trees.  keytype, desc and nulls_first are the
+	 * first column's.
+	 */
+	bool		wide;
+	int			nwords;			/* 1 on one-word indexes */
+	GbtKeyShape shape;
+	Oid			coltypes[GBT_MAX_KEY_COLS];
 } GbtIndexInfo;
 
 /* One entry as the scans and the build see it */
@@ -127,6 +142,7 @@ extern GbtIndexInfo *gbt_index_info(Relation index);
 extern void gbt_keys_init(void);
 extern bool gbt_amop_is_btrees(Form_pg_amop amop);
 extern bool gbt_type_supported(Oid typid);
+extern bool gbt_wide_type_supported(Oid typid);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
 extern Datum gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid);
 extern uint64 gbt_index_key(GbtIndexInfo *info, Datum value, uint16 *tidflags);

@@ -20,6 +20,27 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 
+#define GBT_WRITE_BATCH		32
+
+/* A build's page writer: pages go out in block order, WAL-logged in batches */
+typedef struct GbtPageWriter
+{
+	Relation	index;
+	bool		use_wal;
+	BlockNumber nextblk;		/* next block to allocate */
+	BlockNumber extended;		/* blocks already in the file */
+	int			n;
+	BlockNumber blknos[GBT_WRITE_BATCH];
+	char	   *pages[GBT_WRITE_BATCH];
+	PGAlignedBlock zero;		/* palloc0'd with the writer */
+	int64		done;
+	GbtGpuBuild *load;			/* the GPU session loading the device copy
+								 * meanwhile, or NULL */
+} GbtPageWriter;
+
+extern void gbt_writer_flush(GbtPageWriter *w);
+extern Page gbt_writer_page(GbtPageWriter *w, BlockNumber blkno);
+
 /*
  * A sorted run spilled to a temporary file: the participant's own
  * anonymous file (file != NULL) or a worker's file in the shared file set.

@@ -396,4 +396,75 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	return nout;
 }
 
+/*
+ * Whether a row of decoded fields satisfies a condition, as SQL has it: a
+ * NULL satisfies only IS NULL; a row comparison is decided by its first
+ * unequal member, and unknown (false) if a NULL comes first.  The filter
+ * of the conditions that the ranges do not enforce.
+ */
+static inline bool
+gbt_cond_holds(const GbtColCond *k, const GbtColValue *row)
+{
+	const GbtColValue *v = &row[k->col];
+	int			c;
+
+	if (k->op == GBT_COND_ROW)
+	{
+		for (int i = 0; i < k->narr; i++)
+		{
+			const GbtColValue *m = &row[k->col + i];
+
+			if (m->isnull || k->arr[i].isnull)
+				return false;
+			c = gbt_field_cmp(m, &k->arr[i]);
+			if (c != 0)
+				return (k->rowop == GBT_COND_LT || k->rowop == GBT_COND_LE) ? c < 0 : c > 0;
+		}
+		return k->rowop == GBT_COND_LE || k->rowop == GBT_COND_GE;
+	}
+	if (k->op == GBT_COND_ISNULL)
+		return v->isnull;
+	if (k->op == GBT_COND_NOTNULL)
+		return !v->isnull;
+	if (v->isnull)
+		return false;
+	if (k->op == GBT_COND_EQ && k->arr)
+	{
+		/* sorted and distinct: a binary search */
+		int			lo = 0,
+					hi = k->narr;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			c = gbt_field_cmp(&k->arr[mid], v);
+			if (c == 0)
+				return true;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return false;
+	}
+	if (k->value.isnull)
+		return false;
+	c = gbt_field_cmp(v, &k->value);
+	switch (k->op)
+	{
+		case GBT_COND_LT:
+			return c < 0;
+		case GBT_COND_LE:
+			return c <= 0;
+		case GBT_COND_EQ:
+			return c == 0;
+		case GBT_COND_GE:
+			return c >= 0;
+		case GBT_COND_GT:
+			return c > 0;
+	}
+	return false;
+}
+
 #endif							/* GBTREE_KEYRANGE_H */

@@ -923,6 +923,9 @@ gbt_gpu_service_usable(Relation index, bool build)
 	GbtGpuShared *sh = gbt_gpu_shared;
 	char		why[320];
 
+	/* no device copy of multi-word keys: the kernels read one-word pages */
+	if (gbt_index_info(index)->wide)
+		return false;
 	if (sh == NULL)
 		return gbt_gpu_failed(index, build,
 						  "gbtree is not in shared_preload_libraries, so there is no GPU service",

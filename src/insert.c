@@ -40,6 +40,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
+#include "gbtree_wide.h"
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 #include "gbtree_insert.h"
@@ -895,6 +896,20 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 	BlockNumber root;
 	bool		unique = checkUnique != UNIQUE_CHECK_NO;
 
+	if (info->wide)
+	{
+		uint64		words[GBT_MAX_KEY_WORDS];
+		uint16		flags;
+
+		if (unique)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree does not support unique indexes of several columns or on uuid yet")));
+		root = gbt_wide_encode(info, values, isnull, words, &flags) ?
+			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
+		gbt_wide_insert(index, root, words, gbt_tid_from_itemptr(ht_ctid, flags));
+		return false;
+	}
 	if (isnull[0])
 	{
 		/* NULLs are distinct from each other unless NULLS NOT DISTINCT */

@@ -31,6 +31,7 @@
 
 #include "gbtree.h"
 #include "gbtree_keys.h"
+#include "gbtree_wide.h"
 
 bool
 gbt_type_supported(Oid typid)
@@ -53,6 +54,13 @@ gbt_type_supported(Oid typid)
 		default:
 			return false;
 	}
+}
+
+/* The types of multi-word keys (wide.c): the one-word types and uuid */
+bool
+gbt_wide_type_supported(Oid typid)
+{
+	return gbt_type_supported(typid) || typid == UUIDOID;
 }
 
 /*
@@ -99,17 +107,17 @@ gbt_amop_is_btrees(Form_pg_amop amop)
 }
 
 static void
-check_opfamily(Relation index)
+check_opfamily(Relation index, int col)
 {
-	Oid			opfamily = index->rd_opfamily[0];
+	Oid			opfamily = index->rd_opfamily[col];
 	CatCList   *oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamily));
 
 	for (int i = 0; i < oprlist->n_members; i++)
 	{
 		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
-		if (!gbt_amop_is_btrees(amop) || !gbt_type_supported(amop->amoplefttype) ||
-			!gbt_type_supported(amop->amoprighttype))
+		if (!gbt_amop_is_btrees(amop) || !gbt_wide_type_supported(amop->amoplefttype) ||
+			!gbt_wide_type_supported(amop->amoprighttype))
 		{
 			char	   *opname = format_operator(amop->amopopr);
 			char	   *famname = gbt_opfamily_name(opfamily);
@@ -127,6 +135,13 @@ check_opfamily(Relation index)
 	ReleaseCatCacheList(oprlist);
 }
 
+static void
+check_opfamilies(Relation index)
+{
+	for (int c = 0; c < IndexRelationGetNumberOfKeyAttributes(index); c++)
+		check_opfamily(index, c);
+}
+
 GbtIndexInfo *
 gbt_index_info(Relation index)
 {
@@ -134,28 +149,42 @@ gbt_index_info(Relation index)
 
 	if (info != NULL && info->opfamily_epoch != gbt_opfamily_epoch)
 	{
-		check_opfamily(index);
+		check_opfamilies(index);
 		info->opfamily_epoch = gbt_opfamily_epoch;
 	}
 	if (info == NULL)
 	{
 		int16		opt;
+		int			ncols = IndexRelationGetNumberOfKeyAttributes(index);
 
-		if (RelationGetDescr(index)->natts != 1)
+		if (RelationGetDescr(index)->natts != ncols)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree indexes support only one key column")));
-		check_opfamily(index);
+					 errmsg("gbtree indexes do not support INCLUDE columns")));
+		if (ncols > GBT_MAX_KEY_COLS)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("gbtree indexes support at most %d key columns",
+							GBT_MAX_KEY_COLS)));
+		for (int c = 0; c < ncols; c++)
+		{
+			Oid			t = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
+
+			if (!gbt_wide_type_supported(t))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("gbtree does not support indexes on type %s",
+								format_type_be(t))));
+		}
+		check_opfamilies(index);
 		info = MemoryContextAllocZero(index->rd_indexcxt, sizeof(GbtIndexInfo));
 		info->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 		opt = index->rd_indoption[0];
 		info->desc = (opt & INDOPTION_DESC) != 0;
 		info->nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
-		if (!gbt_type_supported(info->keytype))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree does not support indexes on type %s",
-							format_type_be(info->keytype))));
+		info->nwords = 1;
+		if (ncols > 1 || !gbt_type_supported(info->keytype))
+			gbt_wide_info_init(index, info);
 		info->opfamily_epoch = gbt_opfamily_epoch;
 		index->rd_amcache = info;
 	}

@@ -48,7 +48,12 @@ gbt_init_metapage(Page page, Relation index, uint64 entries)
 	meta = GbtPageGetMeta(page);
 	memset(meta, 0, sizeof(GbtMetaPageData));
 	meta->magic = GBT_MAGIC;
-	meta->version = GBT_FORMAT_VERSION;
+	meta->version = gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE : GBT_FORMAT_VERSION;
+	if (gbt_index_info(index)->wide)
+	{
+		meta->keywords = (uint16) gbt_index_info(index)->nwords;
+		meta->ncols = (uint16) gbt_index_info(index)->shape.ncols;
+	}
 	meta->root = GBT_ROOT_BLKNO;
 	meta->nullroot = GBT_NULLROOT_BLKNO;
 	meta->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
@@ -117,11 +122,14 @@ gbt_check_meta(Relation index)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a gbtree index",
 						RelationGetRelationName(index))));
-	if (meta->version != GBT_FORMAT_VERSION)
+	if (meta->version != (gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE :
+						  GBT_FORMAT_VERSION) ||
+		(gbt_index_info(index)->wide && meta->keywords != gbt_index_info(index)->nwords))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has format version %u, this gbtree supports %u",
+				 errmsg("index \"%s\" has format version %u, this gbtree supports %u for its columns",
 						RelationGetRelationName(index), meta->version,
+						gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE :
 						GBT_FORMAT_VERSION),
 				 errhint("REINDEX it.")));
 	UnlockReleaseBuffer(buf);

@@ -41,6 +41,7 @@
 #include "gbtree_gpu.h"
 #include "gbtree_keys.h"
 #include "gbtree_scan.h"
+#include "gbtree_wide.h"
 
 static void mark_killed(IndexScanDesc scan);
 
@@ -53,6 +54,8 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	/* this backend's own pending entries first (batch.c) */
 	gbt_batch_flush_index(RelationGetRelid(index));
 	scan = RelationGetIndexScan(index, nkeys, norderbys);
+	if (gbt_index_is_wide(index))
+		return gbt_wide_beginscan(scan);
 
 	/*
 	 * Not palloc0: the position holds a leaf's worth of items (8 KB) that
@@ -1139,6 +1142,9 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
+	if (gbt_index_is_wide(scan->indexRelation))
+		return gbt_wide_gettuple(scan, dir);
+
 	if (scan->kill_prior_tuple && so->started)
 		remember_killed(scan);
 
@@ -1212,6 +1218,11 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	if (gbt_index_is_wide(scan->indexRelation))
+	{
+		gbt_wide_rescan(scan, keys, nkeys);
+		return;
+	}
 	mark_killed(scan);
 	gbt_scan_drop_pin(so);
 	gbt_scan_gpu_release(scan);
@@ -1229,6 +1240,11 @@ gbtendscan(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	if (gbt_index_is_wide(scan->indexRelation))
+	{
+		gbt_wide_endscan(scan);
+		return;
+	}
 	mark_killed(scan);
 	gbt_scan_drop_pin(so);
 	gbt_scan_gpu_release(scan);
@@ -1255,6 +1271,11 @@ gbtmarkpos(IndexScanDesc scan)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
+	if (gbt_index_is_wide(scan->indexRelation))
+	{
+		gbt_wide_markpos(scan);
+		return;
+	}
 	if (so->started && so->gpu_items)
 	{
 		so->gpu_mark = so->gpu_i;
@@ -1277,6 +1298,11 @@ gbtrestrpos(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
+	if (gbt_index_is_wide(scan->indexRelation))
+	{
+		gbt_wide_restrpos(scan);
+		return;
+	}
 	if (!so->markValid)
 		return;
 	if (so->gpu_items)

@@ -19,6 +19,7 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 #include "gbtree_scan.h"
+#include "gbtree_wide.h"
 
 /* GPU batches of at least this many matches go into a bitmap in TID order */
 #define GBT_BITMAP_SORT_MIN		4096
@@ -30,6 +31,9 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	GbtScanPos *pos = &so->pos;
 	ItemPointerData tids[GBT_LEAF_MAX_ENTRIES];
 	int64		ntids = 0;
+
+	if (gbt_index_is_wide(scan->indexRelation))
+		return gbt_wide_getbitmap(scan, tbm);
 
 	if (!gbt_scan_start(scan, ForwardScanDirection))
 	{

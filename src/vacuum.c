@@ -49,6 +49,7 @@
 #include "gbtree.h"
 #include "gbtree_gpu.h"
 #include "gbtree_xlog.h"
+#include "gbtree_wide.h"
 
 /*
  * Page changes shared with redo (wal.c): the same bytes when made and
@@ -518,7 +519,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
-			gbt_check_page(index, buf);
+			gbt_wide_check_page(index, buf, gbt_index_info(index)->nwords);
 			op = gbt_page_opaque((char *) BufferGetPage(buf));
 			if (op->flags & GBT_F_DELETED)
 			{
@@ -533,7 +534,9 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			else if (op->flags & GBT_F_LEAF)
 			{
 				vacuum_leaf(index, buf, stats, callback, callback_state);
-				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)))
+				/* multi-word trees keep their empty leaves (src/README) */
+				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)) &&
+					!gbt_index_info(index)->wide)
 				{
 					if (nempty == maxempty)
 					{

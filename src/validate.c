@@ -40,7 +40,7 @@ key_space(Oid typid)
 		case FLOAT8OID:
 			return 2;
 		default:
-			return gbt_type_supported(typid) ? 100 + (int) typid : -1;
+			return gbt_wide_type_supported(typid) ? 100 + (int) typid : -1;
 	}
 }
 

@@ -44,6 +44,7 @@
 #include "utils/snapmgr.h"
 
 #include "gbtree.h"
+#include "gbtree_wide.h"
 
 PG_FUNCTION_INFO_V1(gbtree_check);
 
@@ -472,6 +473,98 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	st->heapchecked++;
 }
 
+/*
+ * Multi-word trees (wide_tree.c checks their structure); heapallindexed:
+ * every visible heap tuple's key words found at its TID.
+ */
+typedef struct GbtWideCheck
+{
+	GbtCheckState *st;
+	uint64	   *entries;		/* sorted by TID */
+	Size		n;
+	int			nw;
+} GbtWideCheck;
+
+static int	wide_check_nw;
+
+static int
+cmp_wide_tid(const void *a, const void *b)
+{
+	uint64		x = gbt_tid_pack(gbt_tid_block(((const uint64 *) a)[wide_check_nw]),
+								 gbt_tid_offset(((const uint64 *) a)[wide_check_nw]), 0);
+	uint64		y = gbt_tid_pack(gbt_tid_block(((const uint64 *) b)[wide_check_nw]),
+								 gbt_tid_offset(((const uint64 *) b)[wide_check_nw]), 0);
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void
+wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+				   bool tupleIsAlive, void *state)
+{
+	GbtWideCheck *wc = (GbtWideCheck *) state;
+	int			stride = wc->nw + 1;
+	uint64		words[GBT_MAX_KEY_WORDS];
+	uint16		flags;
+	uint64		want = gbt_tid_pack(ItemPointerGetBlockNumber(tid),
+									ItemPointerGetOffsetNumber(tid), 0);
+	Size		lo = 0,
+				hi = wc->n;
+
+	(void) gbt_wide_encode(wc->st->info, values, isnull, words, &flags);
+	while (lo < hi)
+	{
+		Size		mid = (lo + hi) / 2;
+		uint64		t = wc->entries[mid * stride + wc->nw];
+
+		if (gbt_tid_pack(gbt_tid_block(t), gbt_tid_offset(t), 0) < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= wc->n ||
+		gbt_tid_pack(gbt_tid_block(wc->entries[lo * stride + wc->nw]),
+					 gbt_tid_offset(wc->entries[lo * stride + wc->nw]), 0) != want ||
+		memcmp(&wc->entries[lo * stride], words, sizeof(uint64) * wc->nw) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("heap tuple (%u,%u) from table \"%s\" lacks matching index tuple within index \"%s\"",
+						ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(wc->st->heap),
+						RelationGetRelationName(index))));
+	wc->st->heapchecked++;
+}
+
+static void
+check_wide(GbtCheckState *st, bool heapallindexed, Snapshot snapshot)
+{
+	GbtWideCheck wc;
+	Size		cap = 1024;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.st = st;
+	wc.nw = st->info->nwords;
+	if (heapallindexed)
+		wc.entries = MemoryContextAllocHuge(CurrentMemoryContext,
+											cap * (wc.nw + 1) * sizeof(uint64));
+	gbt_wide_verify(st->index, GBT_ROOT_BLKNO, heapallindexed ? &wc.entries : NULL, &wc.n, &cap);
+	gbt_wide_verify(st->index, GBT_NULLROOT_BLKNO, heapallindexed ? &wc.entries : NULL, &wc.n, &cap);
+	if (heapallindexed)
+	{
+		IndexInfo  *indexInfo = BuildIndexInfo(st->index);
+		TableScanDesc scan;
+
+		wide_check_nw = wc.nw;
+		qsort(wc.entries, wc.n, (wc.nw + 1) * sizeof(uint64), cmp_wide_tid);
+		scan = table_beginscan_strat(st->heap, snapshot, 0, NULL, true, true);
+		indexInfo->ii_Concurrent = true;
+		table_index_build_scan(st->heap, st->index, indexInfo, true, false,
+							   wide_heap_callback, (void *) &wc, scan);
+		UnregisterSnapshot(snapshot);
+		pfree(wc.entries);
+	}
+}
+
 Datum
 gbtree_check(PG_FUNCTION_ARGS)
 {
@@ -542,6 +635,13 @@ gbtree_check(PG_FUNCTION_ARGS)
 	gbt_check_meta(index);
 	if (RelationGetNumberOfBlocks(index) <= GBT_NULLROOT_BLKNO)
 		CORRUPT(&st, (BlockNumber) 0, "index has fewer blocks than its fixed pages");
+	if (st.info->wide)
+	{
+		check_wide(&st, heapallindexed, snapshot);
+		index_close(index, AccessShareLock);
+		table_close(heap, AccessShareLock);
+		PG_RETURN_VOID();
+	}
 	check_tree(&st, GBT_ROOT_BLKNO, false);
 	check_tree(&st, GBT_NULLROOT_BLKNO, true);
 

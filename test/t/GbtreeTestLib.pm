@@ -497,6 +497,11 @@ sub wal_workload
 	CREATE INDEX w_k_g ON w USING gbtree (k);
 	CREATE INDEX w_f_g ON w USING gbtree (f);
 	CREATE INDEX w_id_g ON w USING gbtree (id);
+	-- multi-word keys (src/README, "Multi-word keys"): two columns, a uuid
+	CREATE INDEX w_kts_g ON w USING gbtree (k, ts DESC);
+	CREATE TABLE u (id int, x uuid);
+	INSERT INTO u SELECT g, md5(g::text)::uuid FROM generate_series(1, 5000) g;
+	CREATE INDEX u_x_g ON u USING gbtree (x);
 	-- an index built on an empty table, filled only by inserts
 	CREATE TABLE e (k int8);
 	CREATE INDEX e_k_g ON e USING gbtree (k);
@@ -519,6 +524,8 @@ sub wal_workload
 	INSERT INTO e SELECT g FROM generate_series(1, 6000) g;
 	INSERT INTO e SELECT -g FROM generate_series(1, 2000) g;
 	INSERT INTO e SELECT NULL FROM generate_series(1, 1000) g;
+	INSERT INTO u SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE md5((g % 9000)::text)::uuid END
+	  FROM generate_series(5001, 15000) g;
 	});
 
 	# concurrent inserts with scans running beside them
@@ -554,6 +561,7 @@ sub wal_workload
 	DELETE FROM w WHERE k = 777 AND id % 3 <> 0;
 	DELETE FROM e WHERE k BETWEEN 100 AND 5000;
 	DELETE FROM d WHERE ctid::text LIKE '%1)' OR k = 2;
+	DELETE FROM u WHERE id % 3 = 0;
 	SET enable_seqscan = off;
 	SET enable_bitmapscan = off;
 	SELECT count(*) FROM w WHERE k BETWEEN 4000 AND 13000;
@@ -564,6 +572,8 @@ sub wal_workload
 	VACUUM w;
 	VACUUM e;
 	VACUUM d;
+	VACUUM u;
+	INSERT INTO u SELECT g, md5(g::text)::uuid FROM generate_series(1, 3000) g;
 	INSERT INTO d SELECT g % 5 FROM generate_series(1, 2000) g;
 	INSERT INTO w (k, f) SELECT 5000 + g % 7000, g FROM generate_series(1, 4000) g;
 	INSERT INTO e SELECT g FROM generate_series(100, 5000, 3) g;
@@ -615,6 +625,25 @@ sub wal_checks
 		{
 			name => 'ts_order', index => 'w_ts_g', modes => [qw(idx ios)], ios => 1,
 			sql => q{SELECT count(*) || ':' || md5(string_agg(coalesce(ts::text, 'N'), ',')) FROM (SELECT ts FROM w ORDER BY ts) x}
+		},
+		{
+			name => 'kts_order', index => 'w_kts_g', modes => [qw(idx ios)], ios => 1,
+			sql => q{SELECT count(*) || ':' || md5(string_agg(coalesce(k::text, 'N') || '/' || coalesce(ts::text, 'N'), ',')) FROM (SELECT k, ts FROM w ORDER BY k, ts DESC) x}
+		},
+		{
+			name => 'kts_range', index => 'w_kts_g', modes => [qw(idx ios bitmap)],
+			sql => q{SELECT count(*) || ':' || coalesce(sum(k), 0) FROM w WHERE k BETWEEN 100 AND 9000 AND ts > timestamptz '2024-01-03 00:00+00'}
+		},
+		{
+			name => 'u_order', index => 'u_x_g', modes => [qw(idx ios)], ios => 1,
+			sql => q{SELECT count(*) || ':' || md5(string_agg(coalesce(x::text, 'N'), ',')) FROM (SELECT x FROM u ORDER BY x DESC) x}
+		},
+		{
+			name => 'u_lookup', index => 'u_x_g', modes => [qw(idx bitmap)],
+			sql => q{SELECT count(*) || ':' || coalesce(sum(l.c), 0) || ':' || count(*) FILTER (WHERE l.c <> e.n)
+			         FROM (SELECT x, count(*) AS n FROM u WHERE x IS NOT NULL GROUP BY x) e,
+			              LATERAL (SELECT count(*) AS c FROM u y WHERE y.x = e.x) l},
+			seq_sql => q{SELECT count(DISTINCT x) || ':' || count(x) || ':0' FROM u}
 		},
 		{
 			name => 'e_order', index => 'e_k_g', modes => [qw(idx ios)], ios => 1,

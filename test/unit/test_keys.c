@@ -604,6 +604,9 @@ test_key_ranges(void)
 			{
 				bool		h = kr_holds(&conds[i], vals);
 
+				/* the scans' filter, on the prepared arrays, agrees */
+				CHECK(gbt_cond_holds(&norm[i], vals) == h,
+					  "iter %d row %d cond %d: gbt_cond_holds", iter, row, i);
 				match = match && h;
 				if (conds[i].col >= nreq || conds[i].op == GBT_COND_ROW)
 					filt = filt && h;

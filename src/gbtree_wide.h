@@ -1,0 +1,73 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_wide.h
+ *	  Indexes with multi-word keys: several key columns, or one column
+ *	  wider than a word (uuid).  Their trees are node.c's pages of
+ *	  keywords words (src/README, "Multi-word keys"); wide.c builds them,
+ *	  wide_tree.c descends and inserts, wide_scan.c scans them;
+ *	  vacuum.c vacuums them with the one-word leaves.  They stay on the CPU: no device copy is made
+ *	  of them, no batch, GPU scan, count or join path takes them.
+ *
+ * An entry is nwords key words and the packed TID, one after another
+ * ("stride" words), as gbtree_wsort.h sorts them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_WIDE_H
+#define GBTREE_WIDE_H
+
+#include "gbtree.h"
+#include "gbtree_keyrange.h"
+#include "gbtree_walk.h"
+
+#define GBT_WIDE_MAX_STRIDE		(GBT_MAX_KEY_WORDS + 1)
+
+/* the flag bit of a float column's -0.0, beside the TID */
+#define GBT_WIDE_NEGZERO(col)	((uint16) (1 << (col)))
+
+/* Whether conversion clamped a scan value into the column's field */
+typedef enum GbtClamp
+{
+	GBT_CLAMP_NONE,
+	GBT_CLAMP_BELOW,			/* below every value of the column's type */
+	GBT_CLAMP_ABOVE				/* above every value */
+} GbtClamp;
+
+static inline bool
+gbt_index_is_wide(Relation index)
+{
+	return gbt_index_info(index)->wide;
+}
+
+/* wide.c */
+extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
+extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
+							uint64 *words, uint16 *tidflags);
+extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
+							Datum *values, bool *isnull);
+extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
+							   GbtColValue *v);
+extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,
+										struct IndexInfo *indexInfo);
+extern void gbt_wide_init_page(Page page, bool leaf, uint16 level, uint16 flags, int nwords);
+extern void gbt_wide_set_lower(Page page);
+extern void gbt_wide_check_page(Relation index, Buffer buf, int nwords);
+
+/* wide_tree.c */
+extern Buffer gbt_wide_descend(Relation index, BlockNumber root, int nwords,
+							   const uint64 *key, uint64 tid, bool backward, int leaflock);
+extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid);
+extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
+extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n,
+							Size *cap);
+
+/* wide_scan.c */
+extern IndexScanDesc gbt_wide_beginscan(IndexScanDesc scan);
+extern void gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys);
+extern bool gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void gbt_wide_endscan(IndexScanDesc scan);
+extern void gbt_wide_markpos(IndexScanDesc scan);
+extern void gbt_wide_restrpos(IndexScanDesc scan);
+
+#endif							/* GBTREE_WIDE_H */

@@ -1,0 +1,512 @@
+/*-------------------------------------------------------------------------
+ *
+ * wide.c
+ *	  Indexes with multi-word keys (gbtree_wide.h): their key shape, the
+ *	  conversion of values to and from fields, their pages, their build.
+ *
+ * The shape is gbtree_keyshape.h's: one field a column, in the column's
+ * own width, with a null bit where the index has several columns.  A
+ * one-column uuid index keeps its NULLs in the tree of NULLs, as one-word
+ * indexes do, so its keys are exactly two words.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/smgr.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/uuid.h"
+
+#include "gbtree_build.h"
+#include "gbtree_keys.h"
+#include "gbtree_wide.h"
+#include "gbtree_wsort.h"
+
+/* a column's field width */
+static int
+type_bits(Oid typid)
+{
+	switch (typid)
+	{
+		case BOOLOID:
+			return 1;
+		case INT2OID:
+			return 16;
+		case INT4OID:
+		case DATEOID:
+		case OIDOID:
+			return 32;
+		case UUIDOID:
+			return 128;
+		default:
+			return 64;
+	}
+}
+
+/* signed types narrower than a word: the field is the value's low bits */
+static bool
+type_is_narrow_signed(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == DATEOID;
+}
+
+void
+gbt_wide_info_init(Relation index, GbtIndexInfo *info)
+{
+	int			ncols = IndexRelationGetNumberOfKeyAttributes(index);
+	GbtKeyShape *shape = &info->shape;
+
+	memset(shape, 0, sizeof(GbtKeyShape));
+	shape->ncols = ncols;
+	shape->nullbits = ncols > 1;
+	for (int c = 0; c < ncols; c++)
+	{
+		int16		opt = index->rd_indoption[c];
+
+		info->coltypes[c] = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
+		shape->col[c].bits = type_bits(info->coltypes[c]);
+		shape->col[c].desc = (opt & INDOPTION_DESC) != 0;
+		shape->col[c].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+	}
+	if (!gbt_shape_init(shape))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree index keys are at most %d bits", GBT_MAX_KEY_WORDS * 64),
+				 errdetail("Each key column takes its type's width (bool 1 bit, int2 16, int4, date and oid 32, uuid 128, the other types 64), plus one bit for NULL in an index of several columns.")));
+	info->wide = true;
+	info->nwords = shape->nwords;
+}
+
+/*
+ * A non-null value of type typid as column col's field.  A value outside
+ * the column's type (a cross-type comparison: int4 column, int8 value) is
+ * clamped to the field's end and reported.
+ */
+GbtClamp
+gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue *v)
+{
+	Oid			coltype = info->coltypes[col];
+	int			bits = info->shape.col[col].bits;
+	uint16		flags = 0;
+	uint64		key;
+
+	v->isnull = false;
+	v->v[0] = v->v[1] = 0;
+	if (coltype == UUIDOID)
+	{
+		gbt_uuid_field(((pg_uuid_t *) DatumGetPointer(value))->data, v);
+		return GBT_CLAMP_NONE;
+	}
+	/* the one-word key: a family's types share its key space */
+	key = gbt_datum_to_key(value, typid, &flags);
+	if (type_is_narrow_signed(coltype))
+	{
+		int64		x = gbt_key_to_int64(key);
+		int64		lo = -((int64) 1 << (bits - 1));
+		int64		hi = ((int64) 1 << (bits - 1)) - 1;
+
+		if (x < lo)
+		{
+			v->v[0] = 0;
+			return GBT_CLAMP_BELOW;
+		}
+		if (x > hi)
+		{
+			v->v[0] = gbt_field_mask(bits);
+			return GBT_CLAMP_ABOVE;
+		}
+		v->v[0] = gbt_int_field(x, bits);
+	}
+	else
+		v->v[0] = key;			/* 64-bit keys, oid's 32 bits, bool's 1 */
+	return GBT_CLAMP_NONE;
+}
+
+/*
+ * The key words of an index row; false when it belongs in the tree of
+ * NULLs (a one-column index's NULL), with the words zero.
+ */
+bool
+gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, uint64 *words,
+				uint16 *tidflags)
+{
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	const GbtKeyShape *shape = &info->shape;
+
+	*tidflags = 0;
+	if (!shape->nullbits && isnull[0])
+	{
+		memset(words, 0, sizeof(uint64) * shape->nwords);
+		return false;
+	}
+	for (int c = 0; c < shape->ncols; c++)
+	{
+		if (isnull[c])
+		{
+			vals[c].isnull = true;
+			vals[c].v[0] = vals[c].v[1] = 0;
+			continue;
+		}
+		if (info->coltypes[c] == FLOAT4OID || info->coltypes[c] == FLOAT8OID)
+		{
+			uint16		f = 0;
+
+			vals[c].isnull = false;
+			vals[c].v[1] = 0;
+			vals[c].v[0] = gbt_datum_to_key(values[c], info->coltypes[c], &f);
+			if (f & GBT_TID_FLAG_NEGZERO)
+				*tidflags |= GBT_WIDE_NEGZERO(c);
+		}
+		else
+			(void) gbt_wide_field(info, c, values[c], info->coltypes[c], &vals[c]);
+	}
+	gbt_shape_encode(shape, vals, words);
+	return true;
+}
+
+/* The inverse, for index-only scans; a uuid is palloc'd. */
+void
+gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *values,
+				bool *isnull)
+{
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	const GbtKeyShape *shape = &info->shape;
+	uint16		flags = gbt_tid_flags(tid);
+
+	gbt_shape_decode(shape, words, vals);
+	for (int c = 0; c < shape->ncols; c++)
+	{
+		Oid			t = info->coltypes[c];
+		int			bits = shape->col[c].bits;
+
+		isnull[c] = vals[c].isnull;
+		if (isnull[c])
+		{
+			values[c] = (Datum) 0;
+			continue;
+		}
+		if (t == UUIDOID)
+		{
+			pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+
+			gbt_uuid_from_field(&vals[c], u->data);
+			values[c] = UUIDPGetDatum(u);
+		}
+		else if (type_is_narrow_signed(t))
+			values[c] = gbt_key_to_datum(gbt_key_from_int64(gbt_int_from_field(vals[c].v[0], bits)),
+										 0, t);
+		else
+			values[c] = gbt_key_to_datum(vals[c].v[0],
+										 (flags & GBT_WIDE_NEGZERO(c)) ? GBT_TID_FLAG_NEGZERO : 0,
+										 t);
+	}
+}
+
+/*
+ * Pages
+ * -----
+ */
+
+/* Where a page's arrays end: pd_lower, so that images keep them all. */
+void
+gbt_wide_set_lower(Page page)
+{
+	GbtNode		node;
+
+	gbt_node_view((char *) page, &node);
+	if (node.nwords == 1)
+		((PageHeader) page)->pd_lower = (node.opaque->flags & GBT_F_LEAF) ?
+			GBT_LEAF_END : GBT_INNER_END;
+	else
+		((PageHeader) page)->pd_lower =
+			(char *) (node.xbounds + 2 * (node.nwords - 1)) - (char *) page;
+}
+
+void
+gbt_wide_init_page(Page page, bool leaf, uint16 level, uint16 flags, int nwords)
+{
+	PageInit(page, BLCKSZ, GBT_OPAQUE_SIZE);
+	gbt_node_format_words((char *) page, leaf, level, flags, nwords);
+	gbt_wide_set_lower(page);
+}
+
+/* gbt_check_page for a tree of nwords-word keys */
+void
+gbt_wide_check_page(Relation index, Buffer buf, int nwords)
+{
+	Page		page = BufferGetPage(buf);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	GbtPageOpaque op;
+	bool		leaf;
+
+	if (nwords == 1)
+	{
+		gbt_check_page(index, buf);
+		return;
+	}
+	if (PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+	op = gbt_page_opaque((char *) page);
+	leaf = (op->flags & GBT_F_LEAF) != 0;
+	if (op->page_id != GBT_PAGE_ID ||
+		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
+		(!(op->flags & GBT_F_META) &&
+		 (op->keywords != nwords || (op->flags & GBT_F_POSTING) ||
+		  op->nslots != (leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords)) ||
+		  op->nused > op->nslots || leaf != (op->level == 0))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * The build
+ * ---------
+ * Every entry is collected in memory, sorted by gbtree_wsort.h's radix
+ * sort and laid out level by level through build.c's page writer, the
+ * top level of each tree at its fixed root block.
+ */
+typedef struct GbtWideBuild
+{
+	GbtIndexInfo *info;
+	int			stride;
+	uint64	   *vals;			/* entries of the tree of values */
+	Size		nvals;
+	Size		capvals;
+	uint64	   *nulls;			/* and of the tree of NULLs */
+	Size		nnulls;
+	Size		capnulls;
+	double		indtuples;
+} GbtWideBuild;
+
+static void
+append_entry(uint64 **arr, Size *n, Size *cap, int stride, const uint64 *e)
+{
+	if (*n == *cap)
+	{
+		Size		newcap = Max(*cap * 2, 1024);
+
+		if (*arr == NULL)
+			*arr = MemoryContextAllocHuge(CurrentMemoryContext,
+										  newcap * stride * sizeof(uint64));
+		else
+			*arr = repalloc_huge(*arr, newcap * stride * sizeof(uint64));
+		*cap = newcap;
+	}
+	memcpy(*arr + *n * stride, e, stride * sizeof(uint64));
+	(*n)++;
+}
+
+static void
+wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+					bool tupleIsAlive, void *state)
+{
+	GbtWideBuild *wb = (GbtWideBuild *) state;
+	uint64		e[GBT_WIDE_MAX_STRIDE];
+	uint16		flags;
+	int			nw = wb->info->nwords;
+
+	if (gbt_wide_encode(wb->info, values, isnull, e, &flags))
+	{
+		e[nw] = gbt_tid_from_itemptr(tid, flags);
+		append_entry(&wb->vals, &wb->nvals, &wb->capvals, wb->stride, e);
+	}
+	else
+	{
+		e[nw] = gbt_tid_from_itemptr(tid, 0);
+		append_entry(&wb->nulls, &wb->nnulls, &wb->capnulls, wb->stride, e);
+	}
+	wb->indtuples += 1;
+}
+
+static void
+sort_entries(uint64 *e, Size n, int nw)
+{
+	uint64	   *scratch;
+	size_t	   *hist;
+
+	if (n < 2)
+		return;
+	scratch = MemoryContextAllocHuge(CurrentMemoryContext, n * (nw + 1) * sizeof(uint64));
+	hist = palloc(gbt_wsort_hist_size(nw) * sizeof(size_t));
+	gbt_wsort(e, scratch, n, nw, hist, NULL);
+	pfree(hist);
+	pfree(scratch);
+}
+
+/*
+ * Lay out a tree of n sorted entries, its top page at rootblk: each level's
+ * pages take an even share of its entries, up to the fill factor, and give
+ * the level above their first entries and blocks.
+ */
+static void
+build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
+				BlockNumber rootblk, uint16 treeflag, int fillfactor)
+{
+	const int	stride = nw + 1;
+	const uint64 *level = entries;
+	uint64	   *owned = NULL;
+	BlockNumber *child = NULL;
+	uint16		lev = 0;
+	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	uint32	   *ch = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
+
+	for (;;)
+	{
+		bool		leaf = lev == 0;
+		int			slots = leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw);
+		Size		cap = Max(2, (Size) slots * (leaf ? fillfactor : GBT_INNER_FILLFACTOR) / 100);
+		Size		npages = n == 0 ? 1 : (n + cap - 1) / cap;
+		BlockNumber first = npages == 1 ? rootblk : w->nextblk;
+		uint64	   *up = NULL;
+		BlockNumber *upchild = NULL;
+
+		if (npages > 1)
+		{
+			up = MemoryContextAllocHuge(CurrentMemoryContext, npages * stride * sizeof(uint64));
+			upchild = MemoryContextAllocHuge(CurrentMemoryContext, npages * sizeof(BlockNumber));
+			w->nextblk += npages;
+		}
+		for (Size p = 0; p < npages; p++)
+		{
+			Size		from = p * n / npages;
+			Size		to = (p + 1) * n / npages;
+			int			k = (int) (to - from);
+			BlockNumber blk = first + (BlockNumber) p;
+			Page		page = gbt_writer_page(w, blk);
+			GbtNode		node;
+			GbtPageOpaque op;
+
+			CHECK_FOR_INTERRUPTS();
+			for (int i = 0; i < k; i++)
+			{
+				memcpy(&keys[i * nw], &level[(from + i) * stride], sizeof(uint64) * nw);
+				tids[i] = level[(from + i) * stride + nw];
+				ch[i] = leaf ? 0 : child[from + i];
+			}
+			/* a level's first downlink covers everything below its key */
+			if (!leaf && p == 0 && k > 0)
+			{
+				memset(keys, 0, sizeof(uint64) * nw);
+				tids[0] = 0;
+			}
+			gbt_wide_init_page(page, leaf, lev, treeflag, nw);
+			gbt_node_view((char *) page, &node);
+			gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
+			op = node.opaque;
+			op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
+			if (p > 0)
+			{
+				op->lowkey = level[from * stride];
+				op->lowtid = level[from * stride + nw];
+				for (int i = 1; i < nw; i++)
+					node.xbounds[nw - 1 + i - 1] = level[from * stride + i];
+			}
+			if (p + 1 < npages)
+			{
+				op->rightlink = blk + 1;
+				op->hikey = level[to * stride];
+				op->hitid = level[to * stride + nw];
+				for (int i = 1; i < nw; i++)
+					node.xbounds[i - 1] = level[to * stride + i];
+			}
+			else
+			{
+				op->rightlink = GBT_NO_BLOCK;
+				op->flags |= GBT_F_RIGHTMOST;
+			}
+			if (npages == 1)
+				op->flags |= GBT_F_ROOT;
+			if (up)
+			{
+				memcpy(&up[p * stride], &level[from * stride], sizeof(uint64) * stride);
+				upchild[p] = blk;
+			}
+		}
+		if (owned)
+			pfree(owned);
+		if (child)
+			pfree(child);
+		if (npages == 1)
+			break;
+		owned = up;
+		level = up;
+		child = upchild;
+		n = npages;
+		lev++;
+	}
+	pfree(keys);
+	pfree(tids);
+	pfree(ch);
+}
+
+IndexBuildResult *
+gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	GbtWideBuild wb;
+	GbtPageWriter *w;
+	IndexBuildResult *result;
+	MemoryContext cxt,
+				old;
+	Page		meta;
+	int			nw;
+
+	memset(&wb, 0, sizeof(wb));
+	wb.info = gbt_index_info(index);
+	nw = wb.info->nwords;
+	wb.stride = nw + 1;
+	if (indexInfo->ii_Unique)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree does not support unique indexes of several columns or on uuid yet")));
+
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree wide build",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
+	table_index_build_scan(heap, index, indexInfo, true, true,
+						   wide_build_callback, &wb, NULL);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
+	sort_entries(wb.vals, wb.nvals, nw);
+	sort_entries(wb.nulls, wb.nnulls, nw);
+
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
+	w = palloc0(sizeof(GbtPageWriter));
+	w->index = index;
+	w->use_wal = RelationNeedsWAL(index);
+	w->nextblk = GBT_FIRST_FREE_BLKNO;
+	w->extended = RelationGetNumberOfBlocks(index);
+	for (int i = 0; i < GBT_WRITE_BATCH; i++)
+		w->pages[i] = palloc(BLCKSZ);
+	build_wide_tree(w, wb.vals, wb.nvals, nw, GBT_ROOT_BLKNO, 0, gbt_get_fillfactor(index));
+	build_wide_tree(w, wb.nulls, wb.nnulls, nw, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE,
+					gbt_get_fillfactor(index));
+	meta = gbt_writer_page(w, GBT_META_BLKNO);
+	gbt_init_metapage(meta, index, wb.nvals + wb.nnulls);
+	gbt_writer_flush(w);
+	if (w->use_wal)
+		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+
+	MemoryContextSwitchTo(old);
+	result = palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = wb.indtuples;
+	result->index_tuples = wb.indtuples;
+	MemoryContextDelete(cxt);
+	return result;
+}

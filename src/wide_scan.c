@@ -1,0 +1,777 @@
+/*-------------------------------------------------------------------------
+ *
+ * wide_scan.c
+ *	  Scans of indexes with multi-word keys (gbtree_wide.h).
+ *
+ * The scan keys become gbtree_keyrange.h's conditions, in each column's
+ * own field: comparisons, = ANY arrays (sorted and deduplicated here), IS
+ * [NOT] NULL and row comparisons.  gbt_key_ranges turns them into sorted
+ * ranges of key words and says how many leading columns those ranges
+ * enforce; the conditions on later columns, and every row comparison,
+ * are checked on each entry's decoded fields.  So no entry needs the
+ * heap to recheck a condition.
+ *
+ * A range is read leaf by leaf, each leaf's matching entries copied under
+ * its share lock, as scan.c does: forward along right-links read with the
+ * leaf, backward by a new descent for the entries below the leaf's low
+ * key (no left-links to follow, so a concurrent split needs no care).
+ * Index-only scans and scans under a non-MVCC snapshot keep the current
+ * leaf pinned, so that VACUUM, which takes a cleanup lock on each leaf,
+ * cannot remove its entries' heap tuples meanwhile.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "gbtree_scan.h"
+#include "gbtree_wide.h"
+
+/* more = ANY combinations than this are filtered rather than expanded */
+#define WIDE_MAX_RANGES		(1 << 20)
+
+typedef struct WideSeg
+{
+	BlockNumber root;
+	GbtWordRange *ranges;
+	int			nranges;
+} WideSeg;
+
+/* A leaf's matching entries, and where the leaf sits */
+typedef struct WidePos
+{
+	int			seg;			/* -1: nothing read yet */
+	int			range;
+	BlockNumber blk;
+	BlockNumber next;			/* right-link when read */
+	bool		rightmost;
+	uint64		lowkey[GBT_MAX_KEY_WORDS];	/* the leaf's low key when read */
+	uint64		lowtid;
+	uint64		hikey[GBT_MAX_KEY_WORDS];
+	uint64		hitid;
+	int			nitems;
+	int			itemIndex;
+	uint64		items[GBT_MAX_SLOTS * GBT_WIDE_MAX_STRIDE];
+} WidePos;
+
+typedef struct GbtWideScanData
+{
+	GbtIndexInfo *info;
+	int			nw;
+	MemoryContext keycxt;		/* conditions, arrays and ranges */
+	MemoryContext tupcxt;		/* the index-only tuple */
+	bool		impossible;
+	bool		recheck;		/* a condition left to the heap's recheck */
+	int			nsegs;
+	WideSeg		segs[2];
+	GbtColCond *conds;
+	int			nconds;
+	int			nrequired;		/* leading columns the ranges enforce */
+	bool		filter_all;		/* ... none: check every condition */
+	bool		need_filter;
+	bool		started;
+	bool		par_idle;		/* a parallel participant left nothing to do */
+	Buffer		pin;			/* the current leaf, pinned (needs_pin) */
+	WidePos		pos;
+	WidePos    *mark;
+	bool		markValid;
+	uint64		tmpkeys[GBT_MAX_SLOT_WORDS];
+	uint64		tmptids[GBT_MAX_SLOTS];
+} GbtWideScanData;
+
+typedef GbtWideScanData *GbtWideScan;
+
+static bool
+needs_pin(IndexScanDesc scan)
+{
+	return scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot);
+}
+
+IndexScanDesc
+gbt_wide_beginscan(IndexScanDesc scan)
+{
+	GbtWideScan so = palloc0(sizeof(GbtWideScanData));
+
+	so->info = gbt_index_info(scan->indexRelation);
+	so->nw = so->info->nwords;
+	so->pin = InvalidBuffer;
+	so->pos.seg = -1;
+	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	return scan;
+}
+
+static void
+drop_pin(GbtWideScan so)
+{
+	if (BufferIsValid(so->pin))
+		ReleaseBuffer(so->pin);
+	so->pin = InvalidBuffer;
+}
+
+/*
+ * Scan keys to conditions
+ * -----------------------
+ */
+
+/* a scan key's value of type subtype as column col's field */
+static GbtClamp
+key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
+{
+	if (!OidIsValid(subtype))
+		subtype = so->info->coltypes[col];
+	return gbt_wide_field(so->info, col, value, subtype, v);
+}
+
+static int
+field_cmp_qsort(const void *a, const void *b)
+{
+	return gbt_field_cmp((const GbtColValue *) a, (const GbtColValue *) b);
+}
+
+/*
+ * A scalar comparison whose value was clamped: always true for a value of
+ * the column (then only IS NOT NULL is left), or never.
+ */
+static bool
+clamped_cond(int strategy, GbtClamp clamp, GbtColCond *cond)
+{
+	bool		always;
+
+	if (clamp == GBT_CLAMP_BELOW)
+		always = strategy == BTGreaterStrategyNumber ||
+			strategy == BTGreaterEqualStrategyNumber;
+	else
+		always = strategy == BTLessStrategyNumber ||
+			strategy == BTLessEqualStrategyNumber;
+	if (always)
+		cond->op = GBT_COND_NOTNULL;
+	return always;
+}
+
+/* An = ANY (or < ANY ...) array; false when nothing can match. */
+static bool
+array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	GbtColValue *vals;
+	int			n = 0;
+	bool		any_above = false,
+				any_below = false;
+
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
+	vals = palloc(sizeof(GbtColValue) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		GbtClamp	c;
+
+		if (nulls[i])
+			continue;
+		c = key_value(so, col, elems[i], elemtype, &vals[n]);
+		if (c == GBT_CLAMP_NONE)
+			n++;
+		else if (c == GBT_CLAMP_ABOVE)
+			any_above = true;
+		else
+			any_below = true;
+	}
+	cond->col = col;
+	if (sk->sk_strategy == BTEqualStrategyNumber)
+	{
+		int			m = 0;
+
+		if (n == 0)
+			return false;
+		qsort(vals, n, sizeof(GbtColValue), field_cmp_qsort);
+		for (int i = 0; i < n; i++)
+			if (m == 0 || gbt_field_cmp(&vals[m - 1], &vals[i]) != 0)
+				vals[m++] = vals[i];
+		cond->op = GBT_COND_EQ;
+		cond->arr = vals;
+		cond->narr = m;
+		return true;
+	}
+	/* x < ANY (array): x < its greatest element; > ANY: its least */
+	if (sk->sk_strategy == BTLessStrategyNumber || sk->sk_strategy == BTLessEqualStrategyNumber)
+	{
+		if (any_above)
+			return clamped_cond(sk->sk_strategy, GBT_CLAMP_ABOVE, cond);
+		if (n == 0)
+			return false;
+		cond->value = vals[0];
+		for (int i = 1; i < n; i++)
+			if (gbt_field_cmp(&vals[i], &cond->value) > 0)
+				cond->value = vals[i];
+	}
+	else
+	{
+		if (any_below)
+			return clamped_cond(sk->sk_strategy, GBT_CLAMP_BELOW, cond);
+		if (n == 0)
+			return false;
+		cond->value = vals[0];
+		for (int i = 1; i < n; i++)
+			if (gbt_field_cmp(&vals[i], &cond->value) < 0)
+				cond->value = vals[i];
+	}
+	cond->op = sk->sk_strategy;
+	return true;
+}
+
+/*
+ * A row comparison, (a, b) > (x, y): its members must be consecutive index
+ * columns in order, with no value clamped; any other is left to the heap's
+ * recheck (false).
+ */
+static bool
+row_cond(GbtWideScan so, ScanKey header, GbtColCond *cond)
+{
+	ScanKey		sub = (ScanKey) DatumGetPointer(header->sk_argument);
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	int			n = 0;
+
+	for (;; sub++)
+	{
+		int			col = sub->sk_attno - 1;
+
+		if (n >= GBT_MAX_KEY_COLS || col != (int) (header->sk_attno - 1) + n ||
+			sub->sk_strategy != header->sk_strategy)
+			return false;
+		if (sub->sk_flags & SK_ISNULL)
+		{
+			memset(&vals[n], 0, sizeof(GbtColValue));
+			vals[n].isnull = true;
+		}
+		else if (key_value(so, col, sub->sk_argument, sub->sk_subtype, &vals[n]) != GBT_CLAMP_NONE)
+			return false;
+		n++;
+		if (sub->sk_flags & SK_ROW_END)
+			break;
+	}
+	cond->col = header->sk_attno - 1;
+	cond->op = GBT_COND_ROW;
+	cond->rowop = header->sk_strategy;
+	cond->narr = n;
+	cond->arr = palloc(sizeof(GbtColValue) * n);
+	memcpy((void *) cond->arr, vals, sizeof(GbtColValue) * n);
+	return true;
+}
+
+/* The scan keys as conditions; false when nothing can match. */
+static bool
+keys_to_conds(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	so->conds = palloc0(sizeof(GbtColCond) * Max(scan->numberOfKeys, 1));
+	so->nconds = 0;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		GbtColCond *cond = &so->conds[so->nconds];
+		int			col = sk->sk_attno - 1;
+		GbtClamp	clamp;
+
+		cond->col = col;
+		if (sk->sk_flags & SK_ROW_HEADER)
+		{
+			if (row_cond(so, sk, cond))
+				so->nconds++;
+			else
+				so->recheck = true;
+			continue;
+		}
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				cond->op = GBT_COND_ISNULL;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				cond->op = GBT_COND_NOTNULL;
+			else
+				return false;	/* a comparison with NULL */
+			so->nconds++;
+			continue;
+		}
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			if (!array_cond(so, sk, col, cond))
+				return false;
+			so->nconds++;
+			continue;
+		}
+		if (sk->sk_strategy < BTLessStrategyNumber || sk->sk_strategy > BTGreaterStrategyNumber)
+			elog(ERROR, "gbtree: unexpected strategy number %d", sk->sk_strategy);
+		clamp = key_value(so, col, sk->sk_argument, sk->sk_subtype, &cond->value);
+		cond->op = sk->sk_strategy;
+		if (clamp != GBT_CLAMP_NONE && !clamped_cond(sk->sk_strategy, clamp, cond))
+			return false;
+		so->nconds++;
+	}
+	return true;
+}
+
+/* Turn the scan keys into segments and ranges, in keycxt. */
+static void
+prepare_scan_in(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	const GbtKeyShape *shape = &so->info->shape;
+	GbtColFold *fold;
+	GbtColCond *vconds;
+	int			nv = 0;
+	bool		want_nulls = true,
+				want_values = true;
+	Size		maxr = 1;
+	GbtWordRange *ranges;
+	int			nr;
+
+	if (!keys_to_conds(scan))
+	{
+		so->impossible = true;
+		return;
+	}
+
+	/* a one-column index: IS [NOT] NULL chooses the trees */
+	vconds = palloc(sizeof(GbtColCond) * Max(so->nconds, 1));
+	for (int i = 0; i < so->nconds; i++)
+	{
+		if (!shape->nullbits && so->conds[i].op == GBT_COND_ISNULL)
+			want_values = false;
+		else if (!shape->nullbits)
+		{
+			want_nulls = false;
+			if (so->conds[i].op != GBT_COND_NOTNULL)
+				vconds[nv++] = so->conds[i];
+		}
+		else
+			vconds[nv++] = so->conds[i];
+		if (so->conds[i].op == GBT_COND_EQ && so->conds[i].arr)
+			maxr = Min(maxr * so->conds[i].narr, WIDE_MAX_RANGES + 1);
+	}
+	if (shape->nullbits)
+		want_nulls = false;		/* NULLs are in the words */
+	if (!want_values && !want_nulls)
+	{
+		so->impossible = true;
+		return;
+	}
+
+	fold = palloc(sizeof(GbtColFold) * shape->ncols);
+	if (want_values)
+	{
+		ranges = palloc(sizeof(GbtWordRange) * Min(maxr, WIDE_MAX_RANGES));
+		nr = gbt_key_ranges(shape, vconds, nv, fold, ranges, (int) Min(maxr, WIDE_MAX_RANGES),
+							&so->nrequired);
+		if (nr < 0)
+		{
+			/* too many combinations: the arrays only filter */
+			int			m = 0;
+
+			for (int i = 0; i < nv; i++)
+				if (!(vconds[i].op == GBT_COND_EQ && vconds[i].arr))
+					vconds[m++] = vconds[i];
+			nr = gbt_key_ranges(shape, vconds, m, fold, ranges, 1, &so->nrequired);
+			so->filter_all = true;
+			Assert(nr >= 0);
+		}
+		if (nr > 0)
+		{
+			WideSeg    *seg = &so->segs[so->nsegs++];
+
+			seg->root = GBT_ROOT_BLKNO;
+			seg->ranges = ranges;
+			seg->nranges = nr;
+		}
+	}
+	if (want_nulls)
+	{
+		WideSeg    *seg = &so->segs[so->nsegs++];
+
+		seg->root = GBT_NULLROOT_BLKNO;
+		seg->ranges = palloc0(sizeof(GbtWordRange));
+		seg->nranges = 1;
+		/* NULLS FIRST: the NULLs come before the values */
+		if (so->info->nulls_first && so->nsegs == 2)
+		{
+			WideSeg		t = so->segs[0];
+
+			so->segs[0] = so->segs[1];
+			so->segs[1] = t;
+		}
+	}
+	if (!shape->nullbits)
+	{
+		/* ISNULL/NOTNULL went to the trees; keep the value conditions */
+		so->conds = vconds;
+		so->nconds = nv;
+	}
+	so->need_filter = false;
+	for (int i = 0; i < so->nconds; i++)
+		if (so->filter_all || so->conds[i].col >= so->nrequired ||
+			so->conds[i].op == GBT_COND_ROW)
+			so->need_filter = true;
+	if (so->nsegs == 0)
+		so->impossible = true;
+}
+
+static void
+prepare_scan(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	MemoryContext old;
+
+	so->impossible = false;
+	so->recheck = false;
+	so->nsegs = 0;
+	so->nrequired = 0;
+	so->filter_all = false;
+	so->need_filter = false;
+	if (so->keycxt)
+		MemoryContextReset(so->keycxt);
+	else
+		so->keycxt = AllocSetContextCreate(GetMemoryChunkContext(so), "gbtree wide scan keys",
+										   ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(so->keycxt);
+	prepare_scan_in(scan);
+	MemoryContextSwitchTo(old);
+}
+
+/* the filter: every condition the ranges do not enforce */
+static bool
+passes_filter(GbtWideScan so, const uint64 *words)
+{
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+
+	gbt_shape_decode(&so->info->shape, words, vals);
+	for (int i = 0; i < so->nconds; i++)
+	{
+		const GbtColCond *c = &so->conds[i];
+
+		if ((so->filter_all || c->col >= so->nrequired || c->op == GBT_COND_ROW) &&
+			!gbt_cond_holds(c, vals))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Reading leaves
+ * --------------
+ */
+
+/* Copy the entries of the locked leaf in buf that the position's range wants. */
+static void
+read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	WidePos    *pos = &so->pos;
+	const GbtWordRange *r = &so->segs[seg].ranges[range];
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	int			nw = so->nw;
+	int			n;
+
+	gbt_node_view((char *) page, &node);
+	pos->seg = seg;
+	pos->range = range;
+	pos->blk = BufferGetBlockNumber(buf);
+	pos->next = node.opaque->rightlink;
+	pos->rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
+	gbt_walk_bound_words(&node, false, pos->lowkey, &pos->lowtid);
+	gbt_walk_bound_words(&node, true, pos->hikey, &pos->hitid);
+	n = gbt_node_extract(&node, so->tmpkeys, so->tmptids, NULL);
+	pos->nitems = 0;
+	for (int i = 0; i < n; i++)
+	{
+		const uint64 *k = &so->tmpkeys[i * nw];
+		uint64	   *item;
+
+		if (gbt_words_cmp(k, r->lo, nw) < 0 || gbt_words_cmp(k, r->hi, nw) > 0)
+			continue;
+		if (so->need_filter && !passes_filter(so, k))
+			continue;
+		item = &pos->items[pos->nitems * (nw + 1)];
+		memcpy(item, k, sizeof(uint64) * nw);
+		item[nw] = so->tmptids[i];
+		pos->nitems++;
+	}
+	if (needs_pin(scan))
+	{
+		drop_pin(so);
+		so->pin = buf;
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	}
+	else
+		UnlockReleaseBuffer(buf);
+}
+
+/* Read the leaf where range (seg, range) starts, in direction dir. */
+static void
+read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	const GbtWordRange *r = &so->segs[seg].ranges[range];
+	bool		backward = ScanDirectionIsBackward(dir);
+	Buffer		buf;
+
+	buf = gbt_wide_descend(scan->indexRelation, so->segs[seg].root, so->nw,
+						   backward ? r->hi : r->lo, backward ? UINT64_MAX : 0,
+						   backward, BUFFER_LOCK_SHARE);
+	read_leaf(scan, buf, seg, range);
+	so->pos.itemIndex = backward ? so->pos.nitems - 1 : 0;
+}
+
+/*
+ * The next leaf in direction dir: the rest of the current range, or the
+ * start of the next one; false at the end (the position stays).
+ */
+static bool
+next_leaf(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	Relation	index = scan->indexRelation;
+	WidePos    *pos = &so->pos;
+	const GbtWordRange *r = &so->segs[pos->seg].ranges[pos->range];
+	int			nw = so->nw;
+	int			seg = pos->seg,
+				range = pos->range;
+
+	CHECK_FOR_INTERRUPTS();
+	if (ScanDirectionIsForward(dir))
+	{
+		if (!pos->rightmost && gbt_words_cmp(pos->hikey, r->hi, nw) <= 0)
+		{
+			Buffer		buf = ReadBuffer(index, pos->next);
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			gbt_wide_check_page(index, buf, nw);
+			gbt_check_in_tree(index, buf, so->segs[seg].root);
+			if (!(gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_LEAF))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has a leaf whose right-link leads to an inner page at block %u",
+								RelationGetRelationName(index), pos->next)));
+			read_leaf(scan, buf, seg, range);
+			pos->itemIndex = 0;
+			return true;
+		}
+		if (++range == so->segs[seg].nranges)
+		{
+			if (++seg == so->nsegs)
+				return false;
+			range = 0;
+		}
+	}
+	else
+	{
+		/* entries of the range may lie left of the leaf: below its low key */
+		if (gbt_wentry_lt(r->lo, 0, pos->lowkey, pos->lowtid, nw))
+		{
+			uint64		lk[GBT_MAX_KEY_WORDS],
+						lt = pos->lowtid;
+			Buffer		buf;
+
+			memcpy(lk, pos->lowkey, sizeof(uint64) * nw);
+			buf = gbt_wide_descend(index, so->segs[seg].root, nw, lk, lt, true,
+								   BUFFER_LOCK_SHARE);
+			read_leaf(scan, buf, seg, range);
+			pos->itemIndex = pos->nitems - 1;
+			return true;
+		}
+		if (--range < 0)
+		{
+			if (--seg < 0)
+				return false;
+			range = so->segs[seg].nranges - 1;
+		}
+	}
+	read_range_start(scan, seg, range, dir);
+	return true;
+}
+
+/* Step to the next matching entry in direction dir; false at the end. */
+static bool
+step(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	WidePos    *pos = &so->pos;
+
+	if (!so->started)
+	{
+		so->started = true;
+		so->par_idle = false;
+		prepare_scan(scan);
+		if (so->impossible)
+			return false;
+		/* a parallel scan is run whole by the first participant */
+		if (scan->parallel_scan && !gbt_par_claim_serial(scan))
+		{
+			so->par_idle = true;
+			return false;
+		}
+		if (ScanDirectionIsForward(dir))
+			read_range_start(scan, 0, 0, dir);
+		else
+			read_range_start(scan, so->nsegs - 1, so->segs[so->nsegs - 1].nranges - 1, dir);
+	}
+	else
+	{
+		if (so->impossible || so->par_idle || pos->seg < 0)
+			return false;
+		pos->itemIndex += ScanDirectionIsForward(dir) ? 1 : -1;
+	}
+	while (pos->itemIndex < 0 || pos->itemIndex >= pos->nitems)
+	{
+		if (!next_leaf(scan, dir))
+		{
+			/* past the end, where a step the other way finds the last entry */
+			pos->itemIndex = ScanDirectionIsForward(dir) ? pos->nitems : -1;
+			return false;
+		}
+	}
+	return true;
+}
+
+bool
+gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	const uint64 *item;
+	int			nw = so->nw;
+
+	if (!step(scan, dir))
+		return false;
+	item = &so->pos.items[so->pos.itemIndex * (nw + 1)];
+	gbt_tid_to_itemptr(item[nw], &scan->xs_heaptid);
+	scan->xs_recheck = so->recheck;
+	if (scan->xs_want_itup)
+	{
+		Datum		values[GBT_MAX_KEY_COLS];
+		bool		isnull[GBT_MAX_KEY_COLS];
+		MemoryContext old;
+
+		if (so->tupcxt == NULL)
+			so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree wide tuple",
+											   ALLOCSET_SMALL_SIZES);
+		MemoryContextReset(so->tupcxt);
+		old = MemoryContextSwitchTo(so->tupcxt);
+		if (so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO)
+		{
+			values[0] = (Datum) 0;
+			isnull[0] = true;
+		}
+		else
+			gbt_wide_decode(so->info, item, item[nw], values, isnull);
+		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), values, isnull);
+		MemoryContextSwitchTo(old);
+	}
+	return true;
+}
+
+int64
+gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	int			nw = so->nw;
+	int64		n = 0;
+	ItemPointerData tids[GBT_MAX_SLOTS];
+
+	if (!step(scan, ForwardScanDirection))
+		return 0;
+	for (;;)
+	{
+		WidePos    *pos = &so->pos;
+		int			k = 0;
+
+		for (int i = pos->itemIndex; i < pos->nitems; i++)
+			gbt_tid_to_itemptr(pos->items[i * (nw + 1) + nw], &tids[k++]);
+		tbm_add_tuples(tbm, tids, k, so->recheck);
+		n += k;
+		pos->itemIndex = pos->nitems - 1;
+		if (!step(scan, ForwardScanDirection))
+			break;
+	}
+	return n;
+}
+
+void
+gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	drop_pin(so);
+	so->started = false;
+	so->markValid = false;
+	so->pos.seg = -1;
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+}
+
+void
+gbt_wide_endscan(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	drop_pin(so);
+	if (so->keycxt)
+		MemoryContextDelete(so->keycxt);
+	if (so->tupcxt)
+		MemoryContextDelete(so->tupcxt);
+	if (so->mark)
+		pfree(so->mark);
+	pfree(so);
+}
+
+/* Mark and restore copy the position, as scan.c's do. */
+void
+gbt_wide_markpos(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	WidePos    *pos = &so->pos;
+
+	if (!so->started || pos->seg < 0)
+	{
+		so->markValid = false;
+		return;
+	}
+	if (so->mark == NULL)
+		so->mark = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(WidePos));
+	memcpy(so->mark, pos, offsetof(WidePos, items) +
+		   sizeof(uint64) * (so->nw + 1) * pos->nitems);
+	so->markValid = true;
+}
+
+void
+gbt_wide_restrpos(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	if (!so->markValid)
+		return;
+	if (so->pos.blk != so->mark->blk || !BufferIsValid(so->pin))
+	{
+		drop_pin(so);
+		if (needs_pin(scan))
+			so->pin = ReadBuffer(scan->indexRelation, so->mark->blk);
+	}
+	memcpy(&so->pos, so->mark, offsetof(WidePos, items) +
+		   sizeof(uint64) * (so->nw + 1) * so->mark->nitems);
+}
