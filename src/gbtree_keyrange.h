@@ -22,9 +22,9 @@
  * lies outside the column's type.  Conditions follow the column's
  * ascending order whatever its DESC, which only maps them onto words.
  *
- * The second step of multi-column scans (src/README, "Multi-word keys");
- * plain C, tested exhaustively over small columns by test/unit/test_keys.c,
- * not used by the scans yet.
+ * Multi-column scans' conditions (src/README, "Multi-word keys"), for
+ * wide_scan.c; plain C, tested exhaustively over small columns by
+ * test/unit/test_keys.c.
  *
  *-------------------------------------------------------------------------
  */

@@ -5,9 +5,9 @@
  *	  than 64 bits (uuid), encoded as a fixed sequence of 64-bit words
  *	  whose unsigned lexicographic order is the index's order.
  *
- * The first step of multi-column and uuid keys (src/README, "Multi-word
- * keys"): the encoding and its inverse, tested exhaustively by
- * test/unit/test_keys.c.  The pages, scans and kernels do not use it yet.
+ * The encoding of multi-column and uuid keys (src/README, "Multi-word
+ * keys") and its inverse, tested exhaustively by test/unit/test_keys.c;
+ * wide.c maps an index's columns onto it.
  *
  * A key is the concatenation, most significant bit first, of each
  * column's field:
