@@ -60,12 +60,43 @@ it.  Each batcher takes the feature of its next transaction from a
 shuffled deck, so that every kind is reached in a short run; the summary
 counts them, and a run of 60 s or more fails if one was never reached.
 
+Multi-word twins (the types uuid, c2 and c3): a one-column index on uuid
+(all-zero and all-ff uuids, uuids differing only in their last byte or
+across the 64-bit word boundary, NULLs, heavy duplicates), and twins
+with indexes on several columns: c2 (a int4, b timestamptz) and c3
+(a int2 DESC NULLS FIRST, b float8, c uuid), NULLs in any column, NaN,
+-0.0 and infinities in the float column, heavy duplicates of the leading
+column.  The writers and batchers change them as they do the others (the
+batchers' steps write every column); the checks on them: equality on a
+prefix or on every column, ranges on a column under equality on the ones
+before it, conditions on a later column only, = ANY and IN on any column
+(NULL elements, cross-type arrays), row comparisons ((a, b) > (x, y),
+with NULL members at times, after an equality prefix at times), IS [NOT]
+NULL on any column, OR and AND of these, ORDER BY index columns (a
+prefix, or the columns after an equality prefix; in the index's order or
+its exact reverse, NULLS written out or not, at times an order the index
+cannot give) with LIMIT, returning the ordered columns only (ties are
+equal rows), min/max and count, and scrollable cursors (index and
+index-only scans) moving both ways; in every scan mode above.  No joins
+on them (GbtreeJoin takes one-column one-word keys), and no unique
+indexes.  They draw on random generators of their own: a seed makes the
+same operations on the one-word twins, in the same order, whether or not
+multi-word twins run beside them.  By default they join the types when
+the installed gbtree can index them (a uuid operator class; several
+columns: amcanmulticol), and are left out with a note otherwise; named
+in --types, they must be supported.
+
+--am btree builds the "gbtree" twins with btree too (no extension, no
+gbtree_check, no joins, no batching GUC): a check of the fuzzer itself
+against a plain PostgreSQL, where every comparison must agree.
+
 The seed fixes every random choice of every session; the interleaving of
 the sessions is up to the scheduler.
 
 usage: gbtree_fuzz.py --dsn 'host=... port=... dbname=...' [--seed N]
                       [--seconds S] [--writers W] [--batchers B]
-                      [--types int8,float8,...]
+                      [--types int8,float8,uuid,c2,...] [--am gbtree|btree]
+       (--types: "oneword" and "multiword" name the two groups)
 """
 import argparse
 import collections
@@ -82,6 +113,43 @@ import psycopg2.extensions
 
 INT_LIMITS = {"int2": (-32768, 32767), "int4": (-2147483648, 2147483647),
               "int8": (-9223372036854775808, 9223372036854775807)}
+
+# the one-word key types (the default set before multi-word twins), in the
+# order that their random choices were always made in
+ONE_WORD_TYPES = ["int8", "int4", "int2", "float8", "float4", "timestamptz", "date", "bool", "oid", "money",
+                  "time", "timestamp"]
+# twins with an index on several columns: (column, type, index options);
+# a twin of any other type t has one column k, indexed as (k)
+COMPOSITE = {
+    "c2": [("a", "int4", ""), ("b", "timestamptz", "")],
+    "c3": [("a", "int2", " DESC NULLS FIRST"), ("b", "float8", ""), ("c", "uuid", "")],
+}
+# multi-word keys: their own lane of random choices, no joins
+MULTIWORD_TYPES = ["uuid", "c2", "c3"]
+# the access method of the "gbtree" twins (--am)
+AM = "gbtree"
+
+# uuids that order across both 64-bit words and both signs of each:
+# all-zero, all-ff, the words' top bits, neighbours across the boundary
+UUID_SPECIAL = ["00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+                "7fffffff-ffff-ffff-ffff-ffffffffffff", "80000000-0000-0000-0000-000000000000",
+                "00000000-0000-0000-7fff-ffffffffffff", "00000000-0000-0000-8000-000000000000",
+                "00000000-0000-0000-ffff-ffffffffffff", "00000000-0000-0001-0000-000000000000",
+                "ffffffff-ffff-ffff-0000-000000000000", "00000000-0000-0000-0000-000000000001",
+                "ffffffff-ffff-ffff-ffff-fffffffffffe", "7fffffff-ffff-ffff-8000-000000000000"]
+# heavy duplicates: one uuid and the ones differing from it only in the
+# last byte
+UUID_DUP_PREFIX = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a"
+
+
+def uuid_text(rnd, r):
+    """A uuid's text for gen_value and gen_text (r: their draw, past NULL)."""
+    if r < 0.16:
+        return rnd.choice(UUID_SPECIAL)
+    if r < 0.5:
+        return UUID_DUP_PREFIX + "%02x" % rnd.choice([0, 1, 2, 3, 0x7f, 0x80, 0xfe, 0xff])
+    h = "%032x" % rnd.getrandbits(128)
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
 
 
 def gen_value(t, rnd):
@@ -120,6 +188,8 @@ def gen_value(t, rnd):
         return "'%02d:%02d'::time" % (rnd.randint(0, 23), rnd.choice([0, 30]))
     if t == "bool":
         return rnd.choice(["true", "false"])
+    if t == "uuid":
+        return "'%s'::uuid" % uuid_text(rnd, r)
     raise ValueError(t)
 
 
@@ -178,6 +248,298 @@ def norm_key(v):
     return v
 
 
+# ---- multi-word twins: several columns, uuid -----------------------------------
+
+def tcols(t):
+    """The indexed columns of the fz_<t> twins: (name, type, index options)."""
+    return COMPOSITE.get(t) or [("k", t, "")]
+
+
+def col_names(t):
+    return ", ".join(c for c, _, _ in tcols(t))
+
+
+def lead_col(t):
+    return tcols(t)[0][0]
+
+
+def index_def(t):
+    return ", ".join(c + o for c, _, o in tcols(t))
+
+
+def col_exprs(t, cols=None):
+    """The select list of columns (all of t's by default), as kexpr fetches
+    them, renamed: an output column's name wins in ORDER BY, so that ORDER
+    BY k would sort the text of k::text (a Sort over the scan) instead of
+    asking the index for its order."""
+    return ", ".join("%s AS %s_out" % (kexpr(ct, c), c) for c, ct, _ in (cols or tcols(t)))
+
+
+# the share of a composite's leading values drawn from a handful
+LEAD_DUP = 0.4
+
+
+def dup_text(ct, rnd):
+    """One of a handful of values of type ct (text form): heavy duplicates
+    of a composite's leading column."""
+    if ct in INT_LIMITS:
+        return str(rnd.randint(-2, 2))
+    if ct in ("float4", "float8"):
+        return rnd.choice(["-1", "-0", "0", "0.5", "NaN"])
+    if ct in ("timestamptz", "timestamp"):
+        return (BASE_TS + datetime.timedelta(hours=rnd.randint(-2, 2))).strftime("%Y-%m-%d %H:%M:%S")
+    if ct == "uuid":
+        return UUID_DUP_PREFIX + "%02x" % rnd.randint(0, 3)
+    return None
+
+
+def gen_mvalue(t, i, rnd):
+    """A literal for column i of composite t (None for NULL)."""
+    ct = tcols(t)[i][1]
+    if i == 0 and rnd.random() < LEAD_DUP:
+        return "'%s'::%s" % (dup_text(ct, rnd), ct)
+    return gen_value(ct, rnd)
+
+
+def gen_mtext(t, i, rnd):
+    """gen_mvalue in text form (COPY)."""
+    ct = tcols(t)[i][1]
+    if i == 0 and rnd.random() < LEAD_DUP:
+        return dup_text(ct, rnd)
+    return gen_text(ct, rnd)
+
+
+def gen_mrow(t, rnd):
+    """The column values of a new row of composite t, as SQL."""
+    out = []
+    for i in range(len(tcols(t))):
+        v = gen_mvalue(t, i, rnd)
+        out.append(v if v is not None else "NULL")
+    return ", ".join(out)
+
+
+def gen_mset(t, rnd):
+    """An UPDATE's SET list for composite t: one or more of its columns."""
+    cols = tcols(t)
+    which = sorted(rnd.sample(range(len(cols)), rnd.randint(1, len(cols))))
+    out = []
+    for i in which:
+        v = gen_mvalue(t, i, rnd)
+        out.append("%s = %s" % (cols[i][0], v if v is not None else "NULL"))
+    return ", ".join(out)
+
+
+def gen_mconst(t, i, rnd):
+    """A non-null constant for column i of composite t, at times of
+    another type of its family; the leading column's often one of its
+    handful of duplicates."""
+    ct = tcols(t)[i][1]
+    if i == 0 and rnd.random() < 0.5:
+        return "'%s'::%s" % (dup_text(ct, rnd), rnd.choice(cross_types(ct)) if ct in INT_LIMITS else ct)
+    return gen_const(ct, rnd)
+
+
+def gen_many(t, i, rnd, op="="):
+    """col op ANY(array) on column i of t: NULL elements, duplicates, at
+    times an array of another type of the column's family."""
+    c, ct = tcols(t)[i][:2]
+    at = rnd.choice(cross_types(ct))
+    elems = []
+    for _ in range(rnd.randint(0, 10)):
+        if elems and rnd.random() < 0.15:
+            elems.append(rnd.choice(elems))
+            continue
+        v = gen_mvalue(t, i, rnd) if at == ct else gen_value(at, rnd)
+        elems.append(v if v is not None else "NULL")
+    return "%s %s ANY(ARRAY[%s]::%s[])" % (c, op, ", ".join(elems), at)
+
+
+def gen_colpred(t, i, rnd, ranges=False):
+    """One condition on column i of t (ranges: a range, one or two-sided)."""
+    c = tcols(t)[i][0]
+    r = rnd.random() * (0.55 if ranges else 1.0)
+    if r < 0.25:
+        return "%s %s %s" % (c, rnd.choice(["<", "<=", ">", ">="]), gen_mconst(t, i, rnd))
+    if r < 0.40:
+        return "%s BETWEEN %s AND %s" % (c, gen_mconst(t, i, rnd), gen_mconst(t, i, rnd))
+    if r < 0.55:
+        return "%s %s %s AND %s %s %s" % (c, rnd.choice([">", ">="]), gen_mconst(t, i, rnd),
+                                          c, rnd.choice(["<", "<="]), gen_mconst(t, i, rnd))
+    if r < 0.70:
+        return "%s = %s" % (c, gen_mconst(t, i, rnd))
+    if r < 0.78:
+        return "%s IN (%s)" % (c, ", ".join(gen_mconst(t, i, rnd) for _ in range(rnd.randint(1, 5))))
+    if r < 0.88:
+        return gen_many(t, i, rnd, rnd.choice(["=", "=", "=", "<", ">="]))
+    if r < 0.94:
+        return "%s IS NULL" % c
+    return "%s IS NOT NULL" % c
+
+
+def gen_row_compare(t, rnd, start):
+    """(cols) op (values) over columns start.. of t, NULL members at times."""
+    cols = tcols(t)
+    m = rnd.randint(2, len(cols) - start)
+    members = list(range(start, start + m))
+    vals = []
+    for i in members:
+        if rnd.random() < 0.12:
+            vals.append(rnd.choice(["NULL", "NULL::%s" % cols[i][1]]))
+        else:
+            vals.append(gen_mconst(t, i, rnd))
+    op = rnd.choice(["<", "<=", ">", ">=", "<", "<=", ">", ">=", "="])
+    row = "ROW(%s)" if rnd.random() < 0.2 else "(%s)"
+    return "%s %s %s" % (row % ", ".join(cols[i][0] for i in members), op, "(%s)" % ", ".join(vals))
+
+
+def gen_mpred(t, rnd):
+    """A WHERE clause on composite t, and how many leading columns it pins
+    to one value each (by equalities; 0 where it may not)."""
+    cols = tcols(t)
+    n = len(cols)
+
+    def eqs(m):
+        return ["%s = %s" % (cols[i][0], gen_mconst(t, i, rnd)) for i in range(m)]
+    k = rnd.random()
+    if k < 0.12:
+        # equality on a prefix, on every column at times
+        m = rnd.randint(1, n)
+        return " AND ".join(eqs(m)), m
+    if k < 0.30:
+        # equality on a prefix, a range on the next column (and at times a
+        # condition on a column after it)
+        m = rnd.randint(1, n - 1)
+        parts = eqs(m) + [gen_colpred(t, m, rnd, ranges=rnd.random() < 0.7)]
+        if m + 1 < n and rnd.random() < 0.3:
+            parts.append(gen_colpred(t, rnd.randint(m + 1, n - 1), rnd))
+        return " AND ".join(parts), m
+    if k < 0.40:
+        # later columns only
+        i = rnd.randint(1, n - 1)
+        p = gen_colpred(t, i, rnd)
+        if rnd.random() < 0.25:
+            p += " AND " + gen_colpred(t, rnd.randint(1, n - 1), rnd)
+        return p, 0
+    if k < 0.48:
+        # the leading column, at times with a later one
+        p = gen_colpred(t, 0, rnd)
+        if rnd.random() < 0.5:
+            p += " AND " + gen_colpred(t, rnd.randint(1, n - 1), rnd)
+        return p, 0
+    if k < 0.58:
+        # = ANY on any column, at times under equality on the ones before it
+        i = rnd.randrange(n)
+        parts = eqs(i) if i and rnd.random() < 0.5 else []
+        parts.append(gen_many(t, i, rnd))
+        if rnd.random() < 0.25:
+            parts.append(gen_many(t, rnd.randrange(n), rnd))
+        return " AND ".join(parts), len(parts) - 1 if len(parts) == i + 1 else 0
+    if k < 0.70:
+        # a row comparison from the first column, or after an equality on
+        # it, or (no index bound) from the second
+        r = rnd.random()
+        if n >= 3 and r < 0.3:
+            return " AND ".join(eqs(1) + [gen_row_compare(t, rnd, 1)]), 1
+        if n >= 3 and r < 0.4:
+            return gen_row_compare(t, rnd, 1), 0
+        p = gen_row_compare(t, rnd, 0)
+        if rnd.random() < 0.2:
+            p += " AND " + gen_colpred(t, rnd.randrange(n), rnd)
+        return p, 0
+    if k < 0.80:
+        # IS [NOT] NULL on any column, at times under equality on the ones
+        # before it, or with another condition
+        i = rnd.randrange(n)
+        nul = "%s IS %sNULL" % (cols[i][0], rnd.choice(["", "NOT "]))
+        if i and rnd.random() < 0.4:
+            return " AND ".join(eqs(i) + [nul]), i
+        if rnd.random() < 0.3:
+            nul += " AND " + gen_colpred(t, rnd.randrange(n), rnd)
+        return nul, 0
+    if k < 0.90:
+        return "(%s OR %s)" % (gen_mpred(t, rnd)[0], gen_mpred(t, rnd)[0]), 0
+    (p1, m1), (p2, m2) = gen_mpred(t, rnd), gen_mpred(t, rnd)
+    return "%s AND %s" % (p1, p2), max(m1, m2) if min(m1, m2) == 0 else min(m1, m2)
+
+
+def gen_any_pred(t, rnd):
+    """A WHERE clause on the fz_<t> twins."""
+    return gen_mpred(t, rnd)[0] if t in COMPOSITE else gen_pred(t, rnd)
+
+
+def index_order(t, reverse=False):
+    """ORDER BY the index columns of t in the index's order or its exact
+    reverse, every direction and NULLS written out."""
+    parts = []
+    for c, _, opts in tcols(t):
+        desc = "DESC" in opts
+        nulls_first = "NULLS FIRST" in opts or (desc and "NULLS LAST" not in opts)
+        if reverse:
+            desc, nulls_first = not desc, not nulls_first
+        parts.append("%s %s NULLS %s" % (c, "DESC" if desc else "ASC", "FIRST" if nulls_first else "LAST"))
+    return ", ".join(parts)
+
+
+def gen_morder(t, rnd, pinned=0, full=False):
+    """An ORDER BY over index columns of composite t: a prefix of them, or
+    the ones after the pinned prefix; the index's order or its exact
+    reverse (NULLS written out or left to the default), at times one the
+    index cannot give.  Returns the clause and its columns."""
+    cols = tcols(t)
+    n = len(cols)
+    start = pinned if 0 < pinned < n and rnd.random() < 0.6 else 0
+    m = n - start if full or rnd.random() < 0.4 else rnd.randint(1, n - start)
+    sel = cols[start:start + m]
+    reverse = rnd.random() < 0.5
+    flip = rnd.randrange(m) if rnd.random() < 0.08 else -1
+    parts = []
+    for j, (c, ct, opts) in enumerate(sel):
+        desc = "DESC" in opts
+        nulls_first = "NULLS FIRST" in opts or (desc and "NULLS LAST" not in opts)
+        if reverse:
+            desc, nulls_first = not desc, not nulls_first
+        if j == flip:
+            # an order the index cannot give: a Sort
+            if rnd.random() < 0.5:
+                desc = not desc
+            else:
+                nulls_first = not nulls_first
+        s = c + (" DESC" if desc else rnd.choice(["", " ASC"]))
+        if nulls_first != desc or rnd.random() < 0.3:
+            s += " NULLS FIRST" if nulls_first else " NULLS LAST"
+        parts.append(s)
+    return ", ".join(parts), sel
+
+
+def gen_mcheck(t, rnd, kind):
+    """gen_check for composite t."""
+    pred, pinned = gen_mpred(t, rnd)
+    cols = tcols(t)
+    if kind < 0.45:
+        # the index columns alone at times: index-only scans
+        sel = col_exprs(t) if rnd.random() < 0.3 else "id, " + col_exprs(t)
+        return "SELECT " + sel + " FROM fz_" + t + "_{side} WHERE " + pred, False
+    if kind < 0.75:
+        # the ordered columns alone: rows equal in them are equal rows
+        order, ocols = gen_morder(t, rnd, pinned)
+        lim = rnd.choice([1, 10, 100, 1000])
+        where = "" if rnd.random() < 0.25 else " WHERE " + pred
+        return ("SELECT " + col_exprs(t, ocols) + " FROM fz_" + t + "_{side}" + where + " ORDER BY " + order
+                + " LIMIT %d" % lim), True
+    if kind < 0.85:
+        # min/max of a column (a prefix pinned: of the next one), count
+        aggs = ["count(*)"]
+        cand = [i for i, (c, ct, _) in enumerate(cols) if ct != "uuid"]
+        for i in rnd.sample(cand, min(len(cand), rnd.randint(1, 2))):
+            if 0 < pinned < len(cols) and rnd.random() < 0.5 and cols[pinned][1] != "uuid":
+                i = pinned
+            c, ct = cols[i][:2]
+            fold = " + 0" if ct in ("float4", "float8") else ""
+            aggs.append("(min(%s)%s)::text, (max(%s)%s)::text" % (c, fold, c, fold))
+        return "SELECT " + ", ".join(aggs) + " FROM fz_" + t + "_{side} WHERE " + pred, True
+    return None
+
+
 MODES = {
     "index": ["SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off",
               "SET LOCAL enable_indexonlyscan = off"],
@@ -223,37 +585,72 @@ def connect(dsn):
     return conn
 
 
+def set_am(am):
+    """The access method of the "gbtree" twins, in this process."""
+    global AM
+    AM = am
+
+
+def multiword_support(dsn):
+    """{type: why AM cannot index it} for the multi-word types it cannot
+    index: no default operator class for a column's type, or (several
+    columns) amcanmulticol false."""
+    conn = connect(dsn)
+    cur = conn.cursor()
+    if AM == "gbtree":
+        cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+    cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col') FROM pg_am WHERE amname = %s", (AM,))
+    amoid, multicol = cur.fetchone()
+    missing = {}
+    for t in MULTIWORD_TYPES:
+        why = []
+        if len(tcols(t)) > 1 and not multicol:
+            why.append("%s indexes one column only" % AM)
+        for _, ct, _ in tcols(t):
+            cur.execute("SELECT count(*) FROM pg_opclass WHERE opcmethod = %s AND opcdefault "
+                        "AND opcintype = %s::regtype", (amoid, ct))
+            if cur.fetchone()[0] == 0 and "no %s operator class" % ct not in why:
+                why.append("no %s operator class" % ct)
+        if why:
+            missing[t] = ", ".join(why)
+    conn.close()
+    return missing
+
+
 def setup(dsn, types, tablespace=None):
     conn = connect(dsn)
     cur = conn.cursor()
-    cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+    if AM == "gbtree":
+        cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+    else:
+        cur.execute("SET client_min_messages = warning")
     if tablespace:
         # where batchers move indexes with entries pending
         cur.execute("SELECT count(*) FROM pg_tablespace WHERE spcname = 'fz_ts'")
         if cur.fetchone()[0] == 0:
             cur.execute("CREATE TABLESPACE fz_ts LOCATION %s", (tablespace,))
     for t in types:
-        for side, am in (("g", "gbtree"), ("b", "btree")):
+        for side, am in (("g", AM), ("b", "btree")):
             cur.execute("DROP TABLE IF EXISTS fz_%s_%s" % (t, side))
             # ids are never negative: the batchers make statements fail
             # midway by inserting a negative one
-            cur.execute("CREATE TABLE fz_%s_%s (id int8 CHECK (id >= 0), k %s) WITH (autovacuum_enabled = off)"
-                        % (t, side, t))
-            cur.execute("CREATE INDEX fz_%s_%s_k ON fz_%s_%s USING %s (k)" % (t, side, t, side, am))
+            cur.execute("CREATE TABLE fz_%s_%s (id int8 CHECK (id >= 0), %s) WITH (autovacuum_enabled = off)"
+                        % (t, side, ", ".join("%s %s" % (c, ct) for c, ct, _ in tcols(t))))
+            cur.execute("CREATE INDEX fz_%s_%s_k ON fz_%s_%s USING %s (%s)" % (t, side, t, side, am, index_def(t)))
     # an exclusion constraint's index is never batched: it must refuse
     # exactly what a unique btree refuses, within one statement too
     cur.execute("DROP TABLE IF EXISTS fz_excl_g, fz_excl_b")
-    cur.execute("CREATE TABLE fz_excl_g (id int8, k int8, CONSTRAINT fz_excl_g_x EXCLUDE USING gbtree (k WITH =))"
-                " WITH (autovacuum_enabled = off)")
-    cur.execute("CREATE INDEX fz_excl_g_id ON fz_excl_g USING gbtree (id)")
+    cur.execute("CREATE TABLE fz_excl_g (id int8, k int8, CONSTRAINT fz_excl_g_x EXCLUDE USING %s (k WITH =))"
+                " WITH (autovacuum_enabled = off)" % AM)
+    cur.execute("CREATE INDEX fz_excl_g_id ON fz_excl_g USING %s (id)" % AM)
     cur.execute("CREATE TABLE fz_excl_b (id int8, k int8, CONSTRAINT fz_excl_b_x UNIQUE (k))"
                 " WITH (autovacuum_enabled = off)")
     cur.execute("CREATE INDEX fz_excl_b_id ON fz_excl_b USING btree (id)")
     # and so must a unique gbtree index (checked at insert time, never batched)
     cur.execute("DROP TABLE IF EXISTS fz_excl_u")
     cur.execute("CREATE TABLE fz_excl_u (id int8, k int8) WITH (autovacuum_enabled = off)")
-    cur.execute("CREATE UNIQUE INDEX fz_excl_u_k ON fz_excl_u USING gbtree (k)")
-    cur.execute("CREATE INDEX fz_excl_u_id ON fz_excl_u USING gbtree (id)")
+    cur.execute("CREATE UNIQUE INDEX fz_excl_u_k ON fz_excl_u USING %s (k)" % AM)
+    cur.execute("CREATE INDEX fz_excl_u_id ON fz_excl_u USING %s (id)" % AM)
     # scans from inside a running statement: count through the index and
     # through a seq scan (fresh snapshots: they see the statement's rows so
     # far) and raise if they differ
@@ -281,6 +678,8 @@ END $f$;
 def diagnose(dsn, t):
     """After a mismatch: what gbtree_check(heapallindexed) says of the
     twin's index (missing entries, or entries in the wrong place)."""
+    if AM != "gbtree":
+        return "(--am %s: no gbtree_check)" % AM
     try:
         conn = connect(dsn)
         cur = conn.cursor()
@@ -291,23 +690,53 @@ def diagnose(dsn, t):
         return "gbtree_check(fz_%s_g_k, heapallindexed): %s [%s]" % (t, str(e).strip(), e.pgcode)
 
 
-def writer(dsn, types, seed, wid, deadline, counter):
-    rnd = random.Random(seed * 1000 + wid)
+def split_lanes(types):
+    """The one-word types and the multi-word ones (each in --types order)."""
+    return ([t for t in types if t not in MULTIWORD_TYPES], [t for t in types if t in MULTIWORD_TYPES])
+
+
+def pick_lane(lrnd, lanes):
+    """Which lane the next operation of a session takes (0: one-word, 1:
+    multi-word types), each type as likely as any other.  Each lane draws
+    on random generators of its own, so that adding multi-word types
+    leaves the one-word lane's operations as a seed made them before."""
+    old, new = lanes
+    if new and (not old or lrnd.random() < len(new) / (len(old) + len(new))):
+        return 1
+    return 0
+
+
+def lane_rnd(seed, who):
+    """The multi-word lane's random generator of session who, and the one
+    choosing between the lanes (str seeds hash the same in every run)."""
+    return random.Random("multiword-%d-%s" % (seed, who)), random.Random("lane-%d-%s" % (seed, who))
+
+
+def writer(dsn, types, seed, wid, deadline, counter, am="gbtree"):
+    set_am(am)
+    lanes = split_lanes(types)
+    mrnd, lrnd = lane_rnd(seed, "writer-%d" % wid)
+    rnds = [random.Random(seed * 1000 + wid), mrnd]
     conn = connect(dsn)
     cur = conn.cursor()
-    nextid = wid * 10 ** 9
+    nextids = [wid * 10 ** 9, wid * 10 ** 9 + 5 * 10 ** 8]
     ops = 0
     while time.time() < deadline:
-        t = rnd.choice(types)
+        lane = pick_lane(lrnd, lanes)
+        rnd = rnds[lane]
+        t = rnd.choice(lanes[lane])
         r = rnd.random()
         try:
             if r < 0.55:
                 n = rnd.choice([1, 5, 50, 400])
                 rows = []
                 for _ in range(n):
-                    v = gen_value(t, rnd)
-                    rows.append("(%d, %s)" % (nextid, v if v is not None else "NULL"))
-                    nextid += 1
+                    if t in COMPOSITE:
+                        rows.append("(%d, %s)" % (nextids[lane], gen_mrow(t, rnd)))
+                    else:
+                        v = gen_value(t, rnd)
+                        rows.append("(%d, %s)" % (nextids[lane], v if v is not None else "NULL"))
+                    nextids[lane] += 1
                 vals = ", ".join(rows)
                 cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; INSERT INTO fz_{0}_g VALUES {1}; INSERT INTO fz_{0}_b VALUES {1}; COMMIT"
                             .format(t, vals))
@@ -318,14 +747,18 @@ def writer(dsn, types, seed, wid, deadline, counter):
                             "DELETE FROM fz_{0}_b WHERE id % {1} = {2} AND id / 1000 % 7 = {3}; COMMIT"
                             .format(t, m, rr, rnd.randint(0, 6)))
             elif r < 0.80:
-                v = gen_value(t, rnd)
+                if t in COMPOSITE:
+                    sets = gen_mset(t, rnd)
+                else:
+                    v = gen_value(t, rnd)
+                    sets = "k = " + (v if v is not None else "NULL")
                 m = rnd.randint(5, 50)
-                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; UPDATE fz_{0}_g SET k = {1} WHERE id % {2} = {3}; "
-                            "UPDATE fz_{0}_b SET k = {1} WHERE id % {2} = {3}; COMMIT"
-                            .format(t, v if v is not None else "NULL", m, rnd.randint(0, m - 1)))
+                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; UPDATE fz_{0}_g SET {1} WHERE id % {2} = {3}; "
+                            "UPDATE fz_{0}_b SET {1} WHERE id % {2} = {3}; COMMIT"
+                            .format(t, sets, m, rnd.randint(0, m - 1)))
             elif r < 0.86:
                 # the predicate may be answered by either index: compare counts
-                pred = gen_pred(t, rnd)
+                pred = gen_any_pred(t, rnd)
                 cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 if rnd.random() < 0.5:
                     cur.execute("SET LOCAL enable_seqscan = off")
@@ -413,7 +846,11 @@ def gen_check(t, rnd, kind=None):
     for kind >= 0.85 (a cursor check)."""
     if kind is None:
         kind = rnd.random()
-    ke = kexpr(t)
+    if t in COMPOSITE:
+        return gen_mcheck(t, rnd, kind)
+    # (one-word types: k::text keeps its name k, and ORDER BY k then sorts
+    # the text: only the float types get the index's order)
+    ke = col_exprs(t)
     pred = gen_pred(t, rnd)
     if kind < 0.45:
         q = "SELECT id, " + ke + " FROM fz_%s_{side} WHERE " + pred
@@ -428,7 +865,8 @@ def gen_check(t, rnd, kind=None):
     elif kind < 0.85:
         # -0 and 0 are equal: which one min() meets first is a tie, fold it
         fold = " + 0" if t in ("float4", "float8") else ""
-        agg = "count(*)" if t == "bool" else "count(*), (min(k)%s)::text, (max(k)%s)::text" % (fold, fold)
+        # (no min/max of uuid in PostgreSQL 15)
+        agg = "count(*)" if t in ("bool", "uuid") else "count(*), (min(k)%s)::text, (max(k)%s)::text" % (fold, fold)
         q = "SELECT " + agg + " FROM fz_%s_{side} WHERE " + pred
         ordered = True
     else:
@@ -475,7 +913,7 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
 def check_once(cur, t, rnd, stats, joins=False, types=None):
     """One random check on the fz_<t> twins in a snapshot of its own; joins:
     this gbtree has GbtreeJoin (types: the twins an outer side may read)."""
-    if joins and rnd.random() < JOIN_SHARE:
+    if joins and t not in MULTIWORD_TYPES and rnd.random() < JOIN_SHARE:
         cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         try:
             return compare_join(cur, t, rnd, types or [t], stats)
@@ -494,7 +932,49 @@ def check_once(cur, t, rnd, stats, joins=False, types=None):
         cur.execute("COMMIT")
 
 
+def cursor_moves(rnd):
+    """A random walk of a scrollable cursor (check_mcursor's)."""
+    return [rnd.choice(["NEXT", "PRIOR", "FORWARD %d" % rnd.randint(1, 300), "BACKWARD %d" % rnd.randint(1, 300),
+                        "ABSOLUTE %d" % rnd.randint(-50, 400), "RELATIVE %d" % rnd.randint(-100, 100),
+                        "FIRST", "LAST", "FORWARD ALL", "BACKWARD ALL"])
+            for _ in range(rnd.randint(3, 12))]
+
+
+def check_mcursor(cur, t, rnd, stats):
+    """check_cursor for composite t: ORDER BY index columns (either way),
+    through an index scan or an index-only scan."""
+    pred, pinned = gen_mpred(t, rnd) if rnd.random() < 0.6 else ("true", 0)
+    order, ocols = gen_morder(t, rnd, pinned, full=rnd.random() < 0.5)
+    mode = rnd.choice(["index", "ios"])
+    moves = cursor_moves(rnd)
+    q = "SELECT %s FROM fz_%s_{side} WHERE %s ORDER BY %s" % (col_exprs(t, ocols), t, pred, order)
+    results = {}
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        for side in ("g", "b"):
+            for s in MODES[mode]:
+                cur.execute(s)
+            cur.execute("DECLARE c_%s SCROLL CURSOR FOR %s" % (side, q.format(side=side)))
+            out = []
+            for m in moves:
+                cur.execute("FETCH %s FROM c_%s" % (m, side))
+                out.append([tuple(norm_key(x) for x in r) for r in cur.fetchall()])
+            results[side] = out
+            for s in RESET:
+                cur.execute(s)
+    finally:
+        cur.execute("COMMIT")
+    stats["cursors"] += 1
+    if results["g"] != results["b"]:
+        j = next(j for j in range(len(moves)) if results["g"][j] != results["b"][j])
+        return "cursor (%s scans) on %s, moves %s\n first difference at move %d (%s):\n gbtree %r\n btree %r" % (
+            mode, q.format(side="g"), moves, j, moves[j], results["g"][j][:20], results["b"][j][:20])
+    return None
+
+
 def check_cursor(cur, t, rnd, stats):
+    if t in COMPOSITE:
+        return check_mcursor(cur, t, rnd, stats)
     pred = gen_pred(t, rnd) if rnd.random() < 0.6 else "true"
     desc = rnd.choice(["", " DESC"])
     moves = []
@@ -510,7 +990,7 @@ def check_cursor(cur, t, rnd, stats):
             for s in settings:
                 cur.execute(s)
             cur.execute("DECLARE c_%s SCROLL CURSOR FOR SELECT %s FROM fz_%s_%s WHERE %s ORDER BY k%s"
-                        % (side, kexpr(t), t, side, pred, desc))
+                        % (side, col_exprs(t), t, side, pred, desc))
             out = []
             for m in moves:
                 cur.execute("FETCH %s FROM c_%s" % (m, side))
@@ -560,6 +1040,8 @@ JOIN_ROW_CAP = 20000
 def join_available(cur):
     """Whether the installed gbtree has GbtreeJoin; loads the library, so
     that its planner hook is in place in this session."""
+    if AM != "gbtree":
+        return False
     cur.execute("LOAD 'gbtree'")
     cur.execute("SELECT current_setting(%s, true) IS NOT NULL", (JOIN_GUC,))
     return cur.fetchone()[0]
@@ -857,6 +1339,8 @@ def gen_text(t, rnd):
         return "%02d:%02d" % (rnd.randint(0, 23), rnd.choice([0, 30]))
     if t == "bool":
         return rnd.choice(["t", "f"])
+    if t == "uuid":
+        return uuid_text(rnd, r)
     raise ValueError(t)
 
 
@@ -877,6 +1361,7 @@ def det_value(t, x):
         "date": "ARRAY['infinity', '-infinity', '4713-01-01 BC', '5874897-12-31']::date[]",
         "time": "ARRAY['00:00', '24:00', '23:59:59.999999']::time[]",
         "bool": "ARRAY[true, false]",
+        "uuid": "ARRAY[%s]::uuid[]" % ", ".join("'%s'" % u for u in UUID_SPECIAL),
     }[t]
     dup = {
         "int2": "(({x}) % 41 - 20)::int2", "int4": "(({x}) % 41 - 20)::int4", "int8": "(({x}) % 41 - 20)::int8",
@@ -887,6 +1372,8 @@ def det_value(t, x):
         "date": "'2020-01-01'::date + (({x}) % 41 - 20)::int4",
         "time": "'00:00'::time + (({x}) % 41) * interval '30 minutes'",
         "bool": "(({x}) % 2 = 0)",
+        # 41 uuids differing in their last byte only (00-14, ec-ff)
+        "uuid": "('" + UUID_DUP_PREFIX + "' || lpad(to_hex((({x}) % 41 - 20) & 255), 2, '0'))::uuid",
     }[t]
     spread = {
         "int2": "(({x}) % 60001 - 30000)::int2", "int4": "(({x}) * 4294 - 2147483648)::int4",
@@ -898,13 +1385,15 @@ def det_value(t, x):
         "date": "'2020-01-01'::date + (({x}) % 20001 - 10000)::int4",
         "time": "'00:00'::time + (({x}) % 86400) * interval '1 second'",
         "bool": "(({x}) % 3 = 0)",
+        "uuid": "md5(({x})::text)::uuid",
     }[t]
     return ("CASE WHEN ({x}) % 23 = 0 THEN NULL WHEN ({x}) % 29 = 0 THEN ({sp})[1 + ({x}) % array_length({sp}, 1)] "
             "WHEN ({x}) % 3 = 0 THEN {dup} ELSE {spread} END").format(
         x=x, sp=specials, dup=dup.format(x=x), spread=spread.format(x=x))
 
 
-def batcher(dsn, types, seed, bid, nbatchers, deadline, out):
+def batcher(dsn, types, seed, bid, nbatchers, deadline, out, am="gbtree"):
+    set_am(am)
     b = Batcher(dsn, types, seed, bid, nbatchers)
     status = "ok"
     try:
@@ -943,6 +1432,15 @@ class Batcher:
         self.cur2 = self.conn2.cursor()
         self.nextid = (100 + bid) * 10 ** 12
         self.firstid = self.nextid
+        # the lanes (pick_lane): the one-word types' random choices, ids
+        # and decks, and the multi-word types' own
+        self.lanes = split_lanes(types)
+        mrnd, self.lrnd = lane_rnd(seed, "batcher-%d" % bid)
+        self.lane = 0
+        self.lane_state = [
+            {"rnd": self.rnd, "nextid": self.nextid, "firstid": self.firstid, "fdeck": [], "edeck": [], "rounds": 0},
+            {"rnd": mrnd, "nextid": self.nextid + 5 * 10 ** 11, "firstid": self.nextid + 5 * 10 ** 11,
+             "fdeck": [], "edeck": [], "rounds": 0}]
         self.stats = collections.Counter()
         self.cstats = query_stats()
         self.t = None
@@ -953,9 +1451,11 @@ class Batcher:
         self.ngid = 0
         self.prepared = None
         # the GUC exists once the library is loaded, if this gbtree has it
-        self.cur.execute("LOAD 'gbtree'")
-        self.cur.execute("SELECT min_val::int FROM pg_settings WHERE name = %s", (BATCH_GUC,))
-        r = self.cur.fetchone()
+        r = None
+        if AM == "gbtree":
+            self.cur.execute("LOAD 'gbtree'")
+            self.cur.execute("SELECT min_val::int FROM pg_settings WHERE name = %s", (BATCH_GUC,))
+            r = self.cur.fetchone()
         self.guc_min = r[0] if r else None
         self.joins = join_available(self.cur) and join_available(self.cur2)
         self.cur.execute("SHOW max_prepared_transactions")
@@ -964,6 +1464,54 @@ class Batcher:
         self.tablespace = self.cur.fetchone()[0] > 0
 
     # -- helpers --
+
+    def use_lane(self, lane):
+        """Switch to a lane's random choices and ids."""
+        self.lane_state[self.lane]["nextid"] = self.nextid
+        self.lane = lane
+        st = self.lane_state[lane]
+        self.rnd, self.nextid, self.firstid = st["rnd"], st["nextid"], st["firstid"]
+
+    def comp(self):
+        """Whether this transaction's twins have a composite index."""
+        return self.t in COMPOSITE
+
+    def pred(self):
+        return gen_any_pred(self.t, self.rnd)
+
+    def det_cols(self, xsrc):
+        """A composite's column values computed from the int8 expressions
+        xsrc (one a column: det_value; the leading column's values mostly
+        among a few dozen), as a list of SQL expressions."""
+        out = []
+        for i, (c, ct, _) in enumerate(tcols(self.t)):
+            x = xsrc[i]
+            if i == 0:
+                x = "(CASE WHEN (%s) %% 4 = 0 THEN (%s) ELSE (%s) * 3 END)" % (x, x, x)
+            out.append(det_value(ct, x))
+        return out
+
+    def det_set(self, src):
+        """An UPDATE's SET list of values computed from src (an int8
+        expression): k, or one or more of a composite's columns."""
+        if not self.comp():
+            return "k = " + det_value(self.t, self.x(src))
+        cols = tcols(self.t)
+        which = sorted(self.rnd.sample(range(len(cols)), self.rnd.randint(1, len(cols))))
+        vals = self.det_cols([self.x(src) for _ in cols])
+        return ", ".join("%s = %s" % (cols[i][0], vals[i]) for i in which)
+
+    def lateral_x(self, src):
+        """LATERAL (SELECT ... ) s: s.x (and a composite's s.x1, s.x2 ...)
+        salted from src."""
+        return "LATERAL (SELECT %s) s" % ", ".join(
+            "%s AS x%s" % (self.x(src), i or "") for i in range(len(tcols(self.t))))
+
+    def det_select(self):
+        """The column values from lateral_x's s, as a select list."""
+        if not self.comp():
+            return det_value(self.t, "s.x")
+        return ", ".join(self.det_cols(["s.x%s" % (i or "") for i in range(len(tcols(self.t)))]))
 
     def x(self, src):
         """x for det_value from an int8 expression, salted per statement."""
@@ -1024,8 +1572,9 @@ class Batcher:
         try:
             res = []
             for side, settings in (("g", MODES[mode]), ("b", MODES["index"]), ("g", SEQ)):
-                res.append(tuple(run_query(c, settings, "SELECT count(*) FROM fz_%s_%s WHERE k %s"
-                                           % (self.t, side, cond))[0][0] for cond in ("IS NOT NULL", "IS NULL")))
+                res.append(tuple(run_query(c, settings, "SELECT count(*) FROM fz_%s_%s WHERE %s %s"
+                                           % (self.t, side, lead_col(self.t), cond))[0][0]
+                                 for cond in ("IS NOT NULL", "IS NULL")))
         finally:
             c.execute("COMMIT")
         self.stats["count_checks"] += 1
@@ -1037,7 +1586,7 @@ class Batcher:
         """The gbtree twin answers like the btree twin and a seq scan,
         the transaction's own rows included."""
         kind = self.rnd.random()
-        if self.joins and self.rnd.random() < JOIN_SHARE:
+        if self.joins and self.t not in MULTIWORD_TYPES and self.rnd.random() < JOIN_SHARE:
             # GbtreeJoin's lookups see the transaction's pending entries;
             # in it, the outer side reads no other type's twins
             def check(sel):
@@ -1045,7 +1594,7 @@ class Batcher:
         else:
             if kind < 0.25:
                 # count(*) of index quals alone: the GbtreeCount custom scan
-                pred = gen_pred(self.t, self.rnd)
+                pred = self.pred()
                 q, ordered = "SELECT count(*) FROM fz_%s_{side} WHERE %s" % (self.t, pred), True
             else:
                 q, ordered = gen_check(self.t, self.rnd, self.rnd.random() * 0.85)
@@ -1075,6 +1624,8 @@ class Batcher:
             raise Mismatch("%s: %s" % (why, err))
 
     def copy_data(self, n, bad_at=None, bad_kind=None):
+        if self.comp():
+            return self.copy_mdata(n, bad_at, bad_kind)
         first = self.ids(n)
         lines = []
         for i in range(n):
@@ -1088,12 +1639,29 @@ class Batcher:
             lines.append("%d\t%s\n" % (ident, "\\N" if v is None else v))
         return "".join(lines)
 
+    def copy_mdata(self, n, bad_at=None, bad_kind=None):
+        """copy_data for a composite: a bad input in any column."""
+        first = self.ids(n)
+        ncols = len(tcols(self.t))
+        lines = []
+        for i in range(n):
+            vals = [gen_mtext(self.t, j, self.rnd) for j in range(ncols)]
+            ident = first + i
+            if bad_at is not None and i == bad_at:
+                if bad_kind == "check":
+                    ident = -1 - i
+                else:
+                    vals[self.rnd.randrange(ncols)] = "zz%d" % i
+            lines.append("%d\t%s\n" % (ident, "\t".join("\\N" if v is None else v for v in vals)))
+        return "".join(lines)
+
     def copy_twins(self, n, freeze=False):
         data = self.copy_data(n)
         opts = " WITH (FREEZE)" if freeze else ""
         counts = []
         for side in ("g", "b"):
-            self.cur.copy_expert("COPY fz_%s_%s (id, k) FROM STDIN%s" % (self.t, side, opts), io.StringIO(data))
+            self.cur.copy_expert("COPY fz_%s_%s (id, %s) FROM STDIN%s" % (self.t, side, col_names(self.t), opts),
+                                 io.StringIO(data))
             counts.append(self.cur.rowcount)
         if counts[0] != counts[1]:
             raise Mismatch("COPY of %d rows: %r" % (n, counts))
@@ -1112,6 +1680,9 @@ class Batcher:
                 where = " WHERE 1 / (g - %d) IS NOT NULL" % at
             else:
                 idexpr = "CASE WHEN g = %d THEN -1 ELSE %d + g END" % (at, first)
+        if self.comp():
+            return ("INSERT INTO {tbl} SELECT " + idexpr + ", " + self.det_select()
+                    + " FROM generate_series(1, %d) g, %s" % (n, self.lateral_x("g")) + where)
         return ("INSERT INTO {tbl} SELECT " + idexpr + ", " + det_value(self.t, "s.x")
                 + " FROM generate_series(1, %d) g, LATERAL (SELECT %s AS x) s" % (n, self.x("g")) + where)
 
@@ -1150,20 +1721,27 @@ class Batcher:
         first = self.ids(n)
         rows = []
         for i in range(n):
+            if self.comp():
+                vals = []
+                for j, (c, ct, _) in enumerate(tcols(self.t)):
+                    v = gen_mtext(self.t, j, self.rnd)
+                    vals.append("NULL" if v is None else "'%s'::%s" % (v, ct))
+                rows.append("(%d, %s)" % (first + i, ", ".join(vals)))
+                continue
             v = gen_text(self.t, self.rnd)
             rows.append("(%d, %s)" % (first + i, "NULL" if v is None else "'%s'::%s" % (v, self.t)))
         self.twin("INSERT INTO {tbl} VALUES " + ", ".join(rows))
 
     def step_update_keys(self):
         m = self.rnd.randint(2, 40)
-        self.twin("UPDATE {tbl} SET k = " + det_value(self.t, self.x("id"))
+        self.twin("UPDATE {tbl} SET " + self.det_set("id")
                   + " WHERE id %% %d = %d" % (m, self.rnd.randint(0, m - 1)))
 
     def step_update_pred(self):
         # found through a forced scan of the index being updated
-        pred = gen_pred(self.t, self.rnd)
+        pred = self.pred()
         self.force_index()
-        self.twin("UPDATE {tbl} SET k = " + det_value(self.t, self.x("id")) + " WHERE " + pred)
+        self.twin("UPDATE {tbl} SET " + self.det_set("id") + " WHERE " + pred)
         self.reset_modes()
 
     def step_delete(self):
@@ -1171,7 +1749,7 @@ class Batcher:
             m = self.rnd.randint(2, 9)
             self.twin("DELETE FROM {tbl} WHERE id %% %d = %d" % (m, self.rnd.randint(0, m - 1)))
         else:
-            pred = gen_pred(self.t, self.rnd)
+            pred = self.pred()
             self.force_index()
             self.twin("DELETE FROM {tbl} WHERE " + pred)
             self.reset_modes()
@@ -1179,18 +1757,30 @@ class Batcher:
     def step_self_insert(self):
         # an INSERT ... SELECT that reads its own target through the index
         # while its entries are gathered (and flushed, when memory is small)
-        pred = gen_pred(self.t, self.rnd)
+        pred = self.pred()
         self.cur.execute("SELECT count(*) FROM fz_%s_b WHERE %s" % (self.t, pred))
         if self.cur.fetchone()[0] > 4000:
-            pred = "k IS NULL"
+            pred = lead_col(self.t) + " IS NULL"
         self.force_index()
-        self.twin("INSERT INTO {tbl} SELECT id + 10000000000000, k FROM {tbl} WHERE " + pred)
+        self.twin("INSERT INTO {tbl} SELECT id + 10000000000000, " + col_names(self.t) + " FROM {tbl} WHERE " + pred)
         self.reset_modes()
 
     def step_merge(self):
         n = self.rnd.choice([10, 500, 3000])
         span = max(self.nextid - self.firstid, 1)
         first = self.firstid + self.rnd.randint(0, span)
+        if self.comp():
+            names = [c for c, _, _ in tcols(self.t)]
+            vals = ", ".join("%s AS %s" % (v, c) for v, c in zip(self.det_cols(["s.x%s" % (i or "") for i in
+                                                                                 range(len(names))]), names))
+            self.twin("MERGE INTO {tbl} t USING (SELECT %d + g AS id, %s FROM generate_series(1, %d) g, %s) v "
+                      "ON t.id = v.id "
+                      "WHEN MATCHED AND v.id %% 5 = 0 THEN DELETE "
+                      "WHEN MATCHED THEN UPDATE SET %s "
+                      "WHEN NOT MATCHED THEN INSERT VALUES (v.id, %s)"
+                      % (first, vals, n, self.lateral_x("g"), ", ".join("%s = v.%s" % (c, c) for c in names),
+                         ", ".join("v." + c for c in names)))
+            return
         self.twin("MERGE INTO {tbl} t USING (SELECT %d + g AS id, %s AS k FROM generate_series(1, %d) g, "
                   "LATERAL (SELECT %s AS x) s) v ON t.id = v.id "
                   "WHEN MATCHED AND v.id %% 5 = 0 THEN DELETE "
@@ -1239,14 +1829,14 @@ class Batcher:
         kind = self.rnd.choice(["input", "check"])
         data = self.copy_data(n, self.rnd.randint(n // 2, n - 1), kind)
         code = self.expect_error(["22", "23514"], fn=lambda: self.cur.copy_expert(
-            "COPY fz_%s_g (id, k) FROM STDIN" % self.t, io.StringIO(data)))
+            "COPY fz_%s_g (id, %s) FROM STDIN" % (self.t, col_names(self.t)), io.StringIO(data)))
         self.stats["failed_copy_" + code] += 1
         self.cur.execute("ROLLBACK TO " + name)
         self.cur.execute("RELEASE " + name)
 
     def step_plpgsql(self):
         # exception blocks: a subtransaction each, one failing midway
-        pred = gen_pred(self.t, self.rnd)
+        pred = self.pred()
         n1, n2, n3 = self.rnd.choice([10, 2000]), self.rnd.choice([100, 5000]), self.rnd.choice([10, 3000])
         at = self.rnd.randint(1, n2)
         body = ("DO $do$ BEGIN\n"
@@ -1268,7 +1858,7 @@ class Batcher:
         # every N rows the INSERT calls a function that scans the table,
         # through the index and sequentially: the rows this statement
         # inserted so far are visible to it, pending or not
-        pred = gen_pred(self.t, self.rnd)
+        pred = self.pred()
         n = self.rnd.choice([500, 3000, 9000])
         every = self.rnd.choice([97, 499, 2999])
         sql = self.insert_select_sql(n) + " WHERE (g %% %d <> 0 OR fz_selfcheck('{tbl}', %s))" % (every, sql_str(pred))
@@ -1277,6 +1867,8 @@ class Batcher:
     def step_cursor(self):
         # a scrollable cursor over the index, open while the transaction
         # inserts (and, with little memory, flushes into the leaves it is on)
+        if self.comp():
+            return self.step_mcursor()
         pred = gen_pred(self.t, self.rnd) if self.rnd.random() < 0.6 else "true"
         desc = self.rnd.choice(["", " DESC"])
         data = self.copy_data(self.rnd.choice([100, 3000, 9000]))
@@ -1292,7 +1884,7 @@ class Batcher:
             for s in MODES["index"]:
                 self.cur.execute(as_select(s))
             self.cur.execute("DECLARE cb_%s SCROLL CURSOR FOR SELECT %s FROM %s WHERE %s ORDER BY k%s"
-                             % (side, kexpr(self.t), tbl, pred, desc))
+                             % (side, col_exprs(self.t), tbl, pred, desc))
             self.reset_modes()
             res = []
             for m in moves1:
@@ -1309,6 +1901,44 @@ class Batcher:
         if results["g"] != results["b"]:
             raise Mismatch("cursor on %s WHERE %s ORDER BY k%s open across inserts, moves %s then %s\n gbtree %r\n btree %r"
                            % (self.t, pred, desc, moves1, moves2, results["g"], results["b"]))
+
+    def step_mcursor(self):
+        """step_cursor on a composite: ORDER BY index columns either way,
+        an index or index-only scan."""
+        pred, pinned = gen_mpred(self.t, self.rnd) if self.rnd.random() < 0.6 else ("true", 0)
+        order, ocols = gen_morder(self.t, self.rnd, pinned, full=self.rnd.random() < 0.5)
+        mode = self.rnd.choice(["index", "ios"])
+        data = self.copy_data(self.rnd.choice([100, 3000, 9000]))
+        ins = self.insert_select_sql(self.rnd.choice([10, 3000]))
+        moves1 = ["FORWARD %d" % self.rnd.randint(1, 50), "NEXT"]
+        moves2 = cursor_moves(self.rnd)
+        q = "SELECT %s FROM fz_%s_{side} WHERE %s ORDER BY %s" % (col_exprs(self.t, ocols), self.t, pred, order)
+        results = {}
+        for side in ("g", "b"):
+            tbl = "fz_%s_%s" % (self.t, side)
+            for s in MODES[mode]:
+                self.cur.execute(as_select(s))
+            self.cur.execute("DECLARE cb_%s SCROLL CURSOR FOR %s" % (side, q.format(side=side)))
+            self.reset_modes()
+            res = []
+            for m in moves1:
+                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
+                res.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+            self.cur.execute(ins.format(tbl=tbl))
+            self.cur.copy_expert("COPY %s (id, %s) FROM STDIN" % (tbl, col_names(self.t)), io.StringIO(data))
+            for m in moves2:
+                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
+                res.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+            self.cur.execute("CLOSE cb_%s" % side)
+            results[side] = res
+        self.stats["cursor_fetches"] += len(moves1) + len(moves2)
+        if results["g"] != results["b"]:
+            moves = moves1 + moves2
+            j = next(j for j in range(len(moves)) if results["g"][j] != results["b"][j])
+            raise Mismatch("cursor (%s scans) on %s open across inserts, moves %s then %s\n first difference at "
+                           "move %d (%s):\n gbtree %r\n btree %r"
+                           % (mode, q.format(side="g"), moves1, moves2, j, moves[j], results["g"][j][:20],
+                              results["b"][j][:20]))
 
     def step_truncate(self):
         wrap = self.rnd.random() < 0.75
@@ -1345,7 +1975,12 @@ class Batcher:
         # a second gbtree index, made and gone within the transaction
         name = self.savepoint()
         ix = "fz_%s_g_k2_%d" % (self.t, self.bid)
-        self.cur.execute("CREATE INDEX %s ON fz_%s_g USING gbtree (k DESC)" % (ix, self.t))
+        if self.comp():
+            # the columns the other way round, every direction flipped
+            cols = ", ".join(c + ("" if "DESC" in o else " DESC") for c, _, o in reversed(tcols(self.t)))
+        else:
+            cols = "k DESC"
+        self.cur.execute("CREATE INDEX %s ON fz_%s_g USING %s (%s)" % (ix, self.t, AM, cols))
         self.run_step(self.rnd.choice(["copy", "insert_select"]))
         self.run_step(self.rnd.choice(["update_keys", "delete", "values"]))
         self.compare("with a second gbtree index made in the transaction")
@@ -1361,7 +1996,8 @@ class Batcher:
         if self.rnd.random() < 0.5:
             self.cur.execute("ALTER INDEX fz_%s_g_k SET (fillfactor = %d)" % (self.t, self.rnd.choice([50, 70, 90, 100])))
         else:
-            self.cur.execute("ALTER TABLE fz_%s_g ALTER COLUMN k SET STATISTICS %d" % (self.t, self.rnd.randint(10, 200)))
+            self.cur.execute("ALTER TABLE fz_%s_g ALTER COLUMN %s SET STATISTICS %d"
+                             % (self.t, lead_col(self.t), self.rnd.randint(10, 200)))
         self.run_step("copy")
 
     def step_tablespace(self):
@@ -1475,14 +2111,14 @@ class Batcher:
                 self.expect_error(["22012", "23514"], sql.format(tbl="fz_%s_g" % self.t))
             else:
                 data = self.copy_data(n, self.rnd.randint(n // 2, n - 1), "input")
-                self.expect_error(["22"], fn=lambda: cur.copy_expert("COPY fz_%s_g (id, k) FROM STDIN" % self.t,
-                                                                    io.StringIO(data)))
+                self.expect_error(["22"], fn=lambda: cur.copy_expert(
+                    "COPY fz_%s_g (id, %s) FROM STDIN" % (self.t, col_names(self.t)), io.StringIO(data)))
             cur.execute(self.rnd.choice(["COMMIT", "ROLLBACK"]))
         self.in_txn = False
         self.stats["end_" + ending] += 1
 
     def txn(self, feature, ending):
-        self.t = self.rnd.choice(self.types)
+        self.t = self.rnd.choice(self.lanes[self.lane])
         self.step = None
         self.trail = []
         self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
@@ -1511,24 +2147,28 @@ class Batcher:
             if err:
                 raise Mismatch("after the transaction ended (%s), in another session: %s" % (ending, err))
         self.stats["transactions"] += 1
+        self.stats["transactions_" + self.t] += 1
 
     def run(self, deadline):
-        fdeck, edeck = [], []
-        rounds = 0
         while time.time() < deadline:
+            # each lane deals from decks of its own
+            self.use_lane(pick_lane(self.lrnd, self.lanes))
+            st = self.lane_state[self.lane]
+            fdeck, edeck = st["fdeck"], st["edeck"]
             if not fdeck:
                 # every batcher deals the same shuffle of a round, each from
                 # its own offset, so that together they reach every feature
                 # after len(FEATURES) / nbatchers transactions each (a
                 # loaded machine gives a 60 s run fewer transactions)
-                fdeck = FEATURES[:]
-                random.Random(self.seed * 7919 + rounds).shuffle(fdeck)
-                rounds += 1
+                fdeck[:] = FEATURES[:]
+                random.Random(self.seed * 7919 + st["rounds"] if self.lane == 0 else
+                              "multiword-deck-%d-%d" % (self.seed, st["rounds"])).shuffle(fdeck)
+                st["rounds"] += 1
                 k = self.bid * len(fdeck) // self.nbatchers
-                fdeck = fdeck[k:] + fdeck[:k]
+                fdeck[:] = fdeck[k:] + fdeck[:k]
                 fdeck.reverse()
             if not edeck:
-                edeck = ENDINGS[:]
+                edeck[:] = ENDINGS[:]
                 self.rnd.shuffle(edeck)
             feature, ending = fdeck.pop(), edeck.pop()
             try:
@@ -1556,15 +2196,21 @@ class Batcher:
         self.conn2.close()
 
 
-def checker(dsn, types, seed, deadline, result):
-    rnd = random.Random(seed * 1000 + 999)
+def checker(dsn, types, seed, deadline, result, am="gbtree"):
+    set_am(am)
+    lanes = split_lanes(types)
+    mrnd, lrnd = lane_rnd(seed, "checker")
+    rnds = [random.Random(seed * 1000 + 999), mrnd]
     conn = connect(dsn)
     cur = conn.cursor()
     stats = query_stats()
     joins = join_available(cur)
     stats["has_join_guc"] = int(joins)
     while time.time() < deadline:
-        t = rnd.choice(types)
+        lane = pick_lane(lrnd, lanes)
+        rnd = rnds[lane]
+        t = rnd.choice(lanes[lane])
+        stats["checks_" + t] += 1
         try:
             err = check_once(cur, t, rnd, stats, joins, types)
         except psycopg2.Error as e:
@@ -1579,13 +2225,28 @@ def checker(dsn, types, seed, deadline, result):
     # final full comparison of every twin pair
     for t in types:
         cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        g = run_query(cur, MODES["ios"], "SELECT id, %s FROM fz_%s_g WHERE k IS NOT NULL OR k IS NULL" % (kexpr(t), t))
-        b = run_query(cur, SEQ, "SELECT id, %s FROM fz_%s_b" % (kexpr(t), t))
+        g = run_query(cur, MODES["ios"], "SELECT id, %s FROM fz_%s_g WHERE %s IS NOT NULL OR %s IS NULL"
+                      % (col_exprs(t), t, lead_col(t), lead_col(t)))
+        b = run_query(cur, SEQ, "SELECT id, %s FROM fz_%s_b" % (col_exprs(t), t))
+        ordered = []
+        if t in COMPOSITE:
+            # and every key in the index's order, forward and backward
+            for rev in (False, True):
+                order = index_order(t, rev)
+                og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
+                ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
+                if [tuple(map(norm_key, r)) for r in og] != [tuple(map(norm_key, r)) for r in ob]:
+                    ordered.append(order)
         cur.execute("COMMIT")
         if sorted(map(repr, g)) != sorted(map(repr, b)):
             result.put(("fail", "final contents of %s differ: gbtree %d rows, heap %d rows" % (t, len(g), len(b)), stats))
             return
-        cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
+        if ordered:
+            result.put(("fail", "final contents of %s ORDER BY %s (index-only scan) differ from a sort of the heap"
+                        % (t, " and ORDER BY ".join(ordered)), stats))
+            return
+        if AM == "gbtree":
+            cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
     # the exclusion-constraint twins hold the same rows
     cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
     g = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE k IS NOT NULL OR k IS NULL")
@@ -1598,8 +2259,9 @@ def checker(dsn, types, seed, deadline, result):
         result.put(("fail", "final contents of fz_excl differ: gbtree %d and %d rows, unique gbtree %d, heap %d rows"
                     % (len(g), len(gi), len(u), len(b)), stats))
         return
-    cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true), "
-                "gbtree_check('fz_excl_u_k', true)")
+    if AM == "gbtree":
+        cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true), "
+                    "gbtree_check('fz_excl_u_k', true)")
     result.put(("ok", None, stats))
     conn.close()
 
@@ -1612,22 +2274,51 @@ def main():
     ap.add_argument("--writers", type=int, default=3)
     ap.add_argument("--batchers", type=int, default=1)
     ap.add_argument("--tablespace", default=None, help="an empty directory for a second tablespace")
-    ap.add_argument("--types", default="int8,int4,int2,float8,float4,timestamptz,date,bool,oid,money,time,timestamp")
+    ap.add_argument("--types", default=None,
+                    help="a comma list of key types (%s), of multi-word twins (%s: c2 is (int4, timestamptz), "
+                         "c3 (int2 DESC NULLS FIRST, float8, uuid)), or the groups oneword and multiword; "
+                         "default: every one-word type, and the multi-word ones the installed gbtree can index"
+                         % (",".join(ONE_WORD_TYPES), ",".join(MULTIWORD_TYPES)))
+    ap.add_argument("--am", default="gbtree", choices=["gbtree", "btree"],
+                    help="the access method of the \"gbtree\" twins (btree: check the fuzzer itself on a "
+                         "PostgreSQL without gbtree)")
     args = ap.parse_args()
+    set_am(args.am)
     seed = args.seed if args.seed is not None else random.randrange(1, 2 ** 31)
-    types = args.types.split(",")
-    print("gbtree_fuzz: seed %d, %d writers, %d batchers, %.0f s, types %s"
-          % (seed, args.writers, args.batchers, args.seconds, ",".join(types)), flush=True)
+    unsupported = multiword_support(args.dsn)
+    if args.types is None:
+        types = ONE_WORD_TYPES + [t for t in MULTIWORD_TYPES if t not in unsupported]
+        for t in MULTIWORD_TYPES:
+            if t in unsupported:
+                print("gbtree_fuzz: type %s left out: %s" % (t, unsupported[t]), flush=True)
+    else:
+        groups = {"oneword": ONE_WORD_TYPES, "multiword": MULTIWORD_TYPES}
+        types = []
+        for t in args.types.split(","):
+            for u in groups.get(t, [t]):
+                if u not in types:
+                    types.append(u)
+        bad = [t for t in types if t not in ONE_WORD_TYPES + MULTIWORD_TYPES]
+        if bad:
+            ap.error("unknown types: %s" % ", ".join(bad))
+        if any(t in unsupported for t in types):
+            print("gbtree_fuzz: %s cannot index %s" % (AM, "; ".join("%s (%s)" % (t, unsupported[t])
+                                                                    for t in types if t in unsupported)),
+                  file=sys.stderr, flush=True)
+            sys.exit(2)
+    print("gbtree_fuzz: seed %d, %d writers, %d batchers, %.0f s, types %s%s"
+          % (seed, args.writers, args.batchers, args.seconds, ",".join(types),
+             "" if AM == "gbtree" else " (--am %s: both twins btree)" % AM), flush=True)
     setup(args.dsn, types, args.tablespace)
     deadline = time.time() + args.seconds
     counter = mp.Value("l", 0)
     result = mp.Queue()
-    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter))
+    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM))
              for w in range(args.writers)]
     bout = mp.Queue()
-    bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout))
+    bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout, AM))
               for i in range(args.batchers)]
-    chk = mp.Process(target=checker, args=(args.dsn, types, seed, deadline, result))
+    chk = mp.Process(target=checker, args=(args.dsn, types, seed, deadline, result, AM))
     for p in procs + bprocs + [chk]:
         p.start()
     status, err, stats = result.get()
@@ -1653,6 +2344,11 @@ def main():
           "index used in %d of %d sampled plans (GbtreeArrayScan in %d)" % (
               seed, counter.value, stats["queries"], stats["rows"], stats["cursors"],
               stats["index_used"], stats["explained"], stats["array_scan_used"]))
+    mw = [t for t in types if t in MULTIWORD_TYPES]
+    if mw:
+        print("gbtree_fuzz: multi-word twins: checker's checks %s; batched transactions %s"
+              % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in mw),
+                 ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in mw)))
     if stats["has_join_guc"]:
         print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; "
               "per kind (through GbtreeJoin): %s; GbtreeJoins of Join Type Left: %d; "
