@@ -353,10 +353,11 @@ SELECT m_one('CREATE INDEX mx_888 ON mx USING gbtree (c, d, e)');             --
 SELECT m_one('CREATE INDEX mx_u84 ON mx USING gbtree (u, c DESC, a NULLS FIRST)'); -- 227 bits
 SELECT m_one('CREATE INDEX mx_u ON mx USING gbtree (u)');                     -- 128 bits
 SELECT m_one('CREATE INDEX mx_u4 ON mx USING gbtree (u DESC, a)');            -- 162 bits
--- refused: unique multi-column or uuid, INCLUDE, text
+-- accepted: unique over several columns or a uuid (t27_multiword_unique)
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_ab ON mx USING gbtree (a, b)');
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_u ON mx USING gbtree (u)');
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_ua ON mx USING gbtree (u, a)');
+-- refused: INCLUDE, text
 SELECT m_one('CREATE INDEX mx_inc ON mx USING gbtree (a) INCLUDE (b)');
 SELECT m_one('CREATE INDEX mx_inc2 ON mx USING gbtree (a, b) INCLUDE (c)');
 SELECT m_one('CREATE INDEX mx_t ON mx USING gbtree (t)');

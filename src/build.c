@@ -1082,7 +1082,11 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 */
 	gbt_batch_forget_index(RelationGetRelid(index));
 	if (gbt_index_is_wide(index))
-		return gbt_wide_build(heap, index, indexInfo);
+	{
+		result = gbt_wide_build(heap, index, indexInfo);
+		gbt_check_unique_build(heap, index, indexInfo);
+		return result;
+	}
 
 	result = build_index(heap, index, indexInfo, false);
 	/* a streamed GPU build failed under gbtree.device = auto: start over */

@@ -57,6 +57,21 @@ extern void gbt_wide_check_page(Relation index, Buffer buf, int nwords);
 extern Buffer gbt_wide_descend(Relation index, BlockNumber root, int nwords,
 							   const uint64 *key, uint64 tid, bool backward, int leaflock);
 extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid);
+extern bool gbt_wide_move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward);
+extern bool gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key,
+										 uint64 tid);
+extern Buffer gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode);
+
+/* What gbt_wide_smo does at the leaf, which it holds with its parent */
+typedef enum GbtWideLeafDo
+{
+	GBT_WIDE_INSERT,			/* insert, splitting the leaf if full */
+	GBT_WIDE_MAKE_ROOM,			/* split the leaf if full, insert nothing */
+	GBT_WIDE_NOTHING
+} GbtWideLeafDo;
+typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *arg);
+extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, uint64 tid,
+						 GbtWideLeafAction action, void *arg);
 extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
 extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n,
 							Size *cap);

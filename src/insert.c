@@ -901,14 +901,20 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		uint64		words[GBT_MAX_KEY_WORDS];
 		uint16		flags;
 
-		if (unique)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree does not support unique indexes of several columns or on uuid yet")));
+		/* a row with a NULL column is distinct unless NULLS NOT DISTINCT */
+		for (int c = 0; c < info->shape.ncols && unique; c++)
+			if (isnull[c])
+				unique = indexInfo != NULL && indexInfo->ii_NullsNotDistinct;
 		root = gbt_wide_encode(info, values, isnull, words, &flags) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
-		gbt_wide_insert(index, root, words, gbt_tid_from_itemptr(ht_ctid, flags));
-		return false;
+		tid = gbt_tid_from_itemptr(ht_ctid, flags);
+		if (unique)
+			return gbt_wide_insert_unique(index, heapRel, checkUnique, root, words, tid,
+										  values, isnull);
+		if (checkUnique == UNIQUE_CHECK_EXISTING)
+			return true;
+		gbt_wide_insert(index, root, words, tid);
+		return checkUnique != UNIQUE_CHECK_NO;
 	}
 	if (isnull[0])
 	{

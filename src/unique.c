@@ -54,6 +54,7 @@
 #include "utils/syscache.h"
 
 #include "gbtree.h"
+#include "gbtree_wide.h"
 
 typedef enum GbtUniqueVerdict
 {
@@ -69,6 +70,8 @@ typedef struct GbtUniqueInsert
 	IndexUniqueCheck mode;
 	uint64		key;
 	uint64		tid;
+	const uint64 *words;		/* multi-word keys: the key's words */
+	int			nw;
 	ItemPointerData htid;		/* tid as a heap TID */
 	bool		is_unique;		/* UNIQUE_CHECK_PARTIAL: no possible duplicate */
 	TransactionId xwait;
@@ -277,6 +280,158 @@ unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
 	return true;
 }
 
+/*
+ * Multi-word keys (wide_tree.c): the same check and insert over the key's
+ * words.  Their leaves carry no dead marks (slots -1).
+ */
+static int
+wide_leaf_equal_tids(Page page, const uint64 *key, int nw, uint64 *tids, int *slots)
+{
+	GbtNode		node;
+	int			n = 0;
+
+	gbt_node_view((char *) page, &node);
+	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, key));
+		 s < node.nslots; s = gbt_node_next_used(&node, s + 1))
+	{
+		uint64		k[GBT_MAX_KEY_WORDS];
+
+		gbt_walk_slot_words(&node, s, k);
+		if (gbt_words_cmp(k, key, nw) != 0)
+			break;
+		slots[n] = -1;
+		tids[n++] = node.tids[s];
+	}
+	return n;
+}
+
+static GbtUniqueVerdict
+wide_check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
+{
+	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
+	static int	slots[GBT_LEAF_MAX_ENTRIES];
+	Buffer		buf = first;
+	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		GbtPageOpaque op = gbt_page_opaque((char *) page);
+		uint64		hk[GBT_MAX_KEY_WORDS],
+					ht;
+		Buffer		next;
+
+		verdict = check_tids(u, buf, tids, slots,
+							 wide_leaf_equal_tids(page, u->words, u->nw, tids, slots));
+		if (verdict != GBT_UNIQUE_OK || !u->is_unique)
+			break;
+		if (op->flags & GBT_F_RIGHTMOST)
+			break;
+		gbt_wide_page_bounds(page, true, hk, &ht);
+		if (gbt_words_cmp(hk, u->words, u->nw) > 0)
+			break;
+		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw, BUFFER_LOCK_SHARE);
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		buf = next;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (buf != first)
+		UnlockReleaseBuffer(buf);
+	return verdict;
+}
+
+static bool
+wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
+{
+	Buffer		buf = first;
+	bool		inserted;
+
+	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, u->tid, false))
+	{
+		Buffer		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw,
+													   BUFFER_LOCK_EXCLUSIVE);
+
+		UnlockReleaseBuffer(buf);
+		buf = next;
+	}
+	inserted = gbt_wide_leaf_insert_if_room(u->index, buf, u->words, u->tid);
+	UnlockReleaseBuffer(buf);
+	return inserted;
+}
+
+/* gbt_wide_smo's action: as unique_at_leaf */
+static GbtWideLeafDo
+wide_unique_at_leaf(Relation index, Buffer buf, void *arg)
+{
+	GbtUniqueInsert *u = (GbtUniqueInsert *) arg;
+	uint64		lk[GBT_MAX_KEY_WORDS],
+				lt;
+
+	u->inserted = false;
+	u->verdict = GBT_UNIQUE_OK;
+	gbt_wide_page_bounds(BufferGetPage(buf), false, lk, &lt);
+	if (gbt_wentry_lt(u->words, 0, lk, lt, u->nw))
+		return GBT_WIDE_MAKE_ROOM;
+	u->verdict = wide_check_from_first_leaf(u, buf);
+	if (u->verdict != GBT_UNIQUE_OK || u->mode == UNIQUE_CHECK_EXISTING)
+		return GBT_WIDE_NOTHING;
+	u->inserted = true;
+	return GBT_WIDE_INSERT;
+}
+
+static void
+report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull);
+static void
+wait_for_inserter(GbtUniqueInsert *u);
+
+/* gbt_insert_unique for multi-word keys: words and tid into the tree at root */
+bool
+gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
+					   BlockNumber root, const uint64 *words, uint64 tid,
+					   Datum *values, bool *isnull)
+{
+	GbtUniqueInsert u;
+	memset(&u, 0, sizeof(u));
+	u.index = index;
+	u.heap = heap;
+	u.mode = mode;
+	u.words = words;
+	u.nw = gbt_index_info(index)->nwords;
+	u.tid = tid;
+	gbt_tid_to_itemptr(tid, &u.htid);
+
+	for (;;)
+	{
+		Buffer		first;
+		GbtUniqueVerdict verdict;
+
+		u.is_unique = true;
+		first = gbt_wide_descend(index, root, u.nw, words, 0, false, BUFFER_LOCK_EXCLUSIVE);
+		verdict = wide_check_from_first_leaf(&u, first);
+		if (verdict == GBT_UNIQUE_OK && mode != UNIQUE_CHECK_EXISTING)
+		{
+			if (wide_insert_from_first_leaf(&u, first))
+				return u.is_unique;
+			u.is_unique = true;
+			gbt_wide_smo(index, root, words, tid, wide_unique_at_leaf, &u);
+			verdict = u.verdict;
+			if (verdict == GBT_UNIQUE_OK && u.inserted)
+				return u.is_unique;
+			if (verdict == GBT_UNIQUE_OK)
+				continue;		/* room made beyond the first leaf */
+		}
+		else
+			UnlockReleaseBuffer(first);
+
+		if (verdict == GBT_UNIQUE_OK)
+			return u.is_unique; /* UNIQUE_CHECK_EXISTING */
+		if (verdict == GBT_UNIQUE_CONFLICT)
+			report_duplicate(&u, values, isnull);
+		wait_for_inserter(&u);
+	}
+}
+
 static void
 report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull)
 {
@@ -463,11 +618,125 @@ check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls)
 	pfree(tids);
 }
 
+/*
+ * check_tree_unique for multi-word keys: runs of equal words, each with at
+ * most one live entry, unless a column of the run's key is NULL and NULLs
+ * are distinct.
+ */
+static void
+wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls_equal)
+{
+	GbtIndexInfo *info = gbt_index_info(index);
+	int			nw = info->nwords;
+	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	uint64		run[GBT_MAX_KEY_WORDS] = {0};
+	uint64		zero[GBT_MAX_KEY_WORDS] = {0};
+	uint64	   *rtids;
+	int			n = 0,
+				max = 64;
+	Buffer		buf;
+
+	rtids = palloc(sizeof(uint64) * max);
+	buf = gbt_wide_descend(index, root, nw, zero, 0, false, BUFFER_LOCK_SHARE);
+	for (;;)
+	{
+		GbtNode		node;
+		int			k;
+		bool		last;
+
+		gbt_node_view((char *) BufferGetPage(buf), &node);
+		k = gbt_node_extract(&node, keys, tids, NULL);
+		last = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
+		for (int i = 0; i <= k; i++)
+		{
+			bool		end = i == k;
+
+			if (end && !last)
+				break;
+			if (n > 0 && (end || gbt_words_cmp(&keys[i * nw], run, nw) != 0))
+			{
+				Datum		values[INDEX_MAX_KEYS];
+				bool		isnull[INDEX_MAX_KEYS];
+				bool		anynull = false;
+
+				if (root == GBT_NULLROOT_BLKNO)
+				{
+					values[0] = (Datum) 0;
+					isnull[0] = true;
+				}
+				else
+					gbt_wide_decode(info, run, rtids[0], values, isnull);
+				for (int c = 0; c < info->shape.ncols; c++)
+					anynull |= isnull[c];
+				if (n > 1 && (nulls_equal || !anynull))
+				{
+					SnapshotData dirty;
+					int			nlive = 0;
+
+					InitDirtySnapshot(dirty);
+					for (int j = 0; j < n; j++)
+					{
+						ItemPointerData htid;
+
+						gbt_tid_to_itemptr(rtids[j], &htid);
+						if (table_index_fetch_tuple_check(heap, &htid, &dirty, NULL) &&
+							++nlive == 2)
+						{
+							char	   *key_desc;
+
+							UnlockReleaseBuffer(buf);
+							key_desc = BuildIndexValueDescription(index, values, isnull);
+							ereport(ERROR,
+									(errcode(ERRCODE_UNIQUE_VIOLATION),
+									 errmsg("could not create unique index \"%s\"",
+											RelationGetRelationName(index)),
+									 key_desc ? errdetail("Key %s is duplicated.", key_desc) :
+									 errdetail("Duplicate keys exist."),
+									 errtableconstraint(heap, RelationGetRelationName(index))));
+						}
+					}
+				}
+				n = 0;
+			}
+			if (end)
+				break;
+			if (n == max)
+			{
+				max *= 2;
+				rtids = repalloc_huge(rtids, sizeof(uint64) * max);
+			}
+			memcpy(run, &keys[i * nw], sizeof(uint64) * nw);
+			rtids[n++] = tids[i];
+		}
+		if (last)
+			break;
+		{
+			Buffer		next = gbt_wide_lock_right_sibling(index, buf, nw, BUFFER_LOCK_SHARE);
+
+			UnlockReleaseBuffer(buf);
+			buf = next;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	UnlockReleaseBuffer(buf);
+	pfree(rtids);
+	pfree(keys);
+	pfree(tids);
+}
+
 void
 gbt_check_unique_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	if (!indexInfo->ii_Unique)
 		return;
+	if (gbt_index_info(index)->wide)
+	{
+		wide_check_tree_unique(heap, index, GBT_ROOT_BLKNO, indexInfo->ii_NullsNotDistinct);
+		if (indexInfo->ii_NullsNotDistinct && !gbt_index_info(index)->shape.nullbits)
+			wide_check_tree_unique(heap, index, GBT_NULLROOT_BLKNO, true);
+		return;
+	}
 	check_tree_unique(heap, index, GBT_ROOT_BLKNO, false);
 	if (indexInfo->ii_NullsNotDistinct)
 		check_tree_unique(heap, index, GBT_NULLROOT_BLKNO, true);

@@ -470,10 +470,6 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	wb.info = gbt_index_info(index);
 	nw = wb.info->nwords;
 	wb.stride = nw + 1;
-	if (indexInfo->ii_Unique)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("gbtree does not support unique indexes of several columns or on uuid yet")));
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree wide build",
 								ALLOCSET_DEFAULT_SIZES);

@@ -63,8 +63,8 @@ set_bound(GbtNode *node, bool high, const uint64 *key, uint64 tid)
 }
 
 /* must a descent for (key, tid) go right of this page? (gbt_must_move_right) */
-static bool
-move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward)
+bool
+gbt_wide_move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward)
 {
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	uint64		hk[GBT_MAX_KEY_WORDS],
@@ -142,7 +142,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) || ++hops > 1000000)
 			report_inconsistent(index, buf, "an inconsistent tree");
-		if (move_right(page, nw, key, tid, backward))
+		if (gbt_wide_move_right(page, nw, key, tid, backward))
 		{
 			BlockNumber next = gbt_checked_rightlink(index, buf);
 
@@ -184,6 +184,17 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 	}
 }
 
+/* the right sibling of the locked page, read and locked in mode (lock coupling) */
+Buffer
+gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode)
+{
+	Buffer		next = ReadBuffer(index, gbt_checked_rightlink(index, buf));
+
+	LockBuffer(next, mode);
+	gbt_wide_check_page(index, next, nw);
+	return next;
+}
+
 static bool
 page_is_full(Buffer buf)
 {
@@ -193,8 +204,8 @@ page_is_full(Buffer buf)
 }
 
 /* Insert into the exclusively locked leaf if it has a free slot. */
-static bool
-leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint64 tid)
+bool
+gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 {
 	GenericXLogState *state;
 	Page		page;
@@ -427,11 +438,14 @@ split_root(Relation index, Buffer rootbuf, int nw)
 /*
  * The structure change: under the structure lock, from the root down with
  * exclusive locks, split every full page on the way (each one's parent
- * then has room), and insert at the leaf, splitting it if it is full.
+ * then has room); at the leaf, action (NULL: insert) says what to do:
+ * insert, splitting the leaf if it is full; only make room; or nothing.
  */
-static void
-insert_splitting(Relation index, BlockNumber root, int nw, const uint64 *key, uint64 tid)
+void
+gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, uint64 tid,
+			 GbtWideLeafAction action, void *arg)
 {
+	int			nw = gbt_index_info(index)->nwords;
 	Buffer		buf,
 				pbuf = InvalidBuffer;
 
@@ -449,23 +463,25 @@ insert_splitting(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 		CHECK_FOR_INTERRUPTS();
 		if (op->flags & GBT_F_LEAF)
 		{
-			if (!leaf_insert_if_room(index, buf, key, tid))
-			{
-				uint64		sep[GBT_MAX_KEY_WORDS],
-							septid;
+			GbtWideLeafDo todo = action ? action(index, buf, arg) : GBT_WIDE_INSERT;
+			uint64		sep[GBT_MAX_KEY_WORDS],
+						septid;
 
-				if (!BufferIsValid(pbuf))
-					report_inconsistent(index, buf, "a full root leaf after its split");
-				UnlockReleaseBuffer(split_page(index, pbuf, buf, nw, true, key, tid,
-											   sep, &septid));
-			}
+			if (todo == GBT_WIDE_INSERT && gbt_wide_leaf_insert_if_room(index, buf, key, tid))
+				break;
+			if (todo == GBT_WIDE_NOTHING || (todo == GBT_WIDE_MAKE_ROOM && !page_is_full(buf)))
+				break;
+			if (!BufferIsValid(pbuf))
+				report_inconsistent(index, buf, "a full root leaf after its split");
+			UnlockReleaseBuffer(split_page(index, pbuf, buf, nw, todo == GBT_WIDE_INSERT,
+										   key, tid, sep, &septid));
 			break;
 		}
 		cbuf = ReadBuffer(index, inner_child(index, buf, key, tid));
 		LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
 		gbt_wide_check_page(index, cbuf, nw);
 		/* nothing splits but under the structure lock: no need to move right */
-		if (move_right(BufferGetPage(cbuf), nw, key, tid, false))
+		if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tid, false))
 			report_inconsistent(index, cbuf, "a downlink to a page below the target");
 		if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
 			page_is_full(cbuf))
@@ -499,11 +515,11 @@ gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid)
 	int			nw = gbt_index_info(index)->nwords;
 	Buffer		buf = gbt_wide_descend(index, root, nw, key, tid, false,
 									   BUFFER_LOCK_EXCLUSIVE);
-	bool		done = leaf_insert_if_room(index, buf, key, tid);
+	bool		done = gbt_wide_leaf_insert_if_room(index, buf, key, tid);
 
 	UnlockReleaseBuffer(buf);
 	if (!done)
-		insert_splitting(index, root, nw, key, tid);
+		gbt_wide_smo(index, root, key, tid, NULL, NULL);
 }
 
 /*
@@ -515,16 +531,6 @@ gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid)
  * down with the downlink's key as its low key.  With heapallindexed,
  * every leaf entry is appended to *entries (stride nw + 1).
  */
-static Buffer
-gbt_lock_right_sibling_words(Relation index, Buffer buf, int nw)
-{
-	Buffer		next = ReadBuffer(index, gbt_checked_rightlink(index, buf));
-
-	LockBuffer(next, BUFFER_LOCK_SHARE);
-	gbt_wide_check_page(index, next, nw);
-	return next;
-}
-
 static void
 verify_fail(Relation index, BlockNumber blk, const char *what)
 {
@@ -642,7 +648,7 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 			memcpy(prevhk, hk, sizeof(uint64) * nw);
 			prevht = ht;
 			prev = blk;
-			rbuf = gbt_lock_right_sibling_words(index, buf, nw);
+			rbuf = gbt_wide_lock_right_sibling(index, buf, nw, BUFFER_LOCK_SHARE);
 			UnlockReleaseBuffer(buf);
 			buf = rbuf;
 			blk = BufferGetBlockNumber(buf);
