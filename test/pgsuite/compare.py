@@ -69,6 +69,9 @@ UNSUPPORTED = [
                 r'not support clustering'), 'clustering'),
     # a unique or primary key constraint needs a (unique) btree index
     (re.compile(r'index "[^"]+" is not a btree'), 'constraint on a gbtree index'),
+    # a foreign key must reference a btree unique index (tablecmds.c)
+    (re.compile(r'only b-tree indexes are supported for foreign keys'),
+     'foreign key to a gbtree unique index'),
     # before PostgreSQL 18 the executor's speculative insertion is btree's
     # only: gbtree refuses ON CONFLICT on a table with a unique gbtree index
     (re.compile(r'INSERT \.\.\. ON CONFLICT is not supported on table "[^"]+", '
