@@ -1,7 +1,7 @@
 --
 -- t06_errors: what gbtree refuses, with the errors btree-like access
--- methods give: multicolumn and INCLUDE indexes, types without a
--- gbtree operator class, operator classes that do not fit, and bad
+-- methods give: types without a gbtree operator class (as keys or
+-- INCLUDE columns), operator classes that do not fit, and bad
 -- fillfactor values (CREATE INDEX and ALTER INDEX).  Also the operator
 -- classes that are accepted when named explicitly.
 --
@@ -18,9 +18,9 @@ CREATE TABLE e (i2 int2, i4 int4, i8 int8, o oid, f4 float4, f8 float8, d date,
 				by bytea, nm name, arr int4[]);
 INSERT INTO e (i4, i8, txt) SELECT g, g, g::text FROM generate_series(1, 100) g;
 
--- not supported: INCLUDE, types without an operator class (UNIQUE is:
--- t25_unique; several columns and uuid: t26_multiword)
-CREATE INDEX e_bad ON e USING gbtree (i4) INCLUDE (i8);
+-- not supported: INCLUDE columns of a type gbtree cannot carry, types
+-- without an operator class (UNIQUE is: t25_unique; several columns and
+-- uuid: t26_multiword; INCLUDE: t28_include)
 CREATE INDEX e_bad ON e USING gbtree (i4) INCLUDE (txt);
 
 -- types without a default gbtree operator class

@@ -194,7 +194,7 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = true;	/* CLUSTER reads the heap in index order */
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = true;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;	/* as multi-word keys (wide.c) */
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions =
 		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_COND_CLEANUP;

@@ -110,6 +110,10 @@ typedef struct GbtIndexInfo
 	 */
 	bool		wide;
 	int			nwords;			/* 1 on one-word indexes */
+	int			nkeycols;		/* key columns; the rest are INCLUDE ones */
+	int			keybits;		/* the key columns' leading bits of the words */
+	int			tidcol;			/* with INCLUDE columns: the shape column of
+								 * the heap TID after the keys, else -1 */
 	GbtKeyShape shape;
 	Oid			coltypes[GBT_MAX_KEY_COLS];
 } GbtIndexInfo;

@@ -233,6 +233,38 @@ gbt_words_cmp(const uint64_t *a, const uint64_t *b, int n)
 }
 
 /*
+ * The same over the first nbits bits only (the key columns of an index
+ * with INCLUDE columns after them).
+ */
+static inline int
+gbt_words_prefix_cmp(const uint64_t *a, const uint64_t *b, int nbits)
+{
+	for (int i = 0; nbits > 0; i++, nbits -= 64)
+	{
+		uint64_t	m = nbits >= 64 ? UINT64_MAX : ~(UINT64_MAX >> nbits);
+		uint64_t	x = a[i] & m,
+					y = b[i] & m;
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Zero the bits of the n words after the first nbits. */
+static inline void
+gbt_words_clear_after(uint64_t *w, int n, int nbits)
+{
+	for (int i = 0; i < n; i++, nbits -= 64)
+	{
+		if (nbits <= 0)
+			w[i] = 0;
+		else if (nbits < 64)
+			w[i] &= ~(UINT64_MAX >> nbits);
+	}
+}
+
+/*
  * An integer of the int2/int4/int8 family as an order key of its own
  * width: the value's low bits with the sign bit flipped.
  */

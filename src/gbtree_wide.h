@@ -42,7 +42,7 @@ gbt_index_is_wide(Relation index)
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
-							uint64 *words, uint16 *tidflags);
+							ItemPointer htid, uint64 *words, uint16 *tidflags);
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
 							Datum *values, bool *isnull);
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,

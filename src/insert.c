@@ -902,10 +902,10 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		uint16		flags;
 
 		/* a row with a NULL column is distinct unless NULLS NOT DISTINCT */
-		for (int c = 0; c < info->shape.ncols && unique; c++)
+		for (int c = 0; c < info->nkeycols && unique; c++)
 			if (isnull[c])
 				unique = indexInfo != NULL && indexInfo->ii_NullsNotDistinct;
-		root = gbt_wide_encode(info, values, isnull, words, &flags) ?
+		root = gbt_wide_encode(info, values, isnull, ht_ctid, words, &flags) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
 		if (unique)

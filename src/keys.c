@@ -155,16 +155,12 @@ gbt_index_info(Relation index)
 	if (info == NULL)
 	{
 		int16		opt;
-		int			ncols = IndexRelationGetNumberOfKeyAttributes(index);
+		int			ncols = RelationGetDescr(index)->natts;	/* INCLUDE too */
 
-		if (RelationGetDescr(index)->natts != ncols)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree indexes do not support INCLUDE columns")));
 		if (ncols > GBT_MAX_KEY_COLS)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("gbtree indexes support at most %d key columns",
+					 errmsg("gbtree indexes support at most %d columns, INCLUDE columns counted",
 							GBT_MAX_KEY_COLS)));
 		for (int c = 0; c < ncols; c++)
 		{
@@ -173,7 +169,10 @@ gbt_index_info(Relation index)
 			if (!gbt_wide_type_supported(t))
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 c < IndexRelationGetNumberOfKeyAttributes(index) ?
 						 errmsg("gbtree does not support indexes on type %s",
+								format_type_be(t)) :
+						 errmsg("gbtree does not support INCLUDE columns of type %s",
 								format_type_be(t))));
 		}
 		check_opfamilies(index);
@@ -184,6 +183,7 @@ gbt_index_info(Relation index)
 		info->nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
 		info->nwords = 1;
 		if (ncols > 1 || !gbt_type_supported(info->keytype))
+			/* several columns (or INCLUDE ones), or a uuid: multi-word keys */
 			gbt_wide_info_init(index, info);
 		info->opfamily_epoch = gbt_opfamily_epoch;
 		index->rd_amcache = info;

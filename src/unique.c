@@ -70,7 +70,10 @@ typedef struct GbtUniqueInsert
 	IndexUniqueCheck mode;
 	uint64		key;
 	uint64		tid;
-	const uint64 *words;		/* multi-word keys: the key's words */
+	const uint64 *words;		/* multi-word keys: the entry's words, */
+	uint64		kmin[GBT_MAX_KEY_WORDS];	/* its key columns' (INCLUDE
+											 * columns' bits zero), */
+	int			keybits;		/* and their number of bits */
 	int			nw;
 	ItemPointerData htid;		/* tid as a heap TID */
 	bool		is_unique;		/* UNIQUE_CHECK_PARTIAL: no possible duplicate */
@@ -285,19 +288,19 @@ unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
  * words.  Their leaves carry no dead marks (slots -1).
  */
 static int
-wide_leaf_equal_tids(Page page, const uint64 *key, int nw, uint64 *tids, int *slots)
+wide_leaf_equal_tids(Page page, const uint64 *kmin, int keybits, uint64 *tids, int *slots)
 {
 	GbtNode		node;
 	int			n = 0;
 
 	gbt_node_view((char *) page, &node);
-	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, key));
+	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, kmin));
 		 s < node.nslots; s = gbt_node_next_used(&node, s + 1))
 	{
 		uint64		k[GBT_MAX_KEY_WORDS];
 
 		gbt_walk_slot_words(&node, s, k);
-		if (gbt_words_cmp(k, key, nw) != 0)
+		if (gbt_words_prefix_cmp(k, kmin, keybits) != 0)
 			break;
 		slots[n] = -1;
 		tids[n++] = node.tids[s];
@@ -322,13 +325,13 @@ wide_check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 		Buffer		next;
 
 		verdict = check_tids(u, buf, tids, slots,
-							 wide_leaf_equal_tids(page, u->words, u->nw, tids, slots));
+							 wide_leaf_equal_tids(page, u->kmin, u->keybits, tids, slots));
 		if (verdict != GBT_UNIQUE_OK || !u->is_unique)
 			break;
 		if (op->flags & GBT_F_RIGHTMOST)
 			break;
 		gbt_wide_page_bounds(page, true, hk, &ht);
-		if (gbt_words_cmp(hk, u->words, u->nw) > 0)
+		if (gbt_words_prefix_cmp(hk, u->kmin, u->keybits) > 0)
 			break;
 		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw, BUFFER_LOCK_SHARE);
 		if (buf != first)
@@ -371,7 +374,7 @@ wide_unique_at_leaf(Relation index, Buffer buf, void *arg)
 	u->inserted = false;
 	u->verdict = GBT_UNIQUE_OK;
 	gbt_wide_page_bounds(BufferGetPage(buf), false, lk, &lt);
-	if (gbt_wentry_lt(u->words, 0, lk, lt, u->nw))
+	if (gbt_wentry_lt(u->kmin, 0, lk, lt, u->nw))
 		return GBT_WIDE_MAKE_ROOM;
 	u->verdict = wide_check_from_first_leaf(u, buf);
 	if (u->verdict != GBT_UNIQUE_OK || u->mode == UNIQUE_CHECK_EXISTING)
@@ -398,6 +401,9 @@ gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	u.mode = mode;
 	u.words = words;
 	u.nw = gbt_index_info(index)->nwords;
+	u.keybits = gbt_index_info(index)->keybits;
+	memcpy(u.kmin, words, sizeof(uint64) * u.nw);
+	gbt_words_clear_after(u.kmin, u.nw, u.keybits);
 	u.tid = tid;
 	gbt_tid_to_itemptr(tid, &u.htid);
 
@@ -407,7 +413,7 @@ gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 		GbtUniqueVerdict verdict;
 
 		u.is_unique = true;
-		first = gbt_wide_descend(index, root, u.nw, words, 0, false, BUFFER_LOCK_EXCLUSIVE);
+		first = gbt_wide_descend(index, root, u.nw, u.kmin, 0, false, BUFFER_LOCK_EXCLUSIVE);
 		verdict = wide_check_from_first_leaf(&u, first);
 		if (verdict == GBT_UNIQUE_OK && mode != UNIQUE_CHECK_EXISTING)
 		{
@@ -654,7 +660,7 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 
 			if (end && !last)
 				break;
-			if (n > 0 && (end || gbt_words_cmp(&keys[i * nw], run, nw) != 0))
+			if (n > 0 && (end || gbt_words_prefix_cmp(&keys[i * nw], run, info->keybits) != 0))
 			{
 				Datum		values[INDEX_MAX_KEYS];
 				bool		isnull[INDEX_MAX_KEYS];
@@ -667,7 +673,7 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 				}
 				else
 					gbt_wide_decode(info, run, rtids[0], values, isnull);
-				for (int c = 0; c < info->shape.ncols; c++)
+				for (int c = 0; c < info->nkeycols; c++)
 					anynull |= isnull[c];
 				if (n > 1 && (nulls_equal || !anynull))
 				{

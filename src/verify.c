@@ -511,7 +511,7 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	Size		lo = 0,
 				hi = wc->n;
 
-	(void) gbt_wide_encode(wc->st->info, values, isnull, words, &flags);
+	(void) gbt_wide_encode(wc->st->info, values, isnull, tid, words, &flags);
 	while (lo < hi)
 	{
 		Size		mid = (lo + hi) / 2;

@@ -61,28 +61,51 @@ type_is_narrow_signed(Oid typid)
 void
 gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 {
-	int			ncols = IndexRelationGetNumberOfKeyAttributes(index);
+	int			natts = RelationGetDescr(index)->natts;
 	GbtKeyShape *shape = &info->shape;
+	int			s = 0;
 
 	memset(shape, 0, sizeof(GbtKeyShape));
-	shape->ncols = ncols;
-	shape->nullbits = ncols > 1;
-	for (int c = 0; c < ncols; c++)
+	info->nkeycols = IndexRelationGetNumberOfKeyAttributes(index);
+	info->tidcol = natts > info->nkeycols ? info->nkeycols : -1;
+	if (natts + (info->tidcol >= 0 ? 1 : 0) > GBT_MAX_KEY_COLS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree indexes support at most %d columns, INCLUDE columns counted, and %d with INCLUDE columns",
+						GBT_MAX_KEY_COLS, GBT_MAX_KEY_COLS - 1)));
+	shape->nullbits = natts > 1;
+	for (int a = 0; a < natts; a++)
 	{
-		int16		opt = index->rd_indoption[c];
+		/* INCLUDE columns follow the keys, ascending, NULLS LAST */
+		int16		opt = a < info->nkeycols ? index->rd_indoption[a] : 0;
 
-		info->coltypes[c] = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
-		shape->col[c].bits = type_bits(info->coltypes[c]);
-		shape->col[c].desc = (opt & INDOPTION_DESC) != 0;
-		shape->col[c].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+		/*
+		 * With INCLUDE columns, the heap TID's 48 bits come between them and
+		 * the keys: entries of equal keys stay in TID order, btree's.
+		 */
+		if (s == info->tidcol)
+		{
+			info->coltypes[s] = InvalidOid;
+			shape->col[s].bits = 48;
+			s++;
+		}
+		info->coltypes[s] = TupleDescAttr(RelationGetDescr(index), a)->atttypid;
+		shape->col[s].bits = type_bits(info->coltypes[s]);
+		shape->col[s].desc = (opt & INDOPTION_DESC) != 0;
+		shape->col[s].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+		s++;
 	}
+	shape->ncols = s;
 	if (!gbt_shape_init(shape))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("gbtree index keys are at most %d bits", GBT_MAX_KEY_WORDS * 64),
-				 errdetail("Each key column takes its type's width (bool 1 bit, int2 16, int4, date and oid 32, uuid 128, the other types 64), plus one bit for NULL in an index of several columns.")));
+				 errdetail("Each column, INCLUDE columns too, takes its type's width (bool 1 bit, int2 16, int4, date and oid 32, uuid 128, the other types 64), plus one bit for NULL in an index of several columns, and INCLUDE columns 49 bits more.")));
 	info->wide = true;
 	info->nwords = shape->nwords;
+	info->keybits = 0;
+	for (int c = 0; c < info->nkeycols; c++)
+		info->keybits += shape->col[c].bits + (shape->nullbits ? 1 : 0);
 }
 
 /*
@@ -131,12 +154,13 @@ gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue 
 }
 
 /*
- * The key words of an index row; false when it belongs in the tree of
- * NULLs (a one-column index's NULL), with the words zero.
+ * The key words of an index row of heap TID htid; false when it belongs in
+ * the tree of NULLs (a one-column index's NULL), with the words zero.
+ * Shape column c is index attribute c, or c - 1 past the TID's column.
  */
 bool
-gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, uint64 *words,
-				uint16 *tidflags)
+gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer htid,
+				uint64 *words, uint16 *tidflags)
 {
 	GbtColValue vals[GBT_MAX_KEY_COLS];
 	const GbtKeyShape *shape = &info->shape;
@@ -147,26 +171,36 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, uint64 *words,
 		memset(words, 0, sizeof(uint64) * shape->nwords);
 		return false;
 	}
-	for (int c = 0; c < shape->ncols; c++)
+	for (int s = 0; s < shape->ncols; s++)
 	{
-		if (isnull[c])
+		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
+
+		if (s == info->tidcol)
 		{
-			vals[c].isnull = true;
-			vals[c].v[0] = vals[c].v[1] = 0;
+			vals[s].isnull = false;
+			vals[s].v[1] = 0;
+			vals[s].v[0] = ((uint64) ItemPointerGetBlockNumberNoCheck(htid) << 16) |
+				ItemPointerGetOffsetNumberNoCheck(htid);
 			continue;
 		}
-		if (info->coltypes[c] == FLOAT4OID || info->coltypes[c] == FLOAT8OID)
+		if (isnull[c])
+		{
+			vals[s].isnull = true;
+			vals[s].v[0] = vals[s].v[1] = 0;
+			continue;
+		}
+		if (info->coltypes[s] == FLOAT4OID || info->coltypes[s] == FLOAT8OID)
 		{
 			uint16		f = 0;
 
-			vals[c].isnull = false;
-			vals[c].v[1] = 0;
-			vals[c].v[0] = gbt_datum_to_key(values[c], info->coltypes[c], &f);
+			vals[s].isnull = false;
+			vals[s].v[1] = 0;
+			vals[s].v[0] = gbt_datum_to_key(values[c], info->coltypes[s], &f);
 			if (f & GBT_TID_FLAG_NEGZERO)
 				*tidflags |= GBT_WIDE_NEGZERO(c);
 		}
 		else
-			(void) gbt_wide_field(info, c, values[c], info->coltypes[c], &vals[c]);
+			(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s]);
 	}
 	gbt_shape_encode(shape, vals, words);
 	return true;
@@ -182,12 +216,15 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 	uint16		flags = gbt_tid_flags(tid);
 
 	gbt_shape_decode(shape, words, vals);
-	for (int c = 0; c < shape->ncols; c++)
+	for (int s = 0; s < shape->ncols; s++)
 	{
-		Oid			t = info->coltypes[c];
-		int			bits = shape->col[c].bits;
+		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
+		Oid			t = info->coltypes[s];
+		int			bits = shape->col[s].bits;
 
-		isnull[c] = vals[c].isnull;
+		if (s == info->tidcol)
+			continue;
+		isnull[c] = vals[s].isnull;
 		if (isnull[c])
 		{
 			values[c] = (Datum) 0;
@@ -197,14 +234,14 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 		{
 			pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
 
-			gbt_uuid_from_field(&vals[c], u->data);
+			gbt_uuid_from_field(&vals[s], u->data);
 			values[c] = UUIDPGetDatum(u);
 		}
 		else if (type_is_narrow_signed(t))
-			values[c] = gbt_key_to_datum(gbt_key_from_int64(gbt_int_from_field(vals[c].v[0], bits)),
+			values[c] = gbt_key_to_datum(gbt_key_from_int64(gbt_int_from_field(vals[s].v[0], bits)),
 										 0, t);
 		else
-			values[c] = gbt_key_to_datum(vals[c].v[0],
+			values[c] = gbt_key_to_datum(vals[s].v[0],
 										 (flags & GBT_WIDE_NEGZERO(c)) ? GBT_TID_FLAG_NEGZERO : 0,
 										 t);
 	}
@@ -320,7 +357,7 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	uint16		flags;
 	int			nw = wb->info->nwords;
 
-	if (gbt_wide_encode(wb->info, values, isnull, e, &flags))
+	if (gbt_wide_encode(wb->info, values, isnull, tid, e, &flags))
 	{
 		e[nw] = gbt_tid_from_itemptr(tid, flags);
 		append_entry(&wb->vals, &wb->nvals, &wb->capvals, wb->stride, e);

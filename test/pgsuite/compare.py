@@ -64,7 +64,9 @@ UNSUPPORTED = [
     (re.compile(r'gbtree does not support unique indexes of several columns or on uuid'),
      'unique indexes of several columns or on uuid'),
     (re.compile(r'gbtree index keys are at most \d+ bits'), 'keys wider than 256 bits'),
-    (re.compile(r'gbtree indexes support at most \d+ key columns'), 'more than 16 key columns'),
+    (re.compile(r'gbtree indexes support at most \d+ columns'), 'more than 16 columns'),
+    (re.compile(r'gbtree does not support INCLUDE columns of type (\S+(?: \S+)*)'),
+     'no INCLUDE column of type'),
     (re.compile(r'cannot cluster on index "[^"]+" because access method does '
                 r'not support clustering'), 'clustering'),
     # a unique or primary key constraint needs a (unique) btree index
@@ -109,7 +111,7 @@ def unsupported_kind(line):
         if m:
             if kind is None:
                 return m.group(1)
-            if kind == 'no operator class for type' and m.groups():
+            if kind in ('no operator class for type', 'no INCLUDE column of type') and m.groups():
                 return '%s %s' % (kind, m.group(1))
             return kind
     return None
