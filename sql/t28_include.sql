@@ -137,6 +137,16 @@ SELECT i_diff('ig', 'ib', 'k, p', 'k BETWEEN 150 AND 450');
 SELECT i_diff('ig', 'ib', 'k, q', 'k BETWEEN 150 AND 450');
 SELECT i_diff('ig', 'ib', 'k, p', 'k >= 3990', 'k', 100);
 SELECT gbtree_check('ig_k', true), gbtree_check('ig_kq', true);
+-- gbtree's count, array and join scans take one-column one-word indexes
+-- only: on an index with INCLUDE columns the core's plans run instead
+SET enable_seqscan = off;
+SELECT (SELECT count(*) FROM ig WHERE k BETWEEN 100 AND 900) =
+	   (SELECT count(*) FROM ib WHERE k BETWEEN 100 AND 900) AS count_same,
+	   (SELECT sum(p) FROM ig WHERE k = ANY ('{3,5,7,3000,3999}')) =
+	   (SELECT sum(p) FROM ib WHERE k = ANY ('{3,5,7,3000,3999}')) AS array_same,
+	   (SELECT count(*) FROM generate_series(1, 50) x JOIN ig ON ig.k = x) =
+	   (SELECT count(*) FROM generate_series(1, 50) x JOIN ib ON ib.k = x) AS join_same;
+RESET enable_seqscan;
 
 -- 2. Two key columns, DESC, and an INCLUDE column; conditions on the keys
 -- only can use the index, ORDER BY the keys in either direction.

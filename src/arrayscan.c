@@ -326,7 +326,7 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 		ListCell   *lc2;
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->nkeycolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
+			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
 			index->indexkeys[0] == 0 ||
 			(index->indpred != NIL && !index->predOK))
 			continue;

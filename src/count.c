@@ -365,7 +365,7 @@ gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		CustomPath *cpath;
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->nkeycolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
+			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
 			index->indexkeys[0] == 0 ||
 			index->indpred != NIL)
 			continue;

@@ -363,7 +363,7 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		IndexOptInfo *index = (IndexOptInfo *) lfirst(ic);
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->nkeycolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
+			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
 			index->indexkeys[0] == 0 ||
 			(index->indpred != NIL && !index->predOK))
 			continue;

@@ -21,6 +21,7 @@
 #include "utils/rel.h"
 
 #include "gbtree.h"
+#include "gbtree_wide.h"
 
 /* Format an empty gbtree page (standard header + node + special space). */
 void
@@ -146,7 +147,7 @@ gbt_tree_height(Relation index)
 	int			level;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_check_page(index, buf);
+	gbt_wide_check_page(index, buf, gbt_index_info(index)->nwords);
 	level = gbt_page_opaque((char *) BufferGetPage(buf))->level;
 	UnlockReleaseBuffer(buf);
 	return level;

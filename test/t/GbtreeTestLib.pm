@@ -499,6 +499,7 @@ sub wal_workload
 	CREATE INDEX w_id_g ON w USING gbtree (id);
 	-- multi-word keys (src/README, "Multi-word keys"): two columns, a uuid
 	CREATE INDEX w_kts_g ON w USING gbtree (k, ts DESC);
+	CREATE INDEX w_ki_g ON w USING gbtree (k) INCLUDE (f);
 	CREATE TABLE u (id int, x uuid);
 	INSERT INTO u SELECT g, md5(g::text)::uuid FROM generate_series(1, 5000) g;
 	CREATE INDEX u_x_g ON u USING gbtree (x);
@@ -633,6 +634,10 @@ sub wal_checks
 		{
 			name => 'kts_range', index => 'w_kts_g', modes => [qw(idx ios bitmap)],
 			sql => q{SELECT count(*) || ':' || coalesce(sum(k), 0) FROM w WHERE k BETWEEN 100 AND 9000 AND ts > timestamptz '2024-01-03 00:00+00'}
+		},
+		{
+			name => 'ki_ios', index => 'w_ki_g', modes => [qw(ios)], ios => 1,
+			sql => q{SELECT count(*) || ':' || md5(string_agg(k || '/' || coalesce(f::text, 'N'), ',' ORDER BY k, f)) FROM w WHERE k BETWEEN 100 AND 15000}
 		},
 		{
 			name => 'u_order', index => 'u_x_g', modes => [qw(idx ios)], ios => 1,
