@@ -192,7 +192,47 @@ def dataset_defs(n):
                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n\\set us {ts_us(':i')}\n",
             keyexpr="timestamptz 'epoch' + :us * interval '1 microsecond'"),
+        # multi-word keys (src/README, "Multi-word keys")
+        "uuid": dict(
+            type="uuid",
+            desc=("uuid primary-key style: k = md5(id)::uuid, random and distinct (two "
+                  "64-bit words a key); rows in id order, so heap order and key order are "
+                  "unrelated"),
+            gen=lambda lo, hi: (f"SELECT g AS id, md5(g::text)::uuid AS k "
+                                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=f"\\set i random(1, {n})\n",
+            keyexpr="md5(:i::text)::uuid"),
+        "composite": dict(
+            type="int4",
+            extra_cols=", ts timestamptz",
+            index_cols="k, ts",
+            desc=("composite (tenant int4, created_at timestamptz), the index on both "
+                  "(k, ts): 1000 tenants k = id % 1000, ts one second per row from "
+                  "2024-01-01 UTC, so rows arrive in time order; measures on k are on the "
+                  "index's first column (= ANY of tenants, ranges of tenants, ORDER BY k), "
+                  "point lookups on both columns"),
+            gen=lambda lo, hi: (f"SELECT g AS id, (g % 1000)::int4 AS k, "
+                                f"timestamptz '2024-01-01 00:00+00' + g * interval '1 second' AS ts "
+                                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=f"\\set i random(1, {n})\n",
+            keyexpr="(:i % 1000)::int4",
+            where=("k = (:i % 1000)::int4 AND ts = timestamptz '2024-01-01 00:00+00' + "
+                   ":i * interval '1 second'"),
+            lookup_note="tenant and time of a random row (k = .. AND ts = ..)"),
     }
+
+
+def table_cols(d):
+    """the key columns of a data set's tables, after id"""
+    return f"k {d['type']}{d.get('extra_cols', '')}"
+
+
+def index_cols(d):
+    return d.get("index_cols", "k")
+
+
+def select_cols(d):
+    return "id, k" + (", ts" if d.get("extra_cols") else "")
 
 
 # ---- helpers --------------------------------------------------------------
@@ -586,10 +626,10 @@ def create_dataset(name, d):
     psql(f"DROP TABLE IF EXISTS src_{name}, new_{name}, shuf_{name}, {', '.join(twins)};")
     data = f"{SCRATCH}/data_{name}.copy"
     generate_file(name, d, data)
-    jobs = [f"BEGIN; CREATE UNLOGGED TABLE src_{name} (id int8 NOT NULL, k {typ}); "
+    jobs = [f"BEGIN; CREATE UNLOGGED TABLE src_{name} (id int8 NOT NULL, {table_cols(d)}); "
             f"COPY src_{name} FROM '{data}' (FREEZE); COMMIT;"]
     for t in twins:
-        jobs.append(f"BEGIN; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
+        jobs.append(f"BEGIN; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
                     f"COPY {t} FROM '{data}' (FREEZE); COMMIT;")
     if "vacuum" in MEASURES:
         jobs.append(f"{PREP} SELECT setseed(0.1717); "
@@ -752,7 +792,8 @@ def m_build(name, d, res):
         for e in rotated(ENGINES, r):
             t = e.table(name)
             ms = use.run(e, lambda: timed(f"DROP INDEX IF EXISTS {t}_k_idx; CHECKPOINT;",
-                                          f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts()))
+                                          f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)});",
+                                          options=e.opts()))
             mb.add(e.name, ms)
             if r == 0:
                 ms_.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
@@ -771,7 +812,8 @@ def ensure_indexes(name):
     for e in reversed(ENGINES):
         t = e.table(name)
         if q1(f"SELECT to_regclass('{t}_k_idx') IS NOT NULL") != "t":
-            psql(f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k);", options=e.opts())
+            psql(f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(dataset_defs(ROWS)[name])});",
+                 options=e.opts())
             built = True
     if built:
         finish_indexes(name)
@@ -1060,11 +1102,11 @@ def m_lookups(name, d, res):
         t = e.table(name)
         scripts[e.name] = os.path.join(pdir, f"{name}_{e.tag}.sql")
         with open(scripts[e.name], "w") as f:
-            f.write(d["pgb"] + f"SELECT id FROM {t} WHERE k = {d['keyexpr']};\n")
+            f.write(d["pgb"] + f"SELECT id FROM {t} WHERE {d.get('where', 'k = ' + d['keyexpr'])};\n")
         vs = os.path.join(pdir, f"{name}_{e.tag}_verify.sql")
         with open(vs, "w") as f:
             f.write(d["pgb"] + f"INSERT INTO bench_verify_pt SELECT '{e.name}', :i, count(*), "
-                               f"coalesce(sum(id), 0) FROM {t} WHERE k = {d['keyexpr']};\n")
+                               f"coalesce(sum(id), 0) FROM {t} WHERE {d.get('where', 'k = ' + d['keyexpr'])};\n")
         pgbench(vs, 1, DB, e.opts(FORCE_INDEX_OPTS), transactions=300, extra=["--random-seed=4242"])
         ex = json.loads(psql(f"{FORCE_INDEX} EXPLAIN (FORMAT JSON) SELECT id FROM {t} "
                              f"WHERE k = (SELECT k FROM src_{name} LIMIT 1 OFFSET 7)", options=e.opts()))
@@ -1108,8 +1150,8 @@ def m_copy(name, d, res):
     for r in range(REPEAT):
         for e in rotated(ENGINES, r):
             t = f"c_{name}_{e.tag}"
-            ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
-                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k); CHECKPOINT;\n"
+            ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
+                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); CHECKPOINT;\n"
                         f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
                         f"COPY {t} FROM '{SCRATCH}/data_{name}.copy';\n"
                         f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'lsn0') AS wal \\gset\n"
@@ -1143,12 +1185,13 @@ def m_vacuum(name, d, res, ndel):
     for r in range(REPEAT):
         for e in rotated(ENGINES, r):
             t = f"v_{name}_{e.tag}"
-            setup = (f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, k {typ}); "
-                     f"{PREP} INSERT INTO {t} SELECT id, k FROM src_{name}; "
-                     f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} (k); VACUUM ANALYZE {t}; "
+            setup = (f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
+                     f"{PREP} INSERT INTO {t} SELECT {select_cols(d)} FROM src_{name}; "
+                     f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); VACUUM ANALYZE {t}; "
                      f"DELETE FROM {t} WHERE id % 10 < 3; CHECKPOINT;")
             m.add(e.name, timed(setup, f"VACUUM {t};", options=e.opts()))
-            psql(f"INSERT INTO {t} SELECT id, k FROM new_{name} ORDER BY id; VACUUM {t};", options=e.opts())
+            psql(f"INSERT INTO {t} SELECT {select_cols(d)} FROM new_{name} ORDER BY id; VACUUM {t};",
+                 options=e.opts())
             ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
             if r == 0:
                 answers[e.name] = psql(checksum_sql(t), options=e.opts())
