@@ -43,8 +43,9 @@ gbt_index_is_wide(Relation index)
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
+struct pg_uuid_t;
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
-							Datum *values, bool *isnull);
+							Datum *values, bool *isnull, struct pg_uuid_t *uuids);
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
 							   GbtColValue *v);
 extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,

@@ -21,6 +21,9 @@
 #include "pgstat.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
+#include "utils/cash.h"
+#include "utils/date.h"
+#include "utils/timestamp.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/uuid.h"
@@ -206,44 +209,86 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 	return true;
 }
 
-/* The inverse, for index-only scans; a uuid is palloc'd. */
+/*
+ * The inverse, for index-only scans; a uuid goes to uuids[its column], or
+ * is palloc'd when uuids is NULL.
+ */
 void
 gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *values,
-				bool *isnull)
+				bool *isnull, pg_uuid_t *uuids)
 {
-	GbtColValue vals[GBT_MAX_KEY_COLS];
 	const GbtKeyShape *shape = &info->shape;
 	uint16		flags = gbt_tid_flags(tid);
+	int			pos = 0;
 
-	gbt_shape_decode(shape, words, vals);
 	for (int s = 0; s < shape->ncols; s++)
 	{
 		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
 		Oid			t = info->coltypes[s];
 		int			bits = shape->col[s].bits;
+		uint64		inv = shape->col[s].desc ? UINT64_MAX : 0;
+		uint64		f;
 
-		if (s == info->tidcol)
-			continue;
-		isnull[c] = vals[s].isnull;
-		if (isnull[c])
+		if (shape->nullbits)
 		{
-			values[c] = (Datum) 0;
-			continue;
-		}
-		if (t == UUIDOID)
-		{
-			pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+			bool		null = gbt_words_get(words, pos, 1) != (uint64) shape->col[s].nulls_first;
 
-			gbt_uuid_from_field(&vals[s], u->data);
-			values[c] = UUIDPGetDatum(u);
+			pos++;
+			if (s != info->tidcol)
+			{
+				isnull[c] = null;
+				if (null)
+				{
+					values[c] = (Datum) 0;
+					pos += bits;
+					continue;
+				}
+			}
 		}
-		else if (type_is_narrow_signed(t))
-			values[c] = gbt_key_to_datum(gbt_key_from_int64(gbt_int_from_field(vals[s].v[0], bits)),
-										 0, t);
 		else
-			values[c] = gbt_key_to_datum(vals[s].v[0],
-										 (flags & GBT_WIDE_NEGZERO(c)) ? GBT_TID_FLAG_NEGZERO : 0,
-										 t);
+			isnull[c] = false;
+		if (s == info->tidcol)
+		{
+			pos += bits;
+			continue;
+		}
+		if (bits == 128)
+		{
+			GbtColValue v;
+			pg_uuid_t  *u = uuids ? &uuids[c] : palloc(sizeof(pg_uuid_t));
+
+			v.v[0] = gbt_words_get(words, pos, 64) ^ inv;
+			v.v[1] = gbt_words_get(words, pos + 64, 64) ^ inv;
+			gbt_uuid_from_field(&v, u->data);
+			values[c] = UUIDPGetDatum(u);
+			pos += 128;
+			continue;
+		}
+		f = (gbt_words_get(words, pos, bits) ^ inv) & gbt_field_mask(bits);
+		pos += bits;
+		/* the common types directly; the rest through their one-word key */
+		switch (t)
+		{
+			case INT2OID:
+				values[c] = Int16GetDatum((int16) gbt_int_from_field(f, 16));
+				break;
+			case INT4OID:
+				values[c] = Int32GetDatum((int32) gbt_int_from_field(f, 32));
+				break;
+			case DATEOID:
+				values[c] = DateADTGetDatum((DateADT) gbt_int_from_field(f, 32));
+				break;
+			case INT8OID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+			case TIMEOID:
+			case CASHOID:
+				values[c] = Int64GetDatum(gbt_key_to_int64(f));
+				break;
+			default:
+				values[c] = gbt_key_to_datum(f, (flags & GBT_WIDE_NEGZERO(c)) ?
+											 GBT_TID_FLAG_NEGZERO : 0, t);
+		}
 	}
 }
 

@@ -33,6 +33,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/uuid.h"
+#include "access/htup_details.h"
 
 #include "gbtree_scan.h"
 #include "gbtree_wide.h"
@@ -69,7 +71,6 @@ typedef struct GbtWideScanData
 	GbtIndexInfo *info;
 	int			nw;
 	MemoryContext keycxt;		/* conditions, arrays and ranges */
-	MemoryContext tupcxt;		/* the index-only tuple */
 	bool		impossible;
 	bool		recheck;		/* a condition left to the heap's recheck */
 	int			nsegs;
@@ -85,8 +86,11 @@ typedef struct GbtWideScanData
 	WidePos		pos;
 	WidePos    *mark;
 	bool		markValid;
-	uint64		tmpkeys[GBT_MAX_SLOT_WORDS];
-	uint64		tmptids[GBT_MAX_SLOTS];
+	IndexTuple	itup;			/* index-only results, built in place */
+	Size		itup_off[GBT_MAX_KEY_COLS];	/* their columns' offsets without NULLs */
+	Size		itup_len;
+	bool		itup_dirty;		/* last built with NULLs: other padding */
+	pg_uuid_t	uuids[GBT_MAX_KEY_COLS];	/* their uuid values */
 } GbtWideScanData;
 
 typedef GbtWideScanData *GbtWideScan;
@@ -100,7 +104,15 @@ needs_pin(IndexScanDesc scan)
 IndexScanDesc
 gbt_wide_beginscan(IndexScanDesc scan)
 {
-	GbtWideScan so = palloc0(sizeof(GbtWideScanData));
+	/* not zeroed whole: a leaf's items (19 KB) are written before read */
+	GbtWideScan so = palloc(sizeof(GbtWideScanData));
+
+	memset(so, 0, offsetof(GbtWideScanData, pos));
+	memset(&so->pos, 0, offsetof(WidePos, items));
+	so->mark = NULL;
+	so->markValid = false;
+	so->itup = NULL;
+	so->itup_dirty = false;
 
 	so->info = gbt_index_info(scan->indexRelation);
 	so->nw = so->info->nwords;
@@ -487,7 +499,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	Page		page = BufferGetPage(buf);
 	GbtNode		node;
 	int			nw = so->nw;
-	int			n;
+	int			end;
 
 	gbt_node_view((char *) page, &node);
 	pos->seg = seg;
@@ -497,20 +509,20 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	pos->rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 	gbt_walk_bound_words(&node, false, pos->lowkey, &pos->lowtid);
 	gbt_walk_bound_words(&node, true, pos->hikey, &pos->hitid);
-	n = gbt_node_extract(&node, so->tmpkeys, so->tmptids, NULL);
+	/* the used slots from the first key >= lo to the last <= hi */
 	pos->nitems = 0;
-	for (int i = 0; i < n; i++)
+	end = gbt_node_upper_bound_words(&node, r->hi);
+	for (int sl = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, r->lo));
+		 sl < end; sl = gbt_node_next_used(&node, sl + 1))
 	{
-		const uint64 *k = &so->tmpkeys[i * nw];
-		uint64	   *item;
+		uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
 
-		if (gbt_words_cmp(k, r->lo, nw) < 0 || gbt_words_cmp(k, r->hi, nw) > 0)
+		item[0] = node.keys[sl];
+		for (int k = 1; k < nw; k++)
+			item[k] = node.xkeys[k - 1][sl];
+		if (so->need_filter && !passes_filter(so, item))
 			continue;
-		if (so->need_filter && !passes_filter(so, k))
-			continue;
-		item = &pos->items[pos->nitems * (nw + 1)];
-		memcpy(item, k, sizeof(uint64) * nw);
-		item[nw] = so->tmptids[i];
+		item[nw] = node.tids[sl];
 		pos->nitems++;
 	}
 	if (needs_pin(scan))
@@ -664,24 +676,76 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheck = so->recheck;
 	if (scan->xs_want_itup)
 	{
+		TupleDesc	desc = RelationGetDescr(scan->indexRelation);
 		Datum		values[GBT_MAX_KEY_COLS];
 		bool		isnull[GBT_MAX_KEY_COLS];
-		MemoryContext old;
+		bool		hasnull = false;
+		Size		hoff,
+					data_size;
+		uint16		mask = 0;
 
-		if (so->tupcxt == NULL)
-			so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "gbtree wide tuple",
-											   ALLOCSET_SMALL_SIZES);
-		MemoryContextReset(so->tupcxt);
-		old = MemoryContextSwitchTo(so->tupcxt);
 		if (so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO)
 		{
 			values[0] = (Datum) 0;
 			isnull[0] = true;
 		}
 		else
-			gbt_wide_decode(so->info, item, item[nw], values, isnull);
-		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), values, isnull);
-		MemoryContextSwitchTo(old);
+			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+
+		/*
+		 * index_form_tuple's work without its allocation: every column is of
+		 * fixed width, so the largest tuple is known and built in place; and
+		 * without NULLs the columns' offsets are fixed too (itup_off).
+		 */
+		for (int c = 0; c < desc->natts; c++)
+			hasnull |= isnull[c];
+		if (so->itup == NULL)
+		{
+			Size		off = 0;
+
+			so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
+											  MAXALIGN(sizeof(IndexTupleData) +
+													   sizeof(IndexAttributeBitMapData)) +
+											  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(pg_uuid_t)));
+			for (int c = 0; c < desc->natts; c++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, c);
+
+				off = att_align_nominal(off, att->attalign);
+				so->itup_off[c] = off;
+				off += att->attlen;
+			}
+			so->itup_len = MAXALIGN(IndexInfoFindDataOffset(0) + off);
+		}
+		if (!hasnull)
+		{
+			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
+
+			if (so->itup_dirty)
+				memset(so->itup, 0, so->itup_len);
+			so->itup_dirty = false;
+			for (int c = 0; c < desc->natts; c++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, c);
+
+				if (att->attbyval)
+					store_att_byval(data + so->itup_off[c], values[c], att->attlen);
+				else
+					memcpy(data + so->itup_off[c], DatumGetPointer(values[c]), att->attlen);
+			}
+			so->itup->t_info = (unsigned short) so->itup_len;
+		}
+		else
+		{
+			hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
+			data_size = heap_compute_data_size(desc, values, isnull);
+			memset(so->itup, 0, MAXALIGN(hoff + data_size));
+			heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
+							(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
+			so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK;
+			so->itup_dirty = true;
+		}
+		scan->xs_itup = so->itup;
 	}
 	return true;
 }
@@ -733,8 +797,8 @@ gbt_wide_endscan(IndexScanDesc scan)
 	drop_pin(so);
 	if (so->keycxt)
 		MemoryContextDelete(so->keycxt);
-	if (so->tupcxt)
-		MemoryContextDelete(so->tupcxt);
+	if (so->itup)
+		pfree(so->itup);
 	if (so->mark)
 		pfree(so->mark);
 	pfree(so);
