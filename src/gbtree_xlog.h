@@ -35,6 +35,7 @@
 #define XLOG_GBT_ROOT_SPLIT		0x30	/* root rebuilt one level up, two new pages */
 #define XLOG_GBT_VACUUM			0x40	/* slots of a leaf turned into gaps */
 #define XLOG_GBT_DELETE_PAGE	0x50	/* an empty leaf unlinked */
+#define XLOG_GBT_WINSERT		0x60	/* an entry of a multi-word key into a leaf */
 
 /*
  * XLOG_GBT_INSERT: block 0's data is n x (key, tid, child) as three
@@ -42,6 +43,12 @@
  *
  * XLOG_GBT_MERGE: block 0's data is n x GbtEntry, sorted, merged into the
  * leaf, which is laid out again with its gaps spread.
+ */
+
+/*
+ * XLOG_GBT_WINSERT: block 0's data is one entry of a multi-word tree (the
+ * leaf's keywords words, then the TID), inserted with
+ * gbt_node_insert_words.  Multi-word splits are generic WAL (wide_tree.c).
  */
 
 /*
@@ -122,6 +129,8 @@ extern void gbt_wal_finish(GbtWal *w, uint8 info);
 extern void gbt_wal_abort(GbtWal *w);
 extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys,
 								   const uint64 *tids, const uint32 *child, int n);
+extern bool gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key,
+										 uint64 tid);
 
 /*
  * The page changes, applied alike when a change is made and when its

@@ -207,6 +207,44 @@ gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uin
 	return true;
 }
 
+/*
+ * The same for one entry of a multi-word leaf that has a free slot
+ * (wide_tree.c): an XLOG_GBT_WINSERT record of its words and TID, where
+ * generic WAL would copy the page twice and diff it.
+ */
+bool
+gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
+{
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	uint64		e[GBT_MAX_KEY_WORDS + 1];
+
+	if (!gbt_wal_rmgr)
+		return false;
+	gbt_node_view((char *) page, &node);
+	if (node.opaque->nused >= node.opaque->nslots)
+		return false;
+	memcpy(e, key, sizeof(uint64) * node.nwords);
+	e[node.nwords] = tid;
+	START_CRIT_SECTION();
+	gbt_leaf_clear_dead((char *) page);
+	if (gbt_node_insert_words(&node, key, tid, 0) < 0)
+		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(index))
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) e, sizeof(uint64) * (node.nwords + 1));
+		lsn = XLogInsert(RM_GBTREE_ID, XLOG_GBT_WINSERT);
+		PageSetLSN(page, lsn);
+	}
+	END_CRIT_SECTION();
+	return true;
+}
+
 /* ---- redo ---------------------------------------------------------------- */
 
 /*
@@ -426,6 +464,30 @@ redo_delete_page(XLogReaderState *record)
 }
 
 static void
+redo_winsert(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		GbtNode		node;
+		Size		len;
+		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
+
+		gbt_node_view((char *) page, &node);
+		if (e == NULL || len != sizeof(uint64) * (node.nwords + 1))
+			elog(PANIC, "gbtree redo: bad multi-word entry");
+		gbt_leaf_clear_dead((char *) page);
+		if (gbt_node_insert_words(&node, e, e[node.nwords], 0) < 0)
+			elog(PANIC, "gbtree redo: entries do not fit");
+		redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
 gbt_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
@@ -450,6 +512,9 @@ gbt_redo(XLogReaderState *record)
 			break;
 		case XLOG_GBT_DELETE_PAGE:
 			redo_delete_page(record);
+			break;
+		case XLOG_GBT_WINSERT:
+			redo_winsert(record);
 			break;
 		default:
 			elog(PANIC, "gbtree redo: unknown record type %u", info);
@@ -476,6 +541,8 @@ gbt_identify(uint8 info)
 			return "VACUUM";
 		case XLOG_GBT_DELETE_PAGE:
 			return "DELETE_PAGE";
+		case XLOG_GBT_WINSERT:
+			return "WINSERT";
 	}
 	return NULL;
 }
@@ -535,6 +602,10 @@ gbt_desc(StringInfo buf, XLogReaderState *record)
 								 x->leftlink == GBT_NO_BLOCK ? -1 : (int) x->leftlink);
 				break;
 			}
+		case XLOG_GBT_WINSERT:
+			if (XLogRecGetBlockData(record, 0, &len))
+				appendStringInfo(buf, "key words: %zu", len / sizeof(uint64) - 1);
+			break;
 	}
 }
 

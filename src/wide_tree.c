@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 
 #include "gbtree_wide.h"
+#include "gbtree_xlog.h"
 
 /* high (high) or low key of a page, all its words */
 void
@@ -213,6 +214,9 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 
 	if (page_is_full(buf))
 		return false;
+	/* with gbtree's resource manager, its own small record */
+	if (gbt_wal_insert_words_inplace(index, buf, key, tid))
+		return true;
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	gbt_node_view((char *) page, &node);
