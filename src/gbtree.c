@@ -12,6 +12,7 @@
 #include "access/reloptions.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
+#include "optimizer/plancat.h"
 #include "utils/guc.h"
 
 #include "miscadmin.h"
@@ -70,6 +71,30 @@ gbt_simd_assign(int newval, void *extra)
 	(void) gbt_simd_set(newval < 0 ? gbt_simd_best() : (GbtSimdLevel) newval);
 }
 
+/*
+ * Multi-word indexes (wide_scan.c) run a parallel scan in one participant;
+ * a partial path over one would be a serial scan costed as a parallel one.
+ * So the planner is told they cannot scan in parallel.
+ */
+static get_relation_info_hook_type prev_relation_info_hook = NULL;
+
+static void
+gbt_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	if (prev_relation_info_hook)
+		prev_relation_info_hook(root, relid, inhparent, rel);
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+
+		if (index->amcostestimate == (void (*) ()) gbtcostestimate &&
+			(index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0])))
+			index->amcanparallel = false;
+	}
+}
+
 void
 _PG_init(void)
 {
@@ -123,6 +148,8 @@ _PG_init(void)
 	gbt_array_scan_init();
 	gbt_keys_init();
 	gbt_batch_init();
+	prev_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = gbt_relation_info;
 	MarkGUCPrefixReserved("gbtree");
 
 	/*
