@@ -79,12 +79,53 @@ cannot give) with LIMIT, returning the ordered columns only (ties are
 equal rows), min/max and count, and scrollable cursors (index and
 index-only scans) moving both ways; in every scan mode above.  No joins
 on them (GbtreeJoin takes one-column one-word keys), and no unique
-indexes.  They draw on random generators of their own: a seed makes the
+indexes (the unique twins below have them).  They draw on random generators of their own: a seed makes the
 same operations on the one-word twins, in the same order, whether or not
 multi-word twins run beside them.  By default they join the types when
 the installed gbtree can index them (a uuid operator class; several
 columns: amcanmulticol), and are left out with a note otherwise; named
 in --types, they must be supported.
+
+INCLUDE and unique twins (a third lane of random generators of their own,
+chosen by one of its own: a seed makes the same operations on the other
+twins, in the same order, whether or not these run beside them; the
+batchers' exclusion steps in this lane have tables of their own,
+fz_excl3_*).  INCLUDE: i1 (a int8) INCLUDE (b int4, c float8, d date, e
+bool), i2 (a int4, b timestamptz DESC) INCLUDE (c time, d int2, e bool),
+i3 (a uuid) INCLUDE (b money, c bool), i4 (a int2, b date DESC NULLS
+LAST) INCLUDE (c uuid, d bool), the same index on both twins (USING
+gbtree, USING btree).  Besides the composites' checks (conditions and
+orders on INCLUDE columns too), queries select every column (an
+index-only scan returns the INCLUDE ones; forced index-only scans half
+the time) under conditions on the key columns (at times on an INCLUDE
+column as well), ORDER BY key columns, at times with a LIMIT: rows equal
+in the ordered columns compare as a multiset, in their order; and the
+final check reads every row in key order through an index-only scan.
+On these and the unique twins, the shapes of the one-word custom scans,
+under the planner's defaults or forced scans: count(*) WHERE lead = ANY
+(...) and other conditions on the leading column alone, the rows of lead
+= ANY(...), and joins on the leading column (inner, left, counted per
+outer key, EXISTS, IN, NOT EXISTS; the gbtree twin's with the core's
+join methods off at times) selecting the inner row's INCLUDE columns;
+the rows must match the btree twin's, and no plan may hold GbtreeCount,
+GbtreeArrayScan or GbtreeJoin (they take one-column one-word indexes
+only).  The batchers' transactions run on the INCLUDE twins as on the
+composites (their extra index: the key columns reversed, INCLUDE ones
+too).  Unique: u2 UNIQUE (a int4, b int2), un UNIQUE (a int2, b uuid)
+INCLUDE (c int4) NULLS NOT DISTINCT, uu UNIQUE (a uuid), each as the
+twin's index (a unique btree on the btree twin).  Writers draw keys from
+a handful of values (NULLs in any column) so that duplicates are the
+rule, or spread ones: multi-row inserts (a duplicate within the
+statement at times), updates of keys to constants (the outcome does not
+depend on the order rows are met in), updates that keep the keys (a new
+entry equal to the row's old one), a key deleted and inserted again in
+one transaction.  Each change runs on the gbtree twin, then on the
+btree twin, in one transaction, each under a savepoint: both must
+succeed (with as many rows) or both fail with 23505, else the run fails;
+the final contents must be the same.  The batchers' transactions on them
+(their own features: such changes, COPY of a handful or of many keys,
+INSERT ... SELECT of up to 10000 spread keys, a duplicate at the end at
+times, savepoints rolled back; any ending) hold to the same.
 
 --am btree builds the "gbtree" twins with btree too (no extension, no
 gbtree_check, no joins, no batching GUC): a check of the fuzzer itself
@@ -95,8 +136,9 @@ the sessions is up to the scheduler.
 
 usage: gbtree_fuzz.py --dsn 'host=... port=... dbname=...' [--seed N]
                       [--seconds S] [--writers W] [--batchers B]
-                      [--types int8,float8,uuid,c2,...] [--am gbtree|btree]
-       (--types: "oneword" and "multiword" name the two groups)
+                      [--types int8,float8,uuid,c2,i1,u2,...] [--am gbtree|btree]
+       (--types: "oneword", "multiword", "include" and "unique" name
+       the groups)
 """
 import argparse
 import collections
@@ -123,9 +165,52 @@ ONE_WORD_TYPES = ["int8", "int4", "int2", "float8", "float4", "timestamptz", "da
 COMPOSITE = {
     "c2": [("a", "int4", ""), ("b", "timestamptz", "")],
     "c3": [("a", "int2", " DESC NULLS FIRST"), ("b", "float8", ""), ("c", "uuid", "")],
+    # INCLUDE columns (the last INCLUDED[t] columns): a one-key index (no
+    # count, array-scan or join custom scan may take it), two keys, a uuid
+    # key, a uuid included; each within gbtree's 256 bits
+    "i1": [("a", "int8", ""), ("b", "int4", ""), ("c", "float8", ""), ("d", "date", ""), ("e", "bool", "")],
+    "i2": [("a", "int4", ""), ("b", "timestamptz", " DESC"), ("c", "time", ""), ("d", "int2", ""), ("e", "bool", "")],
+    "i3": [("a", "uuid", ""), ("b", "money", ""), ("c", "bool", "")],
+    "i4": [("a", "int2", ""), ("b", "date", " DESC NULLS LAST"), ("c", "uuid", ""), ("d", "bool", "")],
+    # unique indexes (UNIQUE_TWINS): two columns, two with a uuid and an
+    # INCLUDE column (NULLS NOT DISTINCT), one uuid
+    "u2": [("a", "int4", ""), ("b", "int2", "")],
+    "un": [("a", "int2", ""), ("b", "uuid", ""), ("c", "int4", "")],
+    "uu": [("a", "uuid", "")],
 }
 # multi-word keys: their own lane of random choices, no joins
 MULTIWORD_TYPES = ["uuid", "c2", "c3"]
+# INCLUDE columns and unique multi-word indexes: a third lane of random
+# choices of their own, no joins but their own (GbtreeJoin must not take them)
+INCLUDE_TYPES = ["i1", "i2", "i3", "i4"]
+UNIQUE_TYPES = ["u2", "un", "uu"]
+NEW_TYPES = INCLUDE_TYPES + UNIQUE_TYPES
+# how many of a twin's columns (the last ones) are INCLUDE columns
+INCLUDED = {"i1": 4, "i2": 3, "i3": 2, "i4": 2, "un": 1}
+# the unique twins' index: what follows the columns
+UNIQUE_TWINS = {"u2": "", "un": " NULLS NOT DISTINCT", "uu": ""}
+# the handful of key values a unique twin's writes mostly draw on (text)
+UNIQUE_DOMAIN = {
+    "int4": ["-1", "0", "1", "2", "-2147483648", "2147483647"],
+    "int2": ["0", "1", "2", "-32768", "32767"],
+    "uuid": ["00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+             "00000000-0000-0000-7fff-ffffffffffff", "00000000-0000-0000-8000-000000000000",
+             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a00", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a01",
+             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380aff"],
+}
+# a unique twin's columns computed from {h} (distinct int8s; {salt}: the
+# statement's), for INSERT ... SELECT of many rows: distinct keys, NULLs
+# (in a NULLS NOT DISTINCT index, never two alike)
+UNIQUE_BULK = {
+    "u2": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE (({h}::int8 * 2654435761 + {salt}) % 4294967296 - 2147483648)::int4 END",
+           "CASE WHEN {h} % 13 = 0 THEN NULL ELSE ({h} % 5)::int2 END"],
+    "un": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE ({h} % 3)::int2 END", "md5('{salt}-' || {h})::uuid",
+           "({h} * 7)::int4"],
+    "uu": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE md5('{salt}-' || {h})::uuid END"],
+}
+# the custom scans that take one-column one-word indexes only: never the
+# plan of a query on the INCLUDE and unique twins
+ONE_WORD_SCANS = ["GbtreeCount", "GbtreeArrayScan", "GbtreeJoin"]
 # the access method of the "gbtree" twins (--am)
 AM = "gbtree"
 
@@ -263,8 +348,24 @@ def lead_col(t):
     return tcols(t)[0][0]
 
 
+def nkeys(t):
+    """How many of t's columns are the index's key columns."""
+    return len(tcols(t)) - INCLUDED.get(t, 0)
+
+
 def index_def(t):
-    return ", ".join(c + o for c, _, o in tcols(t))
+    """The index's columns, and its INCLUDE and NULLS clauses."""
+    cols = tcols(t)
+    d = ", ".join(c + o for c, _, o in cols[:nkeys(t)])
+    if t in INCLUDED:
+        d += ") INCLUDE (" + ", ".join(c for c, _, _ in cols[nkeys(t):])
+    return d
+
+
+def index_sql(t, side, am):
+    """CREATE [UNIQUE] INDEX fz_<t>_<side>_k."""
+    return "CREATE %sINDEX fz_%s_%s_k ON fz_%s_%s USING %s (%s)%s" % (
+        "UNIQUE " if t in UNIQUE_TWINS else "", t, side, t, side, am, index_def(t), UNIQUE_TWINS.get(t, ""))
 
 
 def col_exprs(t, cols=None):
@@ -296,6 +397,8 @@ def dup_text(ct, rnd):
 def gen_mvalue(t, i, rnd):
     """A literal for column i of composite t (None for NULL)."""
     ct = tcols(t)[i][1]
+    if t in UNIQUE_TWINS and i < nkeys(t) and rnd.random() < 0.5:
+        return "'%s'::%s" % (rnd.choice(UNIQUE_DOMAIN[ct]), ct)
     if i == 0 and rnd.random() < LEAD_DUP:
         return "'%s'::%s" % (dup_text(ct, rnd), ct)
     return gen_value(ct, rnd)
@@ -334,6 +437,8 @@ def gen_mconst(t, i, rnd):
     another type of its family; the leading column's often one of its
     handful of duplicates."""
     ct = tcols(t)[i][1]
+    if t in UNIQUE_TWINS and i < nkeys(t) and rnd.random() < 0.5:
+        return "'%s'::%s" % (rnd.choice(UNIQUE_DOMAIN[ct]), ct)
     if i == 0 and rnd.random() < 0.5:
         return "'%s'::%s" % (dup_text(ct, rnd), rnd.choice(cross_types(ct)) if ct in INT_LIMITS else ct)
     return gen_const(ct, rnd)
@@ -376,10 +481,11 @@ def gen_colpred(t, i, rnd, ranges=False):
     return "%s IS NOT NULL" % c
 
 
-def gen_row_compare(t, rnd, start):
-    """(cols) op (values) over columns start.. of t, NULL members at times."""
+def gen_row_compare(t, rnd, start, n=None):
+    """(cols) op (values) over columns start.. of t (the first n), NULL
+    members at times."""
     cols = tcols(t)
-    m = rnd.randint(2, len(cols) - start)
+    m = rnd.randint(2, (n or len(cols)) - start)
     members = list(range(start, start + m))
     vals = []
     for i in members:
@@ -392,11 +498,22 @@ def gen_row_compare(t, rnd, start):
     return "%s %s %s" % (row % ", ".join(cols[i][0] for i in members), op, "(%s)" % ", ".join(vals))
 
 
-def gen_mpred(t, rnd):
-    """A WHERE clause on composite t, and how many leading columns it pins
-    to one value each (by equalities; 0 where it may not)."""
+def gen_mpred(t, rnd, n=None):
+    """A WHERE clause on composite t (on its first n columns: all by
+    default), and how many leading columns it pins to one value each (by
+    equalities; 0 where it may not)."""
     cols = tcols(t)
-    n = len(cols)
+    n = n or len(cols)
+    if n == 1:
+        # one column (a uuid key, or the key of an INCLUDE index)
+        k = rnd.random()
+        if k < 0.75:
+            p = gen_colpred(t, 0, rnd)
+            return p, 1 if p.startswith(cols[0][0] + " = ") else 0
+        if k < 0.87:
+            return "(%s OR %s)" % (gen_mpred(t, rnd, n)[0], gen_mpred(t, rnd, n)[0]), 0
+        (p1, m1), (p2, m2) = gen_mpred(t, rnd, n), gen_mpred(t, rnd, n)
+        return "%s AND %s" % (p1, p2), max(m1, m2)
 
     def eqs(m):
         return ["%s = %s" % (cols[i][0], gen_mconst(t, i, rnd)) for i in range(m)]
@@ -439,10 +556,10 @@ def gen_mpred(t, rnd):
         # it, or (no index bound) from the second
         r = rnd.random()
         if n >= 3 and r < 0.3:
-            return " AND ".join(eqs(1) + [gen_row_compare(t, rnd, 1)]), 1
+            return " AND ".join(eqs(1) + [gen_row_compare(t, rnd, 1, n)]), 1
         if n >= 3 and r < 0.4:
-            return gen_row_compare(t, rnd, 1), 0
-        p = gen_row_compare(t, rnd, 0)
+            return gen_row_compare(t, rnd, 1, n), 0
+        p = gen_row_compare(t, rnd, 0, n)
         if rnd.random() < 0.2:
             p += " AND " + gen_colpred(t, rnd.randrange(n), rnd)
         return p, 0
@@ -457,8 +574,8 @@ def gen_mpred(t, rnd):
             nul += " AND " + gen_colpred(t, rnd.randrange(n), rnd)
         return nul, 0
     if k < 0.90:
-        return "(%s OR %s)" % (gen_mpred(t, rnd)[0], gen_mpred(t, rnd)[0]), 0
-    (p1, m1), (p2, m2) = gen_mpred(t, rnd), gen_mpred(t, rnd)
+        return "(%s OR %s)" % (gen_mpred(t, rnd, n)[0], gen_mpred(t, rnd, n)[0]), 0
+    (p1, m1), (p2, m2) = gen_mpred(t, rnd, n), gen_mpred(t, rnd, n)
     return "%s AND %s" % (p1, p2), max(m1, m2) if min(m1, m2) == 0 else min(m1, m2)
 
 
@@ -480,12 +597,12 @@ def index_order(t, reverse=False):
     return ", ".join(parts)
 
 
-def gen_morder(t, rnd, pinned=0, full=False):
-    """An ORDER BY over index columns of composite t: a prefix of them, or
-    the ones after the pinned prefix; the index's order or its exact
-    reverse (NULLS written out or left to the default), at times one the
-    index cannot give.  Returns the clause and its columns."""
-    cols = tcols(t)
+def gen_morder(t, rnd, pinned=0, full=False, n=None):
+    """An ORDER BY over index columns of composite t (the first n): a
+    prefix of them, or the ones after the pinned prefix; the index's order
+    or its exact reverse (NULLS written out or left to the default), at
+    times one the index cannot give.  Returns the clause and its columns."""
+    cols = tcols(t)[:n] if n else tcols(t)
     n = len(cols)
     start = pinned if 0 < pinned < n and rnd.random() < 0.6 else 0
     m = n - start if full or rnd.random() < 0.4 else rnd.randint(1, n - start)
@@ -529,9 +646,10 @@ def gen_mcheck(t, rnd, kind):
     if kind < 0.85:
         # min/max of a column (a prefix pinned: of the next one), count
         aggs = ["count(*)"]
-        cand = [i for i, (c, ct, _) in enumerate(cols) if ct != "uuid"]
+        # (no min/max of uuid or bool)
+        cand = [i for i, (c, ct, _) in enumerate(cols) if ct not in ("uuid", "bool")]
         for i in rnd.sample(cand, min(len(cand), rnd.randint(1, 2))):
-            if 0 < pinned < len(cols) and rnd.random() < 0.5 and cols[pinned][1] != "uuid":
+            if 0 < pinned < len(cols) and rnd.random() < 0.5 and cols[pinned][1] not in ("uuid", "bool"):
                 i = pinned
             c, ct = cols[i][:2]
             fold = " + 0" if ct in ("float4", "float8") else ""
@@ -592,21 +710,27 @@ def set_am(am):
 
 
 def multiword_support(dsn):
-    """{type: why AM cannot index it} for the multi-word types it cannot
-    index: no default operator class for a column's type, or (several
-    columns) amcanmulticol false."""
+    """{type: why AM cannot index it} for the multi-word types (and the
+    INCLUDE and unique twins) it cannot index: no default operator class
+    for a key column's type, or (several columns) amcanmulticol false, or
+    no INCLUDE columns, or no unique indexes."""
     conn = connect(dsn)
     cur = conn.cursor()
     if AM == "gbtree":
         cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
-    cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col') FROM pg_am WHERE amname = %s", (AM,))
-    amoid, multicol = cur.fetchone()
+    cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col'), pg_indexam_has_property(oid, 'can_include'), "
+                "pg_indexam_has_property(oid, 'can_unique') FROM pg_am WHERE amname = %s", (AM,))
+    amoid, multicol, include, unique = cur.fetchone()
     missing = {}
-    for t in MULTIWORD_TYPES:
+    for t in MULTIWORD_TYPES + NEW_TYPES:
         why = []
         if len(tcols(t)) > 1 and not multicol:
             why.append("%s indexes one column only" % AM)
-        for _, ct, _ in tcols(t):
+        if t in INCLUDED and not include:
+            why.append("%s has no INCLUDE columns" % AM)
+        if t in UNIQUE_TWINS and not unique:
+            why.append("%s has no unique indexes" % AM)
+        for _, ct, _ in tcols(t)[:nkeys(t)]:
             cur.execute("SELECT count(*) FROM pg_opclass WHERE opcmethod = %s AND opcdefault "
                         "AND opcintype = %s::regtype", (amoid, ct))
             if cur.fetchone()[0] == 0 and "no %s operator class" % ct not in why:
@@ -636,21 +760,24 @@ def setup(dsn, types, tablespace=None):
             # midway by inserting a negative one
             cur.execute("CREATE TABLE fz_%s_%s (id int8 CHECK (id >= 0), %s) WITH (autovacuum_enabled = off)"
                         % (t, side, ", ".join("%s %s" % (c, ct) for c, ct, _ in tcols(t))))
-            cur.execute("CREATE INDEX fz_%s_%s_k ON fz_%s_%s USING %s (%s)" % (t, side, t, side, am, index_def(t)))
-    # an exclusion constraint's index is never batched: it must refuse
-    # exactly what a unique btree refuses, within one statement too
-    cur.execute("DROP TABLE IF EXISTS fz_excl_g, fz_excl_b")
-    cur.execute("CREATE TABLE fz_excl_g (id int8, k int8, CONSTRAINT fz_excl_g_x EXCLUDE USING %s (k WITH =))"
-                " WITH (autovacuum_enabled = off)" % AM)
-    cur.execute("CREATE INDEX fz_excl_g_id ON fz_excl_g USING %s (id)" % AM)
-    cur.execute("CREATE TABLE fz_excl_b (id int8, k int8, CONSTRAINT fz_excl_b_x UNIQUE (k))"
-                " WITH (autovacuum_enabled = off)")
-    cur.execute("CREATE INDEX fz_excl_b_id ON fz_excl_b USING btree (id)")
-    # and so must a unique gbtree index (checked at insert time, never batched)
-    cur.execute("DROP TABLE IF EXISTS fz_excl_u")
-    cur.execute("CREATE TABLE fz_excl_u (id int8, k int8) WITH (autovacuum_enabled = off)")
-    cur.execute("CREATE UNIQUE INDEX fz_excl_u_k ON fz_excl_u USING %s (k)" % AM)
-    cur.execute("CREATE INDEX fz_excl_u_id ON fz_excl_u USING %s (id)" % AM)
+            cur.execute(index_sql(t, side, am))
+    # (the third lane's batchers have exclusion tables of their own: its
+    # writes leave the other lanes' results as they were)
+    for x in ["fz_excl"] + (["fz_excl3"] if split_lanes(types)[2] else []):
+        # an exclusion constraint's index is never batched: it must refuse
+        # exactly what a unique btree refuses, within one statement too
+        cur.execute("DROP TABLE IF EXISTS {x}_g, {x}_b".format(x=x))
+        cur.execute(("CREATE TABLE {x}_g (id int8, k int8, CONSTRAINT {x}_g_x EXCLUDE USING %s (k WITH =))"
+                     " WITH (autovacuum_enabled = off)" % AM).format(x=x))
+        cur.execute(("CREATE INDEX {x}_g_id ON {x}_g USING %s (id)" % AM).format(x=x))
+        cur.execute("CREATE TABLE {x}_b (id int8, k int8, CONSTRAINT {x}_b_x UNIQUE (k))"
+                    " WITH (autovacuum_enabled = off)".format(x=x))
+        cur.execute("CREATE INDEX {x}_b_id ON {x}_b USING btree (id)".format(x=x))
+        # and so must a unique gbtree index (checked at insert time, never batched)
+        cur.execute("DROP TABLE IF EXISTS {x}_u".format(x=x))
+        cur.execute("CREATE TABLE {x}_u (id int8, k int8) WITH (autovacuum_enabled = off)".format(x=x))
+        cur.execute(("CREATE UNIQUE INDEX {x}_u_k ON {x}_u USING %s (k)" % AM).format(x=x))
+        cur.execute(("CREATE INDEX {x}_u_id ON {x}_u USING %s (id)" % AM).format(x=x))
     # scans from inside a running statement: count through the index and
     # through a seq scan (fresh snapshots: they see the statement's rows so
     # far) and raise if they differ
@@ -691,16 +818,23 @@ def diagnose(dsn, t):
 
 
 def split_lanes(types):
-    """The one-word types and the multi-word ones (each in --types order)."""
-    return ([t for t in types if t not in MULTIWORD_TYPES], [t for t in types if t in MULTIWORD_TYPES])
+    """The one-word types, the multi-word ones, and the INCLUDE and unique
+    twins (each in --types order)."""
+    return ([t for t in types if t not in MULTIWORD_TYPES + NEW_TYPES], [t for t in types if t in MULTIWORD_TYPES],
+            [t for t in types if t in NEW_TYPES])
 
 
-def pick_lane(lrnd, lanes):
+def pick_lane(lrnd, lanes, nrnd=None):
     """Which lane the next operation of a session takes (0: one-word, 1:
-    multi-word types), each type as likely as any other.  Each lane draws
-    on random generators of its own, so that adding multi-word types
-    leaves the one-word lane's operations as a seed made them before."""
-    old, new = lanes
+    multi-word types, 2: INCLUDE and unique twins), each type as likely as
+    any other.  Each lane draws on random generators of its own, so that
+    adding multi-word types leaves the one-word lane's operations as a
+    seed made them before; the third lane is chosen by a generator of its
+    own (nrnd), lrnd choosing between the other two as before: adding it
+    leaves their operations, and their order, as they were."""
+    old, new, third = lanes
+    if third and (not (old or new) or nrnd.random() < len(third) / (len(old) + len(new) + len(third))):
+        return 2
     if new and (not old or lrnd.random() < len(new) / (len(old) + len(new))):
         return 1
     return 0
@@ -712,22 +846,171 @@ def lane_rnd(seed, who):
     return random.Random("multiword-%d-%s" % (seed, who)), random.Random("lane-%d-%s" % (seed, who))
 
 
-def writer(dsn, types, seed, wid, deadline, counter, am="gbtree"):
+def new_lane_rnd(seed, who):
+    """The third lane's (INCLUDE and unique twins) random generator, and
+    the one choosing it (pick_lane)."""
+    return random.Random("includeunique-%d-%s" % (seed, who)), random.Random("lane3-%d-%s" % (seed, who))
+
+
+# ---- unique twins: conflicts on both twins alike -------------------------------
+
+def uuid_rand(rnd):
+    h = "%032x" % rnd.getrandbits(128)
+    return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+def gen_utext(t, i, rnd, small, rare=0.03):
+    """A value (text; None for NULL) for column i of unique twin t: a key
+    column's from its handful (small), or spread (from the handful at the
+    odds rare); an INCLUDE column's anything."""
+    ct = tcols(t)[i][1]
+    if i >= nkeys(t):
+        return gen_text(ct, rnd)
+    if rnd.random() < 0.1:
+        return None
+    if small or rnd.random() < rare:
+        return rnd.choice(UNIQUE_DOMAIN[ct])
+    if ct == "uuid":
+        return uuid_rand(rnd)
+    lo, hi = INT_LIMITS[ct]
+    return str(rnd.randint(lo, hi))
+
+
+def lit(v, ct):
+    return "NULL" if v is None else "'%s'::%s" % (v, ct)
+
+
+def gen_urow(t, rnd, small):
+    """The column values of a new row of unique twin t, as SQL literals."""
+    return [lit(gen_utext(t, i, rnd, small), ct) for i, (_, ct, _) in enumerate(tcols(t))]
+
+
+def gen_uchange(t, rnd, newids):
+    """One change of unique twin t, the statements ({tbl}) that each twin
+    runs in turn: multi-row inserts of a handful of keys (conflicts with
+    stored rows and within the statement) or of spread ones, updates of
+    keys to constants (whatever order the rows are met in, the statement
+    fails exactly when its result has a duplicate), updates keeping the
+    keys (a new index entry each, equal to the row's old one), a key
+    deleted and inserted again.  newids(n): the first of n fresh ids."""
+    cols = tcols(t)
+    nk = nkeys(t)
+    r = rnd.random()
+    if r < 0.5:
+        small = rnd.random() < 0.7
+        n = rnd.choice([1, 1, 2, 3, 5]) if small else rnd.choice([20, 100, 400])
+        rows = [gen_urow(t, rnd, small) for _ in range(n)]
+        if rnd.random() < 0.1:
+            # a duplicate within the statement, at its end at times
+            k = len(rows) if rnd.random() < 0.5 else rnd.randint(0, len(rows))
+            rows.insert(k, rnd.choice(rows))
+        first = newids(len(rows))
+        return ["INSERT INTO {tbl} VALUES " + ", ".join("(%d, %s)" % (first + j, ", ".join(v))
+                                                          for j, v in enumerate(rows))]
+    m = rnd.choice([3, 30, 300, 3000])
+    where = " WHERE id %% %d = %d" % (m, rnd.randint(0, m - 1))
+    if r < 0.65:
+        which = sorted(rnd.sample(range(len(cols)), rnd.randint(1, len(cols))))
+        if not any(i < nk for i in which):
+            which = [rnd.randrange(nk)] + which
+        return ["UPDATE {tbl} SET " + ", ".join("%s = %s" % (cols[i][0], lit(gen_utext(t, i, rnd, True), cols[i][1]))
+                                                for i in which) + where]
+    if r < 0.75:
+        c = rnd.choice(["id = id", "%s = %s" % (cols[0][0], cols[0][0])]
+                       + ["%s = %s # 1" % (cols[i][0], cols[i][0]) for i in range(nk, len(cols))])
+        return ["UPDATE {tbl} SET " + c + where]
+    row = gen_urow(t, rnd, True)
+    match = " AND ".join("%s IS NOT DISTINCT FROM %s" % (c, v) for (c, _, _), v in zip(cols[:nk], row))
+    out = ["DELETE FROM {tbl} WHERE " + match, "INSERT INTO {tbl} VALUES (%d, %s)" % (newids(1), ", ".join(row))]
+    if rnd.random() < 0.3:
+        # and once more: a duplicate, unless NULL keeps it distinct
+        out.append("INSERT INTO {tbl} VALUES (%d, %s)" % (newids(1), ", ".join(row)))
+    return out
+
+
+def unique_apply(cur, t, stmts, copy=None):
+    """Run stmts ({tbl}; copy: COPY data for a one-statement COPY) on the
+    gbtree twin, then on the btree twin, each under a savepoint of its
+    own (rolled back on a unique violation), in the caller's transaction:
+    {side: (outcome, row counts, error detail)}; the outcome is "ok" or
+    "23505 in statement N".  Other errors propagate."""
+    out = {}
+    for side in ("g", "b"):
+        tbl = "fz_%s_%s" % (t, side)
+        cur.execute("SAVEPOINT fz_u")
+        counts = []
+        try:
+            for st in stmts:
+                if copy is not None:
+                    cur.copy_expert(st.format(tbl=tbl), io.StringIO(copy))
+                else:
+                    cur.execute(st.format(tbl=tbl))
+                counts.append(cur.rowcount)
+            cur.execute("RELEASE SAVEPOINT fz_u")
+            out[side] = ("ok", counts, None)
+        except psycopg2.Error as e:
+            if e.pgcode != "23505":
+                raise
+            cur.execute("ROLLBACK TO SAVEPOINT fz_u")
+            cur.execute("RELEASE SAVEPOINT fz_u")
+            out[side] = ("23505 in statement %d" % (len(counts) + 1), counts,
+                         (e.diag.message_detail or "").strip())
+    return out
+
+
+def unique_differs(t, stmts, out):
+    """None, or what differs between the twins' outcomes."""
+    if out["g"][:2] == out["b"][:2]:
+        return None
+    return ("unique twins %s: the same change, different outcomes:\n gbtree twin: %s, rows %r%s\n"
+            " btree twin: %s, rows %r%s\n statements: %s" % (
+                t, out["g"][0], out["g"][1], " (%s)" % out["g"][2] if out["g"][2] else "",
+                out["b"][0], out["b"][1], " (%s)" % out["b"][2] if out["b"][2] else "",
+                "; ".join(st.format(tbl="fz_%s_g" % t) for st in stmts)))
+
+
+def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None):
     set_am(am)
     lanes = split_lanes(types)
     mrnd, lrnd = lane_rnd(seed, "writer-%d" % wid)
-    rnds = [random.Random(seed * 1000 + wid), mrnd]
+    nrnd, n3rnd = new_lane_rnd(seed, "writer-%d" % wid)
+    rnds = [random.Random(seed * 1000 + wid), mrnd, nrnd]
     conn = connect(dsn)
     cur = conn.cursor()
-    nextids = [wid * 10 ** 9, wid * 10 ** 9 + 5 * 10 ** 8]
+    nextids = [wid * 10 ** 9, wid * 10 ** 9 + 5 * 10 ** 8, wid * 10 ** 9 + 2 * 10 ** 8]
     ops = 0
+    uok = udup = 0
     while time.time() < deadline:
-        lane = pick_lane(lrnd, lanes)
+        lane = pick_lane(lrnd, lanes, n3rnd)
         rnd = rnds[lane]
         t = rnd.choice(lanes[lane])
         r = rnd.random()
+        if t in UNIQUE_TWINS and 0.7 <= r < 0.8:
+            r = 0.6         # no other updates than gen_uchange's: a delete
         try:
-            if r < 0.55:
+            if t in UNIQUE_TWINS and r < 0.7:
+                # one change, on each twin under a savepoint: both succeed or
+                # both fail with 23505
+                def newids(n, lane=lane):
+                    first = nextids[lane]
+                    nextids[lane] += n
+                    return first
+                stmts = gen_uchange(t, rnd, newids)
+                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                out = unique_apply(cur, t, stmts)
+                err = unique_differs(t, stmts, out)
+                if err:
+                    cur.execute("ROLLBACK")
+                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: %s\nwriter %d: %s"
+                          % (seed, wid, err, wid, diagnose(dsn, t)), flush=True)
+                    conn.close()
+                    sys.exit(3)
+                cur.execute("COMMIT")
+                if out["g"][0] == "ok":
+                    uok += 1
+                else:
+                    udup += 1
+            elif r < 0.55:
                 n = rnd.choice([1, 5, 50, 400])
                 rows = []
                 for _ in range(n):
@@ -789,6 +1072,10 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree"):
             sys.exit(2)
     with counter.get_lock():
         counter.value += ops
+    if ucounts is not None:
+        with ucounts.get_lock():
+            ucounts[0] += uok
+            ucounts[1] += udup
     conn.close()
 
 
@@ -874,12 +1161,40 @@ def gen_check(t, rnd, kind=None):
     return q % t, ordered
 
 
-def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
+def row_form(rows, ordered):
+    """rows in the form they are compared in.  ordered: True, their order
+    counts (keys folded: -0 and 0, NaN); False, a multiset; ("groups", lo,
+    hi, limit): the order of columns lo..hi-1 counts (folded), the rows
+    equal in them are a multiset, and where the LIMIT limit was reached,
+    the last of those by its size alone (which of its rows made it is up
+    to the plan)."""
+    if isinstance(ordered, tuple):
+        _, lo, hi, limit = ordered
+        groups = []
+        for r in rows:
+            key = tuple(norm_key(x) for x in r[lo:hi])
+            if groups and groups[-1][0] == key:
+                groups[-1][1].append(repr(r))
+            else:
+                groups.append((key, [repr(r)]))
+        out = [(k, sorted(v)) for k, v in groups]
+        if limit is not None and len(rows) >= limit and out:
+            out[-1] = (out[-1][0], len(out[-1][1]))
+        return out
+    if ordered:
+        return [tuple(norm_key(x) for x in r) for r in rows]
+    return sorted(map(repr, rows))
+
+
+def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False, settings=None):
     """Run q on both twins and as a seq scan, in the caller's transaction;
     None, or what differs.  sel: set the planner's switches with SELECT
-    set_config() (no utility statements)."""
-    g = run_query(cur, MODES[mode], q.format(side="g"), sel)
-    b = run_query(cur, MODES[mode], q.format(side="b"), sel)
+    set_config() (no utility statements).  settings: the twins' planner
+    switches, instead of MODES[mode] (mode then names them)."""
+    if settings is None:
+        settings = MODES[mode]
+    g = run_query(cur, settings, q.format(side="g"), sel)
+    b = run_query(cur, settings, q.format(side="b"), sel)
     s = run_query(cur, SEQ, q.format(side="g"), sel)
     if rnd.random() < 0.05:
         cur.execute("SET LOCAL enable_seqscan = off")
@@ -891,14 +1206,7 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
             stats["index_used"] += 1
         if "GbtreeArrayScan" in plan:
             stats["array_scan_used"] += 1
-    if ordered:
-        fg = [tuple(norm_key(x) for x in r) for r in g]
-        fb = [tuple(norm_key(x) for x in r) for r in b]
-        fs = [tuple(norm_key(x) for x in r) for r in s]
-    else:
-        fg = sorted(map(repr, g))
-        fb = sorted(map(repr, b))
-        fs = sorted(map(repr, s))
+    fg, fb, fs = row_form(g, ordered), row_form(b, ordered), row_form(s, ordered)
     stats["queries"] += 1
     stats["rows"] += len(g)
     if fg != fb or fg != fs:
@@ -910,9 +1218,206 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False):
     return None
 
 
+# ---- INCLUDE and unique twins: their own checks ---------------------------------
+
+def gen_kcheck(t, rnd):
+    """A query on twin t (INCLUDE, unique) that selects every column (an
+    index-only scan returns the INCLUDE ones), under conditions on its key
+    columns (at times on an INCLUDE column too), ORDER BY key columns (a
+    prefix, or those after an equality prefix; the index's order or its
+    reverse, at times one it cannot give), at times with a LIMIT; rows
+    equal in the ordered columns are compared as a multiset."""
+    cols = tcols(t)
+    nk = nkeys(t)
+    pred, pinned = gen_mpred(t, rnd, nk) if rnd.random() < 0.85 else ("true", 0)
+    if len(cols) > nk and rnd.random() < 0.25:
+        pred = "(%s) AND %s" % (pred, gen_colpred(t, rnd.randrange(nk, len(cols)), rnd))
+    order, ocols = gen_morder(t, rnd, pinned, full=rnd.random() < 0.4, n=nk)
+    lo = cols.index(ocols[0])
+    limit = rnd.choice([None, None, 1, 10, 100, 1000])
+    sel = col_exprs(t) + (", id" if rnd.random() < 0.15 else "")
+    q = "SELECT %s FROM fz_%s_{side} WHERE %s ORDER BY %s%s" % (sel, t, pred, order,
+                                                                 " LIMIT %d" % limit if limit else "")
+    return q, ("groups", lo, lo + len(ocols), limit)
+
+
+def gen_onescan(t, rnd):
+    """A query on the leading column of twin t of the shapes that the
+    count and array-scan custom scans take on a one-column one-word
+    index: count(*) (or of a column) WHERE lead = ANY(array), or another
+    condition on it alone; the rows of lead = ANY(array).  And whether its
+    row order counts."""
+    c = lead_col(t)
+    r = rnd.random()
+    if r < 0.45:
+        pred = gen_many(t, 0, rnd)
+    elif r < 0.6:
+        pred = "%s IS %sNULL" % (c, rnd.choice(["", "NOT "]))
+    elif r < 0.8:
+        pred = gen_colpred(t, 0, rnd)
+    else:
+        pred = gen_many(t, 0, rnd) + " AND " + gen_colpred(t, 0, rnd)
+    if rnd.random() < 0.7:
+        agg = rnd.choice(["count(*)", "count(*)", "count(%s)" % c, "count(%s)" % tcols(t)[-1][0],
+                          "count(*), count(%s)" % tcols(t)[-1][0]])
+        return "SELECT %s FROM fz_%s_{side} WHERE %s" % (agg, t, pred), True
+    return "SELECT %s FROM fz_%s_{side} WHERE %s" % (col_exprs(t) + rnd.choice(["", ", id"]), t, pred), False
+
+
+def one_word_scans(cur, settings, sql, reset, sel=False):
+    """The one-word custom scans in sql's plan under settings, and the plan."""
+    for st in settings:
+        cur.execute(as_select(st) if sel else st)
+    cur.execute("EXPLAIN (COSTS OFF) " + sql)
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    for st in reset:
+        cur.execute(as_select(st) if sel else st)
+    return [n for n in ONE_WORD_SCANS if n in plan], plan
+
+
+def check_onescan(cur, t, rnd, stats, sel=False):
+    """gen_onescan's query on both twins and a seq scan, under the
+    planner's defaults or forced scans; the gbtree twin's plan must not
+    hold a one-word custom scan.  In the caller's transaction."""
+    q, ordered = gen_onescan(t, rnd)
+    mode = rnd.choice(["default", "default", "array", "array_parallel", "ios", "bitmap"])
+    settings = [] if mode == "default" else MODES[mode]
+    err = compare_check(cur, t, rnd, q, ordered, mode, stats, sel, settings)
+    stats["new_onescan"] += 1
+    if err:
+        return err
+    found, plan = one_word_scans(cur, settings, q.format(side="g"), RESET, sel)
+    stats["new_plans"] += 1
+    if found:
+        return "query (%s scans): %s\n planned with %s on an index of twin %s (%s):\n%s" % (
+            mode, q.format(side="g"), ", ".join(found), t, index_def(t), plan)
+    return None
+
+
+def gen_njoin(t, rnd):
+    """A join of an outer side o(id, x) (random keys of the type of t's
+    leading column or of its family: NULLs, duplicates; or a generated
+    set) with twin t on its leading column: inner, left (at times counted
+    per outer key), semi (EXISTS, IN), anti; with conditions on the inner
+    row's other columns at times; the inner row's columns (INCLUDE ones
+    too) selected."""
+    c, ct, _ = tcols(t)[0]
+    xt = rnd.choice(cross_types(ct))
+    kind = rnd.choice(["inner", "left", "left_agg", "exists", "not_exists", "in"])
+    few = kind in ("inner", "left")
+    if rnd.random() < 0.7:
+        vals = []
+        for _ in range(rnd.choice([1, 3, 10, 30] if few else [1, 10, 100, 500])):
+            if vals and rnd.random() < 0.2:
+                vals.append(rnd.choice(vals))
+                continue
+            v = gen_mvalue(t, 0, rnd) if xt == ct and rnd.random() < 0.6 else gen_value(xt, rnd)
+            vals.append(v if v is not None else "NULL::%s" % xt)
+        if rnd.random() < 0.5:
+            outer = "(VALUES %s) o(id, x)" % ", ".join("(%d, %s)" % (j + 1, v) for j, v in enumerate(vals))
+        else:
+            outer = "unnest(ARRAY[%s]::%s[]) WITH ORDINALITY o(x, id)" % (", ".join(vals), xt)
+    else:
+        n = rnd.choice([1, 20, 300] if few else [100, 2000])
+        outer = "(SELECT g AS id, %s AS x FROM generate_series(1, %d) g) o" % (det_value(xt, salted("g", rnd)), n)
+    extra = ""
+    if len(tcols(t)) > 1 and rnd.random() < 0.4:
+        extra = " AND " + gen_colpred(t, rnd.randrange(1, len(tcols(t))), rnd)
+    tbl = "fz_%s_{side}" % t
+    ocols = "o.id, " + kexpr(xt, "o.x")
+    icols = ", ".join(kexpr(ict, "i." + ic) for ic, ict, _ in tcols(t)) + rnd.choice(["", ", i.id"])
+    cond = rnd.choice(["i.%s = o.x" % c, "o.x = i.%s" % c]) + extra
+    if kind in ("inner", "left"):
+        ncols = 2 + icols.count(",") + 1
+        frm = ("%s JOIN %s i ON %s" if kind == "inner" else "%s LEFT JOIN %s i ON %s") % (outer, tbl, cond)
+        return "SELECT %s, %s FROM %s ORDER BY %s LIMIT %d" % (
+            ocols, icols, frm, ", ".join(str(j + 1) for j in range(ncols)), JOIN_ROW_CAP), kind
+    if kind == "left_agg":
+        return "SELECT %s, count(*), count(i.%s), count(i.%s) FROM %s LEFT JOIN %s i ON %s GROUP BY o.x" % (
+            kexpr(xt, "o.x"), c, tcols(t)[-1][0], outer, tbl, cond), kind
+    if kind == "in":
+        where = " WHERE " + gen_colpred(t, rnd.randrange(len(tcols(t))), rnd) if rnd.random() < 0.5 else ""
+        return "SELECT %s FROM %s WHERE o.x IN (SELECT %s FROM %s%s)" % (ocols, outer, c, tbl, where), kind
+    return "SELECT %s FROM %s WHERE %sEXISTS (SELECT 1 FROM %s i WHERE %s)" % (
+        ocols, outer, "NOT " if kind == "not_exists" else "", tbl, cond), kind
+
+
+def check_njoin(cur, t, rnd, stats, sel=False):
+    """gen_njoin's join on both twins (the gbtree twin's at times with the
+    core's join methods off, parallel at times), in the caller's
+    transaction: the same multiset of rows, and no one-word custom scan
+    (GbtreeJoin above all) in the gbtree twin's plan."""
+    q, kind = gen_njoin(t, rnd)
+    common = JOIN_PARALLEL if rnd.random() < 0.2 else []
+    gset = common + (JOIN_FORCE if rnd.random() < 0.6 else [])
+    g = run_query(cur, gset, q.format(side="g"), sel)
+    for st in NJOIN_RESET:
+        cur.execute(as_select(st) if sel else st)
+    b = run_query(cur, common, q.format(side="b"), sel)
+    for st in NJOIN_RESET:
+        cur.execute(as_select(st) if sel else st)
+    stats["new_joins"] += 1
+    stats["new_join_rows"] += len(g)
+    fg = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in g)
+    fb = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in b)
+    if fg != fb:
+        only_g, only_b = sorted((fg - fb).elements()), sorted((fb - fg).elements())
+        return ("join (%s; gbtree run: %s): %s\n gbtree %d rows, btree %d rows\n only from gbtree (%d): %s\n"
+                " only from btree (%d): %s") % (kind, "; ".join(gset) or "planner defaults", q.format(side="g"),
+                                                len(g), len(b), len(only_g), ", ".join(only_g[:10]), len(only_b),
+                                                ", ".join(only_b[:10]))
+    found, plan = one_word_scans(cur, gset, q.format(side="g"), NJOIN_RESET, sel)
+    stats["new_plans"] += 1
+    if found:
+        return "join (%s; gbtree run: %s): %s\n planned with %s on an index of twin %s (%s):\n%s" % (
+            kind, "; ".join(gset) or "planner defaults", q.format(side="g"), ", ".join(found), t, index_def(t), plan)
+    return None
+
+
+def check_new(cur, t, rnd, stats):
+    """One random check on an INCLUDE or unique twin t, in a snapshot of
+    its own: gen_kcheck's (index-only scans mostly), check_onescan's,
+    check_njoin's, or any other check of a composite."""
+    k = rnd.random()
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        if k < 0.3:
+            q, ordered = gen_kcheck(t, rnd)
+            mode = "ios" if rnd.random() < 0.5 else rnd.choice(list(MODES))
+            stats["new_key_order"] += 1
+            err = compare_check(cur, t, rnd, q, ordered, mode, stats)
+            if not err and rnd.random() < 0.1:
+                found, plan = one_word_scans(cur, MODES[mode], q.format(side="g"), RESET)
+                stats["new_key_order_explained"] += 1
+                stats["new_key_order_ios"] += 1 if "Index Only Scan using fz_%s_g_k" % t in plan else 0
+                if found:
+                    err = "query (%s scans): %s\n planned with %s on an index of twin %s:\n%s" % (
+                        mode, q.format(side="g"), ", ".join(found), t, plan)
+            return err
+        if k < 0.45:
+            return check_onescan(cur, t, rnd, stats)
+        if k < 0.6:
+            return check_njoin(cur, t, rnd, stats)
+    finally:
+        cur.execute("COMMIT")
+    kind = rnd.random()
+    mode = rnd.choice(list(MODES))
+    gq = gen_check(t, rnd, kind)
+    if gq is None:
+        return check_cursor(cur, t, rnd, stats)
+    q, ordered = gq
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        return compare_check(cur, t, rnd, q, ordered, mode, stats)
+    finally:
+        cur.execute("COMMIT")
+
+
 def check_once(cur, t, rnd, stats, joins=False, types=None):
     """One random check on the fz_<t> twins in a snapshot of its own; joins:
     this gbtree has GbtreeJoin (types: the twins an outer side may read)."""
+    if t in NEW_TYPES:
+        return check_new(cur, t, rnd, stats)
     if joins and t not in MULTIWORD_TYPES and rnd.random() < JOIN_SHARE:
         cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         try:
@@ -1022,6 +1527,8 @@ JOIN_PARALLEL = ["SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_
                  "SET LOCAL min_parallel_table_scan_size = 0", "SET LOCAL max_parallel_workers_per_gather = 2"]
 JOIN_RESET = ["SET LOCAL enable_hashjoin = on", "SET LOCAL enable_mergejoin = on", "SET LOCAL enable_nestloop = on",
               "RESET " + JOIN_BATCH_GUC, "RESET min_parallel_table_scan_size"] + RESET
+# check_njoin's: without gbtree's setting (absent with --am btree)
+NJOIN_RESET = [st for st in JOIN_RESET if JOIN_BATCH_GUC not in st]
 JOIN_KINDS = {"inner": "inner", "in": "IN", "exists": "EXISTS", "not_exists": "NOT EXISTS", "left": "LEFT"}
 # an outer key of each type that no twin holds (gen_value and det_value
 # never make it; int2's whole range can be made: unlikely there): a left
@@ -1436,11 +1943,14 @@ class Batcher:
         # and decks, and the multi-word types' own
         self.lanes = split_lanes(types)
         mrnd, self.lrnd = lane_rnd(seed, "batcher-%d" % bid)
+        self.n3rnd = new_lane_rnd(seed, "batcher-%d" % bid)[1]
         self.lane = 0
         self.lane_state = [
             {"rnd": self.rnd, "nextid": self.nextid, "firstid": self.firstid, "fdeck": [], "edeck": [], "rounds": 0},
             {"rnd": mrnd, "nextid": self.nextid + 5 * 10 ** 11, "firstid": self.nextid + 5 * 10 ** 11,
-             "fdeck": [], "edeck": [], "rounds": 0}]
+             "fdeck": [], "edeck": [], "rounds": 0},
+            {"rnd": new_lane_rnd(seed, "batcher-%d" % bid)[0], "nextid": self.nextid + 2 * 10 ** 11,
+             "firstid": self.nextid + 2 * 10 ** 11, "fdeck": [], "edeck": [], "rounds": 0}]
         self.stats = collections.Counter()
         self.cstats = query_stats()
         self.t = None
@@ -1586,7 +2096,23 @@ class Batcher:
         """The gbtree twin answers like the btree twin and a seq scan,
         the transaction's own rows included."""
         kind = self.rnd.random()
-        if self.joins and self.t not in MULTIWORD_TYPES and self.rnd.random() < JOIN_SHARE:
+        new = self.rnd.random() if self.t in NEW_TYPES else 1.0
+        if new < 0.2:
+            # INCLUDE and unique twins: no one-word custom scan takes them
+            def check(sel):
+                return check_onescan(self.cur, self.t, self.rnd, self.cstats, sel)
+        elif new < 0.35:
+            def check(sel):
+                return check_njoin(self.cur, self.t, self.rnd, self.cstats, sel)
+        elif new < 0.65:
+            # every column (INCLUDE ones) in the order of key columns
+            q, ordered = gen_kcheck(self.t, self.rnd)
+            mode = "ios" if self.rnd.random() < 0.5 else self.rnd.choice(list(MODES))
+            self.cstats["new_key_order"] += 1
+
+            def check(sel):
+                return compare_check(self.cur, self.t, self.rnd, q, ordered, mode, self.cstats, sel)
+        elif self.joins and self.t not in MULTIWORD_TYPES + NEW_TYPES and self.rnd.random() < JOIN_SHARE:
             # GbtreeJoin's lookups see the transaction's pending entries;
             # in it, the outer side reads no other type's twins
             def check(sel):
@@ -1975,7 +2501,13 @@ class Batcher:
         # a second gbtree index, made and gone within the transaction
         name = self.savepoint()
         ix = "fz_%s_g_k2_%d" % (self.t, self.bid)
-        if self.comp():
+        if self.t in INCLUDED:
+            # the key columns the other way round, every direction flipped,
+            # and the INCLUDE columns too
+            nk = nkeys(self.t)
+            cols = ", ".join(c + ("" if "DESC" in o else " DESC") for c, _, o in reversed(tcols(self.t)[:nk]))
+            cols += ") INCLUDE (" + ", ".join(c for c, _, _ in reversed(tcols(self.t)[nk:]))
+        elif self.comp():
             # the columns the other way round, every direction flipped
             cols = ", ".join(c + ("" if "DESC" in o else " DESC") for c, _, o in reversed(tcols(self.t)))
         else:
@@ -2026,12 +2558,13 @@ class Batcher:
         self.run_step(self.rnd.choice(["copy", "insert_select", "update_keys"]))
 
     def step_exclusion(self):
+        ex = "fz_excl3" if self.lane == 2 else "fz_excl"
         n = self.rnd.choice([1, 5, 50, 300])
         keys = [self.rnd.randint(0, 2000000) if self.rnd.random() > 0.05 else None for _ in range(n)]
         if self.rnd.random() < 0.3:
             keys.append(self.rnd.choice(keys))        # a conflict within the statement
         if self.rnd.random() < 0.3:
-            self.cur.execute("SELECT k FROM fz_excl_b WHERE k IS NOT NULL LIMIT 1 OFFSET %d" % self.rnd.randint(0, 50))
+            self.cur.execute("SELECT k FROM %s_b WHERE k IS NOT NULL LIMIT 1 OFFSET %d" % (ex, self.rnd.randint(0, 50)))
             r = self.cur.fetchone()
             if r:
                 keys.append(r[0])                     # a conflict with a stored row
@@ -2041,7 +2574,7 @@ class Batcher:
         for side in ("g", "b", "u"):
             name = self.savepoint()
             try:
-                self.cur.execute("INSERT INTO fz_excl_%s VALUES %s" % (side, vals))
+                self.cur.execute("INSERT INTO %s_%s VALUES %s" % (ex, side, vals))
                 outcome[side] = "ok"
                 self.cur.execute("RELEASE " + name)
             except psycopg2.Error as e:
@@ -2058,13 +2591,13 @@ class Batcher:
             m = self.rnd.randint(3, 9)
             r = self.rnd.randint(0, m - 1)
             for side in ("g", "b", "u"):
-                self.cur.execute("DELETE FROM fz_excl_%s WHERE k %% %d = %d" % (side, m, r))
+                self.cur.execute("DELETE FROM %s_%s WHERE k %% %d = %d" % (ex, side, m, r))
         lo = self.rnd.randint(0, 2000000)
         hi = lo + self.rnd.choice([1000, 100000])
         res = {}
         for side in ("g", "b", "u"):
             self.force_index()
-            self.cur.execute("SELECT id, k FROM fz_excl_%s WHERE k BETWEEN %d AND %d ORDER BY k" % (side, lo, hi))
+            self.cur.execute("SELECT id, k FROM %s_%s WHERE k BETWEEN %d AND %d ORDER BY k" % (ex, side, lo, hi))
             res[side] = self.cur.fetchall()
             self.reset_modes()
         if res["g"] != res["b"] or res["u"] != res["b"]:
@@ -2108,19 +2641,25 @@ class Batcher:
             n = self.rnd.choice([100, 5000])
             if self.rnd.random() < 0.5:
                 sql = self.insert_select_sql(n, (self.rnd.choice(["div", "check"]), self.rnd.randint(n // 2, n)))
-                self.expect_error(["22012", "23514"], sql.format(tbl="fz_%s_g" % self.t))
+                self.expect_error(["22012", "23514"] + (["23505"] if self.t in UNIQUE_TWINS else []),
+                                  sql.format(tbl="fz_%s_g" % self.t))
             else:
                 data = self.copy_data(n, self.rnd.randint(n // 2, n - 1), "input")
-                self.expect_error(["22"], fn=lambda: cur.copy_expert(
+                self.expect_error(["22"] + (["23505"] if self.t in UNIQUE_TWINS else []), fn=lambda: cur.copy_expert(
                     "COPY fz_%s_g (id, %s) FROM STDIN" % (self.t, col_names(self.t)), io.StringIO(data)))
             cur.execute(self.rnd.choice(["COMMIT", "ROLLBACK"]))
         self.in_txn = False
         self.stats["end_" + ending] += 1
 
     def txn(self, feature, ending):
+        """A transaction featuring feature, ended by ending; False where
+        it was a unique twin's (the feature left for the next one)."""
         self.t = self.rnd.choice(self.lanes[self.lane])
         self.step = None
         self.trail = []
+        if self.t in UNIQUE_TWINS:
+            self.unique_txn(ending)
+            return False
         self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         self.in_txn = True
         if self.rnd.random() < 0.85:
@@ -2148,11 +2687,89 @@ class Batcher:
                 raise Mismatch("after the transaction ended (%s), in another session: %s" % (ending, err))
         self.stats["transactions"] += 1
         self.stats["transactions_" + self.t] += 1
+        return True
+
+    # -- unique twins --
+
+    def unique_txn(self, ending):
+        """A transaction on a unique twin: changes applied to each twin
+        under a savepoint of its own (unique_apply), both succeeding or
+        both failing with 23505; nested savepoints rolled back at times;
+        the twins compared in it and after it."""
+        self.cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        self.in_txn = True
+        if self.rnd.random() < 0.85:
+            self.set_memory(allow_zero=False)
+        for _ in range(self.rnd.randint(1, 6)):
+            self.run_step(self.rnd.choice(["uchange", "uchange", "uchange", "ucopy", "ubulk", "usavepoint"]))
+            if self.rnd.random() < 0.4:
+                self.compare()
+        self.step = "end:" + ending
+        self.trail.append(self.step)
+        self.end(ending)
+        self.count_check("after the transaction ended (%s), in another session" % ending)
+        if self.rnd.random() < 0.5:
+            err = check_once(self.cur2, self.t, self.rnd, self.cstats, self.joins, self.types)
+            self.stats["compared_after"] += 1
+            if err:
+                raise Mismatch("after the transaction ended (%s), in another session: %s" % (ending, err))
+        self.stats["transactions"] += 1
+        self.stats["transactions_" + self.t] += 1
+
+    def unique_twin(self, stmts, copy=None):
+        out = unique_apply(self.cur, self.t, stmts, copy)
+        err = unique_differs(self.t, stmts, out)
+        if err:
+            raise Mismatch(err)
+        ok = out["g"][0] == "ok"
+        self.stats["unique_ok" if ok else "unique_23505"] += 1
+        self.stats["rows_written"] += sum(max(n, 0) for n in out["g"][1]) if ok else 0
+
+    def step_uchange(self):
+        self.unique_twin(gen_uchange(self.t, self.rnd, self.ids))
+
+    def step_ucopy(self):
+        n = self.rnd.choice([1, 5, 50, 1000, 5000])
+        small = n <= 5 or self.rnd.random() < 0.2
+        rare = self.rnd.choice([0, 0.0005, 0.03])
+        ncols = len(tcols(self.t))
+        rows = [[gen_utext(self.t, i, self.rnd, small, rare) for i in range(ncols)] for _ in range(n)]
+        if self.rnd.random() < 0.2:
+            rows.insert(self.rnd.randint(0, len(rows)), self.rnd.choice(rows))
+        first = self.ids(len(rows))
+        data = "".join("%d\t%s\n" % (first + j, "\t".join("\\N" if v is None else v for v in r))
+                       for j, r in enumerate(rows))
+        self.unique_twin(["COPY {tbl} (id, %s) FROM STDIN" % col_names(self.t)], copy=data)
+
+    def step_ubulk(self):
+        # many spread keys, new ones (salted) each time; at times one of
+        # them twice, the second at the statement's end
+        n = self.rnd.choice([100, 2000, 10000])
+        first = self.ids(n + 1)
+        salt = self.rnd.randint(0, 10 ** 6)
+        dup = " UNION ALL SELECT %d, %d" % (n + 1, self.rnd.randint(1, n)) if self.rnd.random() < 0.3 else ""
+        exprs = ", ".join(e.format(h="s.h", salt=salt) for e in UNIQUE_BULK[self.t])
+        self.unique_twin(["INSERT INTO {tbl} SELECT %d + s.g, %s FROM (SELECT g, g AS h FROM generate_series(1, %d) g%s) s"
+                          % (first, exprs, n, dup)])
+
+    def step_usavepoint(self):
+        name = self.savepoint()
+        for _ in range(self.rnd.randint(1, 3)):
+            self.run_step(self.rnd.choice(["uchange", "uchange", "ucopy"]))
+        if self.rnd.random() < 0.5:
+            self.compare("inside savepoint %s" % name)
+        if self.rnd.random() < 0.5:
+            self.cur.execute("ROLLBACK TO " + name)
+            self.stats["rollback_to"] += 1
+            self.compare("after ROLLBACK TO %s" % name)
+            if self.rnd.random() < 0.5:
+                self.run_step("uchange")
+        self.cur.execute("RELEASE " + name)
 
     def run(self, deadline):
         while time.time() < deadline:
             # each lane deals from decks of its own
-            self.use_lane(pick_lane(self.lrnd, self.lanes))
+            self.use_lane(pick_lane(self.lrnd, self.lanes, self.n3rnd))
             st = self.lane_state[self.lane]
             fdeck, edeck = st["fdeck"], st["edeck"]
             if not fdeck:
@@ -2162,7 +2779,8 @@ class Batcher:
                 # loaded machine gives a 60 s run fewer transactions)
                 fdeck[:] = FEATURES[:]
                 random.Random(self.seed * 7919 + st["rounds"] if self.lane == 0 else
-                              "multiword-deck-%d-%d" % (self.seed, st["rounds"])).shuffle(fdeck)
+                              "multiword-deck-%d-%d" % (self.seed, st["rounds"]) if self.lane == 1 else
+                              "includeunique-deck-%d-%d" % (self.seed, st["rounds"])).shuffle(fdeck)
                 st["rounds"] += 1
                 k = self.bid * len(fdeck) // self.nbatchers
                 fdeck[:] = fdeck[k:] + fdeck[:k]
@@ -2172,7 +2790,8 @@ class Batcher:
                 self.rnd.shuffle(edeck)
             feature, ending = fdeck.pop(), edeck.pop()
             try:
-                self.txn(feature, ending)
+                if self.txn(feature, ending) is False:
+                    fdeck.append(feature)
             except psycopg2.Error as e:
                 if self.in_txn:
                     self.cur.execute("ROLLBACK")
@@ -2200,14 +2819,15 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
     set_am(am)
     lanes = split_lanes(types)
     mrnd, lrnd = lane_rnd(seed, "checker")
-    rnds = [random.Random(seed * 1000 + 999), mrnd]
+    nrnd, n3rnd = new_lane_rnd(seed, "checker")
+    rnds = [random.Random(seed * 1000 + 999), mrnd, nrnd]
     conn = connect(dsn)
     cur = conn.cursor()
     stats = query_stats()
     joins = join_available(cur)
     stats["has_join_guc"] = int(joins)
     while time.time() < deadline:
-        lane = pick_lane(lrnd, lanes)
+        lane = pick_lane(lrnd, lanes, n3rnd)
         rnd = rnds[lane]
         t = rnd.choice(lanes[lane])
         stats["checks_" + t] += 1
@@ -2237,6 +2857,16 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
                 ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
                 if [tuple(map(norm_key, r)) for r in og] != [tuple(map(norm_key, r)) for r in ob]:
                     ordered.append(order)
+        if t in INCLUDED:
+            # every row, the INCLUDE columns too, in the order of the key
+            # columns alone: the index-only scan's own order
+            for rev in (False, True):
+                order = ", ".join(index_order(t, rev).split(", ")[:nkeys(t)])
+                form = ("groups", 0, nkeys(t), None)
+                og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
+                ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
+                if row_form(og, form) != row_form(ob, form):
+                    ordered.append(order)
         cur.execute("COMMIT")
         if sorted(map(repr, g)) != sorted(map(repr, b)):
             result.put(("fail", "final contents of %s differ: gbtree %d rows, heap %d rows" % (t, len(g), len(b)), stats))
@@ -2248,20 +2878,21 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
         if AM == "gbtree":
             cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
     # the exclusion-constraint twins hold the same rows
-    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-    g = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE k IS NOT NULL OR k IS NULL")
-    b = run_query(cur, SEQ, "SELECT id, k FROM fz_excl_b")
-    gi = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_g WHERE id IS NOT NULL")
-    u = run_query(cur, MODES["index"], "SELECT id, k FROM fz_excl_u WHERE k IS NOT NULL OR k IS NULL")
-    cur.execute("COMMIT")
-    if (sorted(map(repr, g)) != sorted(map(repr, b)) or sorted(map(repr, gi)) != sorted(map(repr, b)) or
-            sorted(map(repr, u)) != sorted(map(repr, b))):
-        result.put(("fail", "final contents of fz_excl differ: gbtree %d and %d rows, unique gbtree %d, heap %d rows"
-                    % (len(g), len(gi), len(u), len(b)), stats))
-        return
-    if AM == "gbtree":
-        cur.execute("SELECT gbtree_check('fz_excl_g_x', true), gbtree_check('fz_excl_g_id', true), "
-                    "gbtree_check('fz_excl_u_k', true)")
+    for x in ["fz_excl"] + (["fz_excl3"] if lanes[2] else []):
+        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        g = run_query(cur, MODES["index"], "SELECT id, k FROM %s_g WHERE k IS NOT NULL OR k IS NULL" % x)
+        b = run_query(cur, SEQ, "SELECT id, k FROM %s_b" % x)
+        gi = run_query(cur, MODES["index"], "SELECT id, k FROM %s_g WHERE id IS NOT NULL" % x)
+        u = run_query(cur, MODES["index"], "SELECT id, k FROM %s_u WHERE k IS NOT NULL OR k IS NULL" % x)
+        cur.execute("COMMIT")
+        if (sorted(map(repr, g)) != sorted(map(repr, b)) or sorted(map(repr, gi)) != sorted(map(repr, b)) or
+                sorted(map(repr, u)) != sorted(map(repr, b))):
+            result.put(("fail", "final contents of %s differ: gbtree %d and %d rows, unique gbtree %d, heap %d rows"
+                        % (x, len(g), len(gi), len(u), len(b)), stats))
+            return
+        if AM == "gbtree":
+            cur.execute("SELECT gbtree_check('{x}_g_x', true), gbtree_check('{x}_g_id', true), "
+                        "gbtree_check('{x}_u_k', true)".format(x=x))
     result.put(("ok", None, stats))
     conn.close()
 
@@ -2276,9 +2907,12 @@ def main():
     ap.add_argument("--tablespace", default=None, help="an empty directory for a second tablespace")
     ap.add_argument("--types", default=None,
                     help="a comma list of key types (%s), of multi-word twins (%s: c2 is (int4, timestamptz), "
-                         "c3 (int2 DESC NULLS FIRST, float8, uuid)), or the groups oneword and multiword; "
-                         "default: every one-word type, and the multi-word ones the installed gbtree can index"
-                         % (",".join(ONE_WORD_TYPES), ",".join(MULTIWORD_TYPES)))
+                         "c3 (int2 DESC NULLS FIRST, float8, uuid)), of twins with INCLUDE columns (%s) or "
+                         "unique indexes (%s), or the groups oneword, multiword, include and unique; "
+                         "default: every one-word type, and the others the installed gbtree can index"
+                         % (",".join(ONE_WORD_TYPES), ",".join(MULTIWORD_TYPES), ", ".join(
+                             "%s (%s)" % (t, index_def(t)) for t in INCLUDE_TYPES), ", ".join(
+                             "%s (%s)%s" % (t, index_def(t), UNIQUE_TWINS[t]) for t in UNIQUE_TYPES)))
     ap.add_argument("--am", default="gbtree", choices=["gbtree", "btree"],
                     help="the access method of the \"gbtree\" twins (btree: check the fuzzer itself on a "
                          "PostgreSQL without gbtree)")
@@ -2287,18 +2921,19 @@ def main():
     seed = args.seed if args.seed is not None else random.randrange(1, 2 ** 31)
     unsupported = multiword_support(args.dsn)
     if args.types is None:
-        types = ONE_WORD_TYPES + [t for t in MULTIWORD_TYPES if t not in unsupported]
-        for t in MULTIWORD_TYPES:
+        types = ONE_WORD_TYPES + [t for t in MULTIWORD_TYPES + NEW_TYPES if t not in unsupported]
+        for t in MULTIWORD_TYPES + NEW_TYPES:
             if t in unsupported:
                 print("gbtree_fuzz: type %s left out: %s" % (t, unsupported[t]), flush=True)
     else:
-        groups = {"oneword": ONE_WORD_TYPES, "multiword": MULTIWORD_TYPES}
+        groups = {"oneword": ONE_WORD_TYPES, "multiword": MULTIWORD_TYPES, "include": INCLUDE_TYPES,
+                  "unique": UNIQUE_TYPES}
         types = []
         for t in args.types.split(","):
             for u in groups.get(t, [t]):
                 if u not in types:
                     types.append(u)
-        bad = [t for t in types if t not in ONE_WORD_TYPES + MULTIWORD_TYPES]
+        bad = [t for t in types if t not in ONE_WORD_TYPES + MULTIWORD_TYPES + NEW_TYPES]
         if bad:
             ap.error("unknown types: %s" % ", ".join(bad))
         if any(t in unsupported for t in types):
@@ -2312,8 +2947,10 @@ def main():
     setup(args.dsn, types, args.tablespace)
     deadline = time.time() + args.seconds
     counter = mp.Value("l", 0)
+    # the unique twins' changes in the writers: both twins ok, both 23505
+    ucounts = mp.Array("l", 2)
     result = mp.Queue()
-    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM))
+    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM, ucounts))
              for w in range(args.writers)]
     bout = mp.Queue()
     bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout, AM))
@@ -2334,7 +2971,7 @@ def main():
             continue
         bstatus.append(st)
         bstats.update(bs)
-        for k in ["queries", "rows", "cursors", "array_scan_used"] + [k for k in cs if k.startswith("join")]:
+        for k in ["queries", "rows", "cursors", "array_scan_used"] + [k for k in cs if k.startswith(("join", "new_"))]:
             stats[k] += cs[k]
     for p in procs + bprocs:
         p.join()
@@ -2349,6 +2986,25 @@ def main():
         print("gbtree_fuzz: multi-word twins: checker's checks %s; batched transactions %s"
               % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in mw),
                  ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in mw)))
+    nw = [t for t in types if t in NEW_TYPES]
+    if nw:
+        print("gbtree_fuzz: INCLUDE and unique twins: checker's checks %s; batched transactions %s; "
+              "every column ORDER BY key columns: %d queries (index-only scans in %d of %d sampled plans); "
+              "count/array-scan shapes %d, joins %d (%d rows), in %d plans explained none by %s"
+              % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in nw),
+                 ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in nw),
+                 stats["new_key_order"], stats["new_key_order_ios"], stats["new_key_order_explained"],
+                 stats["new_onescan"], stats["new_joins"], stats["new_join_rows"], stats["new_plans"],
+                 "/".join(ONE_WORD_SCANS)))
+    if any(t in UNIQUE_TWINS for t in types):
+        print("gbtree_fuzz: unique twins' changes (the same outcome on both): writers %d ok, %d 23505; "
+              "batchers %d ok, %d 23505 (%d transactions)"
+              % (ucounts[0], ucounts[1], bstats["unique_ok"], bstats["unique_23505"],
+                 sum(bstats["transactions_" + t] for t in UNIQUE_TWINS)))
+        if (args.seconds >= 60 and status == "ok" and not bad_writers and args.writers > 0
+                and (ucounts[0] == 0 or ucounts[1] == 0)):
+            status, err = "fail", "the unique twins' changes never %s" % ("succeeded" if ucounts[0] == 0 else
+                                                                            "met a duplicate")
     if stats["has_join_guc"]:
         print("gbtree_fuzz: join queries: %d, through GbtreeJoin: %d (of %d plans explained); %d rows; "
               "per kind (through GbtreeJoin): %s; GbtreeJoins of Join Type Left: %d; "
@@ -2376,8 +3032,11 @@ def main():
                            "rollback_to", "truncate_rolled_back", "cursor_fetches", "prepare_unavailable",
                            "tablespace_unavailable", "count_checks", "compare_lock_timeout"))
         print("gbtree_fuzz: batch details: " + ", ".join("%s %d" % kv for kv in other))
-        # every kind must have run in a run of normal length
-        missing = [f for f in FEATURES if bstats[f] == 0 and not (f == "tablespace" and not args.tablespace)]
+        # every kind must have run in a run of normal length (features:
+        # where some type is not a unique twin's, whose transactions are
+        # of their own)
+        missing = [f for f in FEATURES if bstats[f] == 0 and not (f == "tablespace" and not args.tablespace)
+                   and any(t not in UNIQUE_TWINS for t in types)]
         missing += ["ending " + e for e in dict.fromkeys(ENDINGS) if bstats["end_" + e] == 0]
         if guc_min is not None and not any(bstats["memory_%dkB" % v] for v in (64, max(64, guc_min))):
             missing.append("a small %s" % BATCH_GUC)
