@@ -9,7 +9,7 @@
 #                                and skipped (with a note) when it does not
 #   BENCH_OUT=test/bench/results where result files go
 #   BENCH_REPEAT=5               timed runs per measure (median and min-max)
-#   BENCH_DATASETS=uniform,sequential,zipf,float8,timestamptz
+#   BENCH_DATASETS=uniform,sequential,zipf,float8,timestamptz,uuid,composite
 #   BENCH_PGBENCH_SECS=3         duration of each pgbench run
 #   BENCH_PGBENCH_SCALE=10       scale of the `pgbench -S` comparison (0: skip)
 #   BENCH_GPU_OPTIONS=           PGOPTIONS for the gbtree-gpu engine's sessions
@@ -77,7 +77,7 @@ BENCH_ENGINES_SET=${BENCH_ENGINES+1}
 BENCH_ENGINES=${BENCH_ENGINES:-btree,gbtree}
 BENCH_OUT=${BENCH_OUT:-test/bench/results}
 BENCH_REPEAT=${BENCH_REPEAT:-5}
-BENCH_DATASETS=${BENCH_DATASETS:-uniform,sequential,zipf,float8,timestamptz}
+BENCH_DATASETS=${BENCH_DATASETS:-uniform,sequential,zipf,float8,timestamptz,uuid,composite}
 BENCH_PGBENCH_SECS=${BENCH_PGBENCH_SECS:-3}
 BENCH_PGBENCH_SCALE=${BENCH_PGBENCH_SCALE:-10}
 BENCH_GPU_OPTIONS=${BENCH_GPU_OPTIONS:-}
