@@ -48,7 +48,7 @@ typedef struct GbtScanPos
 
 typedef struct GbtScanOpaqueData
 {
-	GbtIndexInfo *info;
+	GbtIndexInfo *info;			/* first: gbt_scan_is_wide reads it */
 	MemoryContext keycxt;		/* array keys' ranges; made on first use */
 	GbtRange	fixed_ranges[2];	/* the ranges of scans without arrays */
 	MemoryContext tupcxt;		/* index-only result tuple */

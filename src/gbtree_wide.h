@@ -16,6 +16,8 @@
 #ifndef GBTREE_WIDE_H
 #define GBTREE_WIDE_H
 
+#include "access/relscan.h"
+
 #include "gbtree.h"
 #include "gbtree_keyrange.h"
 #include "gbtree_walk.h"
@@ -39,6 +41,17 @@ gbt_index_is_wide(Relation index)
 	return gbt_index_info(index)->wide;
 }
 
+/*
+ * Whether an open scan is of a multi-word index: both scans' states
+ * (GbtScanOpaqueData, wide_scan.c's) begin with the index's information,
+ * so the AM entry points dispatch per call without the relcache.
+ */
+static inline bool
+gbt_scan_is_wide(IndexScanDesc scan)
+{
+	return (*(GbtIndexInfo **) scan->opaque)->wide;
+}
+
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
@@ -47,7 +60,7 @@ struct pg_uuid_t;
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
 							Datum *values, bool *isnull, struct pg_uuid_t *uuids);
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
-							   GbtColValue *v);
+							   GbtColValue *v, uint16 *flags);
 extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,
 										struct IndexInfo *indexInfo);
 extern void gbt_wide_init_page(Page page, bool leaf, uint16 level, uint16 flags, int nwords);

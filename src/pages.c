@@ -37,6 +37,7 @@ gbt_init_metapage(Page page, Relation index, uint64 entries)
 {
 	GbtMetaPage meta;
 	GbtPageOpaque op;
+	GbtIndexInfo *info = gbt_index_info(index);
 
 	PageInit(page, BLCKSZ, GBT_OPAQUE_SIZE);
 	op = gbt_page_opaque((char *) page);
@@ -49,11 +50,11 @@ gbt_init_metapage(Page page, Relation index, uint64 entries)
 	meta = GbtPageGetMeta(page);
 	memset(meta, 0, sizeof(GbtMetaPageData));
 	meta->magic = GBT_MAGIC;
-	meta->version = gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE : GBT_FORMAT_VERSION;
-	if (gbt_index_info(index)->wide)
+	meta->version = info->wide ? GBT_FORMAT_VERSION_WIDE : GBT_FORMAT_VERSION;
+	if (info->wide)
 	{
-		meta->keywords = (uint16) gbt_index_info(index)->nwords;
-		meta->ncols = (uint16) gbt_index_info(index)->shape.ncols;
+		meta->keywords = (uint16) info->nwords;
+		meta->ncols = (uint16) info->shape.ncols;
 	}
 	meta->root = GBT_ROOT_BLKNO;
 	meta->nullroot = GBT_NULLROOT_BLKNO;
@@ -114,6 +115,8 @@ gbt_check_meta(Relation index)
 {
 	Buffer		buf = ReadBuffer(index, GBT_META_BLKNO);
 	GbtMetaPage meta;
+	GbtIndexInfo *info = gbt_index_info(index);
+	uint32		version = info->wide ? GBT_FORMAT_VERSION_WIDE : GBT_FORMAT_VERSION;
 
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	gbt_check_page(index, buf);
@@ -123,15 +126,11 @@ gbt_check_meta(Relation index)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a gbtree index",
 						RelationGetRelationName(index))));
-	if (meta->version != (gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE :
-						  GBT_FORMAT_VERSION) ||
-		(gbt_index_info(index)->wide && meta->keywords != gbt_index_info(index)->nwords))
+	if (meta->version != version || (info->wide && meta->keywords != info->nwords))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has format version %u, this gbtree supports %u for its columns",
-						RelationGetRelationName(index), meta->version,
-						gbt_index_info(index)->wide ? GBT_FORMAT_VERSION_WIDE :
-						GBT_FORMAT_VERSION),
+						RelationGetRelationName(index), meta->version, version),
 				 errhint("REINDEX it.")));
 	UnlockReleaseBuffer(buf);
 }

@@ -1142,7 +1142,7 @@ gbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 		return gbt_wide_gettuple(scan, dir);
 
 	if (scan->kill_prior_tuple && so->started)
@@ -1218,7 +1218,7 @@ gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 	{
 		gbt_wide_rescan(scan, keys, nkeys);
 		return;
@@ -1240,7 +1240,7 @@ gbtendscan(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 	{
 		gbt_wide_endscan(scan);
 		return;
@@ -1271,7 +1271,7 @@ gbtmarkpos(IndexScanDesc scan)
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 	GbtScanPos *pos = &so->pos;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 	{
 		gbt_wide_markpos(scan);
 		return;
@@ -1298,7 +1298,7 @@ gbtrestrpos(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 	{
 		gbt_wide_restrpos(scan);
 		return;

@@ -32,7 +32,7 @@ gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	ItemPointerData tids[GBT_LEAF_MAX_ENTRIES];
 	int64		ntids = 0;
 
-	if (gbt_index_is_wide(scan->indexRelation))
+	if (gbt_scan_is_wide(scan))
 		return gbt_wide_getbitmap(scan, tbm);
 
 	if (!gbt_scan_start(scan, ForwardScanDirection))

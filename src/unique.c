@@ -384,61 +384,6 @@ wide_unique_at_leaf(Relation index, Buffer buf, void *arg)
 }
 
 static void
-report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull);
-static void
-wait_for_inserter(GbtUniqueInsert *u);
-
-/* gbt_insert_unique for multi-word keys: words and tid into the tree at root */
-bool
-gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
-					   BlockNumber root, const uint64 *words, uint64 tid,
-					   Datum *values, bool *isnull)
-{
-	GbtUniqueInsert u;
-	memset(&u, 0, sizeof(u));
-	u.index = index;
-	u.heap = heap;
-	u.mode = mode;
-	u.words = words;
-	u.nw = gbt_index_info(index)->nwords;
-	u.keybits = gbt_index_info(index)->keybits;
-	memcpy(u.kmin, words, sizeof(uint64) * u.nw);
-	gbt_words_clear_after(u.kmin, u.nw, u.keybits);
-	u.tid = tid;
-	gbt_tid_to_itemptr(tid, &u.htid);
-
-	for (;;)
-	{
-		Buffer		first;
-		GbtUniqueVerdict verdict;
-
-		u.is_unique = true;
-		first = gbt_wide_descend(index, root, u.nw, u.kmin, 0, false, BUFFER_LOCK_EXCLUSIVE);
-		verdict = wide_check_from_first_leaf(&u, first);
-		if (verdict == GBT_UNIQUE_OK && mode != UNIQUE_CHECK_EXISTING)
-		{
-			if (wide_insert_from_first_leaf(&u, first))
-				return u.is_unique;
-			u.is_unique = true;
-			gbt_wide_smo(index, root, words, tid, wide_unique_at_leaf, &u);
-			verdict = u.verdict;
-			if (verdict == GBT_UNIQUE_OK && u.inserted)
-				return u.is_unique;
-			if (verdict == GBT_UNIQUE_OK)
-				continue;		/* room made beyond the first leaf */
-		}
-		else
-			UnlockReleaseBuffer(first);
-
-		if (verdict == GBT_UNIQUE_OK)
-			return u.is_unique; /* UNIQUE_CHECK_EXISTING */
-		if (verdict == GBT_UNIQUE_CONFLICT)
-			report_duplicate(&u, values, isnull);
-		wait_for_inserter(&u);
-	}
-}
-
-static void
 report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull)
 {
 	char	   *key_desc;
@@ -469,10 +414,88 @@ wait_for_inserter(GbtUniqueInsert *u)
 }
 
 /*
+ * The insert-time check's steps for one kind of tree: descend to the first
+ * leaf that can hold the key, check from it, insert from it, and the SMO
+ * that splits the leaf that must take the entry.
+ */
+typedef struct GbtUniqueSteps
+{
+	BlockNumber root;
+	Buffer		(*first_leaf) (GbtUniqueInsert *u, BlockNumber root);
+	GbtUniqueVerdict (*check) (GbtUniqueInsert *u, Buffer first);
+	bool		(*insert) (GbtUniqueInsert *u, Buffer first);
+	void		(*smo) (GbtUniqueInsert *u, BlockNumber root);
+} GbtUniqueSteps;
+
+/*
+ * Check, then insert unless mode is UNIQUE_CHECK_EXISTING (the entry is
+ * there: check only); wait for an in-progress inserter and start over.
+ * Returns false only under UNIQUE_CHECK_PARTIAL when a duplicate may exist.
+ */
+static bool
+insert_unique(GbtUniqueInsert *u, const GbtUniqueSteps *steps, Datum *values, bool *isnull)
+{
+	for (;;)
+	{
+		Buffer		first;
+		GbtUniqueVerdict verdict;
+
+		u->is_unique = true;
+		first = steps->first_leaf(u, steps->root);
+		verdict = steps->check(u, first);
+		if (verdict == GBT_UNIQUE_OK && u->mode != UNIQUE_CHECK_EXISTING)
+		{
+			if (steps->insert(u, first))
+				return u->is_unique;
+
+			/* the leaf must split: again, under the SMO lock */
+			u->is_unique = true;
+			steps->smo(u, steps->root);
+			verdict = u->verdict;
+			if (verdict == GBT_UNIQUE_OK && u->inserted)
+				return u->is_unique;
+			if (verdict == GBT_UNIQUE_OK)
+				continue;		/* room made beyond the first leaf */
+		}
+		else
+			UnlockReleaseBuffer(first);
+
+		if (verdict == GBT_UNIQUE_OK)
+			return u->is_unique;	/* UNIQUE_CHECK_EXISTING */
+		if (verdict == GBT_UNIQUE_CONFLICT)
+			report_duplicate(u, values, isnull);
+		wait_for_inserter(u);
+	}
+}
+
+static Buffer
+first_leaf(GbtUniqueInsert *u, BlockNumber root)
+{
+	return gbt_descend(u->index, root, u->key, 0, false, BUFFER_LOCK_EXCLUSIVE);
+}
+
+static void
+smo(GbtUniqueInsert *u, BlockNumber root)
+{
+	gbt_smo_at_leaf(u->index, root, u->key, u->tid, unique_at_leaf, u);
+}
+
+static Buffer
+wide_first_leaf(GbtUniqueInsert *u, BlockNumber root)
+{
+	return gbt_wide_descend(u->index, root, u->nw, u->kmin, 0, false, BUFFER_LOCK_EXCLUSIVE);
+}
+
+static void
+wide_smo(GbtUniqueInsert *u, BlockNumber root)
+{
+	gbt_wide_smo(u->index, root, u->words, u->tid, wide_unique_at_leaf, u);
+}
+
+/*
  * aminsert for a unique index (mode is not UNIQUE_CHECK_NO): check, then
  * insert (key, tid) into the tree at root, unless mode is
- * UNIQUE_CHECK_EXISTING (the entry is there: check only).  Returns false
- * only under UNIQUE_CHECK_PARTIAL when a duplicate may exist.
+ * UNIQUE_CHECK_EXISTING.
  */
 bool
 gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
@@ -480,6 +503,8 @@ gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 				  uint64 tid, Datum *values, bool *isnull)
 {
 	GbtUniqueInsert u;
+	GbtUniqueSteps steps = {root, first_leaf, check_from_first_leaf,
+	insert_from_first_leaf, smo};
 
 	memset(&u, 0, sizeof(u));
 	u.index = index;
@@ -488,38 +513,31 @@ gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	u.key = key;
 	u.tid = tid;
 	gbt_tid_to_itemptr(tid, &u.htid);
+	return insert_unique(&u, &steps, values, isnull);
+}
 
-	for (;;)
-	{
-		Buffer		first;
-		GbtUniqueVerdict verdict;
+/* The same for multi-word keys: words and tid into the tree at root */
+bool
+gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
+					   BlockNumber root, const uint64 *words, uint64 tid,
+					   Datum *values, bool *isnull)
+{
+	GbtUniqueInsert u;
+	GbtUniqueSteps steps = {root, wide_first_leaf, wide_check_from_first_leaf,
+	wide_insert_from_first_leaf, wide_smo};
 
-		u.is_unique = true;
-		first = gbt_descend(index, root, key, 0, false, BUFFER_LOCK_EXCLUSIVE);
-		verdict = check_from_first_leaf(&u, first);
-		if (verdict == GBT_UNIQUE_OK && mode != UNIQUE_CHECK_EXISTING)
-		{
-			if (insert_from_first_leaf(&u, first))
-				return u.is_unique;
-
-			/* the leaf must split: again, under the SMO lock */
-			u.is_unique = true;
-			gbt_smo_at_leaf(index, root, key, tid, unique_at_leaf, &u);
-			verdict = u.verdict;
-			if (verdict == GBT_UNIQUE_OK && u.inserted)
-				return u.is_unique;
-			if (verdict == GBT_UNIQUE_OK)
-				continue;		/* room made beyond the first leaf */
-		}
-		else
-			UnlockReleaseBuffer(first);
-
-		if (verdict == GBT_UNIQUE_OK)
-			return u.is_unique; /* UNIQUE_CHECK_EXISTING */
-		if (verdict == GBT_UNIQUE_CONFLICT)
-			report_duplicate(&u, values, isnull);
-		wait_for_inserter(&u);
-	}
+	memset(&u, 0, sizeof(u));
+	u.index = index;
+	u.heap = heap;
+	u.mode = mode;
+	u.words = words;
+	u.nw = gbt_index_info(index)->nwords;
+	u.keybits = gbt_index_info(index)->keybits;
+	memcpy(u.kmin, words, sizeof(uint64) * u.nw);
+	gbt_words_clear_after(u.kmin, u.nw, u.keybits);
+	u.tid = tid;
+	gbt_tid_to_itemptr(tid, &u.htid);
+	return insert_unique(&u, &steps, values, isnull);
 }
 
 /*

@@ -485,15 +485,13 @@ typedef struct GbtWideCheck
 	int			nw;
 } GbtWideCheck;
 
-static int	wide_check_nw;
-
+/* entries of nw (*arg) words by heap TID, the flag bits left out */
 static int
-cmp_wide_tid(const void *a, const void *b)
+cmp_wide_tid(const void *a, const void *b, void *arg)
 {
-	uint64		x = gbt_tid_pack(gbt_tid_block(((const uint64 *) a)[wide_check_nw]),
-								 gbt_tid_offset(((const uint64 *) a)[wide_check_nw]), 0);
-	uint64		y = gbt_tid_pack(gbt_tid_block(((const uint64 *) b)[wide_check_nw]),
-								 gbt_tid_offset(((const uint64 *) b)[wide_check_nw]), 0);
+	int			nw = *(int *) arg;
+	uint64		x = ((const uint64 *) a)[nw] & ~GBT_TID_FLAGS_MASK;
+	uint64		y = ((const uint64 *) b)[nw] & ~GBT_TID_FLAGS_MASK;
 
 	return x < y ? -1 : x > y ? 1 : 0;
 }
@@ -515,16 +513,13 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	while (lo < hi)
 	{
 		Size		mid = (lo + hi) / 2;
-		uint64		t = wc->entries[mid * stride + wc->nw];
-
-		if (gbt_tid_pack(gbt_tid_block(t), gbt_tid_offset(t), 0) < want)
+		if ((wc->entries[mid * stride + wc->nw] & ~GBT_TID_FLAGS_MASK) < want)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo >= wc->n ||
-		gbt_tid_pack(gbt_tid_block(wc->entries[lo * stride + wc->nw]),
-					 gbt_tid_offset(wc->entries[lo * stride + wc->nw]), 0) != want ||
+		(wc->entries[lo * stride + wc->nw] & ~GBT_TID_FLAGS_MASK) != want ||
 		memcmp(&wc->entries[lo * stride], words, sizeof(uint64) * wc->nw) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -554,8 +549,7 @@ check_wide(GbtCheckState *st, bool heapallindexed, Snapshot snapshot)
 		IndexInfo  *indexInfo = BuildIndexInfo(st->index);
 		TableScanDesc scan;
 
-		wide_check_nw = wc.nw;
-		qsort(wc.entries, wc.n, (wc.nw + 1) * sizeof(uint64), cmp_wide_tid);
+		qsort_arg(wc.entries, wc.n, (wc.nw + 1) * sizeof(uint64), cmp_wide_tid, &wc.nw);
 		scan = table_beginscan_strat(st->heap, snapshot, 0, NULL, true, true);
 		indexInfo->ii_Concurrent = true;
 		table_index_build_scan(st->heap, st->index, indexInfo, true, false,

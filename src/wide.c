@@ -21,9 +21,6 @@
 #include "pgstat.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
-#include "utils/cash.h"
-#include "utils/date.h"
-#include "utils/timestamp.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/uuid.h"
@@ -117,22 +114,23 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
  * clamped to the field's end and reported.
  */
 GbtClamp
-gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue *v)
+gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue *v,
+			   uint16 *flags)
 {
 	Oid			coltype = info->coltypes[col];
 	int			bits = info->shape.col[col].bits;
-	uint16		flags = 0;
 	uint64		key;
 
 	v->isnull = false;
 	v->v[0] = v->v[1] = 0;
+	*flags = 0;
 	if (coltype == UUIDOID)
 	{
 		gbt_uuid_field(((pg_uuid_t *) DatumGetPointer(value))->data, v);
 		return GBT_CLAMP_NONE;
 	}
 	/* the one-word key: a family's types share its key space */
-	key = gbt_datum_to_key(value, typid, &flags);
+	key = gbt_datum_to_key(value, typid, flags);
 	if (type_is_narrow_signed(coltype))
 	{
 		int64		x = gbt_key_to_int64(key);
@@ -167,6 +165,7 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 {
 	GbtColValue vals[GBT_MAX_KEY_COLS];
 	const GbtKeyShape *shape = &info->shape;
+	uint16		flags;
 
 	*tidflags = 0;
 	if (!shape->nullbits && isnull[0])
@@ -192,18 +191,9 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 			vals[s].v[0] = vals[s].v[1] = 0;
 			continue;
 		}
-		if (info->coltypes[s] == FLOAT4OID || info->coltypes[s] == FLOAT8OID)
-		{
-			uint16		f = 0;
-
-			vals[s].isnull = false;
-			vals[s].v[1] = 0;
-			vals[s].v[0] = gbt_datum_to_key(values[c], info->coltypes[s], &f);
-			if (f & GBT_TID_FLAG_NEGZERO)
-				*tidflags |= GBT_WIDE_NEGZERO(c);
-		}
-		else
-			(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s]);
+		(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s], &flags);
+		if (flags & GBT_TID_FLAG_NEGZERO)
+			*tidflags |= GBT_WIDE_NEGZERO(c);
 	}
 	gbt_shape_encode(shape, vals, words);
 	return true;
@@ -266,29 +256,11 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 		}
 		f = (gbt_words_get(words, pos, bits) ^ inv) & gbt_field_mask(bits);
 		pos += bits;
-		/* the common types directly; the rest through their one-word key */
-		switch (t)
-		{
-			case INT2OID:
-				values[c] = Int16GetDatum((int16) gbt_int_from_field(f, 16));
-				break;
-			case INT4OID:
-				values[c] = Int32GetDatum((int32) gbt_int_from_field(f, 32));
-				break;
-			case DATEOID:
-				values[c] = DateADTGetDatum((DateADT) gbt_int_from_field(f, 32));
-				break;
-			case INT8OID:
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-			case TIMEOID:
-			case CASHOID:
-				values[c] = Int64GetDatum(gbt_key_to_int64(f));
-				break;
-			default:
-				values[c] = gbt_key_to_datum(f, (flags & GBT_WIDE_NEGZERO(c)) ?
-											 GBT_TID_FLAG_NEGZERO : 0, t);
-		}
+		/* a narrow signed field back to the one-word key of its family */
+		if (type_is_narrow_signed(t))
+			f = gbt_key_from_int64(gbt_int_from_field(f, bits));
+		values[c] = gbt_key_to_datum(f, (flags & GBT_WIDE_NEGZERO(c)) ?
+									 GBT_TID_FLAG_NEGZERO : 0, t);
 	}
 }
 

@@ -68,7 +68,7 @@ typedef struct WidePos
 
 typedef struct GbtWideScanData
 {
-	GbtIndexInfo *info;
+	GbtIndexInfo *info;			/* first, as in GbtScanOpaqueData */
 	int			nw;
 	MemoryContext keycxt;		/* conditions, arrays and ranges */
 	bool		impossible;
@@ -140,9 +140,11 @@ drop_pin(GbtWideScan so)
 static GbtClamp
 key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
 {
+	uint16		flags;			/* -0.0 compares as 0.0 */
+
 	if (!OidIsValid(subtype))
 		subtype = so->info->coltypes[col];
-	return gbt_wide_field(so->info, col, value, subtype, v);
+	return gbt_wide_field(so->info, col, value, subtype, v, &flags);
 }
 
 static int
