@@ -1036,7 +1036,7 @@ build_index(Relation heap, Relation index, IndexInfo *indexInfo, bool cpu_only)
 
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
-	bs.info = gbt_index_info(index);
+	bs.info = gbt_index_info_copy(index);
 	bs.worker = -1;
 	bs.limit = gbt_build_entries_for_memory((Size) maintenance_work_mem);
 	bs.cpu_only = cpu_only;

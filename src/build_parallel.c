@@ -135,7 +135,7 @@ gbt_build_worker_main(dsm_segment *seg, shm_toc *toc)
 
 	memset(&bs, 0, sizeof(bs));
 	bs.index = index;
-	bs.info = gbt_index_info(index);
+	bs.info = gbt_index_info_copy(index);
 	bs.tid_sorted = true;
 	bs.limit = shared->limit;
 	bs.worker = ParallelWorkerNumber;

@@ -143,6 +143,7 @@ extern bool gbt_get_dedup(Relation index);
 
 /* keys.c */
 extern GbtIndexInfo *gbt_index_info(Relation index);
+extern GbtIndexInfo *gbt_index_info_copy(Relation index);
 extern void gbt_keys_init(void);
 extern bool gbt_amop_is_btrees(Form_pg_amop amop);
 extern bool gbt_type_supported(Oid typid);

@@ -43,7 +43,8 @@ gbt_index_is_wide(Relation index)
 
 /*
  * Whether an open scan is of a multi-word index: both scans' states
- * (GbtScanOpaqueData, wide_scan.c's) begin with the index's information,
+ * (GbtScanOpaqueData, wide_scan.c's) begin with their own copy of the
+ * index's information (the relcache's may be freed under an open scan),
  * so the AM entry points dispatch per call without the relcache.
  */
 static inline bool

@@ -192,6 +192,20 @@ gbt_index_info(Relation index)
 }
 
 /*
+ * A copy of the index's info in the current memory context, for state that
+ * outlives the next relcache flush: RelationReloadIndexInfo frees
+ * rd_amcache under an open scan (a VACUUM or ANALYZE elsewhere is enough).
+ */
+GbtIndexInfo *
+gbt_index_info_copy(Relation index)
+{
+	GbtIndexInfo *copy = palloc(sizeof(GbtIndexInfo));
+
+	memcpy(copy, gbt_index_info(index), sizeof(GbtIndexInfo));
+	return copy;
+}
+
+/*
  * Normalize a non-null value of type typid.  *tidflags receives the bits to
  * keep beside the TID so that decoding is exact (-0.0).
  */

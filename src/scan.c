@@ -74,7 +74,7 @@ gbtbeginscan(Relation index, int nkeys, int norderbys)
 	so->gpu_locked = false;
 	so->killed = NULL;
 	so->nkilled = 0;
-	so->info = gbt_index_info(index);
+	so->info = gbt_index_info_copy(index);
 	so->keycxt = NULL;
 	so->tupcxt = NULL;			/* made on first use (index-only NULLs) */
 	so->buf = InvalidBuffer;
@@ -1257,6 +1257,7 @@ gbtendscan(IndexScanDesc scan)
 	if (so->mark)
 		pfree(so->mark);
 	pfree(so->itup);
+	pfree(so->info);
 	pfree(so);
 }
 

@@ -650,7 +650,7 @@ check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls)
 static void
 wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nulls_equal)
 {
-	GbtIndexInfo *info = gbt_index_info(index);
+	GbtIndexInfo *info = gbt_index_info_copy(index);
 	int			nw = info->nwords;
 	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
 	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);

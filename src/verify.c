@@ -608,7 +608,7 @@ gbtree_check(PG_FUNCTION_ARGS)
 	memset(&st, 0, sizeof(st));
 	st.index = index;
 	st.heap = heap;
-	st.info = gbt_index_info(index);
+	st.info = gbt_index_info_copy(index);
 	st.heapblocks = RelationGetNumberOfBlocks(heap);
 
 	if (heapallindexed)

@@ -521,7 +521,7 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	int			nw;
 
 	memset(&wb, 0, sizeof(wb));
-	wb.info = gbt_index_info(index);
+	wb.info = gbt_index_info_copy(index);
 	nw = wb.info->nwords;
 	wb.stride = nw + 1;
 

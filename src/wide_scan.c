@@ -114,7 +114,7 @@ gbt_wide_beginscan(IndexScanDesc scan)
 	so->itup = NULL;
 	so->itup_dirty = false;
 
-	so->info = gbt_index_info(scan->indexRelation);
+	so->info = gbt_index_info_copy(scan->indexRelation);
 	so->nw = so->info->nwords;
 	so->pin = InvalidBuffer;
 	so->pos.seg = -1;
@@ -803,6 +803,7 @@ gbt_wide_endscan(IndexScanDesc scan)
 		pfree(so->itup);
 	if (so->mark)
 		pfree(so->mark);
+	pfree(so->info);
 	pfree(so);
 }
 
