@@ -243,6 +243,7 @@ gbt_cuda_copy_free(GbtCudaCopy *c)
 	cudaFree(c->d_stage);
 	cudaFree(c->d_blknos);
 	free_lookup_workspace(c);
+	free_words_workspace(c);
 	cudaFree(c->d_pts);
 	cudaFree(c->d_out_keys);
 	cudaFree(c->d_out_tids);

@@ -175,6 +175,23 @@ typedef int (GbtCudaLookupFn) (GbtCudaCopy *copy, uint32_t root_blkno,
 extern GbtCudaLookupFn gbt_cuda_lookup;
 
 /*
+ * Batched lookup in a tree of nwords-word keys (src/README, "Multi-word
+ * keys"), from root_blkno: queries holds nqueries ranges of key words,
+ * each lo[nwords] then hi[nwords], both inclusive (every TID of a key),
+ * sorted and disjoint.  The matches of query i, in (key, TID) order, are
+ * at [offsets[i], offsets[i + 1]): their words in out_words (nwords a
+ * match) and TIDs in out_tids.  Returns and errors as gbt_cuda_lookup's.
+ * Optional: a service whose library lacks it keeps multi-word indexes on
+ * the CPU.
+ */
+typedef int (GbtCudaLookupWordsFn) (GbtCudaCopy *copy, uint32_t root_blkno, int nwords,
+									const uint64_t *queries, uint32_t nqueries,
+									uint64_t *offsets, uint64_t *out_words,
+									uint64_t *out_tids, uint64_t out_capacity,
+									uint64_t *out_total);
+extern GbtCudaLookupWordsFn gbt_cuda_lookup_words;
+
+/*
  * For each of n query keys, the number of the 16 keys of its block that
  * are < the query (the in-page count of src/simd.c), computed on the
  * device.  Used to check the device path against the CPU one.

@@ -75,6 +75,17 @@ struct GbtCudaCopy
 	int			sort_bits;		/* low-key bits the device sort orders by */
 
 	uint64_t	sort_min;		/* see SORT_MIN_BATCH */
+	/* multi-word lookups (gbtree_cuda_wlookup.cu) */
+	size_t		wq_cap;			/* queries */
+	uint64_t   *d_wqueries;		/* wq_cap x 2 x GBT_MAX_KEY_WORDS words */
+	uint64_t   *d_wcounts;		/* wq_cap + 1 */
+	uint64_t   *d_woffsets;		/* wq_cap + 1 */
+	void	   *d_wcub;
+	size_t		wcub_bytes;
+	size_t		wout_cap;		/* matches */
+	uint64_t   *d_wout_words;	/* wout_cap x GBT_MAX_KEY_WORDS */
+	uint64_t   *d_wout_tids;
+
 	int			count_blocks_g8;	/* persistent grid sizes */
 	int			count_blocks_g16;
 	int			leaf_blocks;
@@ -119,6 +130,12 @@ grow_device_scratch(T **p, N *cap, uint64_t need, size_t unit)
  * buffers and the CUB scratch sized with them) and sets its capacity to 0
  */
 extern GBT_CUDA_PRIVATE void free_lookup_workspace(GbtCudaCopy *c);
+
+/* gbtree_cuda_lookup.cu: the device error word as the last error */
+extern GBT_CUDA_PRIVATE int corrupt_copy_error(u64 err);
+
+/* gbtree_cuda_wlookup.cu: frees a copy's multi-word lookup scratch */
+extern GBT_CUDA_PRIVATE void free_words_workspace(GbtCudaCopy *c);
 
 /* gbtree_cuda.cu: a copy's page array on the device, and its capacity */
 extern const char *gbt_cuda_copy_device_pages(const GbtCudaCopy *c, uint32_t *nblocks);

@@ -239,7 +239,7 @@ queue_fill_pass(GbtCudaCopy *c, uint64_t n, uint64_t cap, bool keys)
 }
 
 /* the device error word as the last error; GBT_CUDA_ECORRUPT */
-static int
+int
 corrupt_copy_error(u64 err)
 {
 	unsigned	code = (unsigned) (err >> 32);

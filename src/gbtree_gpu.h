@@ -165,13 +165,19 @@ typedef struct GbtGpuPutPayload
 	bool		reset;			/* first chunk of a full load */
 } GbtGpuPutPayload;
 
-/* Payload of LOOKUP: header, queries[nqueries], keys[capacity], tids[capacity] */
+/*
+ * Payload of LOOKUP: header, queries[nqueries], offsets[nqueries + 1],
+ * keys[capacity], tids[capacity].  With nwords > 0, a lookup in a tree of
+ * nwords-word keys (gbt_cuda_lookup_words): each query is lo[nwords] then
+ * hi[nwords], and the keys' words come nwords a match.
+ */
 typedef struct GbtGpuLookupPayload
 {
 	uint32		nqueries;
 	uint32		root;
 	int32		sorted;			/* 1: sorted queries; GBT_CUDA_POINTS:
 								 * nqueries bare keys in the query space */
+	int32		nwords;			/* 0: one-word keys */
 	uint64		capacity;
 } GbtGpuLookupPayload;
 
@@ -202,6 +208,7 @@ typedef struct GbtGpuShared
 	uint64		gpu_build_layouts;	/* of those, laid out on the device */
 	bool		can_layout;		/* the library lays out pages (SORT_LAYOUT) */
 	bool		can_merge;		/* the library finds leaves (SORT_LEAVES) */
+	bool		can_words;		/* the library looks up multi-word keys */
 	uint64		gpu_merges;		/* insert batches sorted and placed on the GPU */
 	uint64		gpu_merge_entries;
 	uint64		gpu_merge_hinted;	/* leaves reached from the GPU's hint */
@@ -236,6 +243,9 @@ extern bool gbt_gpu_serving(void);
 extern bool gbt_gpu_lookup(Relation index, BlockNumber root,
 						   const GbtRange *ranges, int nranges, const uint64 *points,
 						   GbtEntry **entries, uint64 *nentries);
+extern bool gbt_gpu_lookup_words(Relation index, BlockNumber root, int nwords,
+								 const uint64 *queries, int nqueries,
+								 uint64 **words, uint64 **tids, uint64 *nentries);
 extern void gbt_gpu_install_hooks(void);
 
 /*

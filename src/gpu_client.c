@@ -923,15 +923,27 @@ gbt_gpu_service_usable(Relation index, bool build)
 	GbtGpuShared *sh = gbt_gpu_shared;
 	char		why[320];
 
-	/* no device copy of multi-word keys: the kernels read one-word pages */
-	if (gbt_index_info(index)->wide)
-		return false;
 	if (sh == NULL)
 		return gbt_gpu_failed(index, build,
 						  "gbtree is not in shared_preload_libraries, so there is no GPU service",
 						  NULL);
 	if (sh->state == GBT_SVC_READY)
+	{
+		/*
+		 * Multi-word keys: lookups only (their builds and inserts run on the
+		 * CPU without asking), and only by a library that has them.
+		 */
+		if (gbt_index_info(index)->wide)
+		{
+			if (build)
+				return false;
+			if (!sh->can_words)
+				return gbt_gpu_failed(index, false,
+									  "libgbtree_cuda.so has no lookup of multi-word keys",
+									  &sh->fallback_error);
+		}
 		return true;
+	}
 	SpinLockAcquire(&sh->mutex);
 	snprintf(why, sizeof(why), "GPU service state \"%s\": %s",
 			 state_name(sh->state), sh->detail);

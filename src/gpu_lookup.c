@@ -22,19 +22,89 @@
 #include "gpu_internal.h"
 
 /*
- * Batched lookup on the GPU: all entries of the index tree rooted at root
- * that fall in any of the queries (sorted, disjoint), in index order.
- * Or, with points not NULL, the entries of nranges point keys given in any
- * order and maybe repeated, which the device sorts and deduplicates (8
- * bytes a key through the staging area instead of a 32-byte query, and no
- * sort on the CPU); the answer is the same as for their sorted distinct
- * equality ranges.  Returns false (after counting a fallback) when the GPU
- * cannot serve it and gbtree.device is auto; raises an error under
- * gbtree.device = gpu.
+ * One batched lookup: what goes in (queries of one-word or multi-word
+ * keys) and what comes out.
  */
-bool
-gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nranges,
-			   const uint64 *points, GbtEntry **entries, uint64 *nentries)
+typedef struct LookupCall
+{
+	BlockNumber root;
+	int			nqueries;
+	int			nwords;			/* 0: one-word keys (ranges or points) */
+	const GbtRange *ranges;
+	const uint64 *points;
+	const uint64 *wqueries;		/* nwords > 0: lo[nwords], hi[nwords] each */
+	/* results, in the caller's memory context */
+	GbtEntry   *entries;		/* one-word */
+	uint64	   *words;			/* multi-word: nwords a match */
+	uint64	   *tids;
+	uint64		total;
+} LookupCall;
+
+/* the payload's room for the queries (bare points take a query's room) */
+static Size
+query_bytes(const LookupCall *c)
+{
+	if (c->nwords > 0)
+		return sizeof(uint64) * 2 * c->nwords * (Size) c->nqueries;
+	return sizeof(GbtCudaQuery) * (Size) c->nqueries;
+}
+
+/* bytes a match takes in the payload: its key's words and its TID */
+static Size
+match_bytes(const LookupCall *c)
+{
+	return sizeof(uint64) * (Max(c->nwords, 1) + 1);
+}
+
+static void
+write_queries(const LookupCall *c, char *at)
+{
+	GbtCudaQuery *q = (GbtCudaQuery *) at;
+
+	if (c->nwords > 0)
+		memcpy(at, c->wqueries, query_bytes(c));
+	else if (c->points)
+		memcpy(at, c->points, sizeof(uint64) * c->nqueries);
+	else
+		for (int r = 0; r < c->nqueries; r++)
+		{
+			q[r].lo_key = c->ranges[r].lo;
+			q[r].lo_tid = 0;
+			q[r].hi_key = c->ranges[r].hi;
+			q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
+		}
+}
+
+/* copy the matches out of the payload's keys[capacity x words], tids[capacity] */
+static void
+read_results(LookupCall *c, const uint64 *keys, uint64 capacity)
+{
+	uint64		n = Max(c->total, 1);
+
+	if (c->nwords > 0)
+	{
+		c->words = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * c->nwords * n);
+		c->tids = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * n);
+		memcpy(c->words, keys, sizeof(uint64) * c->nwords * c->total);
+		memcpy(c->tids, keys + capacity * c->nwords, sizeof(uint64) * c->total);
+		return;
+	}
+	c->entries = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
+	gbt_advise_huge(c->entries, sizeof(GbtEntry) * n);
+	for (uint64 j = 0; j < c->total; j++)
+	{
+		c->entries[j].key = keys[j];
+		c->entries[j].tid = keys[capacity + j];
+	}
+}
+
+/*
+ * Run a lookup on the index's device copy, synced first.  Returns false
+ * (after counting a fallback) when the GPU cannot serve it and
+ * gbtree.device is auto; raises an error under gbtree.device = gpu.
+ */
+static bool
+run_lookup(Relation index, LookupCall *c)
 {
 	GbtGpuShared *sh = gbt_gpu_shared;
 	char		errbuf[256];
@@ -45,7 +115,6 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 	int			rc;
 	int			attempt;
 	bool		timed;
-	GbtEntry   *volatile out = NULL;
 	instr_time	t0,
 				t1,
 				t2,
@@ -56,7 +125,7 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 		return false;
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		return gbt_gpu_failed(index, false, "temporary indexes live in backend-local buffers",
-						  &sh->fallback_error);
+							  &sh->fallback_error);
 
 	timed = message_level_is_interesting(DEBUG1);
 	if (timed)
@@ -69,24 +138,23 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 			if (rc == GBT_GPU_ENOCOPY)
 				continue;
 			return gbt_gpu_failed(index, false, errbuf[0] ? errbuf : "shipping pages to the device failed",
-							  gbt_gpu_fallback_counter(rc));
+								  gbt_gpu_fallback_counter(rc));
 		}
 
 		if (timed)
 			INSTR_TIME_SET_CURRENT(t1);
 
 		/* the lookup itself; once more with room for every match if needed */
-		capacity = (uint64) nranges + 1024;
+		capacity = (uint64) c->nqueries + 1024;
 		for (;;)
 		{
 			Size		hdrsz = MAXALIGN(sizeof(GbtGpuLookupPayload));
-			Size		qsz = MAXALIGN(sizeof(GbtCudaQuery) * nranges);
-			Size		osz = MAXALIGN(sizeof(uint64) * ((Size) nranges + 1));
-			Size		size = hdrsz + qsz + osz + capacity * 2 * sizeof(uint64);
+			Size		qsz = MAXALIGN(query_bytes(c));
+			Size		osz = MAXALIGN(sizeof(uint64) * ((Size) c->nqueries + 1));
+			Size		size = hdrsz + qsz + osz + capacity * match_bytes(c);
 			dsm_segment *seg = NULL;
 			char	   *base;
 			GbtGpuLookupPayload *hdr;
-			GbtCudaQuery *q;
 
 			base = gbt_gpu_staging_acquire(size);
 			if (base == NULL)
@@ -95,42 +163,24 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 				base = dsm_segment_address(seg);
 			}
 			hdr = (GbtGpuLookupPayload *) base;
-			hdr->nqueries = nranges;
-			hdr->root = root;
-			hdr->sorted = points ? GBT_CUDA_POINTS : 1;
+			hdr->nqueries = c->nqueries;
+			hdr->root = c->root;
+			hdr->sorted = c->points ? GBT_CUDA_POINTS : 1;
+			hdr->nwords = c->nwords;
 			hdr->capacity = capacity;
-			q = (GbtCudaQuery *) (base + hdrsz);
-			if (points)
-				memcpy(q, points, sizeof(uint64) * nranges);
-			else
-				for (int r = 0; r < nranges; r++)
-				{
-					q[r].lo_key = ranges[r].lo;
-					q[r].lo_tid = 0;
-					q[r].hi_key = ranges[r].hi;
-					q[r].hi_tid = PG_UINT64_MAX;	/* no real TID packs to it */
-				}
+			write_queries(c, base + hdrsz);
 			if (timed)
 				INSTR_TIME_SET_CURRENT(t2);
 			PG_TRY();
 			{
 				rc = gbt_gpu_submit_and_wait(GBT_OP_LOOKUP, copyno, gen, seg, seg == NULL,
-									 NULL, &total, NULL, errbuf, sizeof(errbuf));
+											 NULL, &total, NULL, errbuf, sizeof(errbuf));
 				if (timed)
 					INSTR_TIME_SET_CURRENT(t3);
 				if (rc == GBT_CUDA_OK)
 				{
-					uint64	   *keys = (uint64 *) (base + hdrsz + qsz + osz);
-					uint64	   *tids = keys + capacity;
-
-					out = MemoryContextAllocHuge(CurrentMemoryContext,
-												 sizeof(GbtEntry) * Max(total, 1));
-					gbt_advise_huge(out, sizeof(GbtEntry) * Max(total, 1));
-					for (uint64 j = 0; j < total; j++)
-					{
-						out[j].key = keys[j];
-						out[j].tid = tids[j];
-					}
+					c->total = total;
+					read_results(c, (uint64 *) (base + hdrsz + qsz + osz), capacity);
 				}
 			}
 			PG_CATCH();
@@ -145,8 +195,6 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 				gbt_gpu_staging_release();
 			if (rc == GBT_CUDA_OK)
 			{
-				*entries = out;
-				*nentries = total;
 				if (timed)
 				{
 					INSTR_TIME_SET_CURRENT(t4);
@@ -155,14 +203,14 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 					INSTR_TIME_SUBTRACT(t2, t1);
 					INSTR_TIME_SUBTRACT(t1, t0);
 					elog(DEBUG1, "gbtree GPU batch on \"%s\": %d queries, " UINT64_FORMAT " matches, %s; sync %.3f ms, request %.3f ms, service %.3f ms, results %.3f ms",
-						 RelationGetRelationName(index), nranges, total,
+						 RelationGetRelationName(index), c->nqueries, total,
 						 seg ? "through DSM" : "staged",
 						 INSTR_TIME_GET_MILLISEC(t1), INSTR_TIME_GET_MILLISEC(t2),
 						 INSTR_TIME_GET_MILLISEC(t3), INSTR_TIME_GET_MILLISEC(t4));
 				}
 				SpinLockAcquire(&sh->mutex);
 				sh->batches++;
-				sh->keys += nranges;
+				sh->keys += c->nqueries;
 				sh->matches += total;
 				SpinLockRelease(&sh->mutex);
 				return true;
@@ -177,9 +225,61 @@ gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nra
 		if (rc == GBT_GPU_ENOCOPY)
 			continue;			/* evicted between sync and lookup: again */
 		return gbt_gpu_failed(index, false, errbuf[0] ? errbuf : "the GPU lookup failed",
-						  gbt_gpu_fallback_counter(rc));
+							  gbt_gpu_fallback_counter(rc));
 	}
 	return gbt_gpu_failed(index, false, "the device copy kept being replaced", &sh->fallback_error);
+}
+
+/*
+ * Batched lookup on the GPU: all entries of the index tree rooted at root
+ * that fall in any of the queries (sorted, disjoint), in index order.
+ * Or, with points not NULL, the entries of nranges point keys given in any
+ * order and maybe repeated, which the device sorts and deduplicates (8
+ * bytes a key through the staging area instead of a 32-byte query, and no
+ * sort on the CPU); the answer is the same as for their sorted distinct
+ * equality ranges.  False when the GPU cannot serve it (run_lookup).
+ */
+bool
+gbt_gpu_lookup(Relation index, BlockNumber root, const GbtRange *ranges, int nranges,
+			   const uint64 *points, GbtEntry **entries, uint64 *nentries)
+{
+	LookupCall	c;
+
+	memset(&c, 0, sizeof(c));
+	c.root = root;
+	c.nqueries = nranges;
+	c.ranges = ranges;
+	c.points = points;
+	if (!run_lookup(index, &c))
+		return false;
+	*entries = c.entries;
+	*nentries = c.total;
+	return true;
+}
+
+/*
+ * The same for a tree of nwords-word keys: queries are nqueries ranges,
+ * each lo[nwords] then hi[nwords], inclusive, sorted and disjoint; the
+ * matches come back in index order, their words (nwords each) in *words
+ * and TIDs in *tids.
+ */
+bool
+gbt_gpu_lookup_words(Relation index, BlockNumber root, int nwords, const uint64 *queries,
+					 int nqueries, uint64 **words, uint64 **tids, uint64 *nentries)
+{
+	LookupCall	c;
+
+	memset(&c, 0, sizeof(c));
+	c.root = root;
+	c.nqueries = nqueries;
+	c.nwords = nwords;
+	c.wqueries = queries;
+	if (!run_lookup(index, &c))
+		return false;
+	*words = c.words;
+	*tids = c.tids;
+	*nentries = c.total;
+	return true;
 }
 
 /* ------------------------------------------------------------------------

@@ -52,6 +52,7 @@ typedef struct GbtCudaApi
 	GbtCudaCopyDeviceBytesFn *copy_device_bytes;
 	GbtCudaCopyFreeFn *copy_free;
 	GbtCudaLookupFn *lookup;
+	GbtCudaLookupWordsFn *lookup_words;	/* optional */
 	GbtCudaLastErrorFn *last_error;
 	/* the build's sort: optional (NULL: builds stay on the CPU) */
 	GbtCudaSortCreateFn *sort_create;
@@ -287,6 +288,7 @@ service_open_device(void)
 	cuda.copy_device_bytes = resolve(lib, "gbt_cuda_copy_device_bytes");
 	cuda.copy_free = resolve(lib, "gbt_cuda_copy_free");
 	cuda.lookup = resolve(lib, "gbt_cuda_lookup");
+	cuda.lookup_words = dlsym(lib, "gbt_cuda_lookup_words");
 	cuda.last_error = resolve(lib, "gbt_cuda_last_error");
 	cuda.sort_create = dlsym(lib, "gbt_cuda_sort_create");
 	cuda.sort_put = dlsym(lib, "gbt_cuda_sort_put");
@@ -486,13 +488,36 @@ serve_lookup(GbtGpuRequest *req, char *payload)
 		strlcpy(req->errmsg, "injected device error (gbtree.gpu_inject_fault)", sizeof(req->errmsg));
 		return GBT_CUDA_EDEVICE;
 	}
-	p += MAXALIGN(sizeof(GbtCudaQuery) * hdr->nqueries);
-	offsets = (uint64 *) p;
-	p += MAXALIGN(sizeof(uint64) * ((Size) hdr->nqueries + 1));
-	keys = (uint64 *) p;
-	tids = keys + hdr->capacity;
-	rc = cuda.lookup(dev_copy[req->copyno], hdr->root, queries, hdr->nqueries,
-					 hdr->sorted, offsets, keys, tids, hdr->capacity, &total);
+	if (hdr->nwords > 0)
+	{
+		/* multi-word keys: queries of 2 x nwords words, nwords a match */
+		Size		nw = hdr->nwords;
+
+		if (cuda.lookup_words == NULL)
+		{
+			strlcpy(req->errmsg, "libgbtree_cuda.so has no multi-word lookup",
+					sizeof(req->errmsg));
+			return GBT_CUDA_EINVAL;
+		}
+		p += MAXALIGN(sizeof(uint64) * 2 * nw * hdr->nqueries);
+		offsets = (uint64 *) p;
+		p += MAXALIGN(sizeof(uint64) * ((Size) hdr->nqueries + 1));
+		keys = (uint64 *) p;
+		tids = keys + hdr->capacity * nw;
+		rc = cuda.lookup_words(dev_copy[req->copyno], hdr->root, hdr->nwords,
+							   (const uint64 *) queries, hdr->nqueries, offsets, keys, tids,
+							   hdr->capacity, &total);
+	}
+	else
+	{
+		p += MAXALIGN(sizeof(GbtCudaQuery) * hdr->nqueries);
+		offsets = (uint64 *) p;
+		p += MAXALIGN(sizeof(uint64) * ((Size) hdr->nqueries + 1));
+		keys = (uint64 *) p;
+		tids = keys + hdr->capacity;
+		rc = cuda.lookup(dev_copy[req->copyno], hdr->root, queries, hdr->nqueries,
+						 hdr->sorted, offsets, keys, tids, hdr->capacity, &total);
+	}
 	req->total = total;
 	if (rc < 0)
 		strlcpy(req->errmsg, cuda.last_error(), sizeof(req->errmsg));
@@ -677,6 +702,7 @@ gbt_gpu_service_main(Datum arg)
 	sh->service_pgprocno = gbt_my_procno();
 	sh->can_layout = (cuda.sort_layout != NULL);
 	sh->can_merge = (cuda.sort_leaves != NULL);
+	sh->can_words = (cuda.lookup_words != NULL);
 	sh->state = GBT_SVC_READY;
 	strlcpy(sh->detail, "ready", sizeof(sh->detail));
 	SpinLockRelease(&sh->mutex);

@@ -19,6 +19,14 @@
  * leaf pinned, so that VACUUM, which takes a cleanup lock on each leaf,
  * cannot remove its entries' heap tuples meanwhile.
  *
+ * On the GPU (gbtree.device = gpu, or auto with the service ready and at
+ * least gbtree.gpu_min_batch ranges), each segment's ranges go to the
+ * device copy as one batch (gbt_gpu_lookup_words) and every match comes
+ * back at once, in index order; the filter then runs over them, and the
+ * scan steps through that array either way.  As in scan.c, such a batch
+ * holds no leaf pins: scans that need them hold GBT_GPU_SCAN_LOCK
+ * instead, and any failure runs the scan on the CPU (under auto).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -27,6 +35,7 @@
 #include "access/relscan.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "nodes/tidbitmap.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
@@ -36,6 +45,7 @@
 #include "utils/uuid.h"
 #include "access/htup_details.h"
 
+#include "gbtree_gpu.h"
 #include "gbtree_scan.h"
 #include "gbtree_wide.h"
 
@@ -91,6 +101,15 @@ typedef struct GbtWideScanData
 	Size		itup_len;
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	pg_uuid_t	uuids[GBT_MAX_KEY_COLS];	/* their uuid values */
+
+	/* a GPU batch: every match, filtered, in index order (gpu_fetch) */
+	uint64	   *gpu_items;		/* nw words and the TID each */
+	int64		gpu_n;
+	int64		gpu_i;			/* the current one; -1 or gpu_n: off the ends */
+	int64		gpu_nulls_from; /* [from, to): the NULL tree's matches */
+	int64		gpu_nulls_to;
+	int64		gpu_mark;
+	bool		gpu_locked;		/* GBT_GPU_SCAN_LOCK held instead of pins */
 } GbtWideScanData;
 
 typedef GbtWideScanData *GbtWideScan;
@@ -113,6 +132,8 @@ gbt_wide_beginscan(IndexScanDesc scan)
 	so->markValid = false;
 	so->itup = NULL;
 	so->itup_dirty = false;
+	so->gpu_items = NULL;
+	so->gpu_locked = false;
 
 	so->info = gbt_index_info_copy(scan->indexRelation);
 	so->nw = so->info->nwords;
@@ -129,6 +150,20 @@ drop_pin(GbtWideScan so)
 	if (BufferIsValid(so->pin))
 		ReleaseBuffer(so->pin);
 	so->pin = InvalidBuffer;
+}
+
+/* Free a GPU batch's matches and the lock that covered them, if any. */
+static void
+gpu_release(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	if (so->gpu_items)
+		pfree(so->gpu_items);
+	so->gpu_items = NULL;
+	if (so->gpu_locked)
+		UnlockPage(scan->indexRelation, GBT_GPU_SCAN_LOCK, ShareLock);
+	so->gpu_locked = false;
 }
 
 /*
@@ -487,6 +522,102 @@ passes_filter(GbtWideScan so, const uint64 *words)
 }
 
 /*
+ * GPU batches
+ * -----------
+ */
+
+/*
+ * Run the whole scan as GPU batches, one per segment, and keep the matches
+ * that pass the filter.  False to run it on the CPU (after the fallback was
+ * counted; under gbtree.device = gpu the failure was an error).
+ */
+static bool
+gpu_fetch(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			nw = so->nw;
+	Size		stride = nw + 1;
+	uint64	   *words[2] = {NULL, NULL};
+	uint64	   *tids[2] = {NULL, NULL};
+	uint64		counts[2] = {0, 0};
+	uint64	   *out;
+	int64		n = 0;
+	MemoryContext oldcxt;
+
+	if (needs_pin(scan))
+	{
+		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
+		{
+			if (gbt_device_mode == GBT_DEVICE_GPU)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\" while VACUUM removes entries from it",
+								RelationGetRelationName(index)),
+						 errhint("Set gbtree.device to 'auto' to run it on the CPU meanwhile.")));
+			return false;
+		}
+		so->gpu_locked = true;
+	}
+	/* the matches outlive this call; amgettuple's context is per tuple */
+	oldcxt = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+	for (int sg = 0; sg < so->nsegs; sg++)
+	{
+		WideSeg    *seg = &so->segs[sg];
+		uint64	   *q = palloc(sizeof(uint64) * 2 * nw * seg->nranges);
+
+		for (int r = 0; r < seg->nranges; r++)
+		{
+			memcpy(&q[(Size) r * 2 * nw], seg->ranges[r].lo, sizeof(uint64) * nw);
+			memcpy(&q[(Size) r * 2 * nw + nw], seg->ranges[r].hi, sizeof(uint64) * nw);
+		}
+		if (!gbt_gpu_lookup_words(index, seg->root, nw, q, seg->nranges,
+								  &words[sg], &tids[sg], &counts[sg]))
+		{
+			for (int i = 0; i < sg; i++)
+			{
+				pfree(words[i]);
+				pfree(tids[i]);
+			}
+			pfree(q);
+			MemoryContextSwitchTo(oldcxt);
+			gpu_release(scan);
+			return false;
+		}
+		pfree(q);
+	}
+	out = MemoryContextAllocHuge(CurrentMemoryContext,
+								 sizeof(uint64) * stride * Max(counts[0] + counts[1], 1));
+	so->gpu_nulls_from = so->gpu_nulls_to = 0;
+	for (int sg = 0; sg < so->nsegs; sg++)
+	{
+		bool		nulls = so->segs[sg].root == GBT_NULLROOT_BLKNO;
+
+		if (nulls)
+			so->gpu_nulls_from = n;
+		for (uint64 j = 0; j < counts[sg]; j++)
+		{
+			uint64	   *item = &out[n * stride];
+
+			memcpy(item, &words[sg][j * nw], sizeof(uint64) * nw);
+			/* the NULL tree's entries have no fields to filter */
+			if (!nulls && so->need_filter && !passes_filter(so, item))
+				continue;
+			item[nw] = tids[sg][j];
+			n++;
+		}
+		if (nulls)
+			so->gpu_nulls_to = n;
+		pfree(words[sg]);
+		pfree(tids[sg]);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	so->gpu_items = out;
+	so->gpu_n = n;
+	return true;
+}
+
+/*
  * Reading leaves
  * --------------
  */
@@ -641,16 +772,34 @@ step(IndexScanDesc scan, ScanDirection dir)
 			so->par_idle = true;
 			return false;
 		}
-		if (ScanDirectionIsForward(dir))
+		if (gbt_device_mode != GBT_DEVICE_CPU)
+		{
+			int			nq = 0;
+
+			for (int sg = 0; sg < so->nsegs; sg++)
+				nq += so->segs[sg].nranges;
+			if (gbt_gpu_wanted(nq) && gpu_fetch(scan))
+				so->gpu_i = ScanDirectionIsForward(dir) ? -1 : so->gpu_n;
+		}
+		if (so->gpu_items)
+			;
+		else if (ScanDirectionIsForward(dir))
 			read_range_start(scan, 0, 0, dir);
 		else
 			read_range_start(scan, so->nsegs - 1, so->segs[so->nsegs - 1].nranges - 1, dir);
 	}
-	else
-	{
-		if (so->impossible || so->par_idle || pos->seg < 0)
-			return false;
+	else if (so->impossible || so->par_idle || (pos->seg < 0 && so->gpu_items == NULL))
+		return false;
+	else if (so->gpu_items == NULL)
 		pos->itemIndex += ScanDirectionIsForward(dir) ? 1 : -1;
+	if (so->gpu_items)
+	{
+		/* a GPU batch: one array; off either end, a step back re-enters it */
+		if (ScanDirectionIsForward(dir))
+			so->gpu_i = Min(so->gpu_i + 1, so->gpu_n);
+		else
+			so->gpu_i = Max(so->gpu_i - 1, -1);
+		return so->gpu_i >= 0 && so->gpu_i < so->gpu_n;
 	}
 	while (pos->itemIndex < 0 || pos->itemIndex >= pos->nitems)
 	{
@@ -673,7 +822,10 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (!step(scan, dir))
 		return false;
-	item = &so->pos.items[so->pos.itemIndex * (nw + 1)];
+	if (so->gpu_items)
+		item = &so->gpu_items[so->gpu_i * (nw + 1)];
+	else
+		item = &so->pos.items[so->pos.itemIndex * (nw + 1)];
 	gbt_tid_to_itemptr(item[nw], &scan->xs_heaptid);
 	scan->xs_recheck = so->recheck;
 	if (scan->xs_want_itup)
@@ -686,7 +838,8 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 					data_size;
 		uint16		mask = 0;
 
-		if (so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO)
+		if (so->gpu_items ? (so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
+			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO))
 		{
 			values[0] = (Datum) 0;
 			isnull[0] = true;
@@ -762,6 +915,21 @@ gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (!step(scan, ForwardScanDirection))
 		return 0;
+	if (so->gpu_items)
+	{
+		/* a GPU batch: all of it, a chunk of TIDs at a time */
+		for (; so->gpu_i < so->gpu_n;)
+		{
+			int			k = 0;
+
+			for (; so->gpu_i < so->gpu_n && k < GBT_MAX_SLOTS; so->gpu_i++)
+				gbt_tid_to_itemptr(so->gpu_items[so->gpu_i * (nw + 1) + nw], &tids[k++]);
+			tbm_add_tuples(tbm, tids, k, so->recheck);
+			n += k;
+			CHECK_FOR_INTERRUPTS();
+		}
+		return n;
+	}
 	for (;;)
 	{
 		WidePos    *pos = &so->pos;
@@ -784,6 +952,7 @@ gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys)
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 
 	drop_pin(so);
+	gpu_release(scan);
 	so->started = false;
 	so->markValid = false;
 	so->pos.seg = -1;
@@ -797,6 +966,7 @@ gbt_wide_endscan(IndexScanDesc scan)
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 
 	drop_pin(so);
+	gpu_release(scan);
 	if (so->keycxt)
 		MemoryContextDelete(so->keycxt);
 	if (so->itup)
@@ -814,6 +984,12 @@ gbt_wide_markpos(IndexScanDesc scan)
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 	WidePos    *pos = &so->pos;
 
+	if (so->started && so->gpu_items)
+	{
+		so->gpu_mark = so->gpu_i;
+		so->markValid = true;
+		return;
+	}
 	if (!so->started || pos->seg < 0)
 	{
 		so->markValid = false;
@@ -833,6 +1009,11 @@ gbt_wide_restrpos(IndexScanDesc scan)
 
 	if (!so->markValid)
 		return;
+	if (so->gpu_items)
+	{
+		so->gpu_i = so->gpu_mark;
+		return;
+	}
 	if (so->pos.blk != so->mark->blk || !BufferIsValid(so->pin))
 	{
 		drop_pin(so);

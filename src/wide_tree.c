@@ -31,6 +31,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
+#include "gbtree_gpu.h"
 #include "gbtree_wide.h"
 #include "gbtree_xlog.h"
 
@@ -215,17 +216,24 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 	if (page_is_full(buf))
 		return false;
 	/* with gbtree's resource manager, its own small record */
-	if (gbt_wal_insert_words_inplace(index, buf, key, tid))
-		return true;
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
-	gbt_node_view((char *) page, &node);
-	if (gbt_node_insert_words(&node, key, tid, 0) < 0)
+	if (!gbt_wal_insert_words_inplace(index, buf, key, tid))
 	{
-		GenericXLogAbort(state);
-		return false;
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		gbt_node_view((char *) page, &node);
+		if (gbt_node_insert_words(&node, key, tid, 0) < 0)
+		{
+			GenericXLogAbort(state);
+			return false;
+		}
+		GenericXLogFinish(state);
 	}
-	GenericXLogFinish(state);
+	/* a device copy ships the leaf before its next lookup */
+	{
+		BlockNumber blkno = BufferGetBlockNumber(buf);
+
+		gbt_gpu_note_changes(index, &blkno, 1, false);
+	}
 	return true;
 }
 
@@ -363,6 +371,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
 		gbt_page_opaque((char *) sp)->leftlink = rblk;
 	}
 	GenericXLogFinish(state);
+	{
+		BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
+		BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
+
+		gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
+	}
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
 	pfree(sb);
@@ -433,6 +447,12 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	gbt_node_load_spread(&node, 2, rkeys, rtids, rchild, true);
 	set_bound(&node, false, zero, 0);
 	GenericXLogFinish(state);
+	{
+		BlockNumber changed[3] = {BufferGetBlockNumber(rootbuf), BufferGetBlockNumber(abuf),
+		BufferGetBlockNumber(bbuf)};
+
+		gbt_gpu_note_changes(index, changed, 3, true);
+	}
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);

@@ -158,6 +158,60 @@ RESET min_parallel_table_scan_size;
 RESET cpu_tuple_cost;
 SET max_parallel_workers_per_gather = 0;
 
+-- multi-word keys: uuid, and (tenant, ts DESC) INCLUDE (i8), NULLs in
+-- either column, uuid min and max, a heavily repeated uuid
+CREATE TABLE w_g AS
+SELECT id, ts, i8,
+	   CASE WHEN id % 71 = 0 THEN NULL WHEN id = 5 THEN '00000000-0000-0000-0000-000000000000'
+			WHEN id = 6 THEN 'ffffffff-ffff-ffff-ffff-ffffffffffff'
+			WHEN id % 17 = 0 THEN 'dddddddd-dddd-dddd-dddd-dddddddddddd'
+			ELSE md5(id::text)::uuid END AS u,
+	   CASE WHEN id % 61 = 0 THEN NULL ELSE id % 37 END AS tenant
+FROM t_b;
+CREATE TABLE w_b AS SELECT * FROM w_g;
+CREATE INDEX ON w_g USING gbtree (u);
+CREATE INDEX ON w_g USING gbtree (tenant, ts DESC) INCLUDE (i8);
+CREATE INDEX ON w_b USING btree (u);
+CREATE INDEX ON w_b USING btree (tenant, ts DESC) INCLUDE (i8);
+VACUUM ANALYZE w_g;
+VACUUM ANALYZE w_b;
+CREATE FUNCTION run_wide() RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	m text;
+	-- run once w_b is named t_b (below)
+	keys text := 'ARRAY(SELECT u FROM t_b WHERE mod(id, 3) = 0 UNION ALL SELECT ''ffffffff-ffff-ffff-ffff-ffffffffffff'' UNION ALL SELECT ''12345678-1234-1234-1234-123456789abc'')';
+BEGIN
+	FOREACH m IN ARRAY ARRAY['ionly', 'iscan', 'bitmap'] LOOP
+		PERFORM gpu_check('uuid = ANY(keys)', format('SELECT u FROM %%s WHERE u = ANY(%s)', keys), m, false);
+		PERFORM gpu_check('uuid IS NULL', 'SELECT id FROM %s WHERE u IS NULL', m, false);
+		PERFORM gpu_check('uuid range', 'SELECT u FROM %s WHERE u > ''00000000-0000-0000-0000-000000000000'' AND u <= ''40000000-0000-0000-0000-000000000000''', m, false);
+		PERFORM gpu_check('(tenant, ts) tenant = ANY AND ts range', 'SELECT tenant, ts, i8 FROM %s WHERE tenant = ANY(ARRAY[0, 1, 5, 36, 99]) AND ts >= ''2020-06-01'' AND ts < ''2021-06-01''', m, false);
+		PERFORM gpu_check('(tenant, ts) ts only (filtered)', 'SELECT tenant, ts FROM %s WHERE ts > ''2022-01-01'' AND tenant IS NOT NULL', m, false);
+		PERFORM gpu_check('(tenant, ts) tenant IS NULL', 'SELECT id FROM %s WHERE tenant IS NULL', m, false);
+	END LOOP;
+	PERFORM gpu_check('uuid ORDER BY', 'SELECT u FROM %s WHERE u IS NOT NULL ORDER BY u', 'ionly', true);
+	PERFORM gpu_check('uuid ORDER BY DESC NULLS FIRST', 'SELECT u FROM %s ORDER BY u DESC', 'ionly', true);
+	PERFORM gpu_check('uuid = ANY ORDER BY DESC', format('SELECT u FROM %%s WHERE u = ANY(%s) ORDER BY u DESC', keys), 'ionly', true);
+	PERFORM gpu_check('(tenant, ts) ORDER BY tenant, ts DESC', 'SELECT tenant, ts FROM %s WHERE tenant = ANY(ARRAY[3, 4, 7]) ORDER BY tenant, ts DESC', 'ionly', true);
+	PERFORM gpu_check('(tenant, ts) ORDER BY tenant DESC, ts (backward)', 'SELECT tenant, ts FROM %s WHERE tenant >= 30 ORDER BY tenant DESC, ts', 'ionly', true);
+END
+$f$;
+-- gpu_check reads %s as t_g or t_b: point those names at the wide twins
+ALTER TABLE t_g RENAME TO t_g_one;
+ALTER TABLE t_b RENAME TO t_b_one;
+ALTER TABLE w_g RENAME TO t_g;
+ALTER TABLE w_b RENAME TO t_b;
+SELECT run_wide();
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT gpu_check('uuid merge join (mark and restore)', 'SELECT o.v, a.id FROM (VALUES (''dddddddd-dddd-dddd-dddd-dddddddddddd''::uuid), (''dddddddd-dddd-dddd-dddd-dddddddddddd''), (''ffffffff-ffff-ffff-ffff-ffffffffffff''), (md5(''7'')::uuid)) AS o(v) JOIN %s a ON a.u = o.v', 'iscan', false);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+ALTER TABLE t_g RENAME TO w_g;
+ALTER TABLE t_b RENAME TO w_b;
+ALTER TABLE t_g_one RENAME TO t_g;
+ALTER TABLE t_b_one RENAME TO t_b;
+
 -- merge join: mark and restore on the GPU result (duplicates on both sides)
 SET enable_hashjoin = off;
 SET enable_nestloop = off;

@@ -151,7 +151,7 @@ sql_checks() {  # NAME FILE MIN_OK
 
 if want diff; then
     echo "== diff (gbtree.device = gpu against btree)"
-    sql_checks diff test/gpu/gpu_diff.sql 41
+    sql_checks diff test/gpu/gpu_diff.sql 65
 fi
 
 if want merge; then

@@ -281,6 +281,68 @@ gbt_cuda_lookup(GbtCudaCopy *copy, uint32_t root_blkno,
 	return 0;
 }
 
+/* a multi-word match, written at the sink's position */
+typedef struct EmuWordsSink
+{
+	uint64_t   *words;
+	uint64_t   *tids;
+	int			nw;
+	uint64_t	n;
+} EmuWordsSink;
+
+static void
+write_words_match(void *arg, const uint64_t *key, uint64_t tid)
+{
+	EmuWordsSink *sink = (EmuWordsSink *) arg;
+
+	memcpy(sink->words + sink->n * sink->nw, key, sizeof(uint64_t) * sink->nw);
+	sink->tids[sink->n++] = tid;
+}
+
+/* gbt_cuda_lookup_words through the reference walk (gbtree_walk.h) */
+int
+gbt_cuda_lookup_words(GbtCudaCopy *copy, uint32_t root_blkno, int nwords,
+					  const uint64_t *queries, uint32_t nqueries, uint64_t *offsets,
+					  uint64_t *out_words, uint64_t *out_tids, uint64_t out_capacity,
+					  uint64_t *out_total)
+{
+	uint64_t	total = 0;
+
+	*out_total = 0;
+	if (nwords < 1 || nwords > GBT_MAX_KEY_WORDS)
+		return fail(GBT_CUDA_EINVAL, "bad word count");
+	if (root_blkno >= copy->capacity || root_blkno == GBT_META_BLKNO)
+		return fail(GBT_CUDA_ECORRUPT, "root block out of range");
+	for (uint32_t i = 0; i < nqueries; i++)
+	{
+		const uint64_t *lo = queries + (size_t) i * 2 * nwords;
+		int64_t		n = gbt_walk_range_words(copy->img, copy->capacity, root_blkno, nwords,
+											 lo, 0, lo + nwords, UINT64_MAX, NULL, NULL);
+
+		if (n < 0)
+			return fail(GBT_CUDA_ECORRUPT, "inconsistent page images");
+		offsets[i] = total;
+		total += (uint64_t) n;
+	}
+	offsets[nqueries] = total;
+	*out_total = total;
+	if (total > out_capacity)
+		return GBT_CUDA_ESPACE;
+	for (uint32_t i = 0; i < nqueries; i++)
+	{
+		const uint64_t *lo = queries + (size_t) i * 2 * nwords;
+		EmuWordsSink sink;
+
+		sink.words = out_words + offsets[i] * nwords;
+		sink.tids = out_tids + offsets[i];
+		sink.nw = nwords;
+		sink.n = 0;
+		(void) gbt_walk_range_words(copy->img, copy->capacity, root_blkno, nwords,
+									lo, 0, lo + nwords, UINT64_MAX, write_words_match, &sink);
+	}
+	return 0;
+}
+
 int
 gbt_cuda_host_register(void *ptr, size_t bytes)
 {
