@@ -9,8 +9,9 @@
 # cuda-test-words: builds and runs cuda/test/build/test_words (the
 #             multi-word page search against node.c; then under memcheck),
 #             test_wsort (the multi-word entry sort against the CPU's) and
-#             test_wtree (range counts on whole multi-word trees against a
-#             binary search, and a timing; then under memcheck, untimed).
+#             test_wtree (the library's multi-word lookups on whole trees
+#             against the CPU walk and a binary search, damaged copies, and
+#             a timing; then under memcheck, untimed).
 # cuda-bench: builds cuda/test/build/bench_lookup (100M-entry int8 index,
 #             batches of 16M keys, small-batch latencies); markdown table on
 #             stdout and in $(BENCH_OUT).
@@ -55,9 +56,10 @@ $(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/test/test_common.h c
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
-$(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/test/test_common.h cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
-		src/gbtree_walk.h src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
-	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+$(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/test/test_common.h cuda/gbtree_cuda.h src/gbtree_node.h \
+		src/gbtree_walk.h src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
+		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \

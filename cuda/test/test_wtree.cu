@@ -1,18 +1,16 @@
 /*
  * test_wtree.cu
- *	  Range counts on whole trees of multi-word keys on the GPU: the model
- *	  builder of src/gbtree_walk.h lays sorted entries out bottom-up as
- *	  src/build.c does (pages of node.c's multi-word format, right-links,
- *	  high and low keys with their later words in the body), and a simple
- *	  kernel, one warp a query, descends with the warp's in-page search
- *	  (cuda/gbtree_cuda_words.cuh) and counts the leaf entries whose key
- *	  lies in [lo, hi], following right-links.  Each count must equal a
- *	  binary search's over the sorted entries and the CPU walk's
- *	  (gbt_walk_range_words).  Then one timing: point lookups on a large
- *	  two-word tree.
- *
- *	  A step towards the lookup kernels of multi-word indexes; the
- *	  library's kernels do not read such trees yet.
+ *	  Lookups on whole trees of multi-word keys through the library's
+ *	  gbt_cuda_lookup_words: the model builder of src/gbtree_walk.h lays
+ *	  sorted entries out bottom-up as src/build.c does (pages of node.c's
+ *	  multi-word format, right-links, high and low keys with their later
+ *	  words in the body), the pages go into a device copy, and every
+ *	  query's matches (count, words and TIDs, in order) must equal the CPU
+ *	  walk's (gbt_walk_range_words), whose counts must equal a binary
+ *	  search's over the sorted entries.  Then damaged copies (a bad page
+ *	  id, a child or right-link out of range, a right-link loop, a wrong
+ *	  word count) must give GBT_CUDA_ECORRUPT, and one timing: point
+ *	  lookups on a large two-word tree, transfers included.
  *
  *	  test_wtree [entries for the timing, default 20000000]
  *	  Last line: "N passed, N failed"; exit status 1 on any failure.
@@ -26,7 +24,7 @@
 
 #include "test_common.h"
 
-#include "gbtree_cuda_words.cuh"
+#include "gbtree_cuda.h"
 
 extern "C"
 {
@@ -54,104 +52,74 @@ build_tree(WTree &t, const std::vector<uint64_t> &e, size_t n, int nw)
 	t.img.resize((size_t) t.nblocks * GBT_PAGE_SIZE);
 }
 
-/* ---- the kernel ---- */
-
 struct RangeQuery
 {
 	uint64_t	lo[GBT_MAX_KEY_WORDS];
 	uint64_t	hi[GBT_MAX_KEY_WORDS];
 };
 
-static __device__ __forceinline__ bool
-slot_used(const uint64_t *used, int s)
+/* the CPU walk's matches, appended */
+struct WalkOut
 {
-	return (__ldg(&used[s >> 6]) >> (s & 63)) & 1;
+	std::vector<uint64_t> words;
+	std::vector<uint64_t> tids;
+	int			nw;
+};
+
+static void
+walk_match(void *arg, const uint64_t *key, uint64_t tid)
+{
+	WalkOut    *o = (WalkOut *) arg;
+
+	o->words.insert(o->words.end(), key, key + o->nw);
+	o->tids.push_back(tid);
 }
 
-/* key of slot s <= x, word by word */
-static __device__ __forceinline__ bool
-key_le(const WordsPage &p, int s, const uint64_t *x)
+/* a device copy holding the tree's pages */
+static GbtCudaCopy *
+load_copy(const WTree &t)
 {
-	for (int k = 0; k < p.nwords; k++)
-	{
-		uint64_t	v = __ldg(&p.w[k][s]);
+	GbtCudaCopy *c = NULL;
 
-		if (v != x[k])
-			return v < x[k];
+	if (gbt_cuda_copy_create(&c, t.nblocks) != 0 ||
+		gbt_cuda_copy_put_range(c, 0, t.img.data(), t.nblocks) != 0)
+	{
+		printf("copy: %s\n", gbt_cuda_last_error());
+		exit(1);
 	}
-	return true;
+	return c;
 }
 
-__global__ void
-count_kernel(const char *pages, uint32_t root, int nw, const RangeQuery *qs, int nq,
-			 unsigned long long *out)
+/* the library's lookup of qs: rc, offsets, words, TIDs */
+static int
+lookup(GbtCudaCopy *c, const WTree &t, const std::vector<RangeQuery> &qs,
+	   std::vector<uint64_t> &offsets, std::vector<uint64_t> &words, std::vector<uint64_t> &tids)
 {
-	int			q = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-	int			lane = threadIdx.x & 31;
-	uint64_t	lo[GBT_MAX_KEY_WORDS],
-				hi[GBT_MAX_KEY_WORDS];
-	uint32_t	blk = root;
-	unsigned long long total = 0;
-	int			s;
+	std::vector<uint64_t> flat((size_t) qs.size() * 2 * t.nw);
+	uint64_t	total = 0;
+	uint64_t	cap = 1024;
+	int			rc;
 
-	if (q >= nq)
-		return;
-	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
-	{
-		lo[k] = qs[q].lo[k];
-		hi[k] = qs[q].hi[k];
-	}
-	/* descend: the last entry below (lo, TID 0), or the first */
+	for (size_t i = 0; i < qs.size(); i++)
+		for (int k = 0; k < t.nw; k++)
+		{
+			flat[i * 2 * t.nw + k] = qs[i].lo[k];
+			flat[i * 2 * t.nw + t.nw + k] = qs[i].hi[k];
+		}
+	offsets.assign(qs.size() + 1, 0);
 	for (;;)
 	{
-		const char *pg = pages + (size_t) blk * GBT_PAGE_SIZE;
-		const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
-		bool		leaf = (op->flags & GBT_F_LEAF) != 0;
-		WordsPage	p = words_page(pg, nw, leaf);
-		const uint64_t *used = (const uint64_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots +
-												   (leaf ? 0 : 4 * (size_t) p.nslots) + GBT_DIR_SIZE * 8);
-
-		s = words_lower_bound_entry(p, lo, 0);
-		if (leaf)
+		words.assign(cap * t.nw, 0);
+		tids.assign(cap, 0);
+		rc = gbt_cuda_lookup_words(c, t.root, t.nw, flat.data(), (uint32_t) qs.size(),
+								   offsets.data(), words.data(), tids.data(), cap, &total);
+		if (rc != GBT_CUDA_ESPACE)
 			break;
-		{
-			int			c = s - 1;
-			const uint32_t *child = (const uint32_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots);
-
-			while (c >= 0 && !slot_used(used, c))
-				c--;
-			if (c < 0)
-				for (c = 0; c < p.nslots && !slot_used(used, c); c++)
-					;
-			blk = __ldg(&child[c]);
-		}
+		cap = total;
 	}
-	/* count used slots from s on while their key <= hi, leaf after leaf */
-	for (;;)
-	{
-		const char *pg = pages + (size_t) blk * GBT_PAGE_SIZE;
-		const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
-		WordsPage	p = words_page(pg, nw, true);
-		const uint64_t *used = (const uint64_t *) (pg + GBT_BODY_OFFSET + 16 * (size_t) p.nslots +
-												   GBT_DIR_SIZE * 8);
-		bool		done = false;
-
-		for (int base = s; base < p.nslots && !done; base += 32)
-		{
-			int			slot = base + lane;
-			bool		u = slot < p.nslots && slot_used(used, slot);
-			bool		in = u && key_le(p, slot, hi);
-
-			total += __popc(__ballot_sync(0xFFFFFFFFu, in));
-			done = __ballot_sync(0xFFFFFFFFu, u && !in) != 0;
-		}
-		if (done || (op->flags & GBT_F_RIGHTMOST))
-			break;
-		blk = op->rightlink;
-		s = 0;
-	}
-	if (lane == 0)
-		out[q] = total;
+	words.resize(total * t.nw);
+	tids.resize(total);
+	return rc;
 }
 
 /* ---- the reference ---- */
@@ -203,11 +171,12 @@ run_case(int nw, int kind, size_t n, int nq, bool timed)
 	std::vector<uint64_t> e;
 	WTree		t;
 	std::vector<RangeQuery> qs(nq);
-	std::vector<unsigned long long> got(nq);
-	char	   *d_pages;
-	RangeQuery *d_q;
-	unsigned long long *d_out;
+	std::vector<uint64_t> offsets,
+				words,
+				tids;
+	GbtCudaCopy *c;
 	int			mism = 0;
+	int			rc = 0;
 	auto		t0 = std::chrono::steady_clock::now();
 
 	make_entries(e, n, nw, kind);
@@ -259,54 +228,122 @@ run_case(int nw, int kind, size_t n, int nq, bool timed)
 	}
 	double		build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-	CUDA_OK(cudaMalloc(&d_pages, t.img.size()));
-	CUDA_OK(cudaMalloc(&d_q, sizeof(RangeQuery) * nq));
-	CUDA_OK(cudaMalloc(&d_out, sizeof(unsigned long long) * nq));
-	CUDA_OK(cudaMemcpy(d_pages, t.img.data(), t.img.size(), cudaMemcpyHostToDevice));
-	CUDA_OK(cudaMemcpy(d_q, qs.data(), sizeof(RangeQuery) * nq, cudaMemcpyHostToDevice));
+	c = load_copy(t);
+	for (int rep = 0; rep < (timed ? 3 : 1); rep++)
 	{
-		cudaEvent_t ev0,
-					ev1;
-		float		ms = 0;
+		auto		l0 = std::chrono::steady_clock::now();
 
-		cudaEventCreate(&ev0);
-		cudaEventCreate(&ev1);
-		for (int rep = 0; rep < (timed ? 3 : 1); rep++)
-		{
-			cudaEventRecord(ev0);
-			count_kernel<<<(nq * 32 + 255) / 256, 256>>>(d_pages, t.root, nw, d_q, nq, d_out);
-			cudaEventRecord(ev1);
-			CUDA_OK(cudaEventSynchronize(ev1));
-			CUDA_OK(cudaGetLastError());
-			cudaEventElapsedTime(&ms, ev0, ev1);
-			if (timed)
-				printf("  timing: %zu entries of %d words (%zu pages, %.0f MB), %d point lookups: %.2f ms (%.1f M lookups/s)\n",
-					   n, nw, t.img.size() / GBT_PAGE_SIZE, t.img.size() / 1e6, nq, ms, nq / ms / 1e3);
-		}
-		cudaEventDestroy(ev0);
-		cudaEventDestroy(ev1);
+		rc = lookup(c, t, qs, offsets, words, tids);
+		if (timed)
+			printf("  timing: %zu entries of %d words (%zu pages, %.0f MB), %d point lookups: %.2f ms through gbt_cuda_lookup_words, transfers included (%zu matches)\n",
+				   n, nw, t.img.size() / GBT_PAGE_SIZE, t.img.size() / 1e6, nq,
+				   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - l0).count(),
+				   tids.size());
 	}
-	CUDA_OK(cudaMemcpy(got.data(), d_out, sizeof(unsigned long long) * nq, cudaMemcpyDeviceToHost));
-	for (int i = 0; i < nq; i++)
+	EXPECT(rc == 0, "%d words, kind %d: gbt_cuda_lookup_words returned %d: %s", nw, kind, rc,
+		   gbt_cuda_last_error());
+	for (int i = 0; i < nq && rc == 0; i++)
 	{
 		size_t		a = ref_bound(e, n, nw, qs[i].lo, false),
 					b = ref_bound(e, n, nw, qs[i].hi, true);
-		unsigned long long want = b > a ? b - a : 0;
-		int64_t		walk = gbt_walk_range_words(t.img.data(), t.nblocks, t.root, nw, qs[i].lo, 0,
-												qs[i].hi, UINT64_MAX, NULL, NULL);
+		uint64_t	want = b > a ? b - a : 0;
+		uint64_t	got = offsets[i + 1] - offsets[i];
+		WalkOut		w;
+		int64_t		walk;
+		bool		same;
 
-		if ((got[i] != want || walk != (int64_t) want) && mism++ < 5)
-			printf("  query %d: device %llu, CPU walk %lld, reference %llu\n", i, got[i],
-				   (long long) walk, want);
+		w.nw = nw;
+		walk = gbt_walk_range_words(t.img.data(), t.nblocks, t.root, nw, qs[i].lo, 0,
+									qs[i].hi, UINT64_MAX, walk_match, &w);
+		same = got == want && walk == (int64_t) want &&
+			memcmp(w.words.data(), &words[offsets[i] * nw], sizeof(uint64_t) * nw * got) == 0 &&
+			memcmp(w.tids.data(), &tids[offsets[i]], sizeof(uint64_t) * got) == 0;
+		if (!same && mism++ < 5)
+			printf("  query %d: device %llu, CPU walk %lld, reference %llu (or the matches differ)\n",
+				   i, (unsigned long long) got, (long long) walk, (unsigned long long) want);
 	}
-	EXPECT(mism == 0, "%d words, kind %d, %zu entries: %d of %d counts differ (device, CPU walk, reference)",
+	EXPECT(mism == 0, "%d words, kind %d, %zu entries: %d of %d queries differ (device, CPU walk, reference)",
 		   nw, kind, n, mism, nq);
-	printf("%d words, %s, %zu entries, %zu pages, build %.0f ms: %d queries, %d differ\n", nw,
+	printf("%d words, %s, %zu entries, %zu pages, build %.0f ms: %d queries, %zu matches, %d differ\n", nw,
 		   kind == 0 ? "uuid-like" : kind == 1 ? "(tenant, time)" : "ties in every word", n,
-		   t.img.size() / GBT_PAGE_SIZE, build_ms, nq, mism);
-	cudaFree(d_pages);
-	cudaFree(d_q);
-	cudaFree(d_out);
+		   t.img.size() / GBT_PAGE_SIZE, build_ms, nq, tids.size(), mism);
+	gbt_cuda_copy_free(c);
+}
+
+/*
+ * Damaged copies: each damage, put into a copy of a small tree, must give
+ * GBT_CUDA_ECORRUPT from a lookup that reaches it (never a fault or hang).
+ */
+static void
+run_damage(void)
+{
+	std::vector<uint64_t> e;
+	WTree		t;
+	std::vector<RangeQuery> qs(64);
+	const char *what[] = {"page id", "word count", "child out of range", "right-link loop",
+	"right-link out of range"};
+
+	make_entries(e, 50000, 2, 0);
+	build_tree(t, e, 50000, 2);
+	for (size_t i = 0; i < qs.size(); i++)
+	{
+		memset(&qs[i], 0, sizeof(RangeQuery));
+		for (int k = 0; k < 2; k++)
+			qs[i].hi[k] = UINT64_MAX;	/* every entry: every leaf is reached */
+	}
+	for (int d = 0; d < 5; d++)
+	{
+		WTree		bad = t;
+		std::vector<uint64_t> offsets,
+					words,
+					tids;
+		GbtCudaCopy *c;
+		int			rc;
+		uint32_t	leaf = GBT_NO_BLOCK;
+
+		/* a leaf in the middle of the chain, and the root */
+		for (uint32_t b = GBT_FIRST_FREE_BLKNO; b < bad.nblocks && leaf == GBT_NO_BLOCK; b++)
+		{
+			GbtPageOpaqueData *op = (GbtPageOpaqueData *) (bad.img.data() + (size_t) b * GBT_PAGE_SIZE +
+														   GBT_OPAQUE_OFFSET);
+
+			if ((op->flags & GBT_F_LEAF) && !(op->flags & GBT_F_RIGHTMOST) && b > bad.nblocks / 3)
+				leaf = b;
+		}
+		{
+			GbtPageOpaqueData *lop = (GbtPageOpaqueData *) (bad.img.data() + (size_t) leaf * GBT_PAGE_SIZE +
+															GBT_OPAQUE_OFFSET);
+			char	   *root = bad.img.data() + (size_t) bad.root * GBT_PAGE_SIZE;
+			GbtNode		node;
+
+			gbt_node_view(root, &node);
+			switch (d)
+			{
+				case 0:
+					lop->page_id = 0x1234;
+					break;
+				case 1:
+					lop->keywords = 3;
+					break;
+				case 2:
+					for (int sl = 0; sl < node.nslots; sl++)
+						node.child[sl] = bad.nblocks + 7;
+					break;
+				case 3:
+					lop->rightlink = leaf;
+					break;
+				case 4:
+					lop->rightlink = bad.nblocks + 100;
+					break;
+			}
+		}
+		c = load_copy(bad);
+		rc = lookup(c, bad, qs, offsets, words, tids);
+		EXPECT(rc == GBT_CUDA_ECORRUPT, "damage \"%s\": rc %d (%s), want GBT_CUDA_ECORRUPT",
+			   what[d], rc, gbt_cuda_last_error());
+		printf("damage \"%s\": %s\n", what[d], gbt_cuda_last_error());
+		gbt_cuda_copy_free(c);
+	}
 }
 
 int
@@ -316,12 +353,18 @@ main(int argc, char **argv)
 
 	rng = 0x853C49E6748FEA9BULL;
 	gbt_simd_set(gbt_simd_best());
+	if (gbt_cuda_init(0, NULL, 0) != 0)
+	{
+		printf("no device: %s\n0 passed, 1 failed\n", gbt_cuda_last_error());
+		return 1;
+	}
 	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 		for (int kind = 0; kind < 3; kind++)
 		{
 			run_case(nw, kind, 1000, 2000, false);
 			run_case(nw, kind, 200000, 20000, false);
 		}
+	run_damage();
 	if (big > 0)
 		run_case(2, 0, big, 1000000, true);
 	printf("%d passed, %d failed\n", npass, nfail);

@@ -18,6 +18,8 @@ OUTFILE=${1:-/tmp/gpu-count-default.md}
 # the select list: count(*), or with GPU_COUNT_SELECT="count(*), sum(id)"
 # every matching row is fetched from the heap (test/gpu/device-run.sh rowsbench)
 SELECT_LIST=${GPU_COUNT_SELECT:-count(*)}
+# GPU_KEY_TYPE=uuid: a uuid key (gpu-lib.sh's count_table), a multi-word index
+KEYTYPE=${GPU_KEY_TYPE:-int8}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
 
@@ -34,8 +36,8 @@ run_default() {   # $1 = n keys, $2 = settings
 SET jit = off;
 $2
 SELECT a AS arr FROM gc_keys WHERE n = $1 \gset
-PREPARE p(int8[]) AS SELECT $SELECT_LIST FROM gc_t WHERE k = ANY(\$1);
-PREPARE a(int8[]) AS SELECT concat_ws('/', $SELECT_LIST) AS r FROM gc_t WHERE k = ANY(\$1);
+PREPARE p($KEYTYPE[]) AS SELECT $SELECT_LIST FROM gc_t WHERE k = ANY(\$1);
+PREPARE a($KEYTYPE[]) AS SELECT concat_ws('/', $SELECT_LIST) AS r FROM gc_t WHERE k = ANY(\$1);
 EXECUTE a(:'arr') \gset c_
 \echo COUNT :c_r
 $explains
@@ -70,9 +72,9 @@ measure gbtree-auto ""
 measure gbtree-cpu "SET gbtree.device = cpu;"
 
 {
-    echo "# SELECT $SELECT_LIST WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows"
+    echo "# SELECT $SELECT_LIST WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows, $KEYTYPE keys"
     echo
-    echo "- command: \`test/gpu/device-run.sh $( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}'); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
+    echo "- command: \`test/gpu/device-run.sh $( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_KEY_TYPE=$KEYTYPE, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}'); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); shared_buffers = $(q -c 'SHOW shared_buffers'), work_mem = $(q -c 'SHOW work_mem'); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"

@@ -27,17 +27,24 @@ load_rows() {
 # keys then sat on about 11k of the table's 540k blocks); load_rows'
 # i is an int4, so its shift wraps at 32 bits.  GPU_KEY_DUP=d: d rows per
 # key (rows i of one i / d share it), for the posting form's measures
+# GPU_KEY_TYPE=uuid: k is a uuid made of two hashes of the row number,
+# spread over the whole uuid range (the uuid primary-key case).
 count_table() {
     local t0 t1 t2
     local d=${GPU_KEY_DUP:-1}
     local kr="hashint8(i) # (i << 20)" kk="hashint8(i) # (i::int4 << 20)"
+    local ktype=${GPU_KEY_TYPE:-int8}
     if [ "$d" != 1 ]; then
         kr="hashint8(i / $d) # ((i / $d) << 20)"
         kk="hashint8(i / $d) # ((i / $d)::int4 << 20)"
     fi
+    if [ "$ktype" = uuid ]; then
+        kr="(lpad(to_hex(hashint8(i)), 16, '0') || lpad(to_hex(hashint8(i + 4000000000)), 16, '0'))::uuid"
+        kk=$kr
+    fi
     q -c "CREATE EXTENSION IF NOT EXISTS gbtree" >/dev/null
     q -c "DROP TABLE IF EXISTS $1, $2" >/dev/null
-    q -c "CREATE TABLE $1 (id int8, k int8) WITH (autovacuum_enabled = off)" >/dev/null
+    q -c "CREATE TABLE $1 (id int8, k $ktype) WITH (autovacuum_enabled = off)" >/dev/null
     t0=$(now)
     load_rows "$1" "$3" "$kr"
     t1=$(now)
@@ -47,7 +54,7 @@ count_table() {
     q >/dev/null <<KEYS
 CREATE EXTENSION IF NOT EXISTS tsm_system_rows;
 CREATE EXTENSION IF NOT EXISTS pg_prewarm;
-CREATE TABLE $2 (n int, a int8[]);
+CREATE TABLE $2 (n int, a $ktype[]);
 INSERT INTO $2 SELECT n, (SELECT array_agg($kk ORDER BY random())
                           FROM (SELECT DISTINCT (1 + floor(random() * $3))::int8 AS i
                                 FROM generate_series(1, n + n / 10 + 100) LIMIT n) s)

@@ -78,6 +78,14 @@ if want cuda; then
         tail -n 30 $SCR/gpu-cuda-test.log
         bad "cuda: $(tail -n 1 $SCR/gpu-cuda-test.log)"
     fi
+    # multi-word keys: the page search, the sort, and the library's lookups
+    if make -s cuda-test-words >$SCR/gpu-cuda-words.log 2>&1; then
+        ok "cuda words: $(grep -c ' passed, 0 failed' $SCR/gpu-cuda-words.log) programs passed; $(grep 'timing:' $SCR/gpu-cuda-words.log | tail -n 1 | sed 's/^ *//')"
+    else
+        tail -n 30 $SCR/gpu-cuda-words.log
+        bad "cuda words: $(grep -E 'passed|FAIL' $SCR/gpu-cuda-words.log | tail -n 3 | tr '\n' ' ')"
+    fi
+    [ -n "${OUT:-}" ] && cp $SCR/gpu-cuda-words.log "$OUT/" 2>/dev/null
 fi
 
 if want service; then
@@ -162,7 +170,7 @@ fi
 if want fresh; then
     echo "== fresh (concurrent inserts while GPU batches run)"
     q <<'EOF' >/dev/null
-DROP TABLE IF EXISTS fr_g, fr_b;
+DROP TABLE IF EXISTS fr_g, fr_b, frw_g, frw_b;
 CREATE TABLE fr_g (id int8, k int8);
 CREATE TABLE fr_b (id int8, k int8);
 INSERT INTO fr_g SELECT i, i % 50000 FROM generate_series(1, 200000) i;
@@ -170,6 +178,13 @@ INSERT INTO fr_b SELECT * FROM fr_g;
 CREATE INDEX fr_g_k ON fr_g USING gbtree (k);
 CREATE INDEX fr_b_k ON fr_b USING btree (k);
 VACUUM ANALYZE fr_g; VACUUM ANALYZE fr_b;
+-- the same on a multi-word key (k, id): its leaf inserts and splits too
+-- must reach the device copy before the next batch
+CREATE TABLE frw_g AS SELECT * FROM fr_b;
+CREATE TABLE frw_b AS SELECT * FROM fr_b;
+CREATE INDEX frw_g_k ON frw_g USING gbtree (k, id);
+CREATE INDEX frw_b_k ON frw_b USING btree (k, id);
+VACUUM ANALYZE frw_g; VACUUM ANALYZE frw_b;
 CREATE SEQUENCE IF NOT EXISTS fr_seq START 200001;
 EOF
     cat >$SCR/fr_ins.sql <<'EOF'
@@ -178,6 +193,8 @@ BEGIN;
 SELECT nextval('fr_seq') AS id \gset
 INSERT INTO fr_g VALUES (:id, :k);
 INSERT INTO fr_b VALUES (:id, :k);
+INSERT INTO frw_g VALUES (:id, :k);
+INSERT INTO frw_b VALUES (:id, :k);
 COMMIT;
 EOF
     # one statement, one snapshot: two DELETEs in READ COMMITTED could see
@@ -185,6 +202,7 @@ EOF
     cat >$SCR/fr_del.sql <<'EOF'
 \set k random(0, 60000)
 WITH d AS (DELETE FROM fr_g WHERE k = :k RETURNING id) DELETE FROM fr_b WHERE id IN (SELECT id FROM d);
+WITH d AS (DELETE FROM frw_g WHERE k = :k RETURNING id) DELETE FROM frw_b WHERE id IN (SELECT id FROM d);
 EOF
     FRESH_SECS=${FRESH_SECS:-40}
     if [ "${FRESH_DELETES:-1}" = 1 ]; then
@@ -195,7 +213,7 @@ EOF
     pgb=$!
     # while the writers run: VACUUM now and then, and GPU batches compared
     # with btree inside one REPEATABLE READ snapshot
-    (for _ in 1 2 3 4; do sleep $((FRESH_SECS / 5)); [ "${FRESH_VACUUM:-1}" = 1 ] && q -c "VACUUM fr_g" >/dev/null 2>&1; done) &
+    (for _ in 1 2 3 4; do sleep $((FRESH_SECS / 5)); [ "${FRESH_VACUUM:-1}" = 1 ] && q -c "VACUUM fr_g" -c "VACUUM frw_g" >/dev/null 2>&1; done) &
     vac=$!
     cat >$SCR/fr_check.sql <<'EOF'
 BEGIN ISOLATION LEVEL REPEATABLE READ;
@@ -205,7 +223,12 @@ SET LOCAL gbtree.device = gpu;
 SELECT count(*) || ':' || coalesce(sum(id), 0) AS g FROM fr_g WHERE k = ANY(:'keys') \gset
 SET LOCAL gbtree.device = cpu;
 SELECT count(*) || ':' || coalesce(sum(id), 0) AS b FROM fr_b WHERE k = ANY(:'keys') \gset
-SELECT CASE WHEN :'g' = :'b' THEN 'same' ELSE 'DIFFERENT gpu ' || :'g' || ' btree ' || :'b' END;
+SET LOCAL gbtree.device = gpu;
+SELECT count(*) || ':' || coalesce(sum(id), 0) AS gw FROM frw_g WHERE k = ANY(:'keys') \gset
+SET LOCAL gbtree.device = cpu;
+SELECT count(*) || ':' || coalesce(sum(id), 0) AS bw FROM frw_b WHERE k = ANY(:'keys') \gset
+SELECT CASE WHEN :'g' = :'b' AND :'gw' = :'bw' THEN 'same'
+            ELSE 'DIFFERENT gpu ' || :'g' || ' btree ' || :'b' || ' multi-word gpu ' || :'gw' || ' btree ' || :'bw' END;
 COMMIT;
 EOF
     same=0
@@ -228,7 +251,7 @@ EOF
     else
         bad "fresh: $same same, $diffs different, $errs errors"
     fi
-    if q -c "SELECT gbtree_check('fr_g_k', true)" >/dev/null 2>&1; then
+    if q -c "SELECT gbtree_check('fr_g_k', true)" -c "SELECT gbtree_check('frw_g_k', true)" >/dev/null 2>&1; then
         ok "fresh: gbtree_check after the writes"
     else
         bad "fresh: gbtree_check"
