@@ -184,9 +184,15 @@ run_case(int nw, int kind, size_t n, int nq, bool timed)
 	for (int i = 0; i < nq; i++)
 	{
 		RangeQuery &q = qs[i];
-		const uint64_t *a = &e[(xrand() % n) * (nw + 1)];
-		const uint64_t *b = &e[(xrand() % n) * (nw + 1)];
+		size_t		ia = xrand() % n;
+		const uint64_t *a = &e[ia * (nw + 1)];
+		/* a near entry: ranges of a few hundred matches, not a third of the tree */
+		const uint64_t *b = &e[std::min(ia + xrand() % 400, n - 1) * (nw + 1)];
 		int			form = timed ? 0 : (int) (i % 5);
+
+		/* the first word's whole range matches a quarter of a tree of ties */
+		if (form == 1 && kind == 2 && i % 50 != 1)
+			form = 0;
 
 		memset(&q, 0, sizeof(q));
 		for (int k = 0; k < nw; k++)
@@ -362,7 +368,8 @@ main(int argc, char **argv)
 		for (int kind = 0; kind < 3; kind++)
 		{
 			run_case(nw, kind, 1000, 2000, false);
-			run_case(nw, kind, 200000, 20000, false);
+			if (big > 0)		/* not under memcheck (test_wtree 0) */
+				run_case(nw, kind, 200000, 20000, false);
 		}
 	run_damage();
 	if (big > 0)
