@@ -74,7 +74,7 @@ measure gbtree-cpu "SET gbtree.device = cpu;"
 {
     echo "# SELECT $SELECT_LIST WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows, $KEYTYPE keys"
     echo
-    echo "- command: \`test/gpu/device-run.sh $( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_KEY_TYPE=$KEYTYPE, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}'); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
+    echo "- command: \`test/gpu/device-run.sh $( [ "$KEYTYPE" = uuid ] && echo uuid)$( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_KEY_TYPE=$KEYTYPE, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}'); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); shared_buffers = $(q -c 'SHOW shared_buffers'), work_mem = $(q -c 'SHOW work_mem'); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"

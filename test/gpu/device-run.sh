@@ -9,7 +9,7 @@
 #   test/gpu/device-run.sh copybench   test/bench/gpu-copy.sh (issue 18's measure)
 #   test/gpu/device-run.sh countbench  test/bench/gpu-count-default.sh (issue 22: count under default settings)
 #   test/gpu/device-run.sh joinbench   test/bench/gpu-join.sh (issue 22: joins under default settings)
-#   test/gpu/device-run.sh uuidbench   the same on a uuid key (issue 21: 1M uuids)
+#   test/gpu/device-run.sh uuidcountbench  countbench on a uuid key (issue 21: 1M uuids)
 #   test/gpu/device-run.sh uuidrowsbench  ... with count(*), sum(id)
 #   test/gpu/device-run.sh rowsbench   test/bench/gpu-count-default.sh with
 #                                      count(*), sum(id): = ANY returning rows
@@ -60,7 +60,7 @@ case $what in
     copybench) test/bench/gpu-copy.sh "$OUT/gpu-copy.md" ;;
     countbench) test/bench/gpu-count-default.sh "$OUT/gpu-count-default.md" ;;
     joinbench) test/bench/gpu-join.sh "$OUT/gpu-join.md" ;;
-    uuidbench) GPU_KEY_TYPE=uuid test/bench/gpu-count-default.sh "$OUT/gpu-count-uuid.md" ;;
+    uuidcountbench) GPU_KEY_TYPE=uuid test/bench/gpu-count-default.sh "$OUT/gpu-count-uuid.md" ;;
     uuidrowsbench) GPU_KEY_TYPE=uuid GPU_COUNT_SELECT=${GPU_COUNT_SELECT:-"count(*), sum(id)"} test/bench/gpu-count-default.sh "$OUT/gpu-rows-uuid.md" ;;
     rowsbench) GPU_COUNT_SELECT=${GPU_COUNT_SELECT:-"count(*), sum(id)"} test/bench/gpu-count-default.sh "$OUT/gpu-rows-default.md" ;;
     bench)
