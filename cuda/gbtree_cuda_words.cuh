@@ -14,9 +14,8 @@
  * slot, so every array is non-decreasing and the counts are lower bounds,
  * as on the CPU.
  *
- * The first step of multi-word keys on the GPU: cuda/test/test_words.cu
- * checks it against node.c on random pages; the lookup kernels do not use
- * it yet.
+ * cuda/test/test_words.cu checks it against node.c on random pages;
+ * gbtree_cuda_wlookup.cu's lookups descend and walk with it.
  *
  *-------------------------------------------------------------------------
  */
