@@ -1179,4 +1179,37 @@ SELECT m_ord('mg_e', 'mb_e', 'a, b', 'true', 'a DESC, b DESC', 10);
 SELECT m_ord('mg_e2', 'mb_e2', 'u, a', 'true', 'u DESC, a', 10);
 SELECT gbtree_check('mg_e_ab');
 
+-- insert batches (batch.c): entries of a transaction wait in the backend
+-- and reach the leaves leaf by leaf; a scan in the transaction sees them,
+-- ROLLBACK TO drops a savepoint's, an abort drops all
+CREATE TABLE bg (id int, a int4, b timestamptz, u uuid, f float8);
+CREATE TABLE bb (id int, a int4, b timestamptz, u uuid, f float8);
+CREATE INDEX bg_ab ON bg USING gbtree (a, b DESC);
+CREATE INDEX bg_u ON bg USING gbtree (u) INCLUDE (f);
+CREATE INDEX bb_ab ON bb USING btree (a, b DESC);
+CREATE INDEX bb_u ON bb USING btree (u) INCLUDE (f);
+BEGIN;
+INSERT INTO bg SELECT g, g % 97, '2020-01-01'::timestamptz + g * interval '7 min',
+	CASE WHEN g % 13 = 0 THEN NULL ELSE md5(g::text)::uuid END, g FROM generate_series(1, 30000) g;
+INSERT INTO bb SELECT * FROM bg;
+SELECT m_diff('bg', 'bb', 'a, b', 'a = 5 AND b > ''2020-02-01''');
+SAVEPOINT s1;
+INSERT INTO bg SELECT g, g % 97, NULL, md5(g::text)::uuid, -g FROM generate_series(30001, 40000) g;
+ROLLBACK TO s1;
+INSERT INTO bg SELECT g, NULL, NULL, NULL, g FROM generate_series(40001, 40300) g;
+INSERT INTO bb SELECT g, NULL, NULL, NULL, g FROM generate_series(40001, 40300) g;
+SAVEPOINT s2;
+INSERT INTO bg VALUES (50000, 1, 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', 1);
+RELEASE s2;
+INSERT INTO bb VALUES (50000, 1, 'infinity', 'ffffffff-ffff-ffff-ffff-ffffffffffff', 1);
+COMMIT;
+BEGIN;
+INSERT INTO bg SELECT g, g % 3, NULL, md5(g::text)::uuid, g FROM generate_series(60001, 70000) g;
+ROLLBACK;
+SELECT m_diff('bg', 'bb', 'a, b', 'a = ANY(ARRAY[1, 5, 96]) OR a IS NULL');
+SELECT m_diff('bg', 'bb', 'u, f', 'u > ''c0000000-0000-0000-0000-000000000000'' OR u IS NULL');
+SELECT m_ord('bg', 'bb', 'a, b', 'a BETWEEN 3 AND 4', 'a DESC, b', 50);
+SELECT m_ord('bg', 'bb', 'u', 'true', 'u DESC', 20);
+SELECT gbtree_check('bg_ab', true), gbtree_check('bg_u', true);
+
 DROP SCHEMA t26 CASCADE;

@@ -54,6 +54,7 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_wide.h"
 
 /* Pending entries of one index */
 typedef struct GbtBatch
@@ -271,10 +272,21 @@ batch_flush(GbtBatch *b)
 	dedup = b->partial;
 
 	b->partial = true;
-	if (b->nvalues > 0)
-		flush_tree(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
-	if (b->nnulls > 0)
-		flush_tree(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+	if (gbt_index_info(index)->wide)
+	{
+		/* multi-word entries, several slots each (gbt_batch_add_words) */
+		if (b->nvalues > 0)
+			gbt_wide_insert_batch(index, GBT_ROOT_BLKNO, (uint64 *) b->values, b->nvalues, dedup);
+		if (b->nnulls > 0)
+			gbt_wide_insert_batch(index, GBT_NULLROOT_BLKNO, (uint64 *) b->nulls, b->nnulls, dedup);
+	}
+	else
+	{
+		if (b->nvalues > 0)
+			flush_tree(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
+		if (b->nnulls > 0)
+			flush_tree(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+	}
 	batch_free_entries(b);		/* the flush ended: partial no more */
 	relation_close(index, RowExclusiveLock);
 }
@@ -421,16 +433,19 @@ batch_for(Relation index, Relation heap)
 	return b;
 }
 
-/* Make room for one more entry of the tree isnull says; false: over the limit */
+/*
+ * Make room for slots more entries of the tree isnull says (a multi-word
+ * entry takes several, gbt_wide_batch_slots); false: over the limit.
+ */
 static bool
-batch_grow(GbtBatch *b, bool isnull)
+batch_grow(GbtBatch *b, bool isnull, Size slots)
 {
 	GbtEntry  **arr = isnull ? &b->nulls : &b->values;
 	Size		n = isnull ? b->nnulls : b->nvalues;
 	Size	   *max = isnull ? &b->maxnulls : &b->maxvalues;
 	Size		newmax;
 
-	if (n < *max)
+	if (n + slots <= *max)
 		return true;
 	newmax = Max(GBT_BATCH_MIN_ENTRIES, *max * 2);
 	if (batch_bytes + (newmax - *max) * sizeof(GbtEntry) > batch_limit_bytes())
@@ -439,7 +454,7 @@ batch_grow(GbtBatch *b, bool isnull)
 		Size		room = batch_limit_bytes() > batch_bytes ?
 			(batch_limit_bytes() - batch_bytes) / sizeof(GbtEntry) : 0;
 
-		if (room == 0)
+		if (n + slots > *max + room)
 			return false;
 		newmax = *max + room;
 	}
@@ -460,12 +475,12 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 	GbtEntry   *slot;
 
 	b = batch_for(index, heap);
-	if (!batch_grow(b, isnull))
+	if (!batch_grow(b, isnull, 1))
 	{
 		/* full: everything pending goes in, and the batch starts afresh */
 		gbt_batch_flush_all();
 		b = batch_for(index, heap);
-		if (!batch_grow(b, isnull))
+		if (!batch_grow(b, isnull, 1))
 		{
 			/* a limit below one chunk: no batching */
 			GbtEntry	one;
@@ -480,6 +495,41 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 	slot = isnull ? &b->nulls[b->nnulls++] : &b->values[b->nvalues++];
 	slot->key = key;
 	slot->tid = tid;
+}
+
+/*
+ * The same for an entry of a multi-word index: its nw words and TID fill
+ * gbt_wide_batch_slots(nw) consecutive slots of the arrays, so the counts
+ * (and the subtransactions' marks) stay in slots and every cut falls
+ * between entries.  isnull: the tree of NULLs (one-column indexes).
+ */
+void
+gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *words, int nw,
+					uint64 tid)
+{
+	Size		slots = gbt_wide_batch_slots(nw);
+	GbtBatch   *b;
+	uint64	   *at;
+
+	b = batch_for(index, heap);
+	if (!batch_grow(b, isnull, slots))
+	{
+		gbt_batch_flush_all();
+		b = batch_for(index, heap);
+		if (!batch_grow(b, isnull, slots))
+		{
+			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, tid);
+			return;
+		}
+	}
+	at = (uint64 *) (isnull ? &b->nulls[b->nnulls] : &b->values[b->nvalues]);
+	memset(at, 0, sizeof(GbtEntry) * slots);
+	memcpy(at, words, sizeof(uint64) * nw);
+	at[nw] = tid;
+	if (isnull)
+		b->nnulls += slots;
+	else
+		b->nvalues += slots;
 }
 
 static void

@@ -72,6 +72,16 @@ extern void gbt_wide_check_page(Relation index, Buffer buf, int nwords);
 extern Buffer gbt_wide_descend(Relation index, BlockNumber root, int nwords,
 							   const uint64 *key, uint64 tid, bool backward, int leaflock);
 extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid);
+extern void gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots,
+								  Size nslots, bool skip_present);
+extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
+
+/* GbtEntry slots an insert batch gives an entry of nw words and its TID */
+static inline Size
+gbt_wide_batch_slots(int nw)
+{
+	return (nw + 2) / 2;
+}
 extern bool gbt_wide_move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward);
 extern bool gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key,
 										 uint64 tid);

@@ -913,7 +913,11 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 										  values, isnull);
 		if (checkUnique == UNIQUE_CHECK_EXISTING)
 			return true;
-		gbt_wide_insert(index, root, words, tid);
+		if (checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
+			gbt_batch_add_words(index, heapRel, root == GBT_NULLROOT_BLKNO, words,
+								info->nwords, tid);
+		else
+			gbt_wide_insert(index, root, words, tid);
 		return checkUnique != UNIQUE_CHECK_NO;
 	}
 	if (isnull[0])

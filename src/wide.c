@@ -387,8 +387,8 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	wb->indtuples += 1;
 }
 
-static void
-sort_entries(uint64 *e, Size n, int nw)
+void
+gbt_wide_sort_entries(uint64 *e, Size n, int nw)
 {
 	uint64	   *scratch;
 	size_t	   *hist;
@@ -533,8 +533,8 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   wide_build_callback, &wb, NULL);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
-	sort_entries(wb.vals, wb.nvals, nw);
-	sort_entries(wb.nulls, wb.nnulls, nw);
+	gbt_wide_sort_entries(wb.vals, wb.nvals, nw);
+	gbt_wide_sort_entries(wb.nulls, wb.nnulls, nw);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_LOAD);
 	w = palloc0(sizeof(GbtPageWriter));

@@ -546,6 +546,116 @@ gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid)
 		gbt_wide_smo(index, root, key, tid, NULL, NULL);
 }
 
+/* whether the leaf already holds the entry (key, tid) */
+static bool
+leaf_holds(GbtNode *node, const uint64 *key, uint64 tid)
+{
+	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry_words(node, key, tid));
+
+	if (s >= node->nslots || node->tids[s] != tid || node->keys[s] != key[0])
+		return false;
+	for (int k = 1; k < node->nwords; k++)
+		if (node->xkeys[k - 1][s] != key[k])
+			return false;
+	return true;
+}
+
+/*
+ * Merge an insert batch's entries (batch.c: nslots GbtEntry slots, each
+ * entry gbt_wide_batch_slots of them) into the tree under root.  Sorted
+ * first, they go in leaf by leaf: every entry that belongs in the locked
+ * leaf and fits goes in under one generic WAL record, so a leaf costs one
+ * page diff a flush instead of one an entry; an entry that meets a full
+ * leaf goes in alone through the split path (gbt_wide_smo).  skip_present:
+ * a flush failed midway before, so entries already in their leaf are
+ * skipped.
+ */
+void
+gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Size nslots,
+					  bool skip_present)
+{
+	int			nw = gbt_index_info(index)->nwords;
+	Size		per = gbt_wide_batch_slots(nw) * 2;	/* words an entry takes */
+	Size		n = nslots * 2 / per;
+	int			stride = nw + 1;
+	uint64	   *e = MemoryContextAllocHuge(CurrentMemoryContext,
+										   sizeof(uint64) * stride * Max(n, 1));
+	Size		i = 0;
+
+	for (Size j = 0; j < n; j++)
+		memcpy(&e[j * stride], &slots[j * per], sizeof(uint64) * stride);
+	gbt_wide_sort_entries(e, n, nw);
+	while (i < n)
+	{
+		const uint64 *first = &e[i * stride];
+		Buffer		buf = gbt_wide_descend(index, root, nw, first, first[nw], false,
+										   BUFFER_LOCK_EXCLUSIVE);
+		Page		page = BufferGetPage(buf);
+		GbtPageOpaque op = gbt_page_opaque((char *) page);
+		bool		rightmost = (op->flags & GBT_F_RIGHTMOST) != 0;
+		int			room = op->nslots - op->nused;
+		uint64		hk[GBT_MAX_KEY_WORDS],
+					ht;
+		GenericXLogState *state;
+		GbtNode		node;
+		int			added = 0;
+		bool		failed = false;
+
+		CHECK_FOR_INTERRUPTS();
+		gbt_wide_page_bounds(page, true, hk, &ht);
+		if (room == 0)
+		{
+			bool		present;
+
+			gbt_node_view((char *) page, &node);
+			present = skip_present && leaf_holds(&node, first, first[nw]);
+			UnlockReleaseBuffer(buf);
+			if (!present)
+				gbt_wide_smo(index, root, first, first[nw], NULL, NULL);
+			i++;
+			continue;
+		}
+		state = GenericXLogStart(index);
+		gbt_node_view((char *) GenericXLogRegisterBuffer(state, buf, 0), &node);
+		for (; i < n && room > 0; i++)
+		{
+			const uint64 *x = &e[i * stride];
+
+			if (!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw))
+				break;			/* its place is right of this leaf */
+			if (skip_present && leaf_holds(&node, x, x[nw]))
+				continue;
+			if (gbt_node_insert_words(&node, x, x[nw], 0) < 0)
+			{
+				failed = true;
+				break;
+			}
+			room--;
+			added++;
+		}
+		if (failed && added == 0)
+		{
+			/* no room after all: this entry through the split path */
+			GenericXLogAbort(state);
+			UnlockReleaseBuffer(buf);
+			gbt_wide_smo(index, root, &e[i * stride], e[i * stride + nw], NULL, NULL);
+			i++;
+			continue;
+		}
+		if (added > 0)
+		{
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			GenericXLogFinish(state);
+			gbt_gpu_note_changes(index, &blkno, 1, false);
+		}
+		else
+			GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+	}
+	pfree(e);
+}
+
 /*
  * gbtree_check of a multi-word tree (verify.c): each level left to right,
  * holding a page while its right sibling and its children are read (left
