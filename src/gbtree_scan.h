@@ -117,6 +117,7 @@ extern bool gbt_next_leaf_serial(IndexScanDesc scan, ScanDirection dir);
 extern bool gbt_scan_start(IndexScanDesc scan, ScanDirection dir);
 extern bool gbt_scan_next_leaf(IndexScanDesc scan, ScanDirection dir);
 extern bool gbt_scan_gpu_fetch(IndexScanDesc scan);
+extern bool gbt_gpu_scan_lock(Relation index);
 extern bool gbt_scan_gpu_next(IndexScanDesc scan, ScanDirection dir);
 extern void gbt_scan_gpu_release(IndexScanDesc scan);
 

@@ -897,6 +897,24 @@ gbt_scan_gpu_release(IndexScanDesc scan)
 }
 
 /*
+ * The share lock on GBT_GPU_SCAN_LOCK that a GPU batch holds instead of
+ * leaf pins; false (under auto) when VACUUM holds it, an error under gpu.
+ */
+bool
+gbt_gpu_scan_lock(Relation index)
+{
+	if (ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
+		return true;
+	if (gbt_device_mode == GBT_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\" while VACUUM removes entries from it",
+						RelationGetRelationName(index)),
+				 errhint("Set gbtree.device to 'auto' to run it on the CPU meanwhile.")));
+	return false;
+}
+
+/*
  * Run the whole scan as GPU batches (one per segment); gbt_scan_start() has found
  * that gbtree.device and the batch size call for it.  Returns true when
  * so->gpu_items holds the answer; false to run on the CPU.
@@ -918,16 +936,8 @@ gbt_scan_gpu_fetch(IndexScanDesc scan)
 
 	if (needs_leaf_pin(scan))
 	{
-		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
-		{
-			if (gbt_device_mode == GBT_DEVICE_GPU)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\" while VACUUM removes entries from it",
-								RelationGetRelationName(index)),
-						 errhint("Set gbtree.device to 'auto' to run it on the CPU meanwhile.")));
+		if (!gbt_gpu_scan_lock(index))
 			return false;
-		}
 		so->gpu_locked = true;
 	}
 	/*

@@ -547,16 +547,8 @@ gpu_fetch(IndexScanDesc scan)
 
 	if (needs_pin(scan))
 	{
-		if (!ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock))
-		{
-			if (gbt_device_mode == GBT_DEVICE_GPU)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("gbtree: the GPU cannot serve a scan of index \"%s\" while VACUUM removes entries from it",
-								RelationGetRelationName(index)),
-						 errhint("Set gbtree.device to 'auto' to run it on the CPU meanwhile.")));
+		if (!gbt_gpu_scan_lock(index))
 			return false;
-		}
 		so->gpu_locked = true;
 	}
 	/* the matches outlive this call; amgettuple's context is per tuple */
