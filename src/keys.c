@@ -82,28 +82,86 @@ gbt_wide_type_supported(Oid typid)
  */
 static uint64 gbt_opfamily_epoch = 1;
 
+/*
+ * Each type's default btree operator family, as the checks met them: a
+ * backend's few key types and their cross-type partners.  Looking one up
+ * scans pg_opclass (GetDefaultOpClass), once per operator before: up to
+ * 45 of them in a family (the date and time types).  Any change to
+ * pg_opclass or pg_amop forgets them.
+ */
+#define GBT_BTFAMILY_CACHE	32
+static Oid	btfamily_types[GBT_BTFAMILY_CACHE];
+static Oid	btfamily_oids[GBT_BTFAMILY_CACHE];
+static int	btfamily_n = 0;
+
 static void
 opfamily_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	gbt_opfamily_epoch++;
+	btfamily_n = 0;
 }
 
 void
 gbt_keys_init(void)
 {
 	CacheRegisterSyscacheCallback(AMOPSTRATEGY, opfamily_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(CLAOID, opfamily_changed, (Datum) 0);
 }
 
-/* Whether amop is the operator btree's default family has in its place */
+/* type's default btree operator family, or InvalidOid */
+static Oid
+btree_default_family(Oid type)
+{
+	Oid			btclass;
+	Oid			family;
+
+	for (int i = 0; i < btfamily_n; i++)
+		if (btfamily_types[i] == type)
+			return btfamily_oids[i];
+	btclass = GetDefaultOpClass(type, BTREE_AM_OID);
+	family = OidIsValid(btclass) ? get_opclass_family(btclass) : InvalidOid;
+	if (btfamily_n < GBT_BTFAMILY_CACHE)
+	{
+		btfamily_types[btfamily_n] = type;
+		btfamily_oids[btfamily_n++] = family;
+	}
+	return family;
+}
+
+/*
+ * Whether amop is the operator btree's default family has in its place.
+ * The btree family's operators come as one cached list (one catalog scan
+ * a family and session): looking each up alone (get_opfamily_member) was
+ * a catalog scan per operator on first use, 90 of them for an index on
+ * (int4, timestamptz).
+ */
 bool
 gbt_amop_is_btrees(Form_pg_amop amop)
 {
-	Oid			btclass = GetDefaultOpClass(amop->amoplefttype, BTREE_AM_OID);
+	Oid			btfamily;
+	CatCList   *btlist;
+	bool		same = false;
 
-	if (!OidIsValid(btclass) || amop->amoppurpose != AMOP_SEARCH)
+	if (amop->amoppurpose != AMOP_SEARCH)
 		return false;
-	return get_opfamily_member(get_opclass_family(btclass), amop->amoplefttype,
-							   amop->amoprighttype, amop->amopstrategy) == amop->amopopr;
+	btfamily = btree_default_family(amop->amoplefttype);
+	if (!OidIsValid(btfamily))
+		return false;
+	btlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(btfamily));
+	for (int i = 0; i < btlist->n_members; i++)
+	{
+		Form_pg_amop bt = (Form_pg_amop) GETSTRUCT(&btlist->members[i]->tuple);
+
+		if (bt->amoplefttype == amop->amoplefttype &&
+			bt->amoprighttype == amop->amoprighttype &&
+			bt->amopstrategy == amop->amopstrategy)
+		{
+			same = bt->amopopr == amop->amopopr;
+			break;
+		}
+	}
+	ReleaseCatCacheList(btlist);
+	return same;
 }
 
 static void

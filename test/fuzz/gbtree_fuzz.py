@@ -928,33 +928,59 @@ def gen_uchange(t, rnd, newids):
     return out
 
 
+def unique_lock_id(t):
+    """The advisory lock that a change of unique twin t holds across both
+    twins (a key of its own, apart from any other advisory lock)."""
+    return 7340000 + UNIQUE_TYPES.index(t)
+
+
 def unique_apply(cur, t, stmts, copy=None):
     """Run stmts ({tbl}; copy: COPY data for a one-statement COPY) on the
     gbtree twin, then on the btree twin, each under a savepoint of its
     own (rolled back on a unique violation), in the caller's transaction:
     {side: (outcome, row counts, error detail)}; the outcome is "ok" or
-    "23505 in statement N".  Other errors propagate."""
+    "23505 in statement N".  Other errors propagate.
+
+    The change holds the twin's advisory lock from its first statement on
+    the gbtree twin to its last on the btree twin, so that no other change
+    of the twin runs in between.  Without it the twins may rightly
+    disagree: when the gbtree twin's part fails, rolling it back releases
+    another session waiting there on one of its entries, and that session
+    can insert and commit the key on both twins before this change reaches
+    the btree twin, which then fails where the gbtree twin did not (btree
+    against btree does the same).  Other transactions' entries, committed,
+    aborted or in progress, still meet every change: each waits for an
+    inserter of its key in progress as before, and deadlocks with it (the
+    lock is a heavyweight lock, the deadlock detector sees both) end in
+    40P01, which the callers retry."""
     out = {}
-    for side in ("g", "b"):
-        tbl = "fz_%s_%s" % (t, side)
-        cur.execute("SAVEPOINT fz_u")
-        counts = []
-        try:
-            for st in stmts:
-                if copy is not None:
-                    cur.copy_expert(st.format(tbl=tbl), io.StringIO(copy))
-                else:
-                    cur.execute(st.format(tbl=tbl))
-                counts.append(cur.rowcount)
-            cur.execute("RELEASE SAVEPOINT fz_u")
-            out[side] = ("ok", counts, None)
-        except psycopg2.Error as e:
-            if e.pgcode != "23505":
-                raise
-            cur.execute("ROLLBACK TO SAVEPOINT fz_u")
-            cur.execute("RELEASE SAVEPOINT fz_u")
-            out[side] = ("23505 in statement %d" % (len(counts) + 1), counts,
-                         (e.diag.message_detail or "").strip())
+    lock = unique_lock_id(t)
+    cur.execute("SELECT pg_advisory_lock(%d)" % lock)
+    try:
+        for side in ("g", "b"):
+            tbl = "fz_%s_%s" % (t, side)
+            cur.execute("SAVEPOINT fz_u")
+            counts = []
+            try:
+                for st in stmts:
+                    if copy is not None:
+                        cur.copy_expert(st.format(tbl=tbl), io.StringIO(copy))
+                    else:
+                        cur.execute(st.format(tbl=tbl))
+                    counts.append(cur.rowcount)
+                cur.execute("RELEASE SAVEPOINT fz_u")
+                out[side] = ("ok", counts, None)
+            except psycopg2.Error as e:
+                # back to a transaction that can still run the unlock
+                cur.execute("ROLLBACK TO SAVEPOINT fz_u")
+                cur.execute("RELEASE SAVEPOINT fz_u")
+                if e.pgcode != "23505":
+                    raise
+                out[side] = ("23505 in statement %d" % (len(counts) + 1), counts,
+                             (e.diag.message_detail or "").strip())
+    finally:
+        # a session lock: the caller's ROLLBACK would not let go of it
+        cur.execute("SELECT pg_advisory_unlock(%d)" % lock)
     return out
 
 
@@ -2815,6 +2841,170 @@ class Batcher:
         self.conn2.close()
 
 
+
+# the racers' threads per unique twin type, and how many keys each
+# insert-only round shares among them (a new set each round)
+RACER_THREADS = 4
+RACER_KEYS = 4
+
+
+def racer_key(t, k):
+    """Key k of unique type t's racer table (an int; NULL in a column at
+    times): SQL literals of its key columns.  u2's NULL rows never
+    conflict (NULLS DISTINCT); un's do (NULLS NOT DISTINCT)."""
+    lits = []
+    for i, (_, ct, _) in enumerate(tcols(t)[:nkeys(t)]):
+        if ct == "uuid":
+            v = "'a0eebc99-9c0b-4ef8-%04x-%012x'::uuid" % (k % 65536, (k * 2654435761) % 2 ** 48)
+        elif ct == "int2":
+            v = "NULL" if i == 0 and k % 5 == 4 and t == "un" else "%d::int2" % (k % 32768 - (k % 2) * 32768)
+        else:
+            v = "NULL" if k % 7 == 6 else "%d::%s" % (k * 101 - 2 ** 31 if k % 2 else k, ct)
+        lits.append(v)
+    return lits
+
+
+def racer_match(t, lits):
+    return " AND ".join("%s IS NOT DISTINCT FROM %s" % (c, v)
+                        for (c, _, _), v in zip(tcols(t)[:nkeys(t)], lits))
+
+
+def racer_nulls_distinct(t, lits):
+    return UNIQUE_TWINS[t] == "" and "NULL" in lits
+
+
+def racer(dsn, types, seed, deadline, rout, am="gbtree"):
+    """Sessions that insert the same keys into one unique index at the same
+    moment, with no twin: what no outcome comparison can check (two
+    changes of a twin never overlap, see unique_apply) is checked here
+    against the invariants of a unique index.  Per unique type t, table
+    fz_<t>_r with t's unique index; RACER_THREADS sessions run
+    transactions of 1-4 changes, each under a savepoint (rolled back at
+    times, with pauses in between): inserts of a handful of keys, updates
+    that keep the key (a new index entry of it where an INCLUDE column
+    changes, or where the update cannot be HOT), and, on a second set of
+    keys, deletes; transactions commit or roll back.
+     - No key of the first set is ever deleted, so a 23505 on one means a
+       committed row holds it: a fresh snapshot must then count exactly
+       one (none: a false conflict).  The set moves on every round.
+     - A seq scan never finds two live rows of one key (a missed
+       conflict), while the sessions run and at the end.
+     - gbtree_check(index, heapallindexed) passes at the end."""
+    import threading
+    set_am(am)
+    ts = [t for t in types if t in UNIQUE_TWINS]
+    conn = connect(dsn)
+    cur = conn.cursor()
+    cur.execute("SET client_min_messages = warning")
+    for t in ts:
+        cols = tcols(t)
+        cur.execute("DROP TABLE IF EXISTS fz_%s_r" % t)
+        cur.execute("CREATE TABLE fz_%s_r (id bigserial, %s, pay int8 DEFAULT 0) WITH (autovacuum_enabled = off)"
+                    % (t, ", ".join("%s %s" % (c, ct) for c, ct, _ in cols)))
+        cur.execute("CREATE UNIQUE INDEX fz_%s_r_k ON fz_%s_r USING %s (%s)%s"
+                    % (t, t, AM, index_def(t), UNIQUE_TWINS[t]))
+    stats = collections.Counter()
+    fails = []
+    t0 = time.time()
+
+    def session(n):
+        rnd = random.Random("%d-racer-%d" % (seed, n))
+        c = connect(dsn)
+        cu = c.cursor()
+        while time.time() < deadline and not fails:
+            t = rnd.choice(ts)
+            cols = tcols(t)
+            tbl = "fz_%s_r" % t
+            try:
+                cu.execute("BEGIN")
+                for _ in range(rnd.randint(1, 4)):
+                    stable = rnd.random() < 0.6
+                    rnd_ = int((time.time() - t0) / 0.4)
+                    k = rnd.randrange(RACER_KEYS) + (10 ** 6 + rnd_ * RACER_KEYS if stable else 0)
+                    lits = racer_key(t, k)
+                    r = rnd.random()
+                    cu.execute("SAVEPOINT r")
+                    try:
+                        if r < 0.65:
+                            extra = ["%d::%s" % (rnd.randrange(1000), ct) for _, ct, _ in cols[nkeys(t):]]
+                            cu.execute("INSERT INTO %s (%s) VALUES (%s)" % (tbl, col_names(t), ", ".join(lits + extra)))
+                            op = "insert"
+                        elif r < 0.85 or stable:
+                            # the key kept: a new entry of it when an
+                            # INCLUDE column changes or the page has no
+                            # room for a HOT update
+                            sets = ("%s = %s + 1" % (cols[-1][0], cols[-1][0]) if t in INCLUDED
+                                    else "pay = pay + 1, %s = %s" % (cols[0][0], cols[0][0]))
+                            cu.execute("UPDATE %s SET %s WHERE %s" % (tbl, sets, racer_match(t, lits)))
+                            op = "update"
+                        else:
+                            cu.execute("DELETE FROM %s WHERE %s" % (tbl, racer_match(t, lits)))
+                            op = "delete"
+                        if rnd.random() < 0.3:
+                            time.sleep(rnd.random() * 0.005)
+                        if rnd.random() < 0.2:
+                            cu.execute("ROLLBACK TO SAVEPOINT r")
+                            stats["rolled_back"] += 1
+                        else:
+                            cu.execute("RELEASE SAVEPOINT r")
+                        stats[op] += 1
+                    except psycopg2.Error as e:
+                        if e.pgcode != "23505":
+                            raise
+                        cu.execute("ROLLBACK TO SAVEPOINT r")
+                        stats["23505"] += 1
+                        if racer_nulls_distinct(t, lits):
+                            fails.append("%s: 23505 on a key with a NULL, NULLS DISTINCT: %s" % (t, lits))
+                        elif stable:
+                            # a fresh snapshot (READ COMMITTED), no index
+                            cu.execute("SELECT count(*) FROM %s WHERE %s" % (tbl, racer_match(t, lits)))
+                            m = cu.fetchone()[0]
+                            stats["conflicts_checked"] += 1
+                            if m != 1:
+                                fails.append("%s: 23505 on key %s, never deleted, which %d committed rows hold"
+                                             % (t, ", ".join(lits), m))
+                if rnd.random() < 0.3:
+                    cu.execute("ROLLBACK")
+                else:
+                    cu.execute("COMMIT")
+            except psycopg2.Error as e:
+                cu.execute("ROLLBACK")
+                if e.pgcode in ("40P01", "40001"):
+                    stats["retried_" + e.pgcode] += 1
+                    continue
+                fails.append("racer %d: unexpected error: %s" % (n, e))
+        c.close()
+
+    def duplicates(t):
+        cols = ", ".join(c for c, _, _ in tcols(t)[:nkeys(t)])
+        where = "" if UNIQUE_TWINS[t] else " WHERE " + " AND ".join(
+            "%s IS NOT NULL" % c for c, _, _ in tcols(t)[:nkeys(t)])
+        cur.execute("SELECT %s, count(*) FROM fz_%s_r%s GROUP BY %s HAVING count(*) > 1" % (cols, t, where, cols))
+        return cur.fetchall()
+
+    threads = [threading.Thread(target=session, args=(n,)) for n in range(RACER_THREADS * len(ts))]
+    cur.execute("SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off")
+    for th in threads:
+        th.start()
+    while any(th.is_alive() for th in threads):
+        for t in ts:
+            d = duplicates(t)
+            stats["scans"] += 1
+            if d:
+                fails.append("%s: live rows with equal keys (a missed conflict): %r" % (t, d[:3]))
+        time.sleep(0.2)
+    for th in threads:
+        th.join()
+    for t in ts:
+        d = duplicates(t)
+        if d:
+            fails.append("%s: live rows with equal keys at the end (a missed conflict): %r" % (t, d[:3]))
+        if AM == "gbtree" and not fails:
+            cur.execute("SELECT gbtree_check('fz_%s_r_k', true)" % t)
+    conn.close()
+    rout.put((fails[:5], dict(stats)))
+
+
 def checker(dsn, types, seed, deadline, result, am="gbtree"):
     set_am(am)
     lanes = split_lanes(types)
@@ -2956,7 +3146,10 @@ def main():
     bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout, AM))
               for i in range(args.batchers)]
     chk = mp.Process(target=checker, args=(args.dsn, types, seed, deadline, result, AM))
-    for p in procs + bprocs + [chk]:
+    rout = mp.Queue()
+    racers = [mp.Process(target=racer, args=(args.dsn, types, seed, deadline, rout, AM))] \
+        if any(t in UNIQUE_TWINS for t in types) else []
+    for p in procs + bprocs + [chk] + racers:
         p.start()
     status, err, stats = result.get()
     bstats = collections.Counter()
@@ -3001,6 +3194,24 @@ def main():
               "batchers %d ok, %d 23505 (%d transactions)"
               % (ucounts[0], ucounts[1], bstats["unique_ok"], bstats["unique_23505"],
                  sum(bstats["transactions_" + t] for t in UNIQUE_TWINS)))
+        try:
+            rfails, rstats = rout.get(timeout=max(30, deadline - time.time() + 120))
+        except Exception:
+            rfails, rstats = ["the racers never reported"], {}
+        for p in racers:
+            p.join()
+        rstats = collections.Counter(rstats)
+        print("gbtree_fuzz: unique racers (one index, no twin): inserts %d, updates %d, deletes %d, "
+              "23505 %d (%d on keys never deleted, each held by one committed row), rolled back to a "
+              "savepoint %d, seq scans for duplicates %d; retried: 40P01 %d, 40001 %d"
+              % (rstats["insert"], rstats["update"], rstats["delete"], rstats["23505"],
+                 rstats["conflicts_checked"], rstats["rolled_back"], rstats["scans"],
+                 rstats["retried_40P01"], rstats["retried_40001"]))
+        if rfails and status == "ok":
+            status, err = "fail", "unique racers: " + "; ".join(rfails)
+        if (args.seconds >= 60 and status == "ok" and not bad_writers
+                and (rstats["conflicts_checked"] == 0 or rstats["insert"] == 0)):
+            status, err = "fail", "the unique racers never met a conflict on a key never deleted"
         if (args.seconds >= 60 and status == "ok" and not bad_writers and args.writers > 0
                 and (ucounts[0] == 0 or ucounts[1] == 0)):
             status, err = "fail", "the unique twins' changes never %s" % ("succeeded" if ucounts[0] == 0 else
