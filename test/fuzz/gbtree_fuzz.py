@@ -2842,9 +2842,10 @@ class Batcher:
 
 
 
-# the racers' threads per unique twin type, and how many keys each
-# insert-only round shares among them (a new set each round)
-RACER_THREADS = 4
+# the racers' sessions per unique twin type (each picks a type per
+# transaction), and how many keys each insert-only round shares among them
+# (a new set each round)
+RACER_THREADS = 2
 RACER_KEYS = 4
 
 
@@ -2878,7 +2879,7 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
     moment, with no twin: what no outcome comparison can check (two
     changes of a twin never overlap, see unique_apply) is checked here
     against the invariants of a unique index.  Per unique type t, table
-    fz_<t>_r with t's unique index; RACER_THREADS sessions run
+    fz_<t>_r with t's unique index; RACER_THREADS sessions a type run
     transactions of 1-4 changes, each under a savepoint (rolled back at
     times, with pauses in between): inserts of a handful of keys, updates
     that keep the key (a new index entry of it where an INCLUDE column
@@ -2967,6 +2968,8 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
                     cu.execute("ROLLBACK")
                 else:
                     cu.execute("COMMIT")
+                # a breath: the twins' sessions share the machine
+                time.sleep(0.002)
             except psycopg2.Error as e:
                 cu.execute("ROLLBACK")
                 if e.pgcode in ("40P01", "40001"):
