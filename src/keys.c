@@ -15,6 +15,7 @@
 #include "access/nbtree.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "utils/builtins.h"
@@ -85,9 +86,9 @@ static uint64 gbt_opfamily_epoch = 1;
 /*
  * Each type's default btree operator family, as the checks met them: a
  * backend's few key types and their cross-type partners.  Looking one up
- * scans pg_opclass (GetDefaultOpClass), once per operator before: up to
- * 45 of them in a family (the date and time types).  Any change to
- * pg_opclass or pg_amop forgets them.
+ * scanned all of pg_opclass's btree classes (GetDefaultOpClass) once per
+ * operator before: up to 45 of them in a family (the date and time
+ * types).  Any change to pg_opclass or pg_amop forgets them.
  */
 #define GBT_BTFAMILY_CACHE	32
 static Oid	btfamily_types[GBT_BTFAMILY_CACHE];
@@ -115,11 +116,35 @@ btree_default_family(Oid type)
 	Oid			btclass;
 	Oid			family;
 
+	CatCList   *classes;
+
 	for (int i = 0; i < btfamily_n; i++)
 		if (btfamily_types[i] == type)
 			return btfamily_oids[i];
-	btclass = GetDefaultOpClass(type, BTREE_AM_OID);
-	family = OidIsValid(btclass) ? get_opclass_family(btclass) : InvalidOid;
+
+	/*
+	 * btree's operator classes as one cached list: GetDefaultOpClass scans
+	 * them all on each call.  It still decides for a type without a
+	 * default class of its own (one binary-coercible to another's).
+	 */
+	family = InvalidOid;
+	classes = SearchSysCacheList1(CLAAMNAMENSP, ObjectIdGetDatum(BTREE_AM_OID));
+	for (int i = 0; i < classes->n_members; i++)
+	{
+		Form_pg_opclass opc = (Form_pg_opclass) GETSTRUCT(&classes->members[i]->tuple);
+
+		if (opc->opcdefault && opc->opcintype == type)
+		{
+			family = opc->opcfamily;
+			break;
+		}
+	}
+	ReleaseCatCacheList(classes);
+	if (!OidIsValid(family))
+	{
+		btclass = GetDefaultOpClass(type, BTREE_AM_OID);
+		family = OidIsValid(btclass) ? get_opclass_family(btclass) : InvalidOid;
+	}
 	if (btfamily_n < GBT_BTFAMILY_CACHE)
 	{
 		btfamily_types[btfamily_n] = type;
