@@ -285,12 +285,14 @@ unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
 
 /*
  * Multi-word keys (wide_tree.c): the same check and insert over the key's
- * words.  Their leaves carry no dead marks (slots -1).
+ * words, and the same dead marks (every change of a multi-word leaf's
+ * slots clears them too).
  */
 static int
 wide_leaf_equal_tids(Page page, const uint64 *kmin, int keybits, uint64 *tids, int *slots)
 {
 	GbtNode		node;
+	const uint64 *dead = gbt_leaf_dead((char *) page);
 	int			n = 0;
 
 	gbt_node_view((char *) page, &node);
@@ -302,7 +304,9 @@ wide_leaf_equal_tids(Page page, const uint64 *kmin, int keybits, uint64 *tids, i
 		gbt_walk_slot_words(&node, s, k);
 		if (gbt_words_prefix_cmp(k, kmin, keybits) != 0)
 			break;
-		slots[n] = -1;
+		if ((dead[s >> 6] >> (s & 63)) & 1)
+			continue;
+		slots[n] = s;
 		tids[n++] = node.tids[s];
 	}
 	return n;
@@ -349,6 +353,15 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
 	Buffer		buf = first;
 	bool		inserted;
+
+	/*
+	 * The entries the check just marked dead on the first leaf go now (as
+	 * simple deletion, vacuum.c), not when it fills: an insert clears a
+	 * leaf's marks, so a key updated over and over (new versions, the old
+	 * ones dead) would otherwise have every check fetch every old version
+	 * on that leaf again.
+	 */
+	gbt_leaf_reclaim_dead(u->index, first);
 
 	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, u->tid, false))
 	{

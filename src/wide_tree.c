@@ -213,7 +213,8 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 	Page		page;
 	GbtNode		node;
 
-	if (page_is_full(buf))
+	/* entries marked dead go first, as nbtree's simple deletion (vacuum.c) */
+	if (page_is_full(buf) && !gbt_leaf_reclaim_dead(index, buf))
 		return false;
 	/* with gbtree's resource manager, its own small record */
 	if (!gbt_wal_insert_words_inplace(index, buf, key, tid))
@@ -221,6 +222,7 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 		state = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		gbt_node_view((char *) page, &node);
+		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 		if (gbt_node_insert_words(&node, key, tid, 0) < 0)
 		{
 			GenericXLogAbort(state);
@@ -616,7 +618,9 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			continue;
 		}
 		state = GenericXLogStart(index);
-		gbt_node_view((char *) GenericXLogRegisterBuffer(state, buf, 0), &node);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		gbt_node_view((char *) page, &node);
+		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 		for (; i < n && room > 0; i++)
 		{
 			const uint64 *x = &e[i * stride];
