@@ -71,6 +71,8 @@ typedef struct WidePos
 	uint64		lowtid;
 	uint64		hikey[GBT_MAX_KEY_WORDS];
 	uint64		hitid;
+	XLogRecPtr	lsn;			/* the leaf's LSN when read */
+	bool		pinned;			/* its pin kept since (needs_pin) */
 	int			nitems;
 	int			itemIndex;
 	uint64		items[GBT_MAX_SLOTS * GBT_WIDE_MAX_STRIDE];
@@ -93,6 +95,12 @@ typedef struct GbtWideScanData
 	bool		started;
 	bool		par_idle;		/* a parallel participant left nothing to do */
 	Buffer		pin;			/* the current leaf, pinned (needs_pin) */
+	/* entries returned whose heap tuples are dead to all (scan.c's) */
+	uint64	   *killed;			/* nw words and the TID each */
+	int			nkilled;
+	BlockNumber kill_blk;
+	XLogRecPtr	kill_lsn;
+	bool		kill_pinned;
 	WidePos		pos;
 	WidePos    *mark;
 	bool		markValid;
@@ -113,6 +121,8 @@ typedef struct GbtWideScanData
 } GbtWideScanData;
 
 typedef GbtWideScanData *GbtWideScan;
+
+static void mark_killed(IndexScanDesc scan);
 
 static bool
 needs_pin(IndexScanDesc scan)
@@ -610,6 +620,102 @@ gpu_fetch(IndexScanDesc scan)
 }
 
 /*
+ * Dead entries (src/README, "Dead entries"): scan.c's remember_killed and
+ * mark_killed over the entries' words.  An entry is marked only where it
+ * is sure to be the one returned: the scan kept its pin on the leaf since
+ * it read it, or the leaf still has the LSN it had then.
+ */
+static void
+remember_killed(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	WidePos    *pos = &so->pos;
+	int			stride = so->nw + 1;
+
+	if (so->gpu_items || pos->seg < 0 || pos->itemIndex < 0 || pos->itemIndex >= pos->nitems)
+		return;
+	if (so->nkilled > 0 && (so->kill_blk != pos->blk || so->kill_lsn != pos->lsn ||
+							so->kill_pinned != pos->pinned))
+		mark_killed(scan);
+	if (so->killed == NULL)
+		so->killed = MemoryContextAlloc(GetMemoryChunkContext(so),
+										sizeof(uint64) * stride * GBT_MAX_SLOTS);
+	if (so->nkilled == 0)
+	{
+		so->kill_blk = pos->blk;
+		so->kill_lsn = pos->lsn;
+		so->kill_pinned = pos->pinned;
+	}
+	if (so->nkilled < GBT_MAX_SLOTS)
+		memcpy(&so->killed[so->nkilled++ * stride], &pos->items[pos->itemIndex * stride],
+			   sizeof(uint64) * stride);
+}
+
+/* Mark the remembered entries; called with no buffer locked. */
+static void
+mark_killed(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			nw = so->nw;
+	int			n = so->nkilled;
+	Buffer		buf;
+	bool		pinned;
+	Page		page;
+	GbtPageOpaque op;
+	GbtNode		node;
+	uint64	   *dead;
+	bool		marked = false;
+
+	if (n == 0)
+		return;
+	so->nkilled = 0;
+	pinned = so->kill_pinned && BufferIsValid(so->pin) &&
+		BufferGetBlockNumber(so->pin) == so->kill_blk;
+	/* without WAL the LSN does not move: only the pin can vouch */
+	if (!pinned && !RelationNeedsWAL(index))
+		return;
+	buf = pinned ? so->pin : ReadBuffer(index, so->kill_blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if ((!pinned && BufferGetLSNAtomic(buf) != so->kill_lsn) ||
+		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
+		goto done;
+	op = gbt_page_opaque((char *) page);
+	if ((op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_POSTING | GBT_F_META)) != GBT_F_LEAF ||
+		op->keywords != nw)
+		goto done;
+	gbt_node_view((char *) page, &node);
+	dead = gbt_leaf_dead((char *) page);
+	for (int i = 0; i < n; i++)
+	{
+		const uint64 *e = &so->killed[i * (nw + 1)];
+		int			s = gbt_node_lower_bound_entry_words(&node, e, e[nw]);
+		bool		same;
+
+		/* a gap holds its next used slot's entry: that slot is the one */
+		if (s < node.nslots)
+			s = gbt_node_next_used(&node, s);
+		if (s >= node.nslots || node.tids[s] != e[nw] || node.keys[s] != e[0])
+			continue;
+		same = true;
+		for (int k = 1; k < nw; k++)
+			same &= node.xkeys[k - 1][s] == e[k];
+		if (same && !((dead[s >> 6] >> (s & 63)) & 1))
+		{
+			dead[s >> 6] |= UINT64CONST(1) << (s & 63);
+			marked = true;
+		}
+	}
+	if (marked)
+		MarkBufferDirtyHint(buf, true);
+done:
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (!pinned)
+		ReleaseBuffer(buf);
+}
+
+/*
  * Reading leaves
  * --------------
  */
@@ -626,10 +732,15 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	int			nw = so->nw;
 	int			end;
 
+	/* marked entries are skipped as scan.c skips them (src/README) */
+	const uint64 *dead = scan->ignore_killed_tuples ? gbt_leaf_dead((char *) page) : NULL;
+
 	gbt_node_view((char *) page, &node);
 	pos->seg = seg;
 	pos->range = range;
 	pos->blk = BufferGetBlockNumber(buf);
+	pos->lsn = BufferGetLSNAtomic(buf);
+	pos->pinned = needs_pin(scan);
 	pos->next = node.opaque->rightlink;
 	pos->rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 	gbt_walk_bound_words(&node, false, pos->lowkey, &pos->lowtid);
@@ -642,6 +753,8 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	{
 		uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
 
+		if (dead && ((dead[sl >> 6] >> (sl & 63)) & 1))
+			continue;
 		item[0] = node.keys[sl];
 		for (int k = 1; k < nw; k++)
 			item[k] = node.xkeys[k - 1][sl];
@@ -692,6 +805,7 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 				range = pos->range;
 
 	CHECK_FOR_INTERRUPTS();
+	mark_killed(scan);			/* while the leaf's pin still vouches */
 	if (ScanDirectionIsForward(dir))
 	{
 		if (!pos->rightmost && gbt_words_cmp(pos->hikey, r->hi, nw) <= 0)
@@ -812,6 +926,8 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 	const uint64 *item;
 	int			nw = so->nw;
 
+	if (scan->kill_prior_tuple && so->started)
+		remember_killed(scan);
 	if (!step(scan, dir))
 		return false;
 	if (so->gpu_items)
@@ -943,6 +1059,7 @@ gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys)
 {
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 
+	mark_killed(scan);
 	drop_pin(so);
 	gpu_release(scan);
 	so->started = false;
@@ -957,6 +1074,7 @@ gbt_wide_endscan(IndexScanDesc scan)
 {
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 
+	mark_killed(scan);
 	drop_pin(so);
 	gpu_release(scan);
 	if (so->keycxt)
@@ -965,6 +1083,8 @@ gbt_wide_endscan(IndexScanDesc scan)
 		pfree(so->itup);
 	if (so->mark)
 		pfree(so->mark);
+	if (so->killed)
+		pfree(so->killed);
 	pfree(so->info);
 	pfree(so);
 }
@@ -1006,6 +1126,7 @@ gbt_wide_restrpos(IndexScanDesc scan)
 		so->gpu_i = so->gpu_mark;
 		return;
 	}
+	mark_killed(scan);
 	if (so->pos.blk != so->mark->blk || !BufferIsValid(so->pin))
 	{
 		drop_pin(so);
@@ -1014,4 +1135,6 @@ gbt_wide_restrpos(IndexScanDesc scan)
 	}
 	memcpy(&so->pos, so->mark, offsetof(WidePos, items) +
 		   sizeof(uint64) * (so->nw + 1) * so->mark->nitems);
+	/* the pin may have lapsed since the mark's leaf was read: the LSN vouches */
+	so->pos.pinned = false;
 }

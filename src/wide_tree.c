@@ -213,8 +213,13 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 	Page		page;
 	GbtNode		node;
 
-	/* entries marked dead go first, as nbtree's simple deletion (vacuum.c) */
-	if (page_is_full(buf) && !gbt_leaf_reclaim_dead(index, buf))
+	/*
+	 * Entries marked dead go first (nbtree's simple deletion, vacuum.c):
+	 * the insert would clear their marks, and the next dead find would
+	 * cost a heap visit again.
+	 */
+	gbt_leaf_reclaim_dead(index, buf);
+	if (page_is_full(buf))
 		return false;
 	/* with gbtree's resource manager, its own small record */
 	if (!gbt_wal_insert_words_inplace(index, buf, key, tid))
@@ -605,6 +610,9 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 
 		CHECK_FOR_INTERRUPTS();
 		gbt_wide_page_bounds(page, true, hk, &ht);
+		/* entries marked dead go before the merge clears their marks */
+		if (gbt_leaf_reclaim_dead(index, buf))
+			room = op->nslots - op->nused;
 		if (room == 0)
 		{
 			bool		present;
