@@ -797,39 +797,60 @@ remember_killed(IndexScanDesc scan)
  * reused, so finding (key, TID) on the leaf is enough; otherwise the leaf
  * must be unchanged since it was read (same LSN, which only a WAL-logged
  * index moves), else nothing is marked.  A missed mark costs only a later
- * visit.
+ * visit.  gbt_kill_leaf returns that leaf share-locked, or InvalidBuffer
+ * where nothing may be marked (wide_scan.c uses it too).
  */
+Buffer
+gbt_kill_leaf(Relation index, Buffer pin, BlockNumber blk, XLogRecPtr lsn,
+			  bool kill_pinned, int nwords, bool *release)
+{
+	bool		pinned = kill_pinned && BufferIsValid(pin) &&
+		BufferGetBlockNumber(pin) == blk;
+	Buffer		buf;
+	Page		page;
+
+	/* without WAL the LSN does not move: only the pin can vouch */
+	if (!pinned && !RelationNeedsWAL(index))
+		return InvalidBuffer;
+	buf = pinned ? pin : ReadBuffer(index, blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if ((!pinned && BufferGetLSNAtomic(buf) != lsn) ||
+		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE ||
+		(gbt_page_opaque((char *) page)->flags &
+		 (GBT_F_LEAF | GBT_F_DELETED | GBT_F_POSTING | GBT_F_META)) != GBT_F_LEAF ||
+		gbt_page_nwords(gbt_page_opaque((char *) page)) != nwords)
+	{
+		/* posting leaves carry no marks */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (!pinned)
+			ReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	*release = !pinned;			/* a pin of its own, not the scan's */
+	return buf;
+}
+
 static void
 mark_killed(IndexScanDesc scan)
 {
 	GbtScanOpaque so = (GbtScanOpaque) scan->opaque;
-	Relation	index = scan->indexRelation;
 	Buffer		buf;
-	bool		pinned;
-	Page		page;
 	GbtNode		node;
 	uint64	   *dead;
 	bool		marked = false;
+	bool		release;
 	int			n = so->nkilled;
 
 	if (n == 0)
 		return;
 	so->nkilled = 0;
-	pinned = so->kill_pinned && BufferIsValid(so->buf) &&
-		BufferGetBlockNumber(so->buf) == so->kill_blk;
-	/* without WAL the LSN does not move: only the pin can vouch */
-	if (!pinned && !RelationNeedsWAL(index))
+	buf = gbt_kill_leaf(scan->indexRelation, so->buf, so->kill_blk, so->kill_lsn,
+						so->kill_pinned, 1, &release);
+	if (!BufferIsValid(buf))
 		return;
-	buf = pinned ? so->buf : ReadBuffer(index, so->kill_blk);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	if ((!pinned && BufferGetLSNAtomic(buf) != so->kill_lsn) ||
-		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE ||
-		(gbt_page_opaque((char *) page)->flags &
-		 (GBT_F_LEAF | GBT_F_DELETED | GBT_F_POSTING)) != GBT_F_LEAF)
-		goto done;				/* posting leaves carry no marks */
-	gbt_page_view(page, &node);
-	dead = gbt_leaf_dead((char *) page);
+	gbt_page_view(BufferGetPage(buf), &node);
+	dead = gbt_leaf_dead((char *) BufferGetPage(buf));
 	for (int i = 0; i < n; i++)
 	{
 		GbtEntry   *e = &so->killed[i];
@@ -848,9 +869,8 @@ mark_killed(IndexScanDesc scan)
 	}
 	if (marked)
 		MarkBufferDirtyHint(buf, true);
-done:
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	if (!pinned)
+	if (release)
 		ReleaseBuffer(buf);
 }
 

@@ -656,37 +656,23 @@ static void
 mark_killed(IndexScanDesc scan)
 {
 	GbtWideScan so = (GbtWideScan) scan->opaque;
-	Relation	index = scan->indexRelation;
 	int			nw = so->nw;
 	int			n = so->nkilled;
 	Buffer		buf;
-	bool		pinned;
-	Page		page;
-	GbtPageOpaque op;
 	GbtNode		node;
 	uint64	   *dead;
 	bool		marked = false;
+	bool		release;
 
 	if (n == 0)
 		return;
 	so->nkilled = 0;
-	pinned = so->kill_pinned && BufferIsValid(so->pin) &&
-		BufferGetBlockNumber(so->pin) == so->kill_blk;
-	/* without WAL the LSN does not move: only the pin can vouch */
-	if (!pinned && !RelationNeedsWAL(index))
+	buf = gbt_kill_leaf(scan->indexRelation, so->pin, so->kill_blk, so->kill_lsn,
+						so->kill_pinned, nw, &release);
+	if (!BufferIsValid(buf))
 		return;
-	buf = pinned ? so->pin : ReadBuffer(index, so->kill_blk);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buf);
-	if ((!pinned && BufferGetLSNAtomic(buf) != so->kill_lsn) ||
-		PageIsNew(page) || PageGetSpecialSize(page) != GBT_OPAQUE_SIZE)
-		goto done;
-	op = gbt_page_opaque((char *) page);
-	if ((op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_POSTING | GBT_F_META)) != GBT_F_LEAF ||
-		op->keywords != nw)
-		goto done;
-	gbt_node_view((char *) page, &node);
-	dead = gbt_leaf_dead((char *) page);
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	dead = gbt_leaf_dead((char *) BufferGetPage(buf));
 	for (int i = 0; i < n; i++)
 	{
 		const uint64 *e = &so->killed[i * (nw + 1)];
@@ -709,9 +695,8 @@ mark_killed(IndexScanDesc scan)
 	}
 	if (marked)
 		MarkBufferDirtyHint(buf, true);
-done:
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	if (!pinned)
+	if (release)
 		ReleaseBuffer(buf);
 }
 
