@@ -208,8 +208,8 @@ SELECT w_one('CREATE UNIQUE INDEX wg_w_uv ON wg_w USING gbtree (u, v)');
 
 -- 7. One key updated over and over, each update a new entry (an indexed
 -- column changes) in a transaction of its own: the unique check marks the
--- old versions it finds dead to every transaction and removes them from
--- the first leaf before it inserts (as btree's LP_DEAD marks and simple
+-- old versions it finds dead to every transaction, and the insert into
+-- their leaf removes them first (as btree's LP_DEAD marks and simple
 -- deletion do), so the index stays near btree's size instead of taking an
 -- entry an update, and every check does not fetch every old version.
 CREATE TABLE wg_h (id uuid, n int8);

@@ -118,6 +118,7 @@ extern bool gbt_scan_start(IndexScanDesc scan, ScanDirection dir);
 extern bool gbt_scan_next_leaf(IndexScanDesc scan, ScanDirection dir);
 extern Buffer gbt_kill_leaf(Relation index, Buffer pin, BlockNumber blk, XLogRecPtr lsn,
 							bool kill_pinned, int nwords, bool *release);
+extern void gbt_kill_leaf_done(Buffer buf, bool marked, bool release);
 extern bool gbt_scan_gpu_fetch(IndexScanDesc scan);
 extern bool gbt_gpu_scan_lock(Relation index);
 extern bool gbt_scan_gpu_next(IndexScanDesc scan, ScanDirection dir);

@@ -115,7 +115,6 @@ btree_default_family(Oid type)
 {
 	Oid			btclass;
 	Oid			family;
-
 	CatCList   *classes;
 
 	for (int i = 0; i < btfamily_n; i++)

@@ -831,6 +831,17 @@ gbt_kill_leaf(Relation index, Buffer pin, BlockNumber blk, XLogRecPtr lsn,
 	return buf;
 }
 
+/* Let go of gbt_kill_leaf's leaf, dirtied as a hint if marked. */
+void
+gbt_kill_leaf_done(Buffer buf, bool marked, bool release)
+{
+	if (marked)
+		MarkBufferDirtyHint(buf, true);
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (release)
+		ReleaseBuffer(buf);
+}
+
 static void
 mark_killed(IndexScanDesc scan)
 {
@@ -867,11 +878,7 @@ mark_killed(IndexScanDesc scan)
 			marked = true;
 		}
 	}
-	if (marked)
-		MarkBufferDirtyHint(buf, true);
-	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	if (release)
-		ReleaseBuffer(buf);
+	gbt_kill_leaf_done(buf, marked, release);
 }
 
 /*

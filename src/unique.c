@@ -354,15 +354,6 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 	Buffer		buf = first;
 	bool		inserted;
 
-	/*
-	 * The entries the check just marked dead on the first leaf go now (as
-	 * simple deletion, vacuum.c), not when it fills: an insert clears a
-	 * leaf's marks, so a key updated over and over (new versions, the old
-	 * ones dead) would otherwise have every check fetch every old version
-	 * on that leaf again.
-	 */
-	gbt_leaf_reclaim_dead(u->index, first);
-
 	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, u->tid, false))
 	{
 		Buffer		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw,

@@ -693,11 +693,7 @@ mark_killed(IndexScanDesc scan)
 			marked = true;
 		}
 	}
-	if (marked)
-		MarkBufferDirtyHint(buf, true);
-	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	if (release)
-		ReleaseBuffer(buf);
+	gbt_kill_leaf_done(buf, marked, release);
 }
 
 /*

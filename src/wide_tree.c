@@ -600,7 +600,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		Page		page = BufferGetPage(buf);
 		GbtPageOpaque op = gbt_page_opaque((char *) page);
 		bool		rightmost = (op->flags & GBT_F_RIGHTMOST) != 0;
-		int			room = op->nslots - op->nused;
+		int			room;
 		uint64		hk[GBT_MAX_KEY_WORDS],
 					ht;
 		GenericXLogState *state;
@@ -611,8 +611,8 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		CHECK_FOR_INTERRUPTS();
 		gbt_wide_page_bounds(page, true, hk, &ht);
 		/* entries marked dead go before the merge clears their marks */
-		if (gbt_leaf_reclaim_dead(index, buf))
-			room = op->nslots - op->nused;
+		gbt_leaf_reclaim_dead(index, buf);
+		room = op->nslots - op->nused;
 		if (room == 0)
 		{
 			bool		present;
