@@ -60,6 +60,40 @@ extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 struct pg_uuid_t;
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
 							Datum *values, bool *isnull, struct pg_uuid_t *uuids);
+/* An index-only tuple's columns, written from the words (wide.c) */
+typedef enum GbtItupKind
+{
+	GBT_ITUP_INT16,
+	GBT_ITUP_INT32,
+	GBT_ITUP_INT64,
+	GBT_ITUP_OID,
+	GBT_ITUP_BOOL,
+	GBT_ITUP_FLOAT4,
+	GBT_ITUP_FLOAT8,
+	GBT_ITUP_UUID
+} GbtItupKind;
+
+typedef struct GbtItupStep
+{
+	uint8		kind;			/* GbtItupKind */
+	uint8		bits;			/* the field's width (128: uuid) */
+	bool		nulls_first;
+	int16		nullpos;		/* the field's null bit, or -1 */
+	int16		pos;			/* its first value bit */
+	uint16		negzero;		/* the column's -0.0 flag among the TID's */
+	uint64		inv;			/* DESC: the field's bits complemented */
+	Size		off;			/* where the value goes in the tuple's data */
+} GbtItupStep;
+
+typedef struct GbtItupPlan
+{
+	int			nsteps;
+	GbtItupStep step[GBT_MAX_KEY_COLS];
+} GbtItupPlan;
+
+extern void gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan);
+extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
+							   char *data);
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
 							   GbtColValue *v, uint16 *flags);
 extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,

@@ -21,6 +21,7 @@
 #include "pgstat.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/uuid.h"
@@ -262,6 +263,133 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 		values[c] = gbt_key_to_datum(f, (flags & GBT_WIDE_NEGZERO(c)) ?
 									 GBT_TID_FLAG_NEGZERO : 0, t);
 	}
+}
+
+/*
+ * Index-only scans write an entry's columns straight into the tuple's data
+ * area: gbt_wide_decode's per-column type switch and Datums, fixed once a
+ * scan, cost a third of an ORDER BY over a two-column index.
+ */
+void
+gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan)
+{
+	const GbtKeyShape *shape = &info->shape;
+	int			pos = 0;
+
+	plan->nsteps = 0;
+	for (int s = 0; s < shape->ncols; s++)
+	{
+		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
+		Oid			t = info->coltypes[s];
+		GbtItupStep *st;
+
+		if (s == info->tidcol)
+		{
+			pos += (shape->nullbits ? 1 : 0) + shape->col[s].bits;
+			continue;
+		}
+		st = &plan->step[plan->nsteps++];
+		st->nullpos = shape->nullbits ? pos : -1;
+		st->nulls_first = shape->col[s].nulls_first;
+		pos += shape->nullbits ? 1 : 0;
+		st->pos = pos;
+		st->bits = shape->col[s].bits;
+		st->inv = shape->col[s].desc ? UINT64_MAX : 0;
+		st->negzero = GBT_WIDE_NEGZERO(c);
+		st->off = offs[c];
+		switch (t)
+		{
+			case INT2OID:
+				st->kind = GBT_ITUP_INT16;
+				break;
+			case INT4OID:
+			case DATEOID:
+				st->kind = GBT_ITUP_INT32;
+				break;
+			case OIDOID:
+				st->kind = GBT_ITUP_OID;
+				break;
+			case BOOLOID:
+				st->kind = GBT_ITUP_BOOL;
+				break;
+			case FLOAT4OID:
+				st->kind = GBT_ITUP_FLOAT4;
+				break;
+			case FLOAT8OID:
+				st->kind = GBT_ITUP_FLOAT8;
+				break;
+			case UUIDOID:
+				st->kind = GBT_ITUP_UUID;
+				break;
+			default:
+				/* int8, time, timestamp(tz), money: the one-word key */
+				Assert(st->bits == 64);
+				st->kind = GBT_ITUP_INT64;
+				break;
+		}
+		pos += st->bits;
+	}
+}
+
+/*
+ * The entry's columns into data, at the offsets the plan was made with;
+ * false (data partly written) when a column is NULL, whose tuple has a
+ * null bitmap and other offsets.
+ */
+bool
+gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data)
+{
+	uint16		flags = gbt_tid_flags(tid);
+
+	for (int i = 0; i < plan->nsteps; i++)
+	{
+		const GbtItupStep *st = &plan->step[i];
+		char	   *dst = data + st->off;
+		uint64		f;
+
+		if (st->nullpos >= 0 &&
+			gbt_words_get(words, st->nullpos, 1) != (uint64) st->nulls_first)
+			return false;
+		if (st->kind == GBT_ITUP_UUID)
+		{
+			GbtColValue v;
+
+			v.v[0] = gbt_words_get(words, st->pos, 64) ^ st->inv;
+			v.v[1] = gbt_words_get(words, st->pos + 64, 64) ^ st->inv;
+			gbt_uuid_from_field(&v, (unsigned char *) dst);
+			continue;
+		}
+		f = (gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
+		switch ((GbtItupKind) st->kind)
+		{
+			case GBT_ITUP_INT16:
+				*(int16 *) dst = (int16) gbt_int_from_field(f, st->bits);
+				break;
+			case GBT_ITUP_INT32:
+				*(int32 *) dst = (int32) gbt_int_from_field(f, st->bits);
+				break;
+			case GBT_ITUP_INT64:
+				*(int64 *) dst = gbt_key_to_int64(f);
+				break;
+			case GBT_ITUP_OID:
+				*(Oid *) dst = (Oid) f;
+				break;
+			case GBT_ITUP_BOOL:
+				*(bool *) dst = f != 0;
+				break;
+			case GBT_ITUP_FLOAT4:
+				*(float4 *) dst = f == GBT_NAN_KEY ? get_float4_nan() :
+					(float4) gbt_key_to_double(f, (flags & st->negzero) != 0);
+				break;
+			case GBT_ITUP_FLOAT8:
+				*(float8 *) dst = f == GBT_NAN_KEY ? get_float8_nan() :
+					gbt_key_to_double(f, (flags & st->negzero) != 0);
+				break;
+			case GBT_ITUP_UUID:
+				break;
+		}
+	}
+	return true;
 }
 
 /*

@@ -108,6 +108,7 @@ typedef struct GbtWideScanData
 	Size		itup_off[GBT_MAX_KEY_COLS];	/* their columns' offsets without NULLs */
 	Size		itup_len;
 	bool		itup_dirty;		/* last built with NULLs: other padding */
+	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
 	pg_uuid_t	uuids[GBT_MAX_KEY_COLS];	/* their uuid values */
 
 	/* a GPU batch: every match, filtered, in index order (gpu_fetch) */
@@ -711,7 +712,8 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	Page		page = BufferGetPage(buf);
 	GbtNode		node;
 	int			nw = so->nw;
-	int			end;
+	int			start,
+				end;
 
 	/* marked entries are skipped as scan.c skips them (src/README) */
 	const uint64 *dead = scan->ignore_killed_tuples ? gbt_leaf_dead((char *) page) : NULL;
@@ -729,20 +731,33 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	/* the used slots from the first key >= lo to the last <= hi */
 	pos->nitems = 0;
 	end = gbt_node_upper_bound_words(&node, r->hi);
-	for (int sl = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, r->lo));
-		 sl < end; sl = gbt_node_next_used(&node, sl + 1))
-	{
-		uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
+	start = gbt_node_lower_bound_words(&node, r->lo);
 
-		if (dead && ((dead[sl >> 6] >> (sl & 63)) & 1))
-			continue;
-		item[0] = node.keys[sl];
-		for (int k = 1; k < nw; k++)
-			item[k] = node.xkeys[k - 1][sl];
-		if (so->need_filter && !passes_filter(so, item))
-			continue;
-		item[nw] = node.tids[sl];
-		pos->nitems++;
+	/* the used and unmarked slots of [start, end), a bitmap word at a time */
+	for (int w = start >> 6; w < (end + 63) >> 6; w++)
+	{
+		uint64		bits = node.used[w];
+
+		if (dead)
+			bits &= ~dead[w];
+		if (w == start >> 6)
+			bits &= ~UINT64CONST(0) << (start & 63);
+		if (w == (end - 1) >> 6 && (end & 63) != 0)
+			bits &= ~(~UINT64CONST(0) << (end & 63));
+		while (bits)
+		{
+			int			sl = (w << 6) + __builtin_ctzll(bits);
+			uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
+
+			bits &= bits - 1;
+			item[0] = node.keys[sl];
+			for (int k = 1; k < nw; k++)
+				item[k] = node.xkeys[k - 1][sl];
+			if (so->need_filter && !passes_filter(so, item))
+				continue;
+			item[nw] = node.tids[sl];
+			pos->nitems++;
+		}
 	}
 	if (needs_pin(scan))
 	{
@@ -927,22 +942,16 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 					data_size;
 		uint16		mask = 0;
 
-		if (so->gpu_items ? (so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
-			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO))
-		{
-			values[0] = (Datum) 0;
-			isnull[0] = true;
-		}
-		else
-			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+		bool		nulltree = so->gpu_items ?
+			(so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
+			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
 		/*
 		 * index_form_tuple's work without its allocation: every column is of
 		 * fixed width, so the largest tuple is known and built in place; and
-		 * without NULLs the columns' offsets are fixed too (itup_off).
+		 * without NULLs the columns' offsets are fixed too (itup_off), and
+		 * the columns are written from the words (gbt_wide_itup_fill).
 		 */
-		for (int c = 0; c < desc->natts; c++)
-			hasnull |= isnull[c];
 		if (so->itup == NULL)
 		{
 			Size		off = 0;
@@ -960,35 +969,55 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				off += att->attlen;
 			}
 			so->itup_len = MAXALIGN(IndexInfoFindDataOffset(0) + off);
+			gbt_wide_itup_plan(so->info, so->itup_off, &so->itup_plan);
 		}
-		if (!hasnull)
+		if (!nulltree)
 		{
-			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
-
 			if (so->itup_dirty)
 				memset(so->itup, 0, so->itup_len);
 			so->itup_dirty = false;
-			for (int c = 0; c < desc->natts; c++)
+			if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw],
+								   (char *) so->itup + IndexInfoFindDataOffset(0)))
 			{
-				Form_pg_attribute att = TupleDescAttr(desc, c);
+				so->itup->t_info = (unsigned short) so->itup_len;
+#ifdef USE_ASSERT_CHECKING
+				/* the same bytes as gbt_wide_decode's Datums stored */
+				gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+				for (int c = 0; c < desc->natts; c++)
+				{
+					Form_pg_attribute att = TupleDescAttr(desc, c);
+					char		want[sizeof(pg_uuid_t)];
 
-				if (att->attbyval)
-					store_att_byval(data + so->itup_off[c], values[c], att->attlen);
-				else
-					memcpy(data + so->itup_off[c], DatumGetPointer(values[c]), att->attlen);
+					Assert(!isnull[c]);
+					if (att->attbyval)
+						store_att_byval(want, values[c], att->attlen);
+					else
+						memcpy(want, DatumGetPointer(values[c]), att->attlen);
+					Assert(memcmp(want, (char *) so->itup + IndexInfoFindDataOffset(0) +
+								  so->itup_off[c], att->attlen) == 0);
+				}
+#endif
+				scan->xs_itup = so->itup;
+				return true;
 			}
-			so->itup->t_info = (unsigned short) so->itup_len;
+		}
+		if (nulltree)
+		{
+			values[0] = (Datum) 0;
+			isnull[0] = true;
 		}
 		else
-		{
-			hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
-			data_size = heap_compute_data_size(desc, values, isnull);
-			memset(so->itup, 0, MAXALIGN(hoff + data_size));
-			heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
-							(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
-			so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK;
-			so->itup_dirty = true;
-		}
+			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+		for (int c = 0; c < desc->natts; c++)
+			hasnull |= isnull[c];
+		Assert(hasnull);
+		hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
+		data_size = heap_compute_data_size(desc, values, isnull);
+		memset(so->itup, 0, MAXALIGN(hoff + data_size));
+		heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
+						(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
+		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK;
+		so->itup_dirty = true;
 		scan->xs_itup = so->itup;
 	}
 	return true;

@@ -56,6 +56,8 @@ want() { case ",${TESTS_ONLY// /}," in *",$1,"*) return 0 ;; esac; return 1; }
 N_PASS=0
 N_FAIL=0
 FAILED_LIST=()
+# lines that say why, printed again at the very end (CI keeps the tail)
+FAILED_DETAIL=()
 SKIPPED_LIST=()
 SUITE_LINES=()
 
@@ -460,16 +462,21 @@ if want fuzz; then
         GB_SCRATCH_SAVED=$GB_SCRATCH
         # fuzz_run NAME SECONDS [VAR=value ...]: one run, recorded as NAME
         fuzz_run() {
-            local name=$1 secs=$2 rc
+            local name=$1 secs=$2 rc line
             shift 2
             timeout --kill-after=20 $((secs + 120)) \
-                env "$@" "$WORK/test/fuzz/run-fuzz.sh" "$secs" "${FUZZ_SEED:-}" 2>&1 | tee -a "$FUZZ_LOG"
+                env "$@" "$WORK/test/fuzz/run-fuzz.sh" "$secs" "${FUZZ_SEED:-}" 2>&1 | tee "$FUZZ_LOG.$name"
             rc=${PIPESTATUS[0]}
+            cat "$FUZZ_LOG.$name" >> "$FUZZ_LOG"
             GB_SCRATCH=$GB_SCRATCH_SAVED
             if [ "$rc" -eq 0 ]; then
                 record fuzz "$name" ok
             else
                 record fuzz "$name" FAILED "exit status $rc"
+                # the fuzzer's own verdict (seed, the two answers) or the crash
+                while IFS= read -r line; do
+                    FAILED_DETAIL+=("fuzz/$name: ${line:0:400}")
+                done < <(grep -A8 -e "FAILED" -e "server log shows a crash" "$FUZZ_LOG.$name" | head -n 30)
             fi
         }
         fuzz_run differential "${FUZZ_SECONDS:-90}"
@@ -566,6 +573,10 @@ fi
 if [ "${#FAILED_LIST[@]}" -gt 0 ]; then
     gb_say "failed:"
     for l in "${FAILED_LIST[@]}"; do gb_say "  $l"; done
+fi
+if [ "${#FAILED_DETAIL[@]}" -gt 0 ]; then
+    gb_say "why:"
+    for l in "${FAILED_DETAIL[@]}"; do gb_say "  $l"; done
 fi
 [ $((N_PASS + N_FAIL)) -eq 0 ] && gb_say "no tests ran"
 cleanup
