@@ -19,6 +19,7 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_bswap.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -352,11 +353,12 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 			return false;
 		if (st->kind == GBT_ITUP_UUID)
 		{
-			GbtColValue v;
+			/* the two halves, big-endian (gbt_uuid_from_field's bytes) */
+			uint64		hi = pg_hton64(gbt_words_get(words, st->pos, 64) ^ st->inv);
+			uint64		lo = pg_hton64(gbt_words_get(words, st->pos + 64, 64) ^ st->inv);
 
-			v.v[0] = gbt_words_get(words, st->pos, 64) ^ st->inv;
-			v.v[1] = gbt_words_get(words, st->pos + 64, 64) ^ st->inv;
-			gbt_uuid_from_field(&v, (unsigned char *) dst);
+			memcpy(dst, &hi, sizeof(hi));
+			memcpy(dst + sizeof(hi), &lo, sizeof(lo));
 			continue;
 		}
 		f = (gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);

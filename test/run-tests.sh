@@ -476,7 +476,7 @@ if want fuzz; then
                 # the fuzzer's own verdict (seed, the two answers) or the crash
                 while IFS= read -r line; do
                     FAILED_DETAIL+=("fuzz/$name: ${line:0:400}")
-                done < <(grep -A8 -e "FAILED" -e "server log shows a crash" "$FUZZ_LOG.$name" | head -n 30)
+                done < <(grep -A12 -e "FAILED" -e "server log shows a crash" -e "Traceback" -e "^ERROR: " "$FUZZ_LOG.$name" | head -n 40)
             fi
         }
         fuzz_run differential "${FUZZ_SECONDS:-90}"
