@@ -3,9 +3,11 @@
 -- orders each type by its built-in btree order and never calls a class's
 -- operators, so a family is sound only if every operator in it is the one
 -- the type's default btree family has for the same types and strategy.
--- An index on any other family is refused with 0A000 (before this check,
--- a reversed class below returned 989 rows for a query whose answer is
--- 10); so is the next use of an index whose family was altered since.
+-- Any other operator is refused with 0A000 where it would enter the
+-- catalog, by CREATE OPERATOR CLASS and ALTER OPERATOR FAMILY ... ADD
+-- (gbtadjustmembers; before any check, a reversed class below returned 989
+-- rows for a query whose answer is 10), and CREATE INDEX refuses a family
+-- that holds one anyway (one made before that check existed).
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
@@ -24,8 +26,11 @@ CREATE FUNCTION opf_rev_cmp(int4, int4) RETURNS int4 LANGUAGE sql IMMUTABLE
 CREATE OPERATOR CLASS int4_rev_ops FOR TYPE int4 USING gbtree AS
 	OPERATOR 1 >, OPERATOR 2 >=, OPERATOR 3 =, OPERATOR 4 <=, OPERATOR 5 <,
 	FUNCTION 1 opf_rev_cmp(int4, int4);
-CREATE INDEX opf_rev ON opf USING gbtree (k int4_rev_ops);
-SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'int4_rev_ops';
+SELECT count(*) FROM pg_opclass WHERE opcname = 'int4_rev_ops';
+-- an operator for a strategy gbtree does not have
+CREATE OPERATOR CLASS int4_six_ops FOR TYPE int4 USING gbtree AS
+	OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
+	OPERATOR 6 <>, FUNCTION 1 btint4cmp(int4, int4);
 
 -- 2. A class of the user's that names btree's own operators is sound, and
 -- answers as btree does, in both directions.
@@ -42,9 +47,21 @@ SELECT array_agg(k) = (SELECT array_agg(k ORDER BY k DESC) FROM opf_b WHERE k > 
 FROM (SELECT k FROM opf WHERE k > 990 ORDER BY k DESC) s;
 SELECT count(*) FROM opf WHERE k > 990;
 DROP INDEX opf_copy;
+-- a family that holds a foreign operator all the same (written into the
+-- catalog directly, as a family made before the check could be): CREATE
+-- INDEX refuses it, and amvalidate reports it
+UPDATE pg_amop SET amopopr = '<>(int4,int4)'::regoperator
+WHERE amopfamily = (SELECT opcfamily FROM pg_opclass WHERE opcname = 'int4_copy_ops')
+  AND amopstrategy = 1;
+CREATE INDEX opf_copy ON opf USING gbtree (k int4_copy_ops);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'int4_copy_ops';
+UPDATE pg_amop SET amopopr = '<(int4,int4)'::regoperator
+WHERE amopfamily = (SELECT opcfamily FROM pg_opclass WHERE opcname = 'int4_copy_ops')
+  AND amopstrategy = 1;
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'int4_copy_ops';
 
--- 3. gbtree's own family altered after the index was made.  The next use
--- of the index is refused; once the change is rolled back, it works again.
+-- 3. gbtree's own family altered after the index was made: the foreign
+-- operators are refused, and the index answers as before.
 CREATE INDEX opf_k ON opf USING gbtree (k);
 SELECT count(*) FROM opf WHERE k < 5;
 -- cross-type operators swapped: "<" (int4, int8) becomes > and ">" becomes
@@ -76,8 +93,6 @@ ORDER BY opcname;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE opf, opf_b;
-DROP OPERATOR CLASS int4_rev_ops USING gbtree;
-DROP OPERATOR FAMILY int4_rev_ops USING gbtree;
 DROP OPERATOR CLASS int4_copy_ops USING gbtree;
 DROP OPERATOR FAMILY int4_copy_ops USING gbtree;
 DROP FUNCTION opf_rev_cmp(int4, int4);

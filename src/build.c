@@ -1081,6 +1081,7 @@ gbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * tuples it no longer has.
 	 */
 	gbt_batch_forget_index(RelationGetRelid(index));
+	gbt_check_opfamilies(index);
 	if (gbt_index_is_wide(index))
 	{
 		result = gbt_wide_build(heap, index, indexInfo);

@@ -238,7 +238,7 @@ gbtree_handler(PG_FUNCTION_ARGS)
 	amroutine->amproperty = NULL;
 	amroutine->ambuildphasename = gbtbuildphasename;
 	amroutine->amvalidate = gbtvalidate;
-	amroutine->amadjustmembers = NULL;
+	amroutine->amadjustmembers = gbtadjustmembers;
 	amroutine->ambeginscan = gbtbeginscan;
 	amroutine->amrescan = gbtrescan;
 	amroutine->amgettuple = gbtgettuple;

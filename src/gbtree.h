@@ -101,7 +101,6 @@ typedef struct GbtIndexInfo
 	Oid			keytype;
 	bool		desc;			/* index column is DESC: keys stored inverted */
 	bool		nulls_first;
-	uint64		opfamily_epoch; /* operator family checked as of (keys.c) */
 
 	/*
 	 * Keys of several columns, or of one column wider than a word (uuid):
@@ -146,6 +145,7 @@ extern GbtIndexInfo *gbt_index_info(Relation index);
 extern GbtIndexInfo *gbt_index_info_copy(Relation index);
 extern void gbt_keys_init(void);
 extern bool gbt_amop_is_btrees(Form_pg_amop amop);
+extern void gbt_check_opfamilies(Relation index);
 extern bool gbt_type_supported(Oid typid);
 extern bool gbt_wide_type_supported(Oid typid);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
@@ -284,6 +284,8 @@ extern void gbt_join_init(void);
 
 /* validate.c */
 extern bool gbtvalidate(Oid opclassoid);
+extern void gbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators,
+							 List *functions);
 extern char *gbt_opfamily_name(Oid opfamilyoid);
 
 /* helpers */

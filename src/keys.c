@@ -76,12 +76,12 @@ gbt_wide_type_supported(Oid typid)
  * planner hands gbtree means what the keys mean.  A family that a user
  * made or altered (a reversed order, an operator of another meaning, a
  * type pair gbtree cannot compare) would give wrong rows; an index on one
- * is refused with 0A000.  The check runs when an index's information is
- * built and again after any change to any operator family (a syscache
- * callback on pg_amop moves gbt_opfamily_epoch on), so a family altered
- * after CREATE INDEX is caught at the next use of the index.
+ * is refused with 0A000, where it would enter the catalog: CREATE OPERATOR
+ * CLASS and ALTER OPERATOR FAMILY ... ADD call gbtadjustmembers
+ * (validate.c).  So a scan trusts its index's family as btree trusts its
+ * own; CREATE INDEX still checks the whole family (a family made before
+ * this check existed), and amvalidate reports what it finds.
  */
-static uint64 gbt_opfamily_epoch = 1;
 
 /*
  * Each type's default btree operator family, as the checks met them: a
@@ -98,7 +98,6 @@ static int	btfamily_n = 0;
 static void
 opfamily_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
-	gbt_opfamily_epoch++;
 	btfamily_n = 0;
 }
 
@@ -217,8 +216,9 @@ check_opfamily(Relation index, int col)
 	ReleaseCatCacheList(oprlist);
 }
 
-static void
-check_opfamilies(Relation index)
+/* Refuse an index whose operator families are not all btree's (0A000). */
+void
+gbt_check_opfamilies(Relation index)
 {
 	for (int c = 0; c < IndexRelationGetNumberOfKeyAttributes(index); c++)
 		check_opfamily(index, c);
@@ -229,11 +229,6 @@ gbt_index_info(Relation index)
 {
 	GbtIndexInfo *info = (GbtIndexInfo *) index->rd_amcache;
 
-	if (info != NULL && info->opfamily_epoch != gbt_opfamily_epoch)
-	{
-		check_opfamilies(index);
-		info->opfamily_epoch = gbt_opfamily_epoch;
-	}
 	if (info == NULL)
 	{
 		int16		opt;
@@ -257,7 +252,6 @@ gbt_index_info(Relation index)
 						 errmsg("gbtree does not support INCLUDE columns of type %s",
 								format_type_be(t))));
 		}
-		check_opfamilies(index);
 		info = MemoryContextAllocZero(index->rd_indexcxt, sizeof(GbtIndexInfo));
 		info->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
 		opt = index->rd_indoption[0];
@@ -267,7 +261,6 @@ gbt_index_info(Relation index)
 		if (ncols > 1 || !gbt_type_supported(info->keytype))
 			/* several columns (or INCLUDE ones), or a uuid: multi-word keys */
 			gbt_wide_info_init(index, info);
-		info->opfamily_epoch = gbt_opfamily_epoch;
 		index->rd_amcache = info;
 	}
 	return info;

@@ -204,3 +204,72 @@ gbtvalidate(Oid opclassoid)
 	ReleaseSysCache(classtup);
 	return result;
 }
+
+/*
+ * CREATE OPERATOR CLASS and ALTER OPERATOR FAMILY ... ADD: refuse an
+ * operator gbtree would misread (keys.c, "Operator families") before it
+ * enters the catalog, so that scans need not look for one.  Functions are
+ * not checked here: gbtree never calls them (amvalidate checks their
+ * signatures).
+ */
+/*
+ * The family's name, or NULL: the family and class CREATE OPERATOR CLASS
+ * is making are not in the catalog caches yet.
+ */
+static const char *
+new_member_family_name(Oid opfamilyoid, Oid opclassoid)
+{
+	HeapTuple	tup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamilyoid));
+	const char *name;
+
+	if (HeapTupleIsValid(tup))
+	{
+		name = pstrdup(NameStr(((Form_pg_opfamily) GETSTRUCT(tup))->opfname));
+		ReleaseSysCache(tup);
+		return name;
+	}
+	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (HeapTupleIsValid(tup))
+	{
+		name = pstrdup(NameStr(((Form_pg_opclass) GETSTRUCT(tup))->opcname));
+		ReleaseSysCache(tup);
+		return name;
+	}
+	return NULL;
+}
+
+void
+gbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators, List *functions)
+{
+	ListCell   *lc;
+
+	foreach(lc, operators)
+	{
+		OpFamilyMember *op = (OpFamilyMember *) lfirst(lc);
+		FormData_pg_amop amop;
+		const char *famname;
+
+		memset(&amop, 0, sizeof(amop));
+		amop.amopfamily = opfamilyoid;
+		amop.amoplefttype = op->lefttype;
+		amop.amoprighttype = op->righttype;
+		amop.amopstrategy = op->number;
+		amop.amoppurpose = OidIsValid(op->sortfamily) ? AMOP_ORDER : AMOP_SEARCH;
+		amop.amopopr = op->object;
+
+		if (op->number >= 1 && op->number <= GBT_NSTRATEGIES &&
+			key_space(op->lefttype) >= 0 && key_space(op->lefttype) == key_space(op->righttype) &&
+			gbt_amop_is_btrees(&amop))
+			continue;
+		famname = new_member_family_name(opfamilyoid, opclassoid);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 famname ?
+				 errmsg("gbtree operator family \"%s\" cannot contain operator %s for strategy %d",
+						famname, format_operator(op->object), op->number) :
+				 errmsg("a gbtree operator class cannot contain operator %s for strategy %d",
+						format_operator(op->object), op->number),
+				 errdetail("gbtree orders each type by its built-in btree order, so each operator of a gbtree operator family must be the one in the type's default btree operator family."),
+				 errhint("Use gbtree's own operator classes, or btree's operators for the same types and strategies.")));
+	}
+}
