@@ -34,6 +34,20 @@ endif
 # PGXS does not track headers
 $(OBJS): $(wildcard src/*.h)
 
+# Only what PostgreSQL looks up by name leaves the library: _PG_init, the
+# module magic, the SQL functions (PG_FUNCTION_INFO_V1) and the workers'
+# entry points (declared PGDLLEXPORT).  PostgreSQL 16 and later build
+# modules with -fvisibility=hidden; 15 exports every symbol, so each call
+# between gbtree's files went through the PLT and each backend's first
+# use of gbtree resolved some 700 symbols while loading it.
+gbtree.exports: $(wildcard src/*.c) $(wildcard src/*.h)
+	{ echo '{ global: _PG_init; Pg_magic_func;'; \
+	  sed -n 's/^PG_FUNCTION_INFO_V1(\([A-Za-z_0-9]*\));.*/\1; pg_finfo_\1;/p' $(filter %.c,$^); \
+	  sed -n 's/^PGDLLEXPORT .*[ *]\([A-Za-z_0-9]*\)(.*/\1;/p' $^ | sort -u; \
+	  echo 'local: *; };'; } > $@
+$(shlib): gbtree.exports
+SHLIB_LINK += -Wl,--version-script=gbtree.exports
+
 # ---- CUDA side (optional) ------------------------------------------------
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ifeq ($(strip $(NVCC)),)
@@ -59,7 +73,7 @@ $(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.cuh) $(wildcard cuda/*.h) s
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
 
-EXTRA_CLEAN = $(CUDA_LIB) test/bench/bench_node test/bench/bench_multiword test/bench/bench_textkey test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
+EXTRA_CLEAN = $(CUDA_LIB) gbtree.exports test/bench/bench_node test/bench/bench_multiword test/bench/bench_textkey test/unit/test_node test/unit/test_keys results regression.diffs regression.out output_iso tmp_check
 
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
