@@ -543,6 +543,25 @@ extern int	gbt_node_next_used(const GbtNode *node, int slot);
 extern int	gbt_node_prev_used(const GbtNode *node, int slot);
 extern int	gbt_node_first_used(const GbtNode *node);
 extern int	gbt_node_last_used(const GbtNode *node);
+
+/*
+ * The used slots of [from, to) in bitmap word w, less those marked in dead
+ * (a leaf's dead-entry bitmap, or NULL): the leaf readers walk these a
+ * word at a time, a slot a set bit.
+ */
+static inline uint64_t
+gbt_node_live_bits(const GbtNode *node, const uint64_t *dead, int w, int from, int to)
+{
+	uint64_t	bits = node->used[w];
+
+	if (dead)
+		bits &= ~dead[w];
+	if (w == from >> 6)
+		bits &= ~UINT64_C(0) << (from & 63);
+	if (w == (to - 1) >> 6 && (to & 63) != 0)
+		bits &= ~(~UINT64_C(0) << (to & 63));
+	return bits;
+}
 extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
 extern int	gbt_node_count_used(const GbtNode *node);
 extern void gbt_node_delete_slot(GbtNode *node, int slot);

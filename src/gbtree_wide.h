@@ -88,7 +88,7 @@ typedef struct GbtItupStep
 typedef struct GbtItupPlan
 {
 	int			nsteps;
-	GbtItupStep step[GBT_MAX_KEY_COLS];
+	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */
 } GbtItupPlan;
 
 extern void gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan);

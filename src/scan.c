@@ -330,12 +330,8 @@ read_leaf(IndexScanDesc scan, Buffer buf, int segno)
 			/* walk the used-slot bitmap from s while keys stay <= rhi */
 			for (int w = s >> 6; w < nwords && !done; w++)
 			{
-				uint64		bits = node.used[w];
+				uint64		bits = gbt_node_live_bits(&node, dead, w, s, node.nslots);
 
-				if (dead)
-					bits &= ~dead[w];
-				if (w == (s >> 6))
-					bits &= ~UINT64CONST(0) << (s & 63);
 				while (bits)
 				{
 					int			t = (w << 6) + pg_rightmost_one_pos64(bits);

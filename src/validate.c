@@ -206,13 +206,6 @@ gbtvalidate(Oid opclassoid)
 }
 
 /*
- * CREATE OPERATOR CLASS and ALTER OPERATOR FAMILY ... ADD: refuse an
- * operator gbtree would misread (keys.c, "Operator families") before it
- * enters the catalog, so that scans need not look for one.  Functions are
- * not checked here: gbtree never calls them (amvalidate checks their
- * signatures).
- */
-/*
  * The family's name, or NULL: the family and class CREATE OPERATOR CLASS
  * is making are not in the catalog caches yet.
  */
@@ -238,6 +231,13 @@ new_member_family_name(Oid opfamilyoid, Oid opclassoid)
 	return NULL;
 }
 
+/*
+ * CREATE OPERATOR CLASS and ALTER OPERATOR FAMILY ... ADD: refuse an
+ * operator gbtree would misread (keys.c, "Operator families") before it
+ * enters the catalog, so that scans need not look for one.  Functions are
+ * not checked here: gbtree never calls them (amvalidate checks their
+ * signatures).
+ */
 void
 gbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators, List *functions)
 {

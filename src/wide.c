@@ -351,19 +351,21 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 		if (st->nullpos >= 0 &&
 			gbt_words_get(words, st->nullpos, 1) != (uint64) st->nulls_first)
 			return false;
-		if (st->kind == GBT_ITUP_UUID)
-		{
-			/* the two halves, big-endian (gbt_uuid_from_field's bytes) */
-			uint64		hi = pg_hton64(gbt_words_get(words, st->pos, 64) ^ st->inv);
-			uint64		lo = pg_hton64(gbt_words_get(words, st->pos + 64, 64) ^ st->inv);
-
-			memcpy(dst, &hi, sizeof(hi));
-			memcpy(dst + sizeof(hi), &lo, sizeof(lo));
-			continue;
-		}
-		f = (gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
+		/* a field of up to 64 bits (a uuid's are two, read below) */
+		f = st->kind == GBT_ITUP_UUID ? 0 :
+			(gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
 		switch ((GbtItupKind) st->kind)
 		{
+			case GBT_ITUP_UUID:
+				{
+					/* the two halves, big-endian (gbt_uuid_from_field's bytes) */
+					uint64		hi = pg_hton64(gbt_words_get(words, st->pos, 64) ^ st->inv);
+					uint64		lo = pg_hton64(gbt_words_get(words, st->pos + 64, 64) ^ st->inv);
+
+					memcpy(dst, &hi, sizeof(hi));
+					memcpy(dst + sizeof(hi), &lo, sizeof(lo));
+				}
+				break;
 			case GBT_ITUP_INT16:
 				*(int16 *) dst = (int16) gbt_int_from_field(f, st->bits);
 				break;
@@ -386,8 +388,6 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 			case GBT_ITUP_FLOAT8:
 				*(float8 *) dst = f == GBT_NAN_KEY ? get_float8_nan() :
 					gbt_key_to_double(f, (flags & st->negzero) != 0);
-				break;
-			case GBT_ITUP_UUID:
 				break;
 		}
 	}

@@ -37,6 +37,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "nodes/tidbitmap.h"
+#include "port/pg_bitutils.h"
 #include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -105,8 +106,7 @@ typedef struct GbtWideScanData
 	WidePos    *mark;
 	bool		markValid;
 	IndexTuple	itup;			/* index-only results, built in place */
-	Size		itup_off[GBT_MAX_KEY_COLS];	/* their columns' offsets without NULLs */
-	Size		itup_len;
+	Size		itup_len;		/* without NULLs */
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
 	pg_uuid_t	uuids[GBT_MAX_KEY_COLS];	/* their uuid values */
@@ -736,17 +736,11 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	/* the used and unmarked slots of [start, end), a bitmap word at a time */
 	for (int w = start >> 6; w < (end + 63) >> 6; w++)
 	{
-		uint64		bits = node.used[w];
+		uint64		bits = gbt_node_live_bits(&node, dead, w, start, end);
 
-		if (dead)
-			bits &= ~dead[w];
-		if (w == start >> 6)
-			bits &= ~UINT64CONST(0) << (start & 63);
-		if (w == (end - 1) >> 6 && (end & 63) != 0)
-			bits &= ~(~UINT64CONST(0) << (end & 63));
 		while (bits)
 		{
-			int			sl = (w << 6) + __builtin_ctzll(bits);
+			int			sl = (w << 6) + pg_rightmost_one_pos64(bits);
 			uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
 
 			bits &= bits - 1;
@@ -949,12 +943,13 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 		/*
 		 * index_form_tuple's work without its allocation: every column is of
 		 * fixed width, so the largest tuple is known and built in place; and
-		 * without NULLs the columns' offsets are fixed too (itup_off), and
+		 * without NULLs the columns' offsets are fixed too (the plan's), and
 		 * the columns are written from the words (gbt_wide_itup_fill).
 		 */
 		if (so->itup == NULL)
 		{
 			Size		off = 0;
+			Size		offs[GBT_MAX_KEY_COLS];
 
 			so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
 											  MAXALIGN(sizeof(IndexTupleData) +
@@ -965,11 +960,11 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				Form_pg_attribute att = TupleDescAttr(desc, c);
 
 				off = att_align_nominal(off, att->attalign);
-				so->itup_off[c] = off;
+				offs[c] = off;
 				off += att->attlen;
 			}
 			so->itup_len = MAXALIGN(IndexInfoFindDataOffset(0) + off);
-			gbt_wide_itup_plan(so->info, so->itup_off, &so->itup_plan);
+			gbt_wide_itup_plan(so->info, offs, &so->itup_plan);
 		}
 		if (!nulltree)
 		{
@@ -994,7 +989,7 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 					else
 						memcpy(want, DatumGetPointer(values[c]), att->attlen);
 					Assert(memcmp(want, (char *) so->itup + IndexInfoFindDataOffset(0) +
-								  so->itup_off[c], att->attlen) == 0);
+								  so->itup_plan.step[c].off, att->attlen) == 0);
 				}
 #endif
 				scan->xs_itup = so->itup;

@@ -1212,6 +1212,16 @@ def row_form(rows, ordered):
     return sorted(map(repr, rows))
 
 
+def note_btree_wrong(stats, what):
+    """btree's index answered what the table does not hold (its seq scan is
+    the truth, and gbtree's index agrees with it): a bug in this
+    PostgreSQL's btree, counted and its first two shown, not gbtree's
+    difference.  what: "<mode> scans): <the query and answers>"."""
+    stats["btree_wrong"] += 1
+    if stats["btree_wrong"] <= 2:
+        print("gbtree_fuzz: btree's index disagrees with the seq scan, gbtree's agrees (" + what, flush=True)
+
+
 def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False, settings=None):
     """Run q on both twins and as a seq scan, in the caller's transaction;
     None, or what differs.  sel: set the planner's switches with SELECT
@@ -1236,15 +1246,10 @@ def compare_check(cur, t, rnd, q, ordered, mode, stats, sel=False, settings=None
     stats["queries"] += 1
     stats["rows"] += len(g)
     if fg == fs and fb != fs:
-        # btree's index answered what the table does not hold (its seq scan
-        # is the truth, and gbtree agrees with it): a bug in this
-        # PostgreSQL's btree, counted and shown, not gbtree's difference
-        stats["btree_wrong"] += 1
-        if stats["btree_wrong"] <= 2:
-            print("gbtree_fuzz: btree's index disagrees with the seq scan, gbtree's agrees (%s scans): %s\n"
-                  " gbtree %d rows, btree %d rows, seqscan %d rows; btree's extra or missing: %r"
-                  % (mode, q.format(side="b"), len(g), len(b), len(s),
-                     ([x for x in fb if x not in fs][:3] + [x for x in fs if x not in fb][:3])), flush=True)
+        note_btree_wrong(stats, "%s scans): %s\n gbtree %d rows, btree %d rows, seqscan %d rows; "
+                         "btree's extra or missing: %r"
+                         % (mode, q.format(side="b"), len(g), len(b), len(s),
+                            [x for x in fb if x not in fs][:3] + [x for x in fs if x not in fb][:3]))
         return None
     if fg != fb or fg != fs:
         diff_gb = [x for x in fg if x not in fb][:5] + [x for x in fb if x not in fg][:5]
@@ -1515,11 +1520,7 @@ def check_mcursor(cur, t, rnd, stats):
         cur.execute("COMMIT")
     stats["cursors"] += 1
     if results["g"] != results["b"] and results["g"] == results["s"]:
-        # btree's index is the one that is wrong (compare_check's case)
-        stats["btree_wrong"] += 1
-        if stats["btree_wrong"] <= 2:
-            print("gbtree_fuzz: btree's index disagrees with the seq scan, gbtree's agrees (cursor, %s scans): "
-                  "%s, moves %s" % (mode, q.format(side="b"), moves), flush=True)
+        note_btree_wrong(stats, "cursor, %s scans): %s, moves %s" % (mode, q.format(side="b"), moves))
         return None
     if results["g"] != results["b"]:
         j = next(j for j in range(len(moves)) if results["g"][j] != results["b"][j])
