@@ -357,11 +357,15 @@ SELECT m_one('CREATE INDEX mx_u4 ON mx USING gbtree (u DESC, a)');            --
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_ab ON mx USING gbtree (a, b)');
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_u ON mx USING gbtree (u)');
 SELECT m_one('CREATE UNIQUE INDEX mx_uq_ua ON mx USING gbtree (u, a)');
--- accepted: INCLUDE (t28_include); refused: text
+-- accepted: INCLUDE (t28_include), text under "C" (t29_text); refused:
+-- text under a collation that does not order by bytes, and a text key
+-- with no byte of room left
 SELECT m_one('CREATE INDEX mx_inc ON mx USING gbtree (a) INCLUDE (b)');
 SELECT m_one('CREATE INDEX mx_inc2 ON mx USING gbtree (a, b) INCLUDE (c)');
-SELECT m_one('CREATE INDEX mx_t ON mx USING gbtree (t)');
-SELECT m_one('CREATE INDEX mx_at ON mx USING gbtree (a, t)');
+SELECT m_one('CREATE INDEX mx_t ON mx USING gbtree (t COLLATE "C")');
+CREATE COLLATION c_utf8 (provider = libc, locale = 'C.UTF-8');
+SELECT m_one('CREATE INDEX mx_at ON mx USING gbtree (a, t COLLATE c_utf8)');
+SELECT m_one('CREATE INDEX mx_ut ON mx USING gbtree (u, c, a, i2, b1, b2, b3, t COLLATE "C")'); -- 251 bits and text
 -- the accepted ones exist, the refused ones do not
 SELECT string_agg(c.relname, ' ' ORDER BY c.relname) AS indexes
 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

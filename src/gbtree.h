@@ -115,6 +115,8 @@ typedef struct GbtIndexInfo
 								 * the heap TID after the keys, else -1 */
 	GbtKeyShape shape;
 	Oid			coltypes[GBT_MAX_KEY_COLS];
+	int			text_bytes;		/* bytes of each text column's field, or 0 */
+	Oid			indexrelid;		/* for messages */
 } GbtIndexInfo;
 
 /* One entry as the scans and the build see it */
@@ -148,6 +150,7 @@ extern bool gbt_amop_is_btrees(Form_pg_amop amop);
 extern void gbt_check_opfamilies(Relation index);
 extern bool gbt_type_supported(Oid typid);
 extern bool gbt_wide_type_supported(Oid typid);
+extern bool gbt_type_is_text(Oid typid);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
 extern Datum gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid);
 extern uint64 gbt_index_key(GbtIndexInfo *info, Datum value, uint16 *tidflags);

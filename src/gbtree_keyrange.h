@@ -90,10 +90,9 @@ typedef struct GbtColFold
 static inline int
 gbt_field_cmp(const GbtColValue *a, const GbtColValue *b)
 {
-	if (a->v[0] != b->v[0])
-		return a->v[0] < b->v[0] ? -1 : 1;
-	if (a->v[1] != b->v[1])
-		return a->v[1] < b->v[1] ? -1 : 1;
+	for (int k = 0; k < GBT_FIELD_WORDS; k++)
+		if (a->v[k] != b->v[k])
+			return a->v[k] < b->v[k] ? -1 : 1;
 	return 0;
 }
 
@@ -101,15 +100,20 @@ gbt_field_cmp(const GbtColValue *a, const GbtColValue *b)
 static inline void
 gbt_field_min(GbtColValue *v)
 {
-	v->v[0] = v->v[1] = 0;
+	memset(v->v, 0, sizeof(v->v));
 	v->isnull = false;
 }
 
 static inline void
 gbt_field_max(const GbtColShape *col, GbtColValue *v)
 {
-	v->v[0] = col->bits == 128 ? UINT64_MAX : gbt_field_mask(col->bits);
-	v->v[1] = col->bits == 128 ? UINT64_MAX : 0;
+	int			nw = gbt_field_wide_words(col->bits);
+
+	memset(v->v, 0, sizeof(v->v));
+	if (nw == 0)
+		v->v[0] = gbt_field_mask(col->bits);
+	for (int k = 0; k < nw; k++)
+		v->v[k] = ~gbt_field_mask(64 - gbt_field_word_bits(col->bits, k));
 	v->isnull = false;
 }
 
@@ -125,12 +129,20 @@ gbt_field_step(const GbtColShape *col, GbtColValue *v, int dir)
 		gbt_field_min(&edge);
 	if (gbt_field_cmp(v, &edge) == 0)
 		return false;
-	if (col->bits == 128)
+	if (col->bits > 64)
 	{
-		if (dir > 0)
-			v->v[0] += (++v->v[1] == 0);
-		else
-			v->v[0] -= (v->v[1]-- == 0);
+		/* the field's last bit is the low bit of its last word's share */
+		int			nw = gbt_field_wide_words(col->bits);
+		uint64_t	one = UINT64_C(1) << (64 - gbt_field_word_bits(col->bits, nw - 1));
+
+		for (int k = nw - 1; k >= 0; k--, one = 1)
+		{
+			uint64_t	old = v->v[k];
+
+			v->v[k] += dir > 0 ? one : -one;
+			if (dir > 0 ? v->v[k] > old : v->v[k] < old)
+				break;			/* no carry or borrow into word k - 1 */
+		}
 	}
 	else
 		v->v[0] += dir > 0 ? 1 : UINT64_MAX;

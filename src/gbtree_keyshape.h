@@ -41,7 +41,7 @@
 
 typedef struct GbtColShape
 {
-	uint8_t		bits;			/* value bits: 1 to 64, or 128 */
+	uint16_t	bits;			/* value bits: 1 to 64, or whole bytes up to 256 */
 	bool		desc;
 	bool		nulls_first;
 } GbtColShape;
@@ -57,13 +57,34 @@ typedef struct GbtKeyShape
 
 /*
  * One column's value as an order key: v[0] holds the value of a field of
- * up to 64 bits in its low bits; a 128-bit field is v[0] (high) then v[1].
+ * up to 64 bits in its low bits.  A wider field (a uuid's 128 bits, a text
+ * column's bytes) fills v[0], v[1], ... from the most significant bit: its
+ * first 64 bits are v[0], and a last word it fills only partly keeps them
+ * in its high bits, the rest zero.
  */
+#define GBT_FIELD_WORDS		GBT_MAX_KEY_WORDS
+
 typedef struct GbtColValue
 {
-	uint64_t	v[2];
+	uint64_t	v[GBT_FIELD_WORDS];
 	bool		isnull;
 } GbtColValue;
+
+/* Words of a field wider than 64 bits; 0 for one held in v[0]'s low bits */
+static inline int
+gbt_field_wide_words(int bits)
+{
+	return bits > 64 ? (bits + 63) / 64 : 0;
+}
+
+/* Bits of word k of a wide field */
+static inline int
+gbt_field_word_bits(int bits, int k)
+{
+	int			n = bits - 64 * k;
+
+	return n > 64 ? 64 : n;
+}
 
 /* The field widths fixed; false if the key would not fit the words. */
 static inline bool
@@ -77,7 +98,7 @@ gbt_shape_init(GbtKeyShape *shape)
 	{
 		int			b = shape->col[c].bits;
 
-		if (b < 1 || (b > 64 && b != 128))
+		if (b < 1 || (b > 64 && (b % 8 != 0 || b > GBT_MAX_KEY_WORDS * 64)))
 			return false;
 		n += b + (shape->nullbits ? 1 : 0);
 	}
@@ -149,13 +170,16 @@ gbt_shape_encode(const GbtKeyShape *shape, const GbtColValue *vals, uint64_t *wo
 		}
 		if (!v->isnull)
 		{
-			if (col->bits == 128)
-			{
-				gbt_words_put(words, pos, v->v[0] ^ inv, 64);
-				gbt_words_put(words, pos + 64, v->v[1] ^ inv, 64);
-			}
-			else
+			int			nw = gbt_field_wide_words(col->bits);
+
+			if (nw == 0)
 				gbt_words_put(words, pos, v->v[0] ^ inv, col->bits);
+			for (int k = 0; k < nw; k++)
+			{
+				int			n = gbt_field_word_bits(col->bits, k);
+
+				gbt_words_put(words, pos + 64 * k, (v->v[k] ^ inv) >> (64 - n), n);
+			}
 		}
 		pos += col->bits;
 	}
@@ -179,17 +203,21 @@ gbt_shape_decode(const GbtKeyShape *shape, const uint64_t *words, GbtColValue *v
 			v->isnull = gbt_words_get(words, pos, 1) != (uint64_t) col->nulls_first;
 			pos++;
 		}
-		v->v[0] = v->v[1] = 0;
+		memset(v->v, 0, sizeof(v->v));
 		if (!v->isnull)
 		{
-			if (col->bits == 128)
-			{
-				v->v[0] = gbt_words_get(words, pos, 64) ^ inv;
-				v->v[1] = gbt_words_get(words, pos + 64, 64) ^ inv;
-			}
-			else
+			int			nw = gbt_field_wide_words(col->bits);
+
+			if (nw == 0)
 				v->v[0] = (gbt_words_get(words, pos, col->bits) ^ inv) &
 					gbt_field_mask(col->bits);
+			for (int k = 0; k < nw; k++)
+			{
+				int			n = gbt_field_word_bits(col->bits, k);
+
+				v->v[k] = ((gbt_words_get(words, pos + 64 * k, n) ^ inv) &
+						   gbt_field_mask(n)) << (64 - n);
+			}
 		}
 		pos += col->bits;
 	}
@@ -288,7 +316,7 @@ gbt_int_from_field(uint64_t f, int bits)
 static inline void
 gbt_uuid_field(const unsigned char *bytes, GbtColValue *v)
 {
-	v->v[0] = v->v[1] = 0;
+	memset(v->v, 0, sizeof(v->v));
 	for (int i = 0; i < 8; i++)
 	{
 		v->v[0] = (v->v[0] << 8) | bytes[i];
@@ -304,6 +332,39 @@ gbt_uuid_from_field(const GbtColValue *v, unsigned char *bytes)
 		bytes[i] = (unsigned char) (v->v[0] >> (56 - 8 * i));
 		bytes[8 + i] = (unsigned char) (v->v[1] >> (56 - 8 * i));
 	}
+}
+
+/*
+ * A text value's bytes under "C" as a field of nbytes bytes, zero-padded:
+ * text holds no zero byte, so the padding orders a value before every
+ * longer value it is a prefix of, as memcmp-then-length does.  The caller
+ * makes sure that len <= nbytes.
+ */
+static inline void
+gbt_bytes_field(const unsigned char *bytes, int len, int nbytes, GbtColValue *v)
+{
+	memset(v->v, 0, sizeof(v->v));
+	for (int i = 0; i < len && i < nbytes; i++)
+		v->v[i / 8] |= (uint64_t) bytes[i] << (56 - 8 * (i % 8));
+	/* a field of one word or less is held in v[0]'s low bits */
+	if (nbytes < 8)
+		v->v[0] >>= 64 - 8 * nbytes;
+}
+
+/* The inverse: the value's length, its bytes into out[nbytes] */
+static inline int
+gbt_bytes_from_field(const GbtColValue *v, int nbytes, unsigned char *out)
+{
+	int			len = 0;
+	uint64_t	v0 = nbytes < 8 ? v->v[0] << (64 - 8 * nbytes) : v->v[0];
+
+	for (int i = 0; i < nbytes; i++)
+	{
+		out[i] = (unsigned char) ((i < 8 ? v0 : v->v[i / 8]) >> (56 - 8 * (i % 8)));
+		if (out[i] != 0)
+			len = i + 1;
+	}
+	return len;
 }
 
 #endif							/* GBTREE_KEYSHAPE_H */

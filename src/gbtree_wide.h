@@ -32,8 +32,17 @@ typedef enum GbtClamp
 {
 	GBT_CLAMP_NONE,
 	GBT_CLAMP_BELOW,			/* below every value of the column's type */
-	GBT_CLAMP_ABOVE				/* above every value */
+	GBT_CLAMP_ABOVE,			/* above every value */
+	GBT_CLAMP_PAST				/* text longer than the field: above the field
+								 * value of its first bytes, below the next */
 } GbtClamp;
+
+/* Room for one column's value decoded by reference: a uuid, a text */
+typedef union GbtColBuf
+{
+	int32		align;			/* a varlena header's */
+	char		bytes[VARHDRSZ + GBT_MAX_KEY_WORDS * 8];
+} GbtColBuf;
 
 static inline bool
 gbt_index_is_wide(Relation index)
@@ -57,9 +66,8 @@ gbt_scan_is_wide(IndexScanDesc scan)
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
-struct pg_uuid_t;
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
-							Datum *values, bool *isnull, struct pg_uuid_t *uuids);
+							Datum *values, bool *isnull, GbtColBuf *bufs);
 /* An index-only tuple's columns, written from the words (wide.c) */
 typedef enum GbtItupKind
 {

@@ -57,11 +57,11 @@ gbt_type_supported(Oid typid)
 	}
 }
 
-/* The types of multi-word keys (wide.c): the one-word types and uuid */
+/* The types of multi-word keys (wide.c): the one-word types, uuid, text */
 bool
 gbt_wide_type_supported(Oid typid)
 {
-	return gbt_type_supported(typid) || typid == UUIDOID;
+	return gbt_type_supported(typid) || typid == UUIDOID || gbt_type_is_text(typid);
 }
 
 /*
@@ -258,6 +258,7 @@ gbt_index_info(Relation index)
 		info->desc = (opt & INDOPTION_DESC) != 0;
 		info->nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
 		info->nwords = 1;
+		info->indexrelid = RelationGetRelid(index);
 		if (ncols > 1 || !gbt_type_supported(info->keytype))
 			/* several columns (or INCLUDE ones), or a uuid: multi-word keys */
 			gbt_wide_info_init(index, info);

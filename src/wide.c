@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
@@ -23,7 +24,9 @@
 #include "storage/smgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_locale.h"
 #include "utils/rel.h"
 #include "utils/uuid.h"
 
@@ -48,9 +51,34 @@ type_bits(Oid typid)
 			return 32;
 		case UUIDOID:
 			return 128;
+		case TEXTOID:
+		case VARCHAROID:
+			return 0;			/* the bytes left over: gbt_wide_info_init */
 		default:
 			return 64;
 	}
+}
+
+bool
+gbt_type_is_text(Oid typid)
+{
+	return typid == TEXTOID || typid == VARCHAROID;
+}
+
+/*
+ * Whether text under this collation orders by its bytes, so that a
+ * zero-padded prefix of them is an order key.
+ */
+static bool
+collation_is_bytewise(Oid collid)
+{
+	if (!OidIsValid(collid))
+		return false;
+#if PG_VERSION_NUM >= 180000
+	return pg_newlocale_from_collation(collid)->collate_is_c;
+#else
+	return lc_collate_is_c(collid);
+#endif
 }
 
 /* signed types narrower than a word: the field is the value's low bits */
@@ -66,6 +94,8 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 	int			natts = RelationGetDescr(index)->natts;
 	GbtKeyShape *shape = &info->shape;
 	int			s = 0;
+	int			fixed_bits = 0;
+	int			ntext = 0;
 
 	memset(shape, 0, sizeof(GbtKeyShape));
 	info->nkeycols = IndexRelationGetNumberOfKeyAttributes(index);
@@ -89,20 +119,52 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 		{
 			info->coltypes[s] = InvalidOid;
 			shape->col[s].bits = 48;
+			fixed_bits += 48;
 			s++;
 		}
 		info->coltypes[s] = TupleDescAttr(RelationGetDescr(index), a)->atttypid;
 		shape->col[s].bits = type_bits(info->coltypes[s]);
 		shape->col[s].desc = (opt & INDOPTION_DESC) != 0;
 		shape->col[s].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+		if (gbt_type_is_text(info->coltypes[s]))
+		{
+			/*
+			 * A key's bytes are its order under "C" only; an INCLUDE column
+			 * is not ordered by, only stored.
+			 */
+			if (a < info->nkeycols && !collation_is_bytewise(index->rd_indcollation[a]))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("gbtree supports text keys only under the \"C\" or \"POSIX\" collation, not \"%s\"",
+								get_collation_name(index->rd_indcollation[a])),
+						 errhint("Give the column COLLATE \"C\" in the table or in CREATE INDEX, or use btree.")));
+			ntext++;
+		}
+		fixed_bits += shape->col[s].bits;
 		s++;
 	}
 	shape->ncols = s;
+
+	/*
+	 * Text columns share the bytes the other fields leave of the key's
+	 * words (src/README, "Text keys").
+	 */
+	info->text_bytes = 0;
+	if (ntext > 0)
+	{
+		int			room = GBT_MAX_KEY_WORDS * 64 - fixed_bits -
+			(shape->nullbits ? shape->ncols : 0);
+
+		info->text_bytes = room > 0 ? room / 8 / ntext : 0;
+		for (int c = 0; c < s; c++)
+			if (c != info->tidcol && gbt_type_is_text(info->coltypes[c]))
+				shape->col[c].bits = 8 * info->text_bytes;
+	}
 	if (!gbt_shape_init(shape))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("gbtree index keys are at most %d bits", GBT_MAX_KEY_WORDS * 64),
-				 errdetail("Each column, INCLUDE columns too, takes its type's width (bool 1 bit, int2 16, int4, date and oid 32, uuid 128, the other types 64), plus one bit for NULL in an index of several columns, and INCLUDE columns 49 bits more.")));
+				 errdetail("Each column, INCLUDE columns too, takes its type's width (bool 1 bit, int2 16, int4, date and oid 32, uuid 128, the other types 64, text at least 8), plus one bit for NULL in an index of several columns, and INCLUDE columns 49 bits more.")));
 	info->wide = true;
 	info->nwords = shape->nwords;
 	info->keybits = 0;
@@ -124,12 +186,23 @@ gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue 
 	uint64		key;
 
 	v->isnull = false;
-	v->v[0] = v->v[1] = 0;
+	memset(v->v, 0, sizeof(v->v));
 	*flags = 0;
 	if (coltype == UUIDOID)
 	{
 		gbt_uuid_field(((pg_uuid_t *) DatumGetPointer(value))->data, v);
 		return GBT_CLAMP_NONE;
+	}
+	if (gbt_type_is_text(coltype))
+	{
+		text	   *t = DatumGetTextPP(value);
+		int			len = VARSIZE_ANY_EXHDR(t);
+
+		gbt_bytes_field((const unsigned char *) VARDATA_ANY(t), len, bits / 8, v);
+		if ((Pointer) t != DatumGetPointer(value))
+			pfree(t);
+		/* longer than the field: above its first bytes, below what follows */
+		return len > bits / 8 ? GBT_CLAMP_PAST : GBT_CLAMP_NONE;
 	}
 	/* the one-word key: a family's types share its key space */
 	key = gbt_datum_to_key(value, typid, flags);
@@ -181,19 +254,27 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 
 		if (s == info->tidcol)
 		{
-			vals[s].isnull = false;
-			vals[s].v[1] = 0;
+			memset(&vals[s], 0, sizeof(GbtColValue));
 			vals[s].v[0] = ((uint64) ItemPointerGetBlockNumberNoCheck(htid) << 16) |
 				ItemPointerGetOffsetNumberNoCheck(htid);
 			continue;
 		}
 		if (isnull[c])
 		{
+			memset(&vals[s], 0, sizeof(GbtColValue));
 			vals[s].isnull = true;
-			vals[s].v[0] = vals[s].v[1] = 0;
 			continue;
 		}
-		(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s], &flags);
+		if (gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s], &flags) ==
+			GBT_CLAMP_PAST)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("value too long for gbtree index \"%s\"",
+							get_rel_name(info->indexrelid)),
+					 errdetail("Column %d holds %d bytes; this index keeps text of at most %d bytes.",
+							   c + 1, (int) (toast_raw_datum_size(values[c]) - VARHDRSZ),
+							   info->text_bytes),
+					 errhint("gbtree keeps a text key whole in the key's four words (src/README, \"Text keys\"); use btree for longer values.")));
 		if (flags & GBT_TID_FLAG_NEGZERO)
 			*tidflags |= GBT_WIDE_NEGZERO(c);
 	}
@@ -202,12 +283,12 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 }
 
 /*
- * The inverse, for index-only scans; a uuid goes to uuids[its column], or
- * is palloc'd when uuids is NULL.
+ * The inverse, for index-only scans; a uuid or a text value goes to
+ * bufs[its column], or is palloc'd when bufs is NULL.
  */
 void
 gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *values,
-				bool *isnull, pg_uuid_t *uuids)
+				bool *isnull, GbtColBuf *bufs)
 {
 	const GbtKeyShape *shape = &info->shape;
 	uint16		flags = gbt_tid_flags(tid);
@@ -244,16 +325,36 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 			pos += bits;
 			continue;
 		}
-		if (bits == 128)
+		if (bits > 64 || gbt_type_is_text(t))
 		{
-			GbtColValue v;
-			pg_uuid_t  *u = uuids ? &uuids[c] : palloc(sizeof(pg_uuid_t));
+			GbtColValue v[1];
+			GbtKeyShape one = {.ncols = 1};
+			GbtColBuf  *buf = bufs ? &bufs[c] : palloc(sizeof(GbtColBuf));
+			uint64		w[GBT_MAX_KEY_WORDS] = {0};
 
-			v.v[0] = gbt_words_get(words, pos, 64) ^ inv;
-			v.v[1] = gbt_words_get(words, pos + 64, 64) ^ inv;
-			gbt_uuid_from_field(&v, u->data);
-			values[c] = UUIDPGetDatum(u);
-			pos += 128;
+			/* the field alone, as a one-column shape decodes it */
+			one.col[0] = shape->col[s];
+			for (int k = 0; k < (bits + 63) / 64; k++)
+			{
+				int			n = gbt_field_word_bits(bits, k);
+
+				w[k] = gbt_words_get(words, pos + 64 * k, n) << (64 - n);
+			}
+			gbt_shape_decode(&one, w, v);
+			if (t == UUIDOID)
+			{
+				gbt_uuid_from_field(&v[0], (unsigned char *) buf->bytes);
+				values[c] = PointerGetDatum(buf->bytes);
+			}
+			else
+			{
+				int			len = gbt_bytes_from_field(&v[0], bits / 8,
+													   (unsigned char *) VARDATA(buf->bytes));
+
+				SET_VARSIZE(buf->bytes, VARHDRSZ + len);
+				values[c] = PointerGetDatum(buf->bytes);
+			}
+			pos += bits;
 			continue;
 		}
 		f = (gbt_words_get(words, pos, bits) ^ inv) & gbt_field_mask(bits);

@@ -109,7 +109,7 @@ typedef struct GbtWideScanData
 	Size		itup_len;		/* without NULLs */
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
-	pg_uuid_t	uuids[GBT_MAX_KEY_COLS];	/* their uuid values */
+	GbtColBuf	bufs[GBT_MAX_KEY_COLS]; /* their uuid and text values */
 
 	/* a GPU batch: every match, filtered, in index order (gpu_fetch) */
 	uint64	   *gpu_items;		/* nw words and the TID each */
@@ -250,8 +250,17 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 			n++;
 		else if (c == GBT_CLAMP_ABOVE)
 			any_above = true;
-		else
+		else if (c == GBT_CLAMP_BELOW)
 			any_below = true;
+		else if (sk->sk_strategy != BTEqualStrategyNumber)
+		{
+			/* a text past the field: leave x < ANY (...) to the recheck */
+			so->recheck = true;
+			cond->op = GBT_COND_NOTNULL;
+			cond->col = col;
+			return true;
+		}
+		/* equal to no value of the column (GBT_CLAMP_PAST): dropped */
 	}
 	cond->col = col;
 	if (sk->sk_strategy == BTEqualStrategyNumber)
@@ -381,7 +390,19 @@ keys_to_conds(IndexScanDesc scan)
 			elog(ERROR, "gbtree: unexpected strategy number %d", sk->sk_strategy);
 		clamp = key_value(so, col, sk->sk_argument, sk->sk_subtype, &cond->value);
 		cond->op = sk->sk_strategy;
-		if (clamp != GBT_CLAMP_NONE && !clamped_cond(sk->sk_strategy, clamp, cond))
+		if (clamp == GBT_CLAMP_PAST)
+		{
+			/*
+			 * A text longer than the column's field, which holds no value
+			 * that long: x < it and x <= it are x <= its first bytes, x > it
+			 * and x >= it are x > them, and x = it holds for no row.
+			 */
+			if (sk->sk_strategy == BTEqualStrategyNumber)
+				return false;
+			cond->op = sk->sk_strategy <= BTLessEqualStrategyNumber ?
+				BTLessEqualStrategyNumber : BTGreaterStrategyNumber;
+		}
+		else if (clamp != GBT_CLAMP_NONE && !clamped_cond(sk->sk_strategy, clamp, cond))
 			return false;
 		so->nconds++;
 	}
@@ -941,10 +962,11 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
 		/*
-		 * index_form_tuple's work without its allocation: every column is of
-		 * fixed width, so the largest tuple is known and built in place; and
-		 * without NULLs the columns' offsets are fixed too (the plan's), and
-		 * the columns are written from the words (gbt_wide_itup_fill).
+		 * index_form_tuple's work without its allocation: every column is
+		 * either of fixed width or a text of at most the key's bytes, so the
+		 * largest tuple is known and built in place; and without NULLs or
+		 * text the columns' offsets are fixed too (the plan's), and the
+		 * columns are written from the words (gbt_wide_itup_fill).
 		 */
 		if (so->itup == NULL)
 		{
@@ -954,8 +976,8 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
 											  MAXALIGN(sizeof(IndexTupleData) +
 													   sizeof(IndexAttributeBitMapData)) +
-											  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(pg_uuid_t)));
-			for (int c = 0; c < desc->natts; c++)
+											  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
+			for (int c = 0; c < desc->natts && so->info->text_bytes == 0; c++)
 			{
 				Form_pg_attribute att = TupleDescAttr(desc, c);
 
@@ -964,9 +986,10 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				off += att->attlen;
 			}
 			so->itup_len = MAXALIGN(IndexInfoFindDataOffset(0) + off);
-			gbt_wide_itup_plan(so->info, offs, &so->itup_plan);
+			if (so->info->text_bytes == 0)
+				gbt_wide_itup_plan(so->info, offs, &so->itup_plan);
 		}
-		if (!nulltree)
+		if (!nulltree && so->info->text_bytes == 0)
 		{
 			if (so->itup_dirty)
 				memset(so->itup, 0, so->itup_len);
@@ -977,7 +1000,7 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				so->itup->t_info = (unsigned short) so->itup_len;
 #ifdef USE_ASSERT_CHECKING
 				/* the same bytes as gbt_wide_decode's Datums stored */
-				gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+				gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
 				for (int c = 0; c < desc->natts; c++)
 				{
 					Form_pg_attribute att = TupleDescAttr(desc, c);
@@ -1002,16 +1025,17 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			isnull[0] = true;
 		}
 		else
-			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->uuids);
+			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
 		for (int c = 0; c < desc->natts; c++)
 			hasnull |= isnull[c];
-		Assert(hasnull);
-		hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
+		Assert(hasnull || so->info->text_bytes > 0);
+		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
 		data_size = heap_compute_data_size(desc, values, isnull);
 		memset(so->itup, 0, MAXALIGN(hoff + data_size));
 		heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
-						(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
-		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK;
+						hasnull ? (bits8 *) ((char *) so->itup + sizeof(IndexTupleData)) : NULL);
+		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) |
+			(hasnull ? INDEX_NULL_MASK : 0);
 		so->itup_dirty = true;
 		scan->xs_itup = so->itup;
 	}

@@ -99,7 +99,8 @@ typedef enum TestKind
 	TK_INT,						/* int2/int4/int8 by width */
 	TK_FLOAT,					/* float4/float8: the double key */
 	TK_BOOL,
-	TK_UUID
+	TK_UUID,
+	TK_TEXT						/* bytes without zeros, up to the field's width */
 } TestKind;
 
 typedef struct TestShape
@@ -108,6 +109,34 @@ typedef struct TestShape
 	GbtKeyShape shape;
 	TestKind	kind[GBT_MAX_KEY_COLS];
 } TestShape;
+
+/* a text value's bytes: often sharing a long prefix, often short */
+static int
+rand_text(unsigned char *b, int max)
+{
+	int			len = (int) (xrand() % (max + 1));
+	uint64_t	r = xrand();
+
+	if (r % 4 == 0)
+		len = (int) (xrand() % 4) % (max + 1);
+	for (int i = 0; i < len; i++)
+		b[i] = (r % 4 == 1 && i < max - 2) ? 'p' : (unsigned char) (1 + xrand() % 255);
+	if (r % 7 == 0)
+		for (int i = 0; i < len; i++)
+			b[i] = (unsigned char) (i % 3 == 0 ? 0xFF : 1);	/* the extremes */
+	return len;
+}
+
+/* memcmp, then length: text's order under "C" */
+static int
+text_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
+{
+	int			m = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (m == 0)
+		m = alen - blen;
+	return (m > 0) - (m < 0);
+}
 
 static void
 rand_uuid(unsigned char *b)
@@ -130,7 +159,7 @@ rand_col(const TestShape *ts, int c, GbtColValue *v)
 	const GbtColShape *col = &ts->shape.col[c];
 	int			nz;
 
-	v->v[0] = v->v[1] = 0;
+	memset(v->v, 0, sizeof(v->v));
 	v->isnull = ts->shape.nullbits && xrand() % 5 == 0;
 	if (v->isnull)
 		return;
@@ -164,6 +193,14 @@ rand_col(const TestShape *ts, int c, GbtColValue *v)
 				gbt_uuid_field(b, v);
 				break;
 			}
+		case TK_TEXT:
+			{
+				unsigned char b[32];
+				int			len = rand_text(b, col->bits / 8);
+
+				gbt_bytes_field(b, len, col->bits / 8, v);
+				break;
+			}
 	}
 }
 
@@ -183,9 +220,21 @@ ref_cmp(const TestShape *ts, const GbtColValue *a, const GbtColValue *b, int nco
 			r = a[c].isnull ? 1 : -1;
 			return col->nulls_first ? -r : r;
 		}
-		r = u64_cmp(a[c].v[0], b[c].v[0]);
-		if (r == 0)
-			r = u64_cmp(a[c].v[1], b[c].v[1]);
+		if (ts->kind[c] == TK_TEXT)
+		{
+			unsigned char ab[32],
+						bb[32];
+			int			al = gbt_bytes_from_field(&a[c], col->bits / 8, ab),
+						bl = gbt_bytes_from_field(&b[c], col->bits / 8, bb);
+
+			r = text_cmp(ab, al, bb, bl);
+		}
+		else
+		{
+			r = 0;
+			for (int k = 0; k < GBT_FIELD_WORDS && r == 0; k++)
+				r = u64_cmp(a[c].v[k], b[c].v[k]);
+		}
 		if (r != 0)
 			return col->desc ? -r : r;
 	}
@@ -229,8 +278,9 @@ test_shape(TestShape *ts)
 				  "%s: padding", ts->name);
 		gbt_shape_decode(sh, wa, back);
 		for (int c = 0; c < sh->ncols; c++)
-			CHECK(back[c].isnull == a[c].isnull && back[c].v[0] == a[c].v[0] &&
-				  back[c].v[1] == a[c].v[1], "%s: round trip of column %d", ts->name, c);
+			CHECK(back[c].isnull == a[c].isnull &&
+				  memcmp(back[c].v, a[c].v, sizeof(a[c].v)) == 0,
+				  "%s: round trip of column %d", ts->name, c);
 		/* a's prefix of k columns bounds b exactly when b shares it */
 		gbt_shape_prefix_bound(sh, a, k, false, lo);
 		gbt_shape_prefix_bound(sh, a, k, true, hi);
@@ -269,6 +319,15 @@ test_keyshapes(void)
 		{1}, {1}, {1}, {1}, {1}, {1}, {1}, {1, true, true}}},
 		{TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL,
 		TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL, TK_BOOL}},
+		{"text alone (32 bytes)", {.ncols = 1,.nullbits = false,.col = {{256, false, false}}},
+		{TK_TEXT}},
+		{"text DESC alone", {.ncols = 1,.nullbits = false,.col = {{256, true, false}}},
+		{TK_TEXT}},
+		{"(int4, text of 27 bytes)", {.ncols = 2,.nullbits = true,
+		.col = {{32, false, false}, {216, false, true}}}, {TK_INT, TK_TEXT}},
+		{"(text of 13 bytes DESC, bool, text of 13 bytes)", {.ncols = 3,.nullbits = true,
+		.col = {{104, true, false}, {1, false, false}, {104, false, false}}},
+		{TK_TEXT, TK_BOOL, TK_TEXT}},
 	};
 
 	for (int i = 0; i < (int) (sizeof(shapes) / sizeof(shapes[0])); i++)
@@ -283,6 +342,43 @@ test_keyshapes(void)
 
 		CHECK(!gbt_shape_init(&wide), "two nullable uuids do not fit 256 bits");
 		CHECK(!gbt_shape_init(&bad), "a 65-bit field is refused");
+	}
+	/* text fields: bytes round-trip; step and max stay inside the field */
+	for (int i = 0; i < 200000; i++)
+	{
+		int			nbytes = 1 + (int) (xrand() % 32);
+		GbtColShape col = {(uint16_t) (8 * nbytes), false, false};
+		unsigned char x[32],
+					back[32];
+		int			len = rand_text(x, nbytes);
+		GbtColValue v,
+					w,
+					max;
+
+		gbt_bytes_field(x, len, nbytes, &v);
+		CHECK(gbt_bytes_from_field(&v, nbytes, back) == len && memcmp(x, back, len) == 0,
+			  "text round trip (%d of %d bytes)", len, nbytes);
+		gbt_field_max(&col, &max);
+		w = v;
+		if (gbt_field_step(&col, &w, 1))
+		{
+			CHECK(gbt_field_cmp(&v, &w) < 0 && gbt_field_cmp(&w, &max) <= 0, "text step up");
+			CHECK(gbt_field_step(&col, &w, -1) && gbt_field_cmp(&v, &w) == 0,
+				  "text step back");
+		}
+		else
+			CHECK(gbt_field_cmp(&v, &max) == 0, "text step up fails only at the max");
+		for (int k = 0; k < GBT_FIELD_WORDS; k++)
+		{
+			int			n = 8 * nbytes - 64 * k;
+
+			if (nbytes <= 8)	/* a narrow field: v[0]'s low bits */
+				CHECK(max.v[k] == (k == 0 ? gbt_field_mask(8 * nbytes) : 0),
+					  "narrow text max");
+			else
+				CHECK(n >= 64 || (max.v[k] & gbt_field_mask(n <= 0 ? 64 : 64 - n)) == 0,
+					  "text max has no bits past the field");
+		}
 	}
 	/* int fields of every width round-trip and keep order */
 	for (int bits = 2; bits <= 64; bits++)
