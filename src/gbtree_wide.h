@@ -78,13 +78,15 @@ typedef enum GbtItupKind
 	GBT_ITUP_BOOL,
 	GBT_ITUP_FLOAT4,
 	GBT_ITUP_FLOAT8,
-	GBT_ITUP_UUID
+	GBT_ITUP_UUID,
+	GBT_ITUP_TEXT				/* a short varlena of the field's bytes */
 } GbtItupKind;
 
 typedef struct GbtItupStep
 {
 	uint8		kind;			/* GbtItupKind */
-	uint8		bits;			/* the field's width (128: uuid) */
+	char		align;			/* the attribute's attalign */
+	uint16		bits;			/* the field's width (128: uuid) */
 	bool		nulls_first;
 	int16		nullpos;		/* the field's null bit, or -1 */
 	int16		pos;			/* its first value bit */
@@ -96,12 +98,14 @@ typedef struct GbtItupStep
 typedef struct GbtItupPlan
 {
 	int			nsteps;
+	bool		varwidth;		/* a text column: offsets found as it goes */
+	Size		size;			/* without text: the data's size */
 	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */
 } GbtItupPlan;
 
-extern void gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan);
+extern void gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan);
 extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
-							   char *data);
+							   char *data, Size *size);
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
 							   GbtColValue *v, uint16 *flags);
 extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,

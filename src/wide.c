@@ -15,11 +15,13 @@
 
 #include "access/detoast.h"
 #include "access/tableam.h"
+#include "access/tupmacs.h"
 #include "catalog/index.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
@@ -370,19 +372,26 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 /*
  * Index-only scans write an entry's columns straight into the tuple's data
  * area: gbt_wide_decode's per-column type switch and Datums, fixed once a
- * scan, cost a third of an ORDER BY over a two-column index.
+ * scan, cost a third of an ORDER BY over a two-column index.  The layout
+ * is heap_fill_tuple's for a tuple without NULLs: each fixed-width column
+ * at its alignment, a text column as a short varlena (a key's text is at
+ * most 32 bytes) with no alignment; after a text column the offsets depend
+ * on its length, so such plans find them as they go.
  */
 void
-gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan)
+gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 {
 	const GbtKeyShape *shape = &info->shape;
 	int			pos = 0;
+	Size		off = 0;
 
 	plan->nsteps = 0;
+	plan->varwidth = false;
 	for (int s = 0; s < shape->ncols; s++)
 	{
 		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
 		Oid			t = info->coltypes[s];
+		Form_pg_attribute att;
 		GbtItupStep *st;
 
 		if (s == info->tidcol)
@@ -390,6 +399,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan)
 			pos += (shape->nullbits ? 1 : 0) + shape->col[s].bits;
 			continue;
 		}
+		att = TupleDescAttr(desc, c);
 		st = &plan->step[plan->nsteps++];
 		st->nullpos = shape->nullbits ? pos : -1;
 		st->nulls_first = shape->col[s].nulls_first;
@@ -398,7 +408,10 @@ gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan)
 		st->bits = shape->col[s].bits;
 		st->inv = shape->col[s].desc ? UINT64_MAX : 0;
 		st->negzero = GBT_WIDE_NEGZERO(c);
-		st->off = offs[c];
+		st->align = att->attalign;
+		if (!plan->varwidth)
+			off = att_align_nominal(off, att->attalign);
+		st->off = off;
 		switch (t)
 		{
 			case INT2OID:
@@ -423,37 +436,60 @@ gbt_wide_itup_plan(GbtIndexInfo *info, const Size *offs, GbtItupPlan *plan)
 			case UUIDOID:
 				st->kind = GBT_ITUP_UUID;
 				break;
+			case TEXTOID:
+			case VARCHAROID:
+				Assert(st->bits / 8 + VARHDRSZ_SHORT <= VARATT_SHORT_MAX);
+				st->kind = GBT_ITUP_TEXT;
+				plan->varwidth = true;
+				break;
 			default:
 				/* int8, time, timestamp(tz), money: the one-word key */
 				Assert(st->bits == 64);
 				st->kind = GBT_ITUP_INT64;
 				break;
 		}
+		if (!plan->varwidth)
+			off += att->attlen;
 		pos += st->bits;
 	}
+	plan->size = off;
 }
 
 /*
- * The entry's columns into data, at the offsets the plan was made with;
- * false (data partly written) when a column is NULL, whose tuple has a
- * null bitmap and other offsets.
+ * The entry's columns into data, and their size into *size; false (data
+ * partly written) when a column is NULL, whose tuple has a null bitmap and
+ * other offsets.  Alignment padding is written as zeros, as
+ * heap_fill_tuple leaves it.
  */
 bool
-gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data)
+gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
+				   Size *size)
 {
 	uint16		flags = gbt_tid_flags(tid);
+	Size		off = 0;
 
 	for (int i = 0; i < plan->nsteps; i++)
 	{
 		const GbtItupStep *st = &plan->step[i];
-		char	   *dst = data + st->off;
+		char	   *dst;
 		uint64		f;
 
 		if (st->nullpos >= 0 &&
 			gbt_words_get(words, st->nullpos, 1) != (uint64) st->nulls_first)
 			return false;
-		/* a field of up to 64 bits (a uuid's are two, read below) */
-		f = st->kind == GBT_ITUP_UUID ? 0 :
+		if (plan->varwidth)
+		{
+			Size		aligned = st->kind == GBT_ITUP_TEXT ? off :
+				att_align_nominal(off, st->align);
+
+			memset(data + off, 0, aligned - off);
+			off = aligned;
+		}
+		else
+			off = st->off;
+		dst = data + off;
+		/* a field of up to 64 bits (a uuid's and a text's are read below) */
+		f = st->kind == GBT_ITUP_UUID || st->kind == GBT_ITUP_TEXT ? 0 :
 			(gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
 		switch ((GbtItupKind) st->kind)
 		{
@@ -465,33 +501,73 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 
 					memcpy(dst, &hi, sizeof(hi));
 					memcpy(dst + sizeof(hi), &lo, sizeof(lo));
+					off += 16;
+				}
+				break;
+			case GBT_ITUP_TEXT:
+				{
+					/*
+					 * The bytes, a word at a time; text has no zero byte, so
+					 * its length ends at the last non-zero byte (the padding
+					 * is zeros).
+					 */
+					uint64		chunk[GBT_MAX_KEY_WORDS];
+					int			len = 0;
+
+					for (int k = 0; k * 64 < st->bits; k++)
+					{
+						int			n = Min(64, st->bits - 64 * k);
+						uint64		x;
+
+						/* a field on word boundaries (a text alone) is its words */
+						if ((st->pos & 63) == 0 && n == 64)
+							x = words[(st->pos >> 6) + k] ^ st->inv;
+						else
+							x = ((gbt_words_get(words, st->pos + 64 * k, n) ^ st->inv) &
+								 gbt_field_mask(n)) << (64 - n);
+
+						if (x != 0)
+							len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
+						chunk[k] = pg_hton64(x);
+					}
+					SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
+					memcpy(dst + VARHDRSZ_SHORT, chunk, len);
+					off += VARHDRSZ_SHORT + len;
 				}
 				break;
 			case GBT_ITUP_INT16:
 				*(int16 *) dst = (int16) gbt_int_from_field(f, st->bits);
+				off += sizeof(int16);
 				break;
 			case GBT_ITUP_INT32:
 				*(int32 *) dst = (int32) gbt_int_from_field(f, st->bits);
+				off += sizeof(int32);
 				break;
 			case GBT_ITUP_INT64:
 				*(int64 *) dst = gbt_key_to_int64(f);
+				off += sizeof(int64);
 				break;
 			case GBT_ITUP_OID:
 				*(Oid *) dst = (Oid) f;
+				off += sizeof(Oid);
 				break;
 			case GBT_ITUP_BOOL:
 				*(bool *) dst = f != 0;
+				off += sizeof(bool);
 				break;
 			case GBT_ITUP_FLOAT4:
 				*(float4 *) dst = f == GBT_NAN_KEY ? get_float4_nan() :
 					(float4) gbt_key_to_double(f, (flags & st->negzero) != 0);
+				off += sizeof(float4);
 				break;
 			case GBT_ITUP_FLOAT8:
 				*(float8 *) dst = f == GBT_NAN_KEY ? get_float8_nan() :
 					gbt_key_to_double(f, (flags & st->negzero) != 0);
+				off += sizeof(float8);
 				break;
 		}
 	}
+	*size = plan->varwidth ? off : plan->size;
 	return true;
 }
 

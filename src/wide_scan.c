@@ -963,56 +963,53 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 		/*
 		 * index_form_tuple's work without its allocation: every column is
-		 * either of fixed width or a text of at most the key's bytes, so the
-		 * largest tuple is known and built in place; and without NULLs or
-		 * text the columns' offsets are fixed too (the plan's), and the
-		 * columns are written from the words (gbt_wide_itup_fill).
+		 * either of fixed width or a text of at most the key's 32 bytes, so
+		 * the largest tuple is known and built in place; and without NULLs
+		 * the columns are written from the words (gbt_wide_itup_fill, by a
+		 * plan made once a scan).
 		 */
 		if (so->itup == NULL)
 		{
-			Size		off = 0;
-			Size		offs[GBT_MAX_KEY_COLS];
-
 			so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
 											  MAXALIGN(sizeof(IndexTupleData) +
 													   sizeof(IndexAttributeBitMapData)) +
 											  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
-			for (int c = 0; c < desc->natts && so->info->text_bytes == 0; c++)
-			{
-				Form_pg_attribute att = TupleDescAttr(desc, c);
-
-				off = att_align_nominal(off, att->attalign);
-				offs[c] = off;
-				off += att->attlen;
-			}
-			so->itup_len = MAXALIGN(IndexInfoFindDataOffset(0) + off);
-			if (so->info->text_bytes == 0)
-				gbt_wide_itup_plan(so->info, offs, &so->itup_plan);
+			gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
+			so->itup_len = 0;
 		}
-		if (!nulltree && so->info->text_bytes == 0)
+		if (!nulltree)
 		{
+			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
+			Size		size;
+
 			if (so->itup_dirty)
 				memset(so->itup, 0, so->itup_len);
 			so->itup_dirty = false;
-			if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw],
-								   (char *) so->itup + IndexInfoFindDataOffset(0)))
+			if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw], data, &size))
 			{
-				so->itup->t_info = (unsigned short) so->itup_len;
-#ifdef USE_ASSERT_CHECKING
-				/* the same bytes as gbt_wide_decode's Datums stored */
-				gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
-				for (int c = 0; c < desc->natts; c++)
-				{
-					Form_pg_attribute att = TupleDescAttr(desc, c);
-					char		want[sizeof(pg_uuid_t)];
+				Size		len = MAXALIGN(IndexInfoFindDataOffset(0) + size);
 
-					Assert(!isnull[c]);
-					if (att->attbyval)
-						store_att_byval(want, values[c], att->attlen);
-					else
-						memcpy(want, DatumGetPointer(values[c]), att->attlen);
-					Assert(memcmp(want, (char *) so->itup + IndexInfoFindDataOffset(0) +
-								  so->itup_plan.step[c].off, att->attlen) == 0);
+				/* a shorter text leaves the last one's bytes past the end */
+				if (len < so->itup_len)
+					memset((char *) so->itup + len, 0, so->itup_len - len);
+				memset(data + size, 0, len - IndexInfoFindDataOffset(0) - size);
+				so->itup_len = len;
+				so->itup->t_info = (unsigned short) len |
+					(so->itup_plan.varwidth ? INDEX_VAR_MASK : 0);
+#ifdef USE_ASSERT_CHECKING
+				{
+					/* the bytes heap_fill_tuple makes of gbt_wide_decode's Datums */
+					Size		want_size;
+					char	   *want;
+
+					gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
+					want_size = heap_compute_data_size(desc, values, isnull);
+					want = palloc0(want_size);
+					heap_fill_tuple(desc, values, isnull, want, want_size, &mask, NULL);
+					Assert(want_size == size && memcmp(want, data, size) == 0);
+					Assert(((mask & HEAP_HASVARWIDTH) != 0) == so->itup_plan.varwidth);
+					pfree(want);
+					mask = 0;
 				}
 #endif
 				scan->xs_itup = so->itup;
@@ -1028,14 +1025,15 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
 		for (int c = 0; c < desc->natts; c++)
 			hasnull |= isnull[c];
-		Assert(hasnull || so->info->text_bytes > 0);
+		Assert(hasnull);
 		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
 		data_size = heap_compute_data_size(desc, values, isnull);
 		memset(so->itup, 0, MAXALIGN(hoff + data_size));
 		heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
 						hasnull ? (bits8 *) ((char *) so->itup + sizeof(IndexTupleData)) : NULL);
 		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) |
-			(hasnull ? INDEX_NULL_MASK : 0);
+			(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
+		so->itup_len = MAXALIGN(hoff + data_size);
 		so->itup_dirty = true;
 		scan->xs_itup = so->itup;
 	}

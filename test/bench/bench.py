@@ -202,6 +202,17 @@ def dataset_defs(n):
                                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n",
             keyexpr="md5(:i::text)::uuid"),
+        # text keys under "C" (src/README, "Text keys"): at most 32 bytes
+        "text": dict(
+            type="text",
+            desc=("text e-mail style: k = the first 10 hex digits of md5(id) || "
+                  "'@example.com' (22 bytes, random; the bench's cluster is --no-locale, "
+                  "so its collation is \"C\"); rows in id order, so heap order and key "
+                  "order are unrelated"),
+            gen=lambda lo, hi: (f"SELECT g AS id, substr(md5(g::text), 1, 10) || '@example.com' AS k "
+                                f"FROM generate_series({lo}::int8, {hi}) g"),
+            pgb=f"\\set i random(1, {n})\n",
+            keyexpr="substr(md5(:i::text), 1, 10) || '@example.com'"),
         "composite": dict(
             type="int4",
             extra_cols=", ts timestamptz",
