@@ -17,6 +17,8 @@
 #include "access/tableam.h"
 #include "access/tupmacs.h"
 #include "catalog/index.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
@@ -28,8 +30,8 @@
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/pg_locale.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/uuid.h"
 
 #include "gbtree_build.h"
@@ -69,18 +71,57 @@ gbt_type_is_text(Oid typid)
 
 /*
  * Whether text under this collation orders by its bytes, so that a
- * zero-padded prefix of them is an order key.
+ * zero-padded prefix of them is an order key: the libc locales "C" and
+ * "POSIX", and PostgreSQL 17's builtin provider (code point order, which
+ * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
+ * from the catalogs: pg_locale.h needs ICU's headers to build against.
  */
+static bool
+locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate)
+{
+	Datum		d;
+	bool		isnull;
+	char	   *loc;
+
+	if (provider == 'b')
+		return true;			/* COLLPROVIDER_BUILTIN (PostgreSQL 17) */
+	if (provider != COLLPROVIDER_LIBC)
+		return false;
+	d = SysCacheGetAttr(cacheid, tup, collcollate, &isnull);
+	if (isnull)
+		return false;
+	loc = TextDatumGetCString(d);
+	return strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0;
+}
+
 static bool
 collation_is_bytewise(Oid collid)
 {
+	HeapTuple	tup;
+	bool		result;
+
+	if (collid == C_COLLATION_OID)
+		return true;
 	if (!OidIsValid(collid))
 		return false;
-#if PG_VERSION_NUM >= 180000
-	return pg_newlocale_from_collation(collid)->collate_is_c;
-#else
-	return lc_collate_is_c(collid);
-#endif
+	if (collid == DEFAULT_COLLATION_OID)
+	{
+		tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+		result = locale_is_bytewise(((Form_pg_database) GETSTRUCT(tup))->datlocprovider,
+									tup, DATABASEOID, Anum_pg_database_datcollate);
+	}
+	else
+	{
+		tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for collation %u", collid);
+		result = locale_is_bytewise(((Form_pg_collation) GETSTRUCT(tup))->collprovider,
+									tup, COLLOID, Anum_pg_collation_collcollate);
+	}
+	ReleaseSysCache(tup);
+	return result;
 }
 
 /* signed types narrower than a word: the field is the value's low bits */
