@@ -127,6 +127,23 @@ the final contents must be the same.  The batchers' transactions on them
 INSERT ... SELECT of up to 10000 spread keys, a duplicate at the end at
 times, savepoints rolled back; any ending) hold to the same.
 
+Text keys (under "C": a key is the value's bytes in the field its
+index's other columns leave of the key's 256 bits; where the installed
+gbtree has a text operator class): tx (s text) and ct (a int4, b varchar
+DESC NULLS FIRST) among the multi-word twins, ut UNIQUE (a text) among
+the unique ones, each written and checked as the others of its lane;
+every text column COLLATE "C".  Their fields are 32, 27 and 32 bytes
+(text_bytes), and no stored value is longer: NULL, '', heavy
+duplicates, prefixes of each other ('ab', 'abc'), a long common prefix
+and a last byte or two apart, the field's whole length, chr(1), bytes
+above 0x7F (e-acute in UTF-8 and Latin-1, 0xff); the database must be
+SQL_ASCII, and the sessions speak LATIN1 to it, a character a byte (so
+do the printed queries).  Constants may be longer than the field (up to
+40 bytes) and of the family's other types (varchar, name); conditions
+add LIKE 'prefix%' (NOT LIKE, a pattern without a wildcard).  Now and
+then a writer has the gbtree twin alone insert or update a value longer
+than the field: it must fail with 54000 and write nothing.
+
 --am btree builds the "gbtree" twins with btree too (no extension, no
 gbtree_check, no joins, no batching GUC): a check of the fuzzer itself
 against a plain PostgreSQL, where every comparison must agree.
@@ -137,8 +154,8 @@ the sessions is up to the scheduler.
 usage: gbtree_fuzz.py --dsn 'host=... port=... dbname=...' [--seed N]
                       [--seconds S] [--writers W] [--batchers B]
                       [--types int8,float8,uuid,c2,i1,u2,...] [--am gbtree|btree]
-       (--types: "oneword", "multiword", "include" and "unique" name
-       the groups)
+       (--types: "oneword", "multiword", "include", "unique" and "text"
+       name the groups)
 """
 import argparse
 import collections
@@ -177,18 +194,24 @@ COMPOSITE = {
     "u2": [("a", "int4", ""), ("b", "int2", "")],
     "un": [("a", "int2", ""), ("b", "uuid", ""), ("c", "int4", "")],
     "uu": [("a", "uuid", "")],
+    # text keys (COLLATE "C", TEXT_TYPES): one column, its field the key's
+    # 32 bytes; a varchar (keyed as text is) after an int4, DESC NULLS
+    # FIRST, 27 bytes; a unique one, 32 bytes
+    "tx": [("s", "text", "")],
+    "ct": [("a", "int4", ""), ("b", "varchar", " DESC NULLS FIRST")],
+    "ut": [("a", "text", "")],
 }
 # multi-word keys: their own lane of random choices, no joins
-MULTIWORD_TYPES = ["uuid", "c2", "c3"]
+MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct"]
 # INCLUDE columns and unique multi-word indexes: a third lane of random
 # choices of their own, no joins but their own (GbtreeJoin must not take them)
 INCLUDE_TYPES = ["i1", "i2", "i3", "i4"]
-UNIQUE_TYPES = ["u2", "un", "uu"]
+UNIQUE_TYPES = ["u2", "un", "uu", "ut"]
 NEW_TYPES = INCLUDE_TYPES + UNIQUE_TYPES
 # how many of a twin's columns (the last ones) are INCLUDE columns
 INCLUDED = {"i1": 4, "i2": 3, "i3": 2, "i4": 2, "un": 1}
 # the unique twins' index: what follows the columns
-UNIQUE_TWINS = {"u2": "", "un": " NULLS NOT DISTINCT", "uu": ""}
+UNIQUE_TWINS = {"u2": "", "un": " NULLS NOT DISTINCT", "uu": "", "ut": ""}
 # the handful of key values a unique twin's writes mostly draw on (text)
 UNIQUE_DOMAIN = {
     "int4": ["-1", "0", "1", "2", "-2147483648", "2147483647"],
@@ -197,6 +220,9 @@ UNIQUE_DOMAIN = {
              "00000000-0000-0000-7fff-ffffffffffff", "00000000-0000-0000-8000-000000000000",
              "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a00", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a01",
              "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380aff"],
+    # (a 32-byte field's: '', prefixes of each other, the whole field, a
+    # common prefix and the last byte apart, bytes above 0x7F)
+    "text": ["", "a", "ab", "p" * 31 + "a", "p" * 31 + "b", "p" * 31, "z" * 32, "\xff" * 32, "\xc3\xa9"],
 }
 # a unique twin's columns computed from {h} (distinct int8s; {salt}: the
 # statement's), for INSERT ... SELECT of many rows: distinct keys, NULLs
@@ -207,6 +233,9 @@ UNIQUE_BULK = {
     "un": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE ({h} % 3)::int2 END", "md5('{salt}-' || {h})::uuid",
            "({h} * 7)::int4"],
     "uu": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE md5('{salt}-' || {h})::uuid END"],
+    # (h's digits end before the 0xff bytes: distinct; at most 7 + 1 + 5 +
+    # 15 bytes)
+    "ut": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE '{salt}-' || {h} || repeat(chr(255), ({h} % 16)::int) END"],
 }
 # the custom scans that take one-column one-word indexes only: never the
 # plan of a query on the INCLUDE and unique twins
@@ -237,11 +266,68 @@ def uuid_text(rnd, r):
     return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
 
 
-def gen_value(t, rnd):
-    """A random SQL literal of type t (None for NULL), biased to nasty values."""
+# text keys: the column types (the table gives them COLLATE "C"), and
+# the family's types a constant may have besides (name has "C" itself)
+TEXT_TYPES = ("text", "varchar")
+TEXT_FAMILY = ["text", "varchar", "name"]
+# text values are bytes, a character each (LATIN1 sessions, connect): no
+# quote, backslash, brace, tab or newline, so that they go as they are
+# into literals, COPY lines and format() templates; '%' and '_' are
+# LIKE's wildcards; chr(1), 0x7f, e-acute in UTF-8 (c3 a9) and Latin-1 (e9),
+# 0x80, 0xfe, 0xff
+TEXT_CHARS = "abpz09 _%~AZ" + "\x01\x7f\x80\xc3\xa9\xe9\xfe\xff"
+# heavy duplicates: '', prefixes of each other, bytes above 0x7F, chr(1)
+TEXT_DUP = ["", "a", "ab", "abc", "dup", "\xc3\xa9", "\xe9", "\xff", "\x01", "\x01a"]
+# what ends a run of 'p's: neighbours a last byte or two apart, and (with
+# "") a value that is a prefix of the others
+TEXT_TAIL = ["", "p", "q", "o", "\x01", "\x7f", "\x80", "\xff", "pp", "p\x01", "\xff\xff", "\xc3\xa9"]
+# a constant's length bound: the fields' (27, 32), a byte past them, more
+TEXT_CONST_WIDTH = [27, 28, 32, 33, 40]
+# the fields of the fixed-width types, in bits (the others 64; gbtree's
+# type_bits)
+TYPE_BITS = {"bool": 1, "int2": 16, "int4": 32, "date": 32, "oid": 32, "uuid": 128}
+
+
+def text_value(rnd, w):
+    """A text value of at most w bytes, biased to nasty ones."""
+    r = rnd.random()
+    if r < 0.2:
+        return rnd.choice(TEXT_DUP)
+    if r < 0.5:
+        # a long common prefix (the whole field, a byte short, or any
+        # length: across the key's word boundaries) and its last bytes
+        tail = rnd.choice(TEXT_TAIL)
+        return "p" * max(0, rnd.choice([w, w, w - 1, rnd.randint(0, w)]) - len(tail)) + tail
+    if r < 0.62:
+        # the field's whole length
+        return rnd.choice(["z" * w, "\xff" * w, "\x01" * w, "".join(rnd.choice(TEXT_CHARS) for _ in range(w))])
+    return "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(0, w)))
+
+
+def text_bytes(t):
+    """The bytes of each text column's field in twin t's index: what its
+    other columns leave of the key's 256 bits (with several columns, a
+    NULL bit each; INCLUDE columns: 48 bits of TID more), shared by the
+    text columns (gbt_wide_info_init)."""
+    cols = tcols(t)
+    ntext = sum(1 for _, ct, _ in cols if ct in TEXT_TYPES)
+    if not ntext:
+        return None
+    include = len(cols) > nkeys(t)
+    fixed = sum(TYPE_BITS.get(ct, 64) for _, ct, _ in cols if ct not in TEXT_TYPES) + (48 if include else 0)
+    room = 256 - fixed - ((len(cols) + include) if len(cols) > 1 else 0)
+    return room // 8 // ntext
+
+
+def gen_value(t, rnd, width=None):
+    """A random SQL literal of type t (None for NULL), biased to nasty
+    values.  width: a text value's most bytes (a stored one's: its field;
+    by default a constant's, which may be longer)."""
     r = rnd.random()
     if r < 0.06:
         return None
+    if t in TEXT_FAMILY:
+        return "'%s'::%s" % (text_value(rnd, width or rnd.choice(TEXT_CONST_WIDTH)), t)
     if t in INT_LIMITS or t == "oid" or t == "money":
         lo, hi = INT_LIMITS.get(t, (0, 4294967295) if t == "oid" else (-92233720368547758, 92233720368547758))
         if r < 0.10:
@@ -283,6 +369,10 @@ def cross_types(t):
         return ["int2", "int4", "int8"]
     if t in ("float4", "float8"):
         return ["float4", "float8"]
+    if t in TEXT_TYPES:
+        # (gbtree's text_ops has no name operators, only a filter there:
+        # text twice as often)
+        return TEXT_FAMILY + ["text"]
     return [t]
 
 
@@ -340,6 +430,12 @@ def tcols(t):
     return COMPOSITE.get(t) or [("k", t, "")]
 
 
+def col_decls(t):
+    """The columns of t's tables (text ones COLLATE "C": gbtree orders text
+    by its bytes only; the cluster's default is "C" too, but need not be)."""
+    return ", ".join("%s %s%s" % (c, ct, ' COLLATE "C"' if ct in TEXT_TYPES else "") for c, ct, _ in tcols(t))
+
+
 def col_names(t):
     return ", ".join(c for c, _, _ in tcols(t))
 
@@ -391,6 +487,8 @@ def dup_text(ct, rnd):
         return (BASE_TS + datetime.timedelta(hours=rnd.randint(-2, 2))).strftime("%Y-%m-%d %H:%M:%S")
     if ct == "uuid":
         return UUID_DUP_PREFIX + "%02x" % rnd.randint(0, 3)
+    if ct in TEXT_TYPES:
+        return rnd.choice(TEXT_DUP)
     return None
 
 
@@ -401,7 +499,8 @@ def gen_mvalue(t, i, rnd):
         return "'%s'::%s" % (rnd.choice(UNIQUE_DOMAIN[ct]), ct)
     if i == 0 and rnd.random() < LEAD_DUP:
         return "'%s'::%s" % (dup_text(ct, rnd), ct)
-    return gen_value(ct, rnd)
+    # (a text value: at most its field's bytes)
+    return gen_value(ct, rnd, text_bytes(t))
 
 
 def gen_mtext(t, i, rnd):
@@ -409,7 +508,7 @@ def gen_mtext(t, i, rnd):
     ct = tcols(t)[i][1]
     if i == 0 and rnd.random() < LEAD_DUP:
         return dup_text(ct, rnd)
-    return gen_text(ct, rnd)
+    return gen_text(ct, rnd, text_bytes(t))
 
 
 def gen_mrow(t, rnd):
@@ -459,9 +558,28 @@ def gen_many(t, i, rnd, op="="):
     return "%s %s ANY(ARRAY[%s]::%s[])" % (c, op, ", ".join(elems), at)
 
 
+def gen_like(c, rnd):
+    """c [NOT] LIKE a pattern: mostly a value's prefix and '%' (a range
+    of the index under "C"), at times a whole value (an equality) or one
+    with a wildcard inside ('%' and '_' are among the values' bytes too)."""
+    v = text_value(rnd, rnd.choice(TEXT_CONST_WIDTH))
+    r = rnd.random()
+    if r < 0.7:
+        pat = v[:rnd.randint(0, len(v))] + "%"
+    elif r < 0.85:
+        pat = v
+    else:
+        k = rnd.randint(0, len(v))
+        pat = v[:k] + rnd.choice(["_", "%"]) + v[k:]
+    return "%s %sLIKE '%s'" % (c, "NOT " if rnd.random() < 0.15 else "", pat)
+
+
 def gen_colpred(t, i, rnd, ranges=False):
     """One condition on column i of t (ranges: a range, one or two-sided)."""
-    c = tcols(t)[i][0]
+    c, ct = tcols(t)[i][:2]
+    # (a draw of its own: the other types' conditions stay as a seed made them)
+    if ct in TEXT_TYPES and rnd.random() < 0.15:
+        return gen_like(c, rnd)
     r = rnd.random() * (0.55 if ranges else 1.0)
     if r < 0.25:
         return "%s %s %s" % (c, rnd.choice(["<", "<=", ">", ">="]), gen_mconst(t, i, rnd))
@@ -699,6 +817,11 @@ def connect(dsn):
     conn = psycopg2.connect(dsn)
     conn.autocommit = True
     cur = conn.cursor()
+    cur.execute("SHOW server_encoding")
+    if cur.fetchone()[0] == "SQL_ASCII":
+        # text values hold any non-zero byte: LATIN1 writes and reads each
+        # as one character (a SQL_ASCII server converts nothing)
+        conn.set_client_encoding("LATIN1")
     cur.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET jit = off")
     return conn
 
@@ -713,11 +836,14 @@ def multiword_support(dsn):
     """{type: why AM cannot index it} for the multi-word types (and the
     INCLUDE and unique twins) it cannot index: no default operator class
     for a key column's type, or (several columns) amcanmulticol false, or
-    no INCLUDE columns, or no unique indexes."""
+    no INCLUDE columns, or no unique indexes; text keys (a text operator
+    class: gbtree 0.3) need a SQL_ASCII database."""
     conn = connect(dsn)
     cur = conn.cursor()
     if AM == "gbtree":
         cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+    cur.execute("SHOW server_encoding")
+    encoding = cur.fetchone()[0]
     cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col'), pg_indexam_has_property(oid, 'can_include'), "
                 "pg_indexam_has_property(oid, 'can_unique') FROM pg_am WHERE amname = %s", (AM,))
     amoid, multicol, include, unique = cur.fetchone()
@@ -730,11 +856,15 @@ def multiword_support(dsn):
             why.append("%s has no INCLUDE columns" % AM)
         if t in UNIQUE_TWINS and not unique:
             why.append("%s has no unique indexes" % AM)
+        if text_bytes(t) and encoding != "SQL_ASCII":
+            why.append("text values are written a byte a character: the database is %s, not SQL_ASCII" % encoding)
         for _, ct, _ in tcols(t)[:nkeys(t)]:
+            # (varchar: text's operator class, as for btree)
+            opc_t = "text" if ct == "varchar" else ct
             cur.execute("SELECT count(*) FROM pg_opclass WHERE opcmethod = %s AND opcdefault "
-                        "AND opcintype = %s::regtype", (amoid, ct))
-            if cur.fetchone()[0] == 0 and "no %s operator class" % ct not in why:
-                why.append("no %s operator class" % ct)
+                        "AND opcintype = %s::regtype", (amoid, opc_t))
+            if cur.fetchone()[0] == 0 and "no %s operator class" % opc_t not in why:
+                why.append("no %s operator class" % opc_t)
         if why:
             missing[t] = ", ".join(why)
     conn.close()
@@ -759,7 +889,7 @@ def setup(dsn, types, tablespace=None):
             # ids are never negative: the batchers make statements fail
             # midway by inserting a negative one
             cur.execute("CREATE TABLE fz_%s_%s (id int8 CHECK (id >= 0), %s) WITH (autovacuum_enabled = off)"
-                        % (t, side, ", ".join("%s %s" % (c, ct) for c, ct, _ in tcols(t))))
+                        % (t, side, col_decls(t)))
             cur.execute(index_sql(t, side, am))
     # (the third lane's batchers have exclusion tables of their own: its
     # writes leave the other lanes' results as they were)
@@ -865,13 +995,19 @@ def gen_utext(t, i, rnd, small, rare=0.03):
     odds rare); an INCLUDE column's anything."""
     ct = tcols(t)[i][1]
     if i >= nkeys(t):
-        return gen_text(ct, rnd)
+        return gen_text(ct, rnd, text_bytes(t))
     if rnd.random() < 0.1:
         return None
     if small or rnd.random() < rare:
         return rnd.choice(UNIQUE_DOMAIN[ct])
     if ct == "uuid":
         return uuid_rand(rnd)
+    if ct in TEXT_TYPES:
+        # a run of 'p's at times (neighbours far into the field), then at
+        # least 6 random bytes: hardly ever twice
+        w = text_bytes(t)
+        head = "p" * rnd.randint(0, w - 6) if rnd.random() < 0.5 else ""
+        return head + "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(6, w - len(head))))
     lo, hi = INT_LIMITS[ct]
     return str(rnd.randint(lo, hi))
 
@@ -995,7 +1131,60 @@ def unique_differs(t, stmts, out):
                 "; ".join(st.format(tbl="fz_%s_g" % t) for st in stmts)))
 
 
-def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None):
+def check_overlong(cur, t, rnd, nextids, lane):
+    """Have the gbtree twin of t alone write a text value longer than its
+    column's field, under a savepoint: a multi-row INSERT with it among
+    valid rows (a unique twin's: NULL keys, which never conflict), or an
+    UPDATE of a row to it.  The statement must fail with 54000 (no row to
+    update will do too), and then the twins hold as many rows, through
+    either index and a seq scan.  None, or what happened instead."""
+    cols = tcols(t)
+    i = rnd.choice([j for j, (_, ct, _) in enumerate(cols) if ct in TEXT_TYPES])
+    c, ct = cols[i][:2]
+    w = text_bytes(t)
+    val = "'%s'::%s" % ("p" * w + rnd.choice(["p", "\x01", "\xff", "z" * 20]), ct)
+    if rnd.random() < 0.6:
+        rows = []
+        for _ in range(rnd.choice([1, 3, 50])):
+            if t in UNIQUE_TWINS:
+                rows.append(", ".join("NULL" for _ in cols))
+            else:
+                rows.append(gen_mrow(t, rnd))
+        rows.insert(rnd.randint(0, len(rows)), ", ".join(val if j == i else "NULL" for j in range(len(cols))))
+        first = nextids[lane]
+        nextids[lane] += len(rows)
+        sql = "INSERT INTO fz_%s_g VALUES %s" % (t, ", ".join("(%d, %s)" % (first + j, r) for j, r in enumerate(rows)))
+    else:
+        sql = "UPDATE fz_%s_g SET %s = %s WHERE id = (SELECT min(id) FROM fz_%s_g)" % (t, c, val, t)
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        cur.execute("SAVEPOINT fz_l")
+        try:
+            cur.execute(sql)
+            outcome = "no error, %d rows" % cur.rowcount
+            if cur.rowcount == 0:
+                outcome = None          # an empty table: nothing to update
+        except psycopg2.Error as e:
+            outcome = None if e.pgcode == "54000" else "%s [%s]" % (str(e).strip(), e.pgcode)
+            if e.pgcode in RETRY_CODES:
+                raise
+        cur.execute("ROLLBACK TO SAVEPOINT fz_l")
+        if outcome is None:
+            counts = [run_query(cur, settings, "SELECT count(*) FROM fz_%s_%s WHERE %s IS NOT NULL OR %s IS NULL"
+                                % (t, side, lead_col(t), lead_col(t)))[0][0]
+                      for side, settings in (("g", MODES["index"]), ("b", MODES["index"]), ("g", SEQ))]
+            if len(set(counts)) > 1:
+                outcome = ("54000 as it should, but then rows (index %d, btree %d, seq scan %d)"
+                           % tuple(counts))
+    finally:
+        cur.execute("ROLLBACK")
+    if outcome:
+        return "a value longer than the %d bytes of %s's field, on the gbtree twin alone: %s\n statement: %s" % (
+            w, c, outcome, sql)
+    return None
+
+
+def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, lcounts=None):
     set_am(am)
     lanes = split_lanes(types)
     mrnd, lrnd = lane_rnd(seed, "writer-%d" % wid)
@@ -1006,6 +1195,7 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None):
     nextids = [wid * 10 ** 9, wid * 10 ** 9 + 5 * 10 ** 8, wid * 10 ** 9 + 2 * 10 ** 8]
     ops = 0
     uok = udup = 0
+    overlong = 0
     while time.time() < deadline:
         lane = pick_lane(lrnd, lanes, n3rnd)
         rnd = rnds[lane]
@@ -1084,6 +1274,15 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None):
                 cur.execute("COMMIT")
             elif r < 0.95:
                 cur.execute("VACUUM fz_%s_g" % t)
+            elif r < 0.965 and text_bytes(t) and AM == "gbtree":
+                # (a share of the REINDEXes: the other types' draws stay)
+                err = check_overlong(cur, t, rnd, nextids, lane)
+                if err:
+                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: %s\nwriter %d: %s"
+                          % (seed, wid, err, wid, diagnose(dsn, t)), flush=True)
+                    conn.close()
+                    sys.exit(3)
+                overlong += 1
             elif r < 0.98:
                 cur.execute("REINDEX INDEX fz_%s_g_k" % t)
             else:
@@ -1102,6 +1301,9 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None):
         with ucounts.get_lock():
             ucounts[0] += uok
             ucounts[1] += udup
+    if lcounts is not None:
+        with lcounts.get_lock():
+            lcounts[0] += overlong
     conn.close()
 
 
@@ -1861,12 +2063,14 @@ def sql_str(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def gen_text(t, rnd):
+def gen_text(t, rnd, width=None):
     """A random value of type t in its text form (COPY, or a literal with
-    a cast), None for NULL; the same biases as gen_value."""
+    a cast), None for NULL; the same biases as gen_value (width too)."""
     r = rnd.random()
     if r < 0.06:
         return None
+    if t in TEXT_FAMILY:
+        return text_value(rnd, width or rnd.choice(TEXT_CONST_WIDTH))
     if t in INT_LIMITS or t == "oid" or t == "money":
         lo, hi = INT_LIMITS.get(t, (0, 4294967295) if t == "oid" else (-92233720368547758, 92233720368547758))
         if r < 0.10:
@@ -1903,10 +2107,31 @@ def gen_text(t, rnd):
     raise ValueError(t)
 
 
-def det_value(t, x):
+def det_text(t, x, w):
+    """det_value for a type of the text family, at most w bytes: the
+    field's whole length (of 'z', of 0xff, of 'p' and a last byte apart,
+    of chr(1)), '', e-acute in UTF-8; heavy duplicates: a run of 'p's and one of 41
+    last bytes (chr(1) to chr(241)), or a prefix of 'abab...' (of each
+    other, '' and the whole field among them); spread: a random byte in
+    md5 digits, of any length up to w."""
+    specials = ["", "\x01", "z" * w, "\xff" * w, "p" * (w - 1) + "\x80", "\x01" * w, "\xc3\xa9"]
+    sp = "ARRAY[%s]::text[]" % ", ".join(sql_str(v) for v in specials)
+    dup = ("CASE WHEN ({x}) % 2 = 0 THEN repeat('p', {w1}) || chr((1 + ({x}) % 41 * 6)::int) "
+           "ELSE left(repeat('ab', {w}), (({x}) % 41 % {w2})::int) END").format(x=x, w=w, w1=w - 1, w2=w + 1)
+    spread = ("left(left(md5(({x})::text), (({x}) % 9)::int) || chr((1 + ({x}) % 255)::int) || md5((({x}) + 1)::text), "
+              "(1 + ({x}) % {w})::int)").format(x=x, w=w)
+    return ("(CASE WHEN ({x}) % 23 = 0 THEN NULL WHEN ({x}) % 29 = 0 THEN ({sp})[1 + ({x}) % {n}] "
+            "WHEN ({x}) % 3 = 0 THEN {dup} ELSE {spread} END)::{t}").format(
+        x=x, sp=sp, n=len(specials), dup=dup, spread=spread, t=t)
+
+
+def det_value(t, x, width=None):
     """A value of type t computed from x, an SQL expression of a
     non-negative int8: the same on both twins, NULLs, extreme values, heavy
-    duplicates and spread keys."""
+    duplicates and spread keys.  width: a text value's most bytes (a
+    stored one's: its field; by default up to 40)."""
+    if t in TEXT_FAMILY:
+        return det_text(t, x, width or 40)
     specials = {
         "int2": "ARRAY[-32768, 32767, 0, -1]::int2[]",
         "int4": "ARRAY[-2147483648, 2147483647, 0, -1]::int4[]",
@@ -2050,7 +2275,7 @@ class Batcher:
             x = xsrc[i]
             if i == 0:
                 x = "(CASE WHEN (%s) %% 4 = 0 THEN (%s) ELSE (%s) * 3 END)" % (x, x, x)
-            out.append(det_value(ct, x))
+            out.append(det_value(ct, x, text_bytes(self.t)))
         return out
 
     def det_set(self, src):
@@ -2218,7 +2443,8 @@ class Batcher:
         return "".join(lines)
 
     def copy_mdata(self, n, bad_at=None, bad_kind=None):
-        """copy_data for a composite: a bad input in any column."""
+        """copy_data for a composite: a bad input in any column (in the id
+        where the column is text: any text is good input)."""
         first = self.ids(n)
         ncols = len(tcols(self.t))
         lines = []
@@ -2229,8 +2455,12 @@ class Batcher:
                 if bad_kind == "check":
                     ident = -1 - i
                 else:
-                    vals[self.rnd.randrange(ncols)] = "zz%d" % i
-            lines.append("%d\t%s\n" % (ident, "\t".join("\\N" if v is None else v for v in vals)))
+                    j = self.rnd.randrange(ncols)
+                    if tcols(self.t)[j][1] in TEXT_TYPES:
+                        ident = "zz%d" % i
+                    else:
+                        vals[j] = "zz%d" % i
+            lines.append("%s\t%s\n" % (ident, "\t".join("\\N" if v is None else v for v in vals)))
         return "".join(lines)
 
     def copy_twins(self, n, freeze=False):
@@ -2885,6 +3115,10 @@ def racer_key(t, k):
             v = "'a0eebc99-9c0b-4ef8-%04x-%012x'::uuid" % (k % 65536, (k * 2654435761) % 2 ** 48)
         elif ct == "int2":
             v = "NULL" if i == 0 and k % 5 == 4 and t == "un" else "%d::int2" % (k % 32768 - (k % 2) * 32768)
+        elif ct in TEXT_TYPES:
+            # k's digits, at times 0xff bytes after them to the field's end
+            key = ("r%d" % k).ljust(text_bytes(t) if k % 3 == 0 else 0, "\xff")
+            v = "NULL" if k % 7 == 6 else "'%s'::%s" % (key, ct)
         else:
             v = "NULL" if k % 7 == 6 else "%d::%s" % (k * 101 - 2 ** 31 if k % 2 else k, ct)
         lits.append(v)
@@ -2924,10 +3158,9 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
     cur = conn.cursor()
     cur.execute("SET client_min_messages = warning")
     for t in ts:
-        cols = tcols(t)
         cur.execute("DROP TABLE IF EXISTS fz_%s_r" % t)
         cur.execute("CREATE TABLE fz_%s_r (id bigserial, %s, pay int8 DEFAULT 0) WITH (autovacuum_enabled = off)"
-                    % (t, ", ".join("%s %s" % (c, ct) for c, ct, _ in cols)))
+                    % (t, col_decls(t)))
         cur.execute("CREATE UNIQUE INDEX fz_%s_r_k ON fz_%s_r USING %s (%s)%s"
                     % (t, t, AM, index_def(t), UNIQUE_TWINS[t]))
     stats = collections.Counter()
@@ -3126,8 +3359,9 @@ def main():
     ap.add_argument("--tablespace", default=None, help="an empty directory for a second tablespace")
     ap.add_argument("--types", default=None,
                     help="a comma list of key types (%s), of multi-word twins (%s: c2 is (int4, timestamptz), "
-                         "c3 (int2 DESC NULLS FIRST, float8, uuid)), of twins with INCLUDE columns (%s) or "
-                         "unique indexes (%s), or the groups oneword, multiword, include and unique; "
+                         "c3 (int2 DESC NULLS FIRST, float8, uuid), tx (text), ct (int4, varchar DESC NULLS FIRST)), "
+                         "of twins with INCLUDE columns (%s) or unique indexes (%s), or the groups oneword, "
+                         "multiword, include, unique and text (tx, ct, ut); "
                          "default: every one-word type, and the others the installed gbtree can index"
                          % (",".join(ONE_WORD_TYPES), ",".join(MULTIWORD_TYPES), ", ".join(
                              "%s (%s)" % (t, index_def(t)) for t in INCLUDE_TYPES), ", ".join(
@@ -3136,6 +3370,9 @@ def main():
                     help="the access method of the \"gbtree\" twins (btree: check the fuzzer itself on a "
                          "PostgreSQL without gbtree)")
     args = ap.parse_args()
+    # text values are bytes (LATIN1, connect): printed as they were sent
+    for f in (sys.stdout, sys.stderr):
+        f.reconfigure(encoding="latin-1", errors="backslashreplace")
     set_am(args.am)
     seed = args.seed if args.seed is not None else random.randrange(1, 2 ** 31)
     unsupported = multiword_support(args.dsn)
@@ -3146,7 +3383,7 @@ def main():
                 print("gbtree_fuzz: type %s left out: %s" % (t, unsupported[t]), flush=True)
     else:
         groups = {"oneword": ONE_WORD_TYPES, "multiword": MULTIWORD_TYPES, "include": INCLUDE_TYPES,
-                  "unique": UNIQUE_TYPES}
+                  "unique": UNIQUE_TYPES, "text": [t for t in MULTIWORD_TYPES + NEW_TYPES if text_bytes(t)]}
         types = []
         for t in args.types.split(","):
             for u in groups.get(t, [t]):
@@ -3168,8 +3405,10 @@ def main():
     counter = mp.Value("l", 0)
     # the unique twins' changes in the writers: both twins ok, both 23505
     ucounts = mp.Array("l", 2)
+    # the text twins' values longer than the field, refused (54000)
+    lcounts = mp.Array("l", 1)
     result = mp.Queue()
-    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM, ucounts))
+    procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM, ucounts, lcounts))
              for w in range(args.writers)]
     bout = mp.Queue()
     bprocs = [mp.Process(target=batcher, args=(args.dsn, types, seed, i, args.batchers, deadline, bout, AM))
@@ -3223,6 +3462,10 @@ def main():
                  stats["new_key_order"], stats["new_key_order_ios"], stats["new_key_order_explained"],
                  stats["new_onescan"], stats["new_joins"], stats["new_join_rows"], stats["new_plans"],
                  "/".join(ONE_WORD_SCANS)))
+    if any(text_bytes(t) for t in types):
+        print("gbtree_fuzz: text twins (fields of %s bytes): writes of a longer value on the gbtree twin, "
+              "refused with 54000: %d" % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)),
+                                          lcounts[0]))
     if any(t in UNIQUE_TWINS for t in types):
         print("gbtree_fuzz: unique twins' changes (the same outcome on both): writers %d ok, %d 23505; "
               "batchers %d ok, %d 23505 (%d transactions)"

@@ -5,7 +5,7 @@
 #   test/fuzz/run-fuzz.sh [SECONDS [SEED]]      (make fuzz FUZZ_MINUTES=N [FUZZ_SEED=S])
 #
 # FUZZ_WRITERS (3) and FUZZ_BATCHERS (1) set the number of sessions of each
-# kind; FUZZ_TYPES (a comma list) narrows the key types, for more contention.  The extension must be installed (make install).  As root, the cluster runs
+# kind; FUZZ_TYPES (a comma list; FUZZ_TYPES=text: the text-key twins tx,ct,ut) narrows the key types, for more contention.  The extension must be installed (make install).  As root, the cluster runs
 # as the unprivileged test user.  Exit status: 0 clean, non-zero on any
 # difference (the seed is printed).
 set -u
