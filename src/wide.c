@@ -94,6 +94,25 @@ locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcol
 	return strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0;
 }
 
+/* the database's LC_COLLATE (or ICU locale), for messages */
+static char *
+database_collate(void)
+{
+	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	char	   *result = "?";
+
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = SysCacheGetAttr(DATABASEOID, tup, Anum_pg_database_datcollate, &isnull);
+
+		if (!isnull)
+			result = TextDatumGetCString(d);
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
 static bool
 collation_is_bytewise(Oid collid)
 {
@@ -180,6 +199,9 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("gbtree supports text keys only under the \"C\" or \"POSIX\" collation, not \"%s\"",
 								get_collation_name(index->rd_indcollation[a])),
+						 index->rd_indcollation[a] == DEFAULT_COLLATION_OID ?
+						 errdetail("The column takes the database's default collation (LC_COLLATE \"%s\").",
+								   database_collate()) : 0,
 						 errhint("Give the column COLLATE \"C\" in the table or in CREATE INDEX, or use btree.")));
 			ntext++;
 		}
