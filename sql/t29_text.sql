@@ -156,7 +156,9 @@ SELECT i_diff('sg', 'sb', 's', 's = repeat(''z'', 33)');
 SELECT i_diff('sg', 'sb', 's', 's < ANY (ARRAY[''b'', repeat(''p'', 40)])');
 SELECT i_diff('sg', 'sb', 's', 's > ALL (ARRAY[''b'', repeat(''p'', 40)])');
 SELECT i_diff('sg', 'sb', 'v', 'v = ''a87ff''');
-SELECT i_diff('sg', 'sb', 'v', 'v > ''f'' OR v IS NULL');
+-- (rows only: PostgreSQL 18 costs the next plan, and the (n, t) one in
+-- section 3, otherwise for gbtree than for btree)
+SELECT i_diff('sg', 'sb', 'v', 'v > ''f'' OR v IS NULL', NULL, NULL, false);
 SELECT i_diff('sg', 'sb', 'v', 'v < ''3''', 'v DESC NULLS FIRST', 80);
 -- the query's collation must be the index's for the planner to use it
 SELECT i_diff('sg', 'sb', 's', 's COLLATE "POSIX" < ''b''');
@@ -205,7 +207,7 @@ SELECT i_diff('cg', 'cb', 't, n', '(t, n) > (38, ''name 9'')', 't, n', 400, fals
 SELECT i_diff('cg', 'cb', 't, n', '(t, n) < (2, repeat(''name 1'', 6))', 't DESC, n DESC', 400, false);
 SELECT i_diff('cg', 'cb', 't, n', 't = 3 AND n < repeat(''name 4'', 5)');
 SELECT i_diff('cg', 'cb', 'n, t', 'n = ''name 42''', 'n DESC, t', 100);
-SELECT i_diff('cg', 'cb', 'n, t', 'n >= ''name 48'' AND t < 10');
+SELECT i_diff('cg', 'cb', 'n, t', 'n >= ''name 48'' AND t < 10', NULL, NULL, false);
 SELECT i_diff('cg', 'cb', 'n, m', 'n = ''name 12'' AND m > ''8''');
 SELECT i_diff('cg', 'cb', 'n, m', 'n = ''''', 'n, m NULLS FIRST', 200);
 SELECT i_diff('cg', 'cb', 'n, m', 'm < ''1''');
