@@ -269,10 +269,30 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 
 		if (n == 0)
 			return false;
-		qsort(vals, n, sizeof(GbtColValue), field_cmp_qsort);
-		for (int i = 0; i < n; i++)
-			if (m == 0 || gbt_field_cmp(&vals[m - 1], &vals[i]) != 0)
-				vals[m++] = vals[i];
+		if (gbt_field_wide_words(so->info->shape.col[col].bits) == 0)
+		{
+			/*
+			 * A field of one word: sort the words alone (the build's radix
+			 * sort), not values four words wide, which cost an = ANY of
+			 * 100k tenants a quarter of its time.
+			 */
+			uint64	   *keys = palloc(sizeof(uint64) * n);
+
+			for (int i = 0; i < n; i++)
+				keys[i] = vals[i].v[0];
+			m = gbt_sort_unique_u64(keys, n);
+			memset(vals, 0, sizeof(GbtColValue) * m);
+			for (int i = 0; i < m; i++)
+				vals[i].v[0] = keys[i];
+			pfree(keys);
+		}
+		else
+		{
+			qsort(vals, n, sizeof(GbtColValue), field_cmp_qsort);
+			for (int i = 0; i < n; i++)
+				if (m == 0 || gbt_field_cmp(&vals[m - 1], &vals[i]) != 0)
+					vals[m++] = vals[i];
+		}
 		cond->op = GBT_COND_EQ;
 		cond->arr = vals;
 		cond->narr = m;
