@@ -193,12 +193,6 @@ key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
 	return gbt_wide_field(so->info, col, value, subtype, v, &flags);
 }
 
-static int
-field_cmp_qsort(const void *a, const void *b)
-{
-	return gbt_field_cmp((const GbtColValue *) a, (const GbtColValue *) b);
-}
-
 /*
  * A scalar comparison whose value was clamped: always true for a value of
  * the column (then only IS NOT NULL is left), or never.
@@ -288,10 +282,32 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 		}
 		else
 		{
-			qsort(vals, n, sizeof(GbtColValue), field_cmp_qsort);
+			/*
+			 * A wider field (a uuid, a text): as entries of its words and a
+			 * zero TID, by the build's radix sort, a quarter of qsort's
+			 * time for 1M uuids.
+			 */
+			int			nwf = gbt_field_wide_words(so->info->shape.col[col].bits);
+			uint64	   *e = MemoryContextAllocHuge(CurrentMemoryContext,
+												   sizeof(uint64) * (nwf + 1) * n);
+
 			for (int i = 0; i < n; i++)
-				if (m == 0 || gbt_field_cmp(&vals[m - 1], &vals[i]) != 0)
-					vals[m++] = vals[i];
+			{
+				memcpy(&e[i * (nwf + 1)], vals[i].v, sizeof(uint64) * nwf);
+				e[i * (nwf + 1) + nwf] = 0;
+			}
+			gbt_wide_sort_entries(e, n, nwf);
+			for (int i = 0; i < n; i++)
+			{
+				const uint64 *w = &e[i * (nwf + 1)];
+
+				if (m > 0 && memcmp(vals[m - 1].v, w, sizeof(uint64) * nwf) == 0)
+					continue;
+				memset(&vals[m], 0, sizeof(GbtColValue));
+				memcpy(vals[m].v, w, sizeof(uint64) * nwf);
+				m++;
+			}
+			pfree(e);
 		}
 		cond->op = GBT_COND_EQ;
 		cond->arr = vals;
