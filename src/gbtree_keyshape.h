@@ -185,6 +185,25 @@ gbt_shape_encode(const GbtKeyShape *shape, const GbtColValue *vals, uint64_t *wo
 	}
 }
 
+/* The value bits of one field at bit position pos (not NULL) into v. */
+static inline void
+gbt_field_get(const uint64_t *words, int pos, const GbtColShape *col, GbtColValue *v)
+{
+	uint64_t	inv = col->desc ? UINT64_MAX : 0;
+	int			nw = gbt_field_wide_words(col->bits);
+
+	memset(v->v, 0, sizeof(v->v));
+	v->isnull = false;
+	if (nw == 0)
+		v->v[0] = (gbt_words_get(words, pos, col->bits) ^ inv) & gbt_field_mask(col->bits);
+	for (int k = 0; k < nw; k++)
+	{
+		int			n = gbt_field_word_bits(col->bits, k);
+
+		v->v[k] = ((gbt_words_get(words, pos + 64 * k, n) ^ inv) & gbt_field_mask(n)) << (64 - n);
+	}
+}
+
 /* The inverse of gbt_shape_encode. */
 static inline void
 gbt_shape_decode(const GbtKeyShape *shape, const uint64_t *words, GbtColValue *vals)
@@ -195,30 +214,20 @@ gbt_shape_decode(const GbtKeyShape *shape, const uint64_t *words, GbtColValue *v
 	{
 		const GbtColShape *col = &shape->col[c];
 		GbtColValue *v = &vals[c];
-		uint64_t	inv = col->desc ? UINT64_MAX : 0;
+		bool		isnull = false;
 
-		v->isnull = false;
 		if (shape->nullbits)
 		{
-			v->isnull = gbt_words_get(words, pos, 1) != (uint64_t) col->nulls_first;
+			isnull = gbt_words_get(words, pos, 1) != (uint64_t) col->nulls_first;
 			pos++;
 		}
-		memset(v->v, 0, sizeof(v->v));
-		if (!v->isnull)
+		if (isnull)
 		{
-			int			nw = gbt_field_wide_words(col->bits);
-
-			if (nw == 0)
-				v->v[0] = (gbt_words_get(words, pos, col->bits) ^ inv) &
-					gbt_field_mask(col->bits);
-			for (int k = 0; k < nw; k++)
-			{
-				int			n = gbt_field_word_bits(col->bits, k);
-
-				v->v[k] = ((gbt_words_get(words, pos + 64 * k, n) ^ inv) &
-						   gbt_field_mask(n)) << (64 - n);
-			}
+			memset(v->v, 0, sizeof(v->v));
+			v->isnull = true;
 		}
+		else
+			gbt_field_get(words, pos, col, v);
 		pos += col->bits;
 	}
 }

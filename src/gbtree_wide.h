@@ -86,7 +86,7 @@ typedef struct GbtItupStep
 {
 	uint8		kind;			/* GbtItupKind */
 	char		align;			/* the attribute's attalign */
-	uint16		bits;			/* the field's width (128: uuid) */
+	uint16		bits;			/* the field's width */
 	bool		nulls_first;
 	int16		nullpos;		/* the field's null bit, or -1 */
 	int16		pos;			/* its first value bit */

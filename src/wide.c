@@ -76,41 +76,42 @@ gbt_type_is_text(Oid typid)
  * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
  * from the catalogs: pg_locale.h needs ICU's headers to build against.
  */
+/* a catalog row's text column, or NULL */
+static char *
+catalog_text(int cacheid, HeapTuple tup, AttrNumber att)
+{
+	bool		isnull;
+	Datum		d = SysCacheGetAttr(cacheid, tup, att, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
 static bool
 locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate)
 {
-	Datum		d;
-	bool		isnull;
 	char	   *loc;
 
 	if (provider == 'b')
 		return true;			/* COLLPROVIDER_BUILTIN (PostgreSQL 17) */
 	if (provider != COLLPROVIDER_LIBC)
 		return false;
-	d = SysCacheGetAttr(cacheid, tup, collcollate, &isnull);
-	if (isnull)
-		return false;
-	loc = TextDatumGetCString(d);
-	return strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0;
+	loc = catalog_text(cacheid, tup, collcollate);
+	return loc != NULL && (strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0);
 }
 
-/* the database's LC_COLLATE (or ICU locale), for messages */
+/* the database's LC_COLLATE, for messages */
 static char *
 database_collate(void)
 {
 	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
-	char	   *result = "?";
+	char	   *result = NULL;
 
 	if (HeapTupleIsValid(tup))
 	{
-		bool		isnull;
-		Datum		d = SysCacheGetAttr(DATABASEOID, tup, Anum_pg_database_datcollate, &isnull);
-
-		if (!isnull)
-			result = TextDatumGetCString(d);
+		result = catalog_text(DATABASEOID, tup, Anum_pg_database_datcollate);
 		ReleaseSysCache(tup);
 	}
-	return result;
+	return result ? result : "?";
 }
 
 static bool
@@ -392,33 +393,17 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 		}
 		if (bits > 64 || gbt_type_is_text(t))
 		{
-			GbtColValue v[1];
-			GbtKeyShape one = {.ncols = 1};
+			GbtColValue v;
 			GbtColBuf  *buf = bufs ? &bufs[c] : palloc(sizeof(GbtColBuf));
-			uint64		w[GBT_MAX_KEY_WORDS] = {0};
 
-			/* the field alone, as a one-column shape decodes it */
-			one.col[0] = shape->col[s];
-			for (int k = 0; k < (bits + 63) / 64; k++)
-			{
-				int			n = gbt_field_word_bits(bits, k);
-
-				w[k] = gbt_words_get(words, pos + 64 * k, n) << (64 - n);
-			}
-			gbt_shape_decode(&one, w, v);
+			gbt_field_get(words, pos, &shape->col[s], &v);
 			if (t == UUIDOID)
-			{
-				gbt_uuid_from_field(&v[0], (unsigned char *) buf->bytes);
-				values[c] = PointerGetDatum(buf->bytes);
-			}
+				gbt_uuid_from_field(&v, (unsigned char *) buf->bytes);
 			else
-			{
-				int			len = gbt_bytes_from_field(&v[0], bits / 8,
-													   (unsigned char *) VARDATA(buf->bytes));
-
-				SET_VARSIZE(buf->bytes, VARHDRSZ + len);
-				values[c] = PointerGetDatum(buf->bytes);
-			}
+				SET_VARSIZE(buf->bytes, VARHDRSZ +
+							gbt_bytes_from_field(&v, bits / 8,
+												 (unsigned char *) VARDATA(buf->bytes)));
+			values[c] = PointerGetDatum(buf->bytes);
 			pos += bits;
 			continue;
 		}

@@ -1025,13 +1025,19 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			{
 				Size		len = MAXALIGN(IndexInfoFindDataOffset(0) + size);
 
-				/* a shorter text leaves the last one's bytes past the end */
-				if (len < so->itup_len)
-					memset((char *) so->itup + len, 0, so->itup_len - len);
-				memset(data + size, 0, len - IndexInfoFindDataOffset(0) - size);
+				/*
+				 * A text shorter than the last one leaves that one's bytes
+				 * past the end; fixed-width columns rewrite the same bytes
+				 * every time, so their padding stays zero.
+				 */
+				if (so->itup_plan.varwidth)
+				{
+					memset(data + size, 0, Max(len, so->itup_len) - IndexInfoFindDataOffset(0) - size);
+					so->itup->t_info = (unsigned short) len | INDEX_VAR_MASK;
+				}
+				else
+					so->itup->t_info = (unsigned short) len;
 				so->itup_len = len;
-				so->itup->t_info = (unsigned short) len |
-					(so->itup_plan.varwidth ? INDEX_VAR_MASK : 0);
 #ifdef USE_ASSERT_CHECKING
 				{
 					/* the bytes heap_fill_tuple makes of gbt_wide_decode's Datums */
@@ -1062,13 +1068,13 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 		for (int c = 0; c < desc->natts; c++)
 			hasnull |= isnull[c];
 		Assert(hasnull);
-		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
+		hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
 		data_size = heap_compute_data_size(desc, values, isnull);
 		memset(so->itup, 0, MAXALIGN(hoff + data_size));
 		heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
-						hasnull ? (bits8 *) ((char *) so->itup + sizeof(IndexTupleData)) : NULL);
-		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) |
-			(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
+						(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
+		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK |
+			((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
 		so->itup_len = MAXALIGN(hoff + data_size);
 		so->itup_dirty = true;
 		scan->xs_itup = so->itup;
