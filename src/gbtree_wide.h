@@ -17,6 +17,8 @@
 #define GBTREE_WIDE_H
 
 #include "access/relscan.h"
+#include "port/pg_bitutils.h"
+#include "port/pg_bswap.h"
 
 #include "gbtree.h"
 #include "gbtree_keyrange.h"
@@ -100,8 +102,34 @@ typedef struct GbtItupPlan
 	int			nsteps;
 	bool		varwidth;		/* a text column: offsets found as it goes */
 	Size		size;			/* without text: the data's size */
+	bool		text_alone;		/* one text column, the key's four words */
 	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */
 } GbtItupPlan;
+
+/*
+ * gbt_wide_itup_fill for an index of one text column and nothing else
+ * (plan->text_alone), the common text index, without the plan's loop: the
+ * four words, byte-swapped, after a one-byte header; their bytes past the
+ * value are zeros.  Returns the data's size.
+ */
+static inline Size
+gbt_wide_itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char *data)
+{
+	uint64		inv = plan->step[0].inv;
+	int			len = 0;
+
+	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
+	{
+		uint64		x = words[k] ^ inv;
+
+		if (x != 0)
+			len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
+		x = pg_hton64(x);
+		memcpy(data + VARHDRSZ_SHORT + 8 * k, &x, sizeof(x));
+	}
+	SET_VARSIZE_SHORT(data, VARHDRSZ_SHORT + len);
+	return VARHDRSZ_SHORT + len;
+}
 
 extern void gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan);
 extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,

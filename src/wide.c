@@ -501,6 +501,9 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 		pos += st->bits;
 	}
 	plan->size = off;
+	plan->text_alone = plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
+		plan->step[0].nullpos < 0 && plan->step[0].pos == 0 &&
+		plan->step[0].bits == GBT_MAX_KEY_WORDS * 64;
 }
 
 /*
@@ -555,11 +558,13 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 			case GBT_ITUP_TEXT:
 				{
 					/*
-					 * The bytes, a word at a time; text has no zero byte, so
-					 * its length ends at the last non-zero byte (the padding
-					 * is zeros).
+					 * The bytes, a word at a time, stored whole: past the
+					 * value they are the field's zero padding, and a later
+					 * column or the caller's zeroing of the tuple's tail
+					 * goes over them (the caller's buffer holds every
+					 * column's full width).  Text has no zero byte, so its
+					 * length ends at the last non-zero byte.
 					 */
-					uint64		chunk[GBT_MAX_KEY_WORDS];
 					int			len = 0;
 
 					for (int k = 0; k * 64 < st->bits; k++)
@@ -576,10 +581,10 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 
 						if (x != 0)
 							len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
-						chunk[k] = pg_hton64(x);
+						x = pg_hton64(x);
+						memcpy(dst + VARHDRSZ_SHORT + 8 * k, &x, sizeof(x));
 					}
 					SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
-					memcpy(dst + VARHDRSZ_SHORT, chunk, len);
 					off += VARHDRSZ_SHORT + len;
 				}
 				break;

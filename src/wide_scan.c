@@ -759,6 +759,48 @@ mark_killed(IndexScanDesc scan)
  * --------------
  */
 
+static inline bool
+words_are(const uint64 *words, int nw, uint64 value)
+{
+	for (int k = 0; k < nw; k++)
+		if (words[k] != value)
+			return false;
+	return true;
+}
+
+/*
+ * Copy the used and unmarked slots of [start, end) that pass the filter
+ * into items (nw words and the TID each), a bitmap word at a time; the
+ * caller passes nw as a constant where it can, so the copy unrolls.
+ */
+static inline pg_attribute_always_inline int
+gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, int end,
+			uint64 *items, int nw)
+{
+	int			n = 0;
+
+	for (int w = start >> 6; w < (end + 63) >> 6; w++)
+	{
+		uint64		bits = gbt_node_live_bits(node, dead, w, start, end);
+
+		while (bits)
+		{
+			int			sl = (w << 6) + pg_rightmost_one_pos64(bits);
+			uint64	   *item = &items[n * (nw + 1)];
+
+			bits &= bits - 1;
+			item[0] = node->keys[sl];
+			for (int k = 1; k < nw; k++)
+				item[k] = node->xkeys[k - 1][sl];
+			if (so->need_filter && !passes_filter(so, item))
+				continue;
+			item[nw] = node->tids[sl];
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Copy the entries of the locked leaf in buf that the position's range wants. */
 static void
 read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
@@ -785,30 +827,27 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	pos->rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 	gbt_walk_bound_words(&node, false, pos->lowkey, &pos->lowtid);
 	gbt_walk_bound_words(&node, true, pos->hikey, &pos->hitid);
-	/* the used slots from the first key >= lo to the last <= hi */
-	pos->nitems = 0;
-	end = gbt_node_upper_bound_words(&node, r->hi);
-	start = gbt_node_lower_bound_words(&node, r->lo);
-
-	/* the used and unmarked slots of [start, end), a bitmap word at a time */
-	for (int w = start >> 6; w < (end + 63) >> 6; w++)
+	/*
+	 * The used slots from the first key >= lo to the last <= hi; an end the
+	 * range leaves open (a scan of the whole index, ORDER BY) needs no count.
+	 */
+	end = words_are(r->hi, nw, UINT64_MAX) ? node.nslots :
+		gbt_node_upper_bound_words(&node, r->hi);
+	start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
+	switch (nw)
 	{
-		uint64		bits = gbt_node_live_bits(&node, dead, w, start, end);
-
-		while (bits)
-		{
-			int			sl = (w << 6) + pg_rightmost_one_pos64(bits);
-			uint64	   *item = &pos->items[pos->nitems * (nw + 1)];
-
-			bits &= bits - 1;
-			item[0] = node.keys[sl];
-			for (int k = 1; k < nw; k++)
-				item[k] = node.xkeys[k - 1][sl];
-			if (so->need_filter && !passes_filter(so, item))
-				continue;
-			item[nw] = node.tids[sl];
-			pos->nitems++;
-		}
+		case 2:
+			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 2);
+			break;
+		case 3:
+			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 3);
+			break;
+		case 4:
+			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 4);
+			break;
+		default:
+			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, nw);
+			break;
 	}
 	if (needs_pin(scan))
 	{
@@ -966,6 +1005,31 @@ step(IndexScanDesc scan, ScanDirection dir)
 	return true;
 }
 
+/*
+ * Assert builds: the columns written from the words are the bytes
+ * heap_fill_tuple makes of gbt_wide_decode's Datums.
+ */
+static void
+check_itup_fill(GbtWideScan so, TupleDesc desc, const uint64 *item, const char *data,
+				Size size)
+{
+#ifdef USE_ASSERT_CHECKING
+	Datum		values[GBT_MAX_KEY_COLS];
+	bool		isnull[GBT_MAX_KEY_COLS];
+	uint16		mask = 0;
+	Size		want_size;
+	char	   *want;
+
+	gbt_wide_decode(so->info, item, item[so->nw], values, isnull, so->bufs);
+	want_size = heap_compute_data_size(desc, values, isnull);
+	want = palloc0(want_size);
+	heap_fill_tuple(desc, values, isnull, want, want_size, &mask, NULL);
+	Assert(want_size == size && memcmp(want, data, size) == 0);
+	Assert(((mask & HEAP_HASVARWIDTH) != 0) == so->itup_plan.varwidth);
+	pfree(want);
+#endif
+}
+
 bool
 gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -1013,6 +1077,26 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
 			so->itup_len = 0;
 		}
+		if (!nulltree && so->itup_plan.text_alone)
+		{
+			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
+			Size		size;
+
+			/*
+			 * Nothing else to zero: every such tuple writes the same 33
+			 * bytes, zeros past its value, and the allocation's were zero
+			 * beyond them.
+			 */
+			if (so->itup_dirty)
+				memset(so->itup, 0, so->itup_len);
+			so->itup_dirty = false;
+			size = gbt_wide_itup_fill_text_alone(&so->itup_plan, item, data);
+			so->itup->t_info = (unsigned short) MAXALIGN(IndexInfoFindDataOffset(0) + size) |
+				INDEX_VAR_MASK;
+			check_itup_fill(so, desc, item, data, size);
+			scan->xs_itup = so->itup;
+			return true;
+		}
 		if (!nulltree)
 		{
 			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
@@ -1038,22 +1122,7 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				else
 					so->itup->t_info = (unsigned short) len;
 				so->itup_len = len;
-#ifdef USE_ASSERT_CHECKING
-				{
-					/* the bytes heap_fill_tuple makes of gbt_wide_decode's Datums */
-					Size		want_size;
-					char	   *want;
-
-					gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
-					want_size = heap_compute_data_size(desc, values, isnull);
-					want = palloc0(want_size);
-					heap_fill_tuple(desc, values, isnull, want, want_size, &mask, NULL);
-					Assert(want_size == size && memcmp(want, data, size) == 0);
-					Assert(((mask & HEAP_HASVARWIDTH) != 0) == so->itup_plan.varwidth);
-					pfree(want);
-					mask = 0;
-				}
-#endif
+				check_itup_fill(so, desc, item, data, size);
 				scan->xs_itup = so->itup;
 				return true;
 			}
