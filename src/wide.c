@@ -510,11 +510,26 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
  * The entry's columns into data, and their size into *size; false (data
  * partly written) when a column is NULL, whose tuple has a null bitmap and
  * other offsets.  Alignment padding is written as zeros, as
- * heap_fill_tuple leaves it.
+ * heap_fill_tuple leaves it.  words is an entry's: its TID follows them.
  */
-bool
-gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
-				   Size *size)
+/*
+ * gbt_words_get without its branch, for a field of up to 64 bits: the 64
+ * bits from pos of the word pair, then the field's top bits.  The pair's
+ * second word may be the entry's TID, which follows its words.
+ */
+static inline uint64
+field_bits(const uint64 *words, int pos, int nbits)
+{
+	int			i = pos >> 6;
+	int			o = pos & 63;
+	uint64		x = (words[i] << o) | ((words[i + 1] >> 1) >> (63 - o));
+
+	return x >> (64 - nbits);
+}
+
+static inline pg_attribute_always_inline bool
+itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
+		  Size *size, bool varwidth)
 {
 	uint16		flags = gbt_tid_flags(tid);
 	Size		off = 0;
@@ -526,9 +541,10 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 		uint64		f;
 
 		if (st->nullpos >= 0 &&
-			gbt_words_get(words, st->nullpos, 1) != (uint64) st->nulls_first)
+			((words[st->nullpos >> 6] >> (63 - (st->nullpos & 63))) & 1) !=
+			(uint64) st->nulls_first)
 			return false;
-		if (plan->varwidth)
+		if (varwidth)
 		{
 			Size		aligned = st->kind == GBT_ITUP_TEXT ? off :
 				att_align_nominal(off, st->align);
@@ -541,7 +557,7 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 		dst = data + off;
 		/* a field of up to 64 bits (a uuid's and a text's are read below) */
 		f = st->kind == GBT_ITUP_UUID || st->kind == GBT_ITUP_TEXT ? 0 :
-			(gbt_words_get(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
+			(field_bits(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
 		switch ((GbtItupKind) st->kind)
 		{
 			case GBT_ITUP_UUID:
@@ -620,8 +636,19 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 				break;
 		}
 	}
-	*size = plan->varwidth ? off : plan->size;
+	*size = varwidth ? off : plan->size;
 	return true;
+}
+
+/* itup_fill, compiled apart for plans with a text column and without */
+bool
+gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
+				   Size *size)
+{
+	if (plan->varwidth)
+		return itup_fill(plan, words, tid, data, size, true);
+	return itup_fill(plan, words, tid, data, size, false);
+
 }
 
 /*

@@ -1039,7 +1039,13 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (scan->kill_prior_tuple && so->started)
 		remember_killed(scan);
-	if (!step(scan, dir))
+
+	/* the next entry of the leaf already read, without step()'s checks */
+	if (so->started && so->gpu_items == NULL && so->pos.seg >= 0 &&
+		ScanDirectionIsForward(dir) && so->pos.itemIndex + 1 < so->pos.nitems &&
+		so->pos.itemIndex >= 0 && !so->impossible && !so->par_idle)
+		so->pos.itemIndex++;
+	else if (!step(scan, dir))
 		return false;
 	if (so->gpu_items)
 		item = &so->gpu_items[so->gpu_i * (nw + 1)];

@@ -20,6 +20,12 @@ OUTFILE=${1:-/tmp/gpu-count-default.md}
 SELECT_LIST=${GPU_COUNT_SELECT:-count(*)}
 # GPU_KEY_TYPE=uuid: a uuid key (gpu-lib.sh's count_table), a multi-word index
 KEYTYPE=${GPU_KEY_TYPE:-int8}
+# GPU_COUNT_SIZES: the array lengths measured
+SIZES=${GPU_COUNT_SIZES:-10000 100000 1000000}
+# GPU_BTREE_FORCED=1: btree is also measured with its index plan forced
+# (enable_seqscan and enable_bitmapscan off), for where the planner gives
+# it a sequential scan under the defaults
+FORCED=${GPU_BTREE_FORCED:-0}
 # shellcheck source=test/bench/gpu-lib.sh
 . "$(dirname "$0")/gpu-lib.sh"
 
@@ -47,7 +53,7 @@ QUERY
 declare -A RES
 measure() {   # $1 label, $2 settings
     local n out
-    for n in 10000 100000 1000000; do
+    for n in $SIZES; do
         out=$(run_default "$n" "$2")
         RES["$1,$n,count"]=$(echo "$out" | awk '/^COUNT/ { print $2 }')
         RES["$1,$n"]=$(echo "$out" | awk '/^TIME/ { print $2 }' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
@@ -60,6 +66,7 @@ q -c "CREATE INDEX gc_t_k ON gc_t USING btree (k)"
 echo "  index sizes: btree $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
 q -c "SELECT pg_prewarm('gc_t_k')" >/dev/null
 measure btree ""
+[ "$FORCED" = 1 ] && measure btree-forced "SET enable_seqscan = off; SET enable_bitmapscan = off;"
 q -c "DROP INDEX gc_t_k"
 # GPU_INDEX_WITH: the gbtree index's options, such as
 # "WITH (deduplicate_items = on)" (with GPU_KEY_DUP: leaves in posting form)
@@ -74,7 +81,7 @@ measure gbtree-cpu "SET gbtree.device = cpu;"
 {
     echo "# SELECT $SELECT_LIST WHERE k = ANY(\$1) under PostgreSQL's default settings, $ROWS rows, $KEYTYPE keys"
     echo
-    echo "- command: \`test/gpu/device-run.sh $( [ "$KEYTYPE" = uuid ] && echo uuid)$( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_KEY_TYPE=$KEYTYPE, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}'); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
+    echo "- command: \`test/gpu/device-run.sh $( [ "$KEYTYPE" = uuid ] && echo uuid)$( [ "$SELECT_LIST" = 'count(*)' ] && echo countbench || echo rowsbench)\` (test/bench/gpu-count-default.sh, GPU_BENCH_ROWS=$ROWS, GPU_BENCH_REPEAT=$REPEAT, GPU_COUNT_SELECT='$SELECT_LIST', GPU_KEY_DUP=${GPU_KEY_DUP:-1}, GPU_KEY_TYPE=$KEYTYPE, GPU_INDEX_WITH='${GPU_INDEX_WITH:-}', GPU_COUNT_SIZES='$SIZES', GPU_BTREE_FORCED=$FORCED); gbtree index $(q -c "SELECT pg_size_pretty(pg_relation_size('gc_t_k'))")"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); git revision: ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); GPU: $(q -c "SELECT value FROM gbtree_device_info() WHERE name = 'device'")"
     echo "- PostgreSQL $(q -c 'SHOW server_version') with its default planner settings (max_parallel_workers_per_gather = $(q -c 'SHOW max_parallel_workers_per_gather'), plan_cache_mode = $(q -c 'SHOW plan_cache_mode')); shared_buffers = $(q -c 'SHOW shared_buffers'), work_mem = $(q -c 'SHOW work_mem'); jit = off in the timed sessions; the index is prewarmed; the table is vacuumed (all visible)"
@@ -82,16 +89,28 @@ measure gbtree-cpu "SET gbtree.device = cpu;"
     echo
     echo "| keys | btree ms | gbtree auto (GPU) ms | gbtree CPU ms | btree / GPU | btree / CPU | btree plan | gbtree plan | answer |"
     echo "|---|---|---|---|---|---|---|---|---|"
-    for n in 10000 100000 1000000; do
+    for n in $SIZES; do
         b=${RES["btree,$n"]}; g=${RES["gbtree-auto,$n"]}; c=${RES["gbtree-cpu,$n"]}
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$n" "$b" "$g" "$c" "$(div "$b" "$g")" "$(div "$b" "$c")" \
             "${RES["btree,$n,plan"]}" "${RES["gbtree-auto,$n,plan"]}" "${RES["btree,$n,count"]}"
     done
+    if [ "$FORCED" = 1 ]; then
+        echo
+        echo "btree with its index plan forced (enable_seqscan = off, enable_bitmapscan = off), against the same gbtree times:"
+        echo
+        echo "| keys | btree forced ms | btree forced / gbtree GPU | btree forced / gbtree CPU | plan |"
+        echo "|---|---|---|---|---|"
+        for n in $SIZES; do
+            f=${RES["btree-forced,$n"]}
+            printf "| %s | %s | %s | %s | %s |\n" "$n" "$f" "$(div "$f" "${RES["gbtree-auto,$n"]}")" \
+                "$(div "$f" "${RES["gbtree-cpu,$n"]}")" "${RES["btree-forced,$n,plan"]}"
+        done
+    fi
     echo
     q -c "SELECT '- ' || name || ': ' || value FROM gbtree_device_info() WHERE name NOT LIKE 'copy%'"
 } | tee "$OUTFILE"
-for n in 10000 100000 1000000; do
-    for e in gbtree-auto gbtree-cpu; do
+for n in $SIZES; do
+    for e in gbtree-auto gbtree-cpu $( [ "$FORCED" = 1 ] && echo btree-forced); do
         [ "${RES["$e,$n,count"]}" = "${RES["btree,$n,count"]}" ] || { echo "COUNT MISMATCH $e n=$n"; exit 1; }
     done
 done
