@@ -920,6 +920,11 @@ SELECT m_diff('mg_u', 'mb_u', 'u', 'u IS NULL');
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u IS NOT NULL AND u < ''01000000-0000-0000-0000-000000000000''');
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u = ANY (ARRAY[''00000000-0000-0000-0000-000000000000'', ''12345678-1234-1234-1234-123456789001'', ''12345678-1234-1234-1234-123456789001'', NULL, ''ffffffff-ffff-ffff-ffff-ffffffffffff'', md5(''77'')]::uuid[])');
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u = ANY (''{}''::uuid[])');
+-- a long array (sort.c's radix levels): every uuid of the table, scrambled,
+-- with the 2000 copies of one
+CREATE TABLE u_arr AS SELECT id, u FROM mb_u;
+SELECT m_diff('mg_u', 'mb_u', 'u', 'u = ANY (ARRAY(SELECT u FROM u_arr ORDER BY md5(id::text)))');
+DROP TABLE u_arr;
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u = ''00000000-0000-0000-0000-000000000000'' OR u = ''5e5e5e5e-5e5e-5e5e-5e5e-5e5e5e5e5e5e'' OR u IS NULL');
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u IS NOT NULL');
 SELECT m_diff('mg_u', 'mb_u', 'u', 'u IS NULL');

@@ -215,6 +215,7 @@ extern void gbt_sort_entries(GbtEntry *e, Size n);
 extern void gbt_merge_runs(const GbtEntry *src, GbtEntry *dst, Size n, Size runlen, int nruns);
 extern void gbt_sort_u64(uint64 *v, int n);
 extern int	gbt_sort_unique_u64(uint64 *v, int n);
+extern int	gbt_sort_unique_words(uint64 *v, int n, int nw);
 extern void gbt_sort_tids(uint64 *t, int n);
 
 /* batch.c */

@@ -334,6 +334,119 @@ gbt_sort_unique_u64(uint64 *v, int n)
 	return m;
 }
 
+/* keys of nw words, most significant first: a < b */
+static inline int
+words_cmp(const uint64 *a, const uint64 *b, int nw)
+{
+	for (int k = 0; k < nw; k++)
+		if (a[k] != b[k])
+			return a[k] < b[k] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * MSD radix sort of the keys [lo, hi) of nw words each, from byte depth
+ * on (all keys share the bytes before it): one byte a level, a level where
+ * every key has the same byte skipped without moving them, runs of up to
+ * 32 keys by insertion.  Random keys (uuids) are sorted after two levels.
+ */
+static void
+msd_sort_words(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth)
+{
+	uint32		start[257];
+	uint32		pos[256];
+
+	for (;;)
+	{
+		int			n = hi - lo;
+		int			w = depth >> 3;
+		int			shift = 56 - 8 * (depth & 7);
+		bool		one_bucket = false;
+
+		if (n <= 32)
+		{
+			for (int i = lo + 1; i < hi; i++)
+			{
+				uint64		x[GBT_MAX_KEY_WORDS];
+				int			k = i;
+
+				memcpy(x, &v[(Size) i * nw], sizeof(uint64) * nw);
+				while (k > lo && words_cmp(&v[(Size) (k - 1) * nw], x, nw) > 0)
+				{
+					memcpy(&v[(Size) k * nw], &v[(Size) (k - 1) * nw], sizeof(uint64) * nw);
+					k--;
+				}
+				memcpy(&v[(Size) k * nw], x, sizeof(uint64) * nw);
+			}
+			return;
+		}
+		if (depth >= 8 * nw)
+			return;				/* all equal */
+		memset(start, 0, sizeof(start));
+		for (int i = lo; i < hi; i++)
+			start[((v[(Size) i * nw + w] >> shift) & 0xFF) + 1]++;
+		for (int d = 0; d < 256 && !one_bucket; d++)
+			one_bucket = start[d + 1] == (uint32) n;
+		if (one_bucket)
+		{
+			depth++;
+			continue;
+		}
+		for (int d = 0; d < 256; d++)
+		{
+			start[d + 1] += start[d];
+			pos[d] = start[d];
+		}
+		for (int i = lo; i < hi; i++)
+		{
+			int			d = (v[(Size) i * nw + w] >> shift) & 0xFF;
+
+			memcpy(&tmp[(Size) (lo + pos[d]++) * nw], &v[(Size) i * nw], sizeof(uint64) * nw);
+		}
+		memcpy(&v[(Size) lo * nw], &tmp[(Size) lo * nw], sizeof(uint64) * nw * n);
+		for (int d = 0; d < 256; d++)
+			if (start[d + 1] - start[d] > 1)
+				msd_sort_words(v, tmp, lo + start[d], lo + start[d + 1], nw, depth + 1);
+		return;
+	}
+}
+
+/*
+ * Sort keys of nw words (up to GBT_MAX_KEY_WORDS, one after another) and
+ * remove duplicates in place; returns the new count.  = ANY arrays on a
+ * uuid or text column: a quarter of the build's LSD sort's time for 1M
+ * random uuids, which moves every entry once a byte.
+ */
+int
+gbt_sort_unique_words(uint64 *v, int n, int nw)
+{
+	bool		ascending = true;
+	int			m = 0;
+
+	Assert(nw >= 1 && nw <= GBT_MAX_KEY_WORDS);
+	if (n <= 1)
+		return n;
+	for (int i = 1; i < n && ascending; i++)
+		ascending = words_cmp(&v[(Size) (i - 1) * nw], &v[(Size) i * nw], nw) <= 0;
+	if (!ascending)
+	{
+		uint64	   *tmp = MemoryContextAllocHuge(CurrentMemoryContext,
+												 sizeof(uint64) * nw * (Size) n);
+
+		msd_sort_words(v, tmp, 0, n, nw, 0);
+		pfree(tmp);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (m > 0 && memcmp(&v[(Size) (m - 1) * nw], &v[(Size) i * nw], sizeof(uint64) * nw) == 0)
+			continue;
+		if (m != i)
+			memcpy(&v[(Size) m * nw], &v[(Size) i * nw], sizeof(uint64) * nw);
+		m++;
+	}
+	return m;
+}
+
 /* sort packed TIDs (block << 16 | offset) */
 void
 gbt_sort_tids(uint64 *t, int n)
