@@ -380,15 +380,13 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 			gbt_shape_prefix_bound(shape, vals, nprefix, true, out[r].hi);
 		}
 		else
-		{
-			gbt_shape_prefix_bound(shape, vals, nprefix, false, out[r].lo);
-			gbt_shape_prefix_bound(shape, vals, nprefix, true, out[r].hi);
-		}
+			gbt_shape_prefix_bounds(shape, vals, nprefix, out[r].lo, out[r].hi);
 		for (int i = 0; i < nconds && keep; i++)
 			if (conds[i].op == GBT_COND_ROW && conds[i].col == npin)
 				keep = gbt_row_bound(shape, &conds[i], vals, npin, out[r].lo, out[r].hi);
-		if (keep)
-			out[nkept++] = out[r];
+		if (keep && nkept != r)
+			out[nkept] = out[r];
+		nkept += keep;
 		keep = true;
 	}
 	nout = nkept;

@@ -150,14 +150,18 @@ gbt_field_mask(int nbits)
 	return nbits >= 64 ? UINT64_MAX : (UINT64_C(1) << nbits) - 1;
 }
 
-/* Encode a row's columns into shape->nwords words. */
-static inline void
-gbt_shape_encode(const GbtKeyShape *shape, const GbtColValue *vals, uint64_t *words)
+/*
+ * Encode a row's first ncols columns into shape->nwords words, the bits
+ * after them zero; returns the bit position after them.
+ */
+static inline int
+gbt_shape_encode_cols(const GbtKeyShape *shape, const GbtColValue *vals, int ncols,
+					  uint64_t *words)
 {
 	int			pos = 0;
 
 	memset(words, 0, sizeof(uint64_t) * shape->nwords);
-	for (int c = 0; c < shape->ncols; c++)
+	for (int c = 0; c < ncols; c++)
 	{
 		const GbtColShape *col = &shape->col[c];
 		const GbtColValue *v = &vals[c];
@@ -183,6 +187,14 @@ gbt_shape_encode(const GbtKeyShape *shape, const GbtColValue *vals, uint64_t *wo
 		}
 		pos += col->bits;
 	}
+	return pos;
+}
+
+/* Encode a row's columns into shape->nwords words. */
+static inline void
+gbt_shape_encode(const GbtKeyShape *shape, const GbtColValue *vals, uint64_t *words)
+{
+	gbt_shape_encode_cols(shape, vals, shape->ncols, words);
 }
 
 /* The value bits of one field at bit position pos (not NULL) into v. */
@@ -232,6 +244,19 @@ gbt_shape_decode(const GbtKeyShape *shape, const uint64_t *words, GbtColValue *v
 	}
 }
 
+/* Set every bit of words (nwords of them) from bit pos on. */
+static inline void
+gbt_words_set_from(uint64_t *words, int pos, int nwords)
+{
+	for (int p = pos; p < nwords * 64;)
+	{
+		int			n = 64 - p % 64;
+
+		gbt_words_put(words, p, UINT64_MAX, n);
+		p += n;
+	}
+}
+
 /*
  * The bounds of every key whose first nprefix columns are those of vals:
  * ones == false gives the least (the rest of the bits zero), true the
@@ -241,22 +266,25 @@ static inline void
 gbt_shape_prefix_bound(const GbtKeyShape *shape, const GbtColValue *vals, int nprefix,
 					   bool ones, uint64_t *words)
 {
-	GbtKeyShape prefix = *shape;
-	int			pos = 0;
-
 	/* the first nprefix fields, encoded into all of the shape's words */
-	prefix.ncols = nprefix;
-	for (int c = 0; c < nprefix; c++)
-		pos += shape->col[c].bits + (shape->nullbits ? 1 : 0);
-	gbt_shape_encode(&prefix, vals, words);
-	if (ones)
-		for (int p = pos; p < shape->nwords * 64;)
-		{
-			int			n = 64 - p % 64;
+	int			pos = gbt_shape_encode_cols(shape, vals, nprefix, words);
 
-			gbt_words_put(words, p, UINT64_MAX, n);
-			p += n;
-		}
+	if (ones)
+		gbt_words_set_from(words, pos, shape->nwords);
+}
+
+/*
+ * Both bounds of one prefix, encoded once: the range of keys that begin
+ * with the first nprefix fields.
+ */
+static inline void
+gbt_shape_prefix_bounds(const GbtKeyShape *shape, const GbtColValue *vals, int nprefix,
+						uint64_t *lo, uint64_t *hi)
+{
+	int			pos = gbt_shape_encode_cols(shape, vals, nprefix, lo);
+
+	memcpy(hi, lo, sizeof(uint64_t) * shape->nwords);
+	gbt_words_set_from(hi, pos, shape->nwords);
 }
 
 /* Unsigned lexicographic comparison of two keys of n words. */

@@ -344,13 +344,15 @@ words_cmp(const uint64 *a, const uint64 *b, int nw)
 	return 0;
 }
 
+static void msd_sort(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth);
+
 /*
  * MSD radix sort of the keys [lo, hi) of nw words each, from byte depth
  * on (all keys share the bytes before it): one byte a level, a level where
  * every key has the same byte skipped without moving them, runs of up to
  * 32 keys by insertion.  Random keys (uuids) are sorted after two levels.
  */
-static void
+static inline pg_attribute_always_inline void
 msd_sort_words(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth)
 {
 	uint32		start[257];
@@ -406,8 +408,26 @@ msd_sort_words(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth)
 		memcpy(&v[(Size) lo * nw], &tmp[(Size) lo * nw], sizeof(uint64) * nw * n);
 		for (int d = 0; d < 256; d++)
 			if (start[d + 1] - start[d] > 1)
-				msd_sort_words(v, tmp, lo + start[d], lo + start[d + 1], nw, depth + 1);
+				msd_sort(v, tmp, lo + start[d], lo + start[d + 1], nw, depth + 1);
 		return;
+	}
+}
+
+/* msd_sort_words compiled for each word count, so its copies unroll */
+static void
+msd_sort(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth)
+{
+	switch (nw)
+	{
+		case 2:
+			msd_sort_words(v, tmp, lo, hi, 2, depth);
+			break;
+		case 4:
+			msd_sort_words(v, tmp, lo, hi, 4, depth);
+			break;
+		default:
+			msd_sort_words(v, tmp, lo, hi, nw, depth);
+			break;
 	}
 }
 
@@ -433,7 +453,7 @@ gbt_sort_unique_words(uint64 *v, int n, int nw)
 		uint64	   *tmp = MemoryContextAllocHuge(CurrentMemoryContext,
 												 sizeof(uint64) * nw * (Size) n);
 
-		msd_sort_words(v, tmp, 0, n, nw, 0);
+		msd_sort(v, tmp, 0, n, nw, 0);
 		pfree(tmp);
 	}
 	for (int i = 0; i < n; i++)
