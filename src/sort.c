@@ -334,16 +334,6 @@ gbt_sort_unique_u64(uint64 *v, int n)
 	return m;
 }
 
-/* keys of nw words, most significant first: a < b */
-static inline int
-words_cmp(const uint64 *a, const uint64 *b, int nw)
-{
-	for (int k = 0; k < nw; k++)
-		if (a[k] != b[k])
-			return a[k] < b[k] ? -1 : 1;
-	return 0;
-}
-
 static void msd_sort(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth);
 
 /*
@@ -373,7 +363,7 @@ msd_sort_words(uint64 *v, uint64 *tmp, int lo, int hi, int nw, int depth)
 				int			k = i;
 
 				memcpy(x, &v[(Size) i * nw], sizeof(uint64) * nw);
-				while (k > lo && words_cmp(&v[(Size) (k - 1) * nw], x, nw) > 0)
+				while (k > lo && gbt_words_cmp(&v[(Size) (k - 1) * nw], x, nw) > 0)
 				{
 					memcpy(&v[(Size) k * nw], &v[(Size) (k - 1) * nw], sizeof(uint64) * nw);
 					k--;
@@ -447,7 +437,7 @@ gbt_sort_unique_words(uint64 *v, int n, int nw)
 	if (n <= 1)
 		return n;
 	for (int i = 1; i < n && ascending; i++)
-		ascending = words_cmp(&v[(Size) (i - 1) * nw], &v[(Size) i * nw], nw) <= 0;
+		ascending = gbt_words_cmp(&v[(Size) (i - 1) * nw], &v[(Size) i * nw], nw) <= 0;
 	if (!ascending)
 	{
 		uint64	   *tmp = MemoryContextAllocHuge(CurrentMemoryContext,
