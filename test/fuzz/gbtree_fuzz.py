@@ -545,11 +545,13 @@ def gen_mconst(t, i, rnd):
 
 def gen_many(t, i, rnd, op="="):
     """col op ANY(array) on column i of t: NULL elements, duplicates, at
-    times an array of another type of the column's family."""
+    times an array of another type of the column's family, and at times
+    one of 33-300 elements, past the insertion sort of sort.c's radix
+    sorts (their levels, and a uuid's or a text's prefixes shared)."""
     c, ct = tcols(t)[i][:2]
     at = rnd.choice(cross_types(ct))
     elems = []
-    for _ in range(rnd.randint(0, 10)):
+    for _ in range(rnd.randint(0, 10) if rnd.random() < 0.92 else rnd.randint(33, 300)):
         if elems and rnd.random() < 0.15:
             elems.append(rnd.choice(elems))
             continue
