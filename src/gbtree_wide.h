@@ -107,6 +107,21 @@ typedef struct GbtItupPlan
 } GbtItupPlan;
 
 /*
+ * Word k of a text field (its bytes from the top, the padding zero) into
+ * an index-only tuple's value bytes, stored whole; *len becomes the
+ * value's length where the word holds its last byte (text has no zero
+ * byte).
+ */
+static inline void
+gbt_itup_text_word(uint64 x, int k, char *bytes, int *len)
+{
+	if (x != 0)
+		*len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
+	x = pg_hton64(x);
+	memcpy(bytes + 8 * k, &x, sizeof(x));
+}
+
+/*
  * gbt_wide_itup_fill for an index of one text column and nothing else
  * (plan->text_alone), the common text index, without the plan's loop: the
  * four words, byte-swapped, after a one-byte header; their bytes past the
@@ -119,14 +134,7 @@ gbt_wide_itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char
 	int			len = 0;
 
 	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
-	{
-		uint64		x = words[k] ^ inv;
-
-		if (x != 0)
-			len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
-		x = pg_hton64(x);
-		memcpy(data + VARHDRSZ_SHORT + 8 * k, &x, sizeof(x));
-	}
+		gbt_itup_text_word(words[k] ^ inv, k, data + VARHDRSZ_SHORT, &len);
 	SET_VARSIZE_SHORT(data, VARHDRSZ_SHORT + len);
 	return VARHDRSZ_SHORT + len;
 }

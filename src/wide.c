@@ -69,13 +69,6 @@ gbt_type_is_text(Oid typid)
 	return typid == TEXTOID || typid == VARCHAROID;
 }
 
-/*
- * Whether text under this collation orders by its bytes, so that a
- * zero-padded prefix of them is an order key: the libc locales "C" and
- * "POSIX", and PostgreSQL 17's builtin provider (code point order, which
- * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
- * from the catalogs: pg_locale.h needs ICU's headers to build against.
- */
 /* a catalog row's text column, or NULL */
 static char *
 catalog_text(int cacheid, HeapTuple tup, AttrNumber att)
@@ -86,6 +79,13 @@ catalog_text(int cacheid, HeapTuple tup, AttrNumber att)
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
+/*
+ * Whether text under this collation orders by its bytes, so that a
+ * zero-padded prefix of them is an order key: the libc locales "C" and
+ * "POSIX", and PostgreSQL 17's builtin provider (code point order, which
+ * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
+ * from the catalogs: pg_locale.h needs ICU's headers to build against.
+ */
 static bool
 locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate)
 {
@@ -507,12 +507,6 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 }
 
 /*
- * The entry's columns into data, and their size into *size; false (data
- * partly written) when a column is NULL, whose tuple has a null bitmap and
- * other offsets.  Alignment padding is written as zeros, as
- * heap_fill_tuple leaves it.  words is an entry's: its TID follows them.
- */
-/*
  * gbt_words_get without its branch, for a field of up to 64 bits: the 64
  * bits from pos of the word pair, then the field's top bits.  The pair's
  * second word may be the entry's TID, which follows its words.
@@ -527,6 +521,12 @@ field_bits(const uint64 *words, int pos, int nbits)
 	return x >> (64 - nbits);
 }
 
+/*
+ * The entry's columns into data, and their size into *size; false (data
+ * partly written) when a column is NULL, whose tuple has a null bitmap and
+ * other offsets.  Alignment padding is written as zeros, as
+ * heap_fill_tuple leaves it.  words is an entry's: its TID follows them.
+ */
 static inline pg_attribute_always_inline bool
 itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 		  Size *size, bool varwidth)
@@ -595,10 +595,7 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 							x = ((gbt_words_get(words, st->pos + 64 * k, n) ^ st->inv) &
 								 gbt_field_mask(n)) << (64 - n);
 
-						if (x != 0)
-							len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
-						x = pg_hton64(x);
-						memcpy(dst + VARHDRSZ_SHORT + 8 * k, &x, sizeof(x));
+						gbt_itup_text_word(x, k, dst + VARHDRSZ_SHORT, &len);
 					}
 					SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
 					off += VARHDRSZ_SHORT + len;
