@@ -96,7 +96,8 @@ typedef struct GbtPageOpaqueData
 	uint16_t	nused;			/* used slots */
 	uint16_t	nslots;			/* slot capacity of this page */
 	uint64_t	xact;			/* deleted pages: next full xid at deletion */
-	uint32_t	pad;
+	uint16_t	taillow;		/* GBT_F_TAILS: start of the tail area */
+	uint16_t	tailfree;		/* GBT_F_TAILS: bytes of tails no slot holds */
 	uint16_t	keywords;		/* words a key (0 on older pages: one) */
 	uint16_t	page_id;		/* GBT_PAGE_ID, for tools and checks */
 } GbtPageOpaqueData;
@@ -113,6 +114,7 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_F_RIGHTMOST		0x0010	/* no right sibling: hikey is +inf */
 #define GBT_F_DELETED		0x0020	/* unlinked; reusable when safe */
 #define GBT_F_POSTING		0x0040	/* leaf in posting form (below) */
+#define GBT_F_TAILS			0x0080	/* multi-word page whose entries carry tails */
 
 #define GBT_PAGE_ID			0xFB7E
 
@@ -177,6 +179,9 @@ typedef struct GbtNode
 	uint64_t   *xkeys[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [nslots] */
 	uint64_t   *xdir[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [GBT_DIR_SIZE] */
 	uint64_t   *xbounds;		/* words 1.. of the high key, then the low key's */
+	uint16_t   *toff;			/* GBT_F_TAILS: [nslots] tail offsets, else NULL */
+	uint16_t   *btoff;			/* GBT_F_TAILS: the high and low keys' tails */
+	int			tailstart;		/* GBT_F_TAILS: end of the arrays (and dead marks) */
 } GbtNode;
 
 /* byte offsets inside the page, for leaf and inner layout */
@@ -215,11 +220,90 @@ gbt_page_opaque(char *page)
 	return (GbtPageOpaque) (page + GBT_OPAQUE_OFFSET);
 }
 
+/*
+ * Tails (src/README, "What is left", item 4): a page formatted with
+ * GBT_F_TAILS holds fewer slots, and after its arrays a 16-bit offset a
+ * slot (0: no tail) and one each for its high and low keys, then (leaves)
+ * the dead marks; the tails themselves fill the page from opaque->taillow
+ * up to the special space, each a 16-bit length and its bytes.  Slots
+ * order by (words, tail, TID), tails by gbt_tail_cmp; a gap copies the
+ * next slot's offset with its words, so the arrays stay non-decreasing.
+ */
+#define GBT_TAIL_LEAF_SLOTS		80
+#define GBT_TAIL_INNER_SLOTS	64
+
+/* A tail as the node routines take and give it: len 0 is no tail. */
+typedef struct GbtTail
+{
+	const unsigned char *data;
+	int			len;
+} GbtTail;
+
+/*
+ * The order of tails: bytes as memcmp, a proper prefix first, and no tail
+ * as the one-byte tail {128} (the encoding of cut values relies on it).
+ */
+static inline int
+gbt_tail_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
+{
+	static const unsigned char none = 128;
+	int			n,
+				c;
+
+	if (alen == 0)
+	{
+		a = &none;
+		alen = 1;
+	}
+	if (blen == 0)
+	{
+		b = &none;
+		blen = 1;
+	}
+	n = alen < blen ? alen : blen;
+	c = memcmp(a, b, (size_t) n);
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+/* bytes a tail takes in the tail area */
+static inline int
+gbt_tail_space(int len)
+{
+	return len > 0 ? len + 2 : 0;
+}
+
+/* the end of a GBT_F_TAILS page's arrays (and dead marks): where tails may start */
+static inline int
+gbt_tail_start(bool leaf, int nwords)
+{
+	int			ns = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+
+	return GBT_BODY_OFFSET + 16 * ns + (leaf ? 0 : 4 * ns) + GBT_DIR_SIZE * 8 +
+		GBT_BITMAP_WORDS * 8 + (nwords - 1) * (8 * ns + GBT_DIR_SIZE * 8 + 16) +
+		2 * ns + 8 + (leaf ? GBT_BITMAP_WORDS * 8 : 0);
+}
+
+/*
+ * The longest tail an entry may have: two entries and both bounds must fit
+ * a page, leaf or inner, so that any split leaves each half room.
+ */
+static inline int
+gbt_tail_max(int nwords)
+{
+	int			leaf = GBT_OPAQUE_OFFSET - gbt_tail_start(true, nwords);
+	int			inner = GBT_OPAQUE_OFFSET - gbt_tail_start(false, nwords);
+
+	return (leaf < inner ? leaf : inner) / 4 - 2;
+}
+
 /* Where a multi-word page's arrays lie (nwords > 1); the rest NULL. */
 static inline void
-gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
+gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, bool tails)
 {
-	int			ns = leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
+	int			ns = tails ? (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) :
+		leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
 	size_t		off = GBT_BODY_OFFSET;
 
 	node->keys = (uint64_t *) (page + off);
@@ -252,8 +336,28 @@ gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
 		off += GBT_DIR_SIZE * 8;
 	}
 	node->xbounds = nwords > 1 ? (uint64_t *) (page + off) : NULL;
+	off += 16 * (size_t) (nwords - 1);
+	node->toff = NULL;
+	node->btoff = NULL;
+	node->tailstart = 0;
+	if (tails)
+	{
+		node->toff = (uint16_t *) (page + off);
+		off += 2 * (size_t) ns;
+		node->btoff = (uint16_t *) (page + off);
+		off += 8;
+		if (leaf)
+			off += GBT_BITMAP_WORDS * 8;	/* the dead marks */
+		node->tailstart = (int) off;
+	}
 	node->nslots = ns;
 	node->nwords = nwords;
+}
+
+static inline void
+gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
+{
+	gbt_node_view_words_tails(page, node, leaf, nwords, false);
 }
 
 /* Build a view of an already formatted page. */
@@ -264,7 +368,8 @@ gbt_node_view(char *page, GbtNode *node)
 
 	node->opaque = op;
 	if (op->keywords > 1)
-		gbt_node_view_words(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords);
+		gbt_node_view_words_tails(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords,
+								  (op->flags & GBT_F_TAILS) != 0);
 	else if (op->flags & GBT_F_LEAF)
 	{
 		node->keys = (uint64_t *) (page + GBT_LEAF_KEYS_OFF);
@@ -274,6 +379,8 @@ gbt_node_view(char *page, GbtNode *node)
 		node->used = (uint64_t *) (page + GBT_LEAF_USED_OFF);
 		node->nslots = GBT_LEAF_SLOTS;
 		node->nwords = 1;
+		node->toff = node->btoff = NULL;
+		node->tailstart = 0;
 	}
 	else
 	{
@@ -284,6 +391,8 @@ gbt_node_view(char *page, GbtNode *node)
 		node->used = (uint64_t *) (page + GBT_INNER_USED_OFF);
 		node->nslots = GBT_INNER_SLOTS;
 		node->nwords = 1;
+		node->toff = node->btoff = NULL;
+		node->tailstart = 0;
 	}
 	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
 }
@@ -306,6 +415,13 @@ gbt_leaf_dead(char *page)
 
 	if (nwords == 1)
 		return (uint64_t *) (page + GBT_LEAF_DEAD_OFF);
+	if (gbt_page_opaque(page)->flags & GBT_F_TAILS)
+	{
+		GbtNode		node;
+
+		gbt_node_view_words_tails(page, &node, true, nwords, true);
+		return (uint64_t *) (page + node.tailstart - GBT_BITMAP_WORDS * 8);
+	}
 	return (uint64_t *) (page + gbt_leaf_words_end(nwords) - GBT_BITMAP_WORDS * 8);
 }
 
@@ -536,6 +652,24 @@ extern int	gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t 
 											 uint64_t tid);
 extern int	gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t tid,
 								  uint32_t child);
+extern void gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_t flags,
+								  int nwords);
+extern GbtTail gbt_node_slot_tail(const GbtNode *node, int slot);
+extern GbtTail gbt_node_bound_tail(const GbtNode *node, int which);
+extern bool gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail,
+									int len);
+extern int	gbt_node_tail_room(const GbtNode *node);
+extern int	gbt_node_lower_bound_tail(const GbtNode *node, const uint64_t *key,
+									  const unsigned char *tail, int tlen, uint64_t tid);
+extern int	gbt_node_upper_bound_tail(const GbtNode *node, const uint64_t *key,
+									  const unsigned char *tail, int tlen);
+extern int	gbt_node_insert_tail(GbtNode *node, const uint64_t *key, const unsigned char *tail,
+								 int tlen, uint64_t tid, uint32_t child);
+extern int	gbt_node_extract_tails(const GbtNode *node, uint64_t *keys, uint64_t *tids,
+								   uint32_t *child, GbtTail *tails);
+extern bool gbt_node_load_tails(GbtNode *node, int n, const uint64_t *keys,
+								const uint64_t *tids, const uint32_t *child,
+								const GbtTail *tails, bool spread);
 extern int	gbt_node_lower_bound(const GbtNode *node, uint64_t key);
 extern int	gbt_node_upper_bound(const GbtNode *node, uint64_t key);
 extern int	gbt_node_lower_bound_entry(const GbtNode *node, uint64_t key, uint64_t tid);

@@ -68,6 +68,20 @@ gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int
 	}
 	if (leaf && node.nwords > 1)
 		memset(gbt_leaf_dead(page), 0, GBT_BITMAP_WORDS * 8);
+	if (node.toff)
+	{
+		memset(node.toff, 0, sizeof(uint16_t) * node.nslots);
+		node.btoff[0] = node.btoff[1] = 0;
+		op->taillow = GBT_OPAQUE_OFFSET;
+		op->tailfree = 0;
+	}
+}
+
+/* A multi-word page whose entries may carry tails (gbtree_node.h). */
+void
+gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
+{
+	gbt_node_format_words(page, leaf, level, flags | GBT_F_TAILS, nwords);
 }
 
 /* first slot whose key is >= key (nslots if none) */
@@ -181,6 +195,100 @@ slot_key_eq(const GbtNode *node, int s, const uint64_t *key)
 	return true;
 }
 
+static inline const char *
+node_page(const GbtNode *node)
+{
+	return (const char *) node->opaque - GBT_OPAQUE_OFFSET;
+}
+
+/* the tail at offset off of the page (0: none) */
+static inline GbtTail
+tail_at(const GbtNode *node, uint16_t off)
+{
+	GbtTail		t = {NULL, 0};
+
+	if (off != 0)
+	{
+		uint16_t	len;
+
+		memcpy(&len, node_page(node) + off, sizeof(len));
+		t.data = (const unsigned char *) node_page(node) + off + 2;
+		t.len = len;
+	}
+	return t;
+}
+
+GbtTail
+gbt_node_slot_tail(const GbtNode *node, int slot)
+{
+	GbtTail		none = {NULL, 0};
+
+	return node->toff ? tail_at(node, node->toff[slot]) : none;
+}
+
+/* which: 0 the high key's tail, 1 the low key's */
+GbtTail
+gbt_node_bound_tail(const GbtNode *node, int which)
+{
+	GbtTail		none = {NULL, 0};
+
+	return node->btoff ? tail_at(node, node->btoff[which]) : none;
+}
+
+/*
+ * The first slot of [lo, hi), a run of equal words, at or above (tail,
+ * tid), or above (tail, every TID) when upper: the run is non-decreasing in
+ * (tail, TID), gap copies included, and trailing gaps come last however
+ * their words tie.
+ */
+static int
+tail_run_bound(const GbtNode *node, int lo, int hi, const unsigned char *tail, int tlen,
+			   uint64_t tid, bool upper)
+{
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		GbtTail		t = gbt_node_slot_tail(node, mid);
+		int			c = gbt_tail_cmp(t.data, t.len, tail, tlen);
+
+		/* trailing gaps (sentinel words and TID, no tail) end every run */
+		if (node->tids[mid] == GBT_SENTINEL)
+			c = 1;
+		if (c < 0 || (c == 0 && (upper || node->tids[mid] < tid)))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * First slot at or above (key, tail, tid) on a multi-word page; a page
+ * without tails holds only entries without one.
+ */
+int
+gbt_node_lower_bound_tail(const GbtNode *node, const uint64_t *key,
+						  const unsigned char *tail, int tlen, uint64_t tid)
+{
+	int			lo = words_bound(node, key, false);
+
+	if (lo >= node->nslots || !slot_key_eq(node, lo, key))
+		return lo;
+	return tail_run_bound(node, lo, words_bound(node, key, true), tail, tlen, tid, false);
+}
+
+/* First slot above (key, tail) with any TID. */
+int
+gbt_node_upper_bound_tail(const GbtNode *node, const uint64_t *key,
+						  const unsigned char *tail, int tlen)
+{
+	int			lo = words_bound(node, key, false);
+
+	if (lo >= node->nslots || !slot_key_eq(node, lo, key))
+		return lo;
+	return tail_run_bound(node, lo, words_bound(node, key, true), tail, tlen, 0, true);
+}
+
 /* first slot whose (key, tid) is >= (key, tid) */
 int
 gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key, uint64_t tid)
@@ -190,6 +298,8 @@ gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key, uint6
 
 	if (node->nwords == 1)
 		return gbt_node_lower_bound_entry(node, key[0], tid);
+	if (node->toff)
+		return gbt_node_lower_bound_tail(node, key, NULL, 0, tid);
 	lo = words_bound(node, key, false);
 	if (lo >= node->nslots || !slot_key_eq(node, lo, key))
 		return lo;
@@ -342,12 +452,16 @@ gap_copy(GbtNode *node, int s, int nw)
 				 node->child ? node->child[s + 1] : 0);
 		for (int k = 1; k < nw; k++)
 			node->xkeys[k - 1][s] = node->xkeys[k - 1][s + 1];
+		if (nw > 1 && node->toff)
+			node->toff[s] = node->toff[s + 1];
 	}
 	else
 	{
 		set_slot(node, s, GBT_SENTINEL, GBT_SENTINEL, 0);
 		for (int k = 1; k < nw; k++)
 			node->xkeys[k - 1][s] = GBT_SENTINEL;
+		if (nw > 1 && node->toff)
+			node->toff[s] = 0;
 	}
 }
 
@@ -396,6 +510,8 @@ move_slots(GbtNode *node, int dst, int src, int n, int nw)
 		memmove(node->child + dst, node->child + src, sizeof(uint32_t) * n);
 	for (int k = 1; k < nw; k++)
 		memmove(node->xkeys[k - 1] + dst, node->xkeys[k - 1] + src, sizeof(uint64_t) * n);
+	if (nw > 1 && node->toff)
+		memmove(node->toff + dst, node->toff + src, sizeof(uint16_t) * n);
 }
 
 static inline int
@@ -425,6 +541,7 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 	uint64_t	k[GBT_MAX_SLOT_WORDS],
 				t[GBT_MAX_SLOTS];
 	uint32_t	c[GBT_MAX_SLOTS];
+	uint16_t	o[GBT_MAX_SLOTS];
 
 	for (int s = s0; s < s1; s++)
 	{
@@ -435,6 +552,8 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 			k[n * nw + w] = node->xkeys[w - 1][s];
 		t[n] = node->tids[s];
 		c[n] = node->child ? node->child[s] : 0;
+		if (nw > 1 && node->toff)
+			o[n] = node->toff[s];
 		n++;
 		clear_used(node, s);
 	}
@@ -445,6 +564,8 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 		int			s = s0 + (int) (((int64_t) i * width) / n);
 
 		set_slot_words(node, s, &k[i * nw], t[i], c[i], nw);
+		if (nw > 1 && node->toff)
+			node->toff[s] = o[i];
 		set_used(node, s);
 	}
 	/* gaps copy the next used slot: walk back from the window's end */
@@ -487,7 +608,8 @@ redistribute_blocks(GbtNode *node, int b)
  * slot it went to, or -1 if the page is full.
  */
 static inline __attribute__((always_inline)) int
-node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, int nw)
+node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, int nw,
+			const unsigned char *tail, int tlen, uint16_t toffv)
 {
 	int			p;
 	int			slot;
@@ -498,6 +620,7 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 		return -1;
 
 	p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+		node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
 		gbt_node_lower_bound_entry_words(node, key, tid);
 	if (p >= node->nslots || gbt_slot_used(node, p))
 	{
@@ -512,6 +635,7 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 		if (dist > GBT_BLOCK_SLOTS &&
 			redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
 			p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+				node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
 				gbt_node_lower_bound_entry_words(node, key, tid);
 	}
 	if (p < node->nslots && !gbt_slot_used(node, p))
@@ -548,6 +672,8 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 			hi = slot;
 		}
 	}
+	if (nw > 1 && node->toff)
+		node->toff[slot] = toffv;
 	node->opaque->nused++;
 	refresh(node, lo, hi, nw);
 	return slot;
@@ -556,16 +682,128 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 int
 gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 {
-	return node_insert(node, &key, tid, child, 1);
+	return node_insert(node, &key, tid, child, 1, NULL, 0, 0);
 }
 
-/* The same with a key of node->nwords words. */
+/* The same with a key of node->nwords words (no tail). */
 int
 gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child)
 {
 	if (node->nwords == 1)
-		return node_insert(node, key, tid, child, 1);
-	return node_insert(node, key, tid, child, node->nwords);
+		return node_insert(node, key, tid, child, 1, NULL, 0, 0);
+	return node_insert(node, key, tid, child, node->nwords, NULL, 0, 0);
+}
+
+/*
+ * Move the tails that slots and bounds hold to the top of the area, in
+ * slot order, dropping the bytes of deleted ones; gaps copy the new
+ * offsets.
+ */
+static void
+tails_compact(GbtNode *node)
+{
+	char		buf[GBT_PAGE_SIZE];
+	char	   *page = (char *) node_page(node);
+	int			top = GBT_OPAQUE_OFFSET;
+
+	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
+		 s = gbt_node_next_used(node, s + 1))
+	{
+		GbtTail		t = gbt_node_slot_tail(node, s);
+
+		if (t.len == 0)
+			continue;
+		top -= gbt_tail_space(t.len);
+		memcpy(buf + top, t.data - 2, gbt_tail_space(t.len));
+		node->toff[s] = (uint16_t) top;
+	}
+	for (int b = 0; b < 2; b++)
+	{
+		GbtTail		t = gbt_node_bound_tail(node, b);
+
+		if (t.len == 0)
+			continue;
+		top -= gbt_tail_space(t.len);
+		memcpy(buf + top, t.data - 2, gbt_tail_space(t.len));
+		node->btoff[b] = (uint16_t) top;
+	}
+	memcpy(page + top, buf + top, GBT_OPAQUE_OFFSET - top);
+	node->opaque->taillow = (uint16_t) top;
+	node->opaque->tailfree = 0;
+	for (int s = node->nslots - 1; s >= 0; s--)
+		if (!gbt_slot_used(node, s))
+			node->toff[s] = s + 1 < node->nslots ? node->toff[s + 1] : 0;
+}
+
+/* free bytes for tails, counting those compaction would win back */
+int
+gbt_node_tail_room(const GbtNode *node)
+{
+	if (!node->toff)
+		return 0;
+	return node->opaque->taillow - node->tailstart + node->opaque->tailfree;
+}
+
+/*
+ * Copy a tail into the area (compacting it if that makes room); its
+ * offset, or 0 if it does not fit.  The tail must not lie in this page.
+ */
+static uint16_t
+tail_alloc(GbtNode *node, const unsigned char *data, int len)
+{
+	GbtPageOpaque op = node->opaque;
+	char	   *page = (char *) node_page(node);
+	int			need = gbt_tail_space(len);
+	uint16_t	l = (uint16_t) len;
+
+	if (len <= 0 || len > UINT16_MAX || need > gbt_node_tail_room(node))
+		return 0;
+	if (op->taillow - need < node->tailstart)
+		tails_compact(node);
+	op->taillow -= need;
+	memcpy(page + op->taillow, &l, sizeof(l));
+	memcpy(page + op->taillow + 2, data, (size_t) len);
+	return op->taillow;
+}
+
+/*
+ * Insert (key, tail, tid[, child]) at its place in (key, tail, TID) order
+ * on a page formatted for tails.  Returns the slot, or -1 if the page has
+ * no free slot or no room for the tail.
+ */
+int
+gbt_node_insert_tail(GbtNode *node, const uint64_t *key, const unsigned char *tail, int tlen,
+					 uint64_t tid, uint32_t child)
+{
+	uint16_t	off = 0;
+
+	if (!node->toff)
+		return tlen > 0 ? -1 : gbt_node_insert_words(node, key, tid, child);
+	if (node->opaque->nused >= node->nslots)
+		return -1;
+	if (tlen > 0 && (off = tail_alloc(node, tail, tlen)) == 0)
+		return -1;
+	return node_insert(node, key, tid, child, node->nwords, tail, tlen, off);
+}
+
+/* Give the high (which 0) or low (1) key a tail; false if it does not fit. */
+bool
+gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail, int len)
+{
+	GbtTail		old;
+	uint16_t	off = 0;
+
+	if (!node->btoff)
+		return len == 0;
+	old = gbt_node_bound_tail(node, which);
+	if (gbt_tail_space(len) > gbt_node_tail_room(node) + gbt_tail_space(old.len))
+		return false;
+	node->opaque->tailfree += gbt_tail_space(old.len);
+	node->btoff[which] = 0;
+	if (len > 0)
+		off = tail_alloc(node, tail, len);
+	node->btoff[which] = off;
+	return true;
 }
 
 /*
@@ -592,6 +830,8 @@ gbt_node_count_used(const GbtNode *node)
 void
 gbt_node_delete_slot(GbtNode *node, int slot)
 {
+	if (node->toff)
+		node->opaque->tailfree += gbt_tail_space(gbt_node_slot_tail(node, slot).len);
 	clear_used(node, slot);
 	gap_copy(node, slot, node->nwords);
 	node->opaque->nused--;
@@ -600,7 +840,8 @@ gbt_node_delete_slot(GbtNode *node, int slot)
 
 /* Copy out the used entries in order; returns their number. */
 static inline __attribute__((always_inline)) int
-node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child, int nw)
+node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child,
+			 GbtTail *tails, int nw)
 {
 	int			n = 0;
 
@@ -613,6 +854,8 @@ node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *chil
 		tids[n] = node->tids[s];
 		if (child)
 			child[n] = node->child ? node->child[s] : 0;
+		if (tails)
+			tails[n] = gbt_node_slot_tail(node, s);
 		n++;
 	}
 	return n;
@@ -622,8 +865,18 @@ int
 gbt_node_extract(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child)
 {
 	if (node->nwords == 1)
-		return node_extract(node, keys, tids, child, 1);
-	return node_extract(node, keys, tids, child, node->nwords);
+		return node_extract(node, keys, tids, child, NULL, 1);
+	return node_extract(node, keys, tids, child, NULL, node->nwords);
+}
+
+/* The same with each entry's tail, pointing into the page. */
+int
+gbt_node_extract_tails(const GbtNode *node, uint64_t *keys, uint64_t *tids, uint32_t *child,
+					   GbtTail *tails)
+{
+	if (node->nwords == 1)
+		return node_extract(node, keys, tids, child, tails, 1);
+	return node_extract(node, keys, tids, child, tails, node->nwords);
 }
 
 /*
@@ -645,7 +898,7 @@ gbt_node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
  */
 static inline __attribute__((always_inline)) void
 node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
-		  const uint32_t *child, bool spread, int nw)
+		  const uint32_t *child, const uint16_t *offs, bool spread, int nw)
 {
 	int			ns = node->nslots;
 
@@ -655,6 +908,8 @@ node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
 		int			s = spread ? (int) (((int64_t) i * ns) / n) : i;
 
 		set_slot_words(node, s, &keys[i * nw], tids[i], child ? child[i] : 0, nw);
+		if (nw > 1 && node->toff)
+			node->toff[s] = offs ? offs[i] : 0;
 		set_used(node, s);
 	}
 	node->opaque->nused = (uint16_t) n;
@@ -679,9 +934,51 @@ gbt_node_load_spread(GbtNode *node, int n, const uint64_t *keys, const uint64_t 
 					 const uint32_t *child, bool spread)
 {
 	if (node->nwords == 1)
-		node_load(node, n, keys, tids, child, spread, 1);
+		node_load(node, n, keys, tids, child, NULL, spread, 1);
 	else
-		node_load(node, n, keys, tids, child, spread, node->nwords);
+	{
+		if (node->toff)
+			gbt_node_load_tails(node, n, keys, tids, child, NULL, spread);
+		else
+			node_load(node, n, keys, tids, child, NULL, spread, node->nwords);
+	}
+}
+
+/*
+ * Lay out n sorted entries with their tails (NULL: none) on a page
+ * formatted for tails, replacing its entries and keeping its bounds'
+ * tails.  False, the page unchanged, if they do not fit.
+ */
+bool
+gbt_node_load_tails(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
+					const uint32_t *child, const GbtTail *tails, bool spread)
+{
+	uint16_t	offs[GBT_MAX_SLOTS];
+	int			need = 0,
+				dropped = 0;
+
+	if (!node->toff)
+		return false;
+	for (int i = 0; tails && i < n; i++)
+		need += gbt_tail_space(tails[i].len);
+	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
+		 s = gbt_node_next_used(node, s + 1))
+		dropped += gbt_tail_space(gbt_node_slot_tail(node, s).len);
+	if (n > node->nslots || need > gbt_node_tail_room(node) + dropped)
+		return false;
+
+	/* the old entries' tails are garbage now; no slot holds one */
+	memset(node->used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
+	node->opaque->nused = 0;
+	memset(node->toff, 0, sizeof(uint16_t) * node->nslots);
+	node->opaque->tailfree += dropped;
+	/* compact once, before the first copy: compaction keeps only held tails */
+	if (node->opaque->taillow - need < node->tailstart)
+		tails_compact(node);
+	for (int i = 0; i < n; i++)
+		offs[i] = tails && tails[i].len > 0 ? tail_alloc(node, tails[i].data, tails[i].len) : 0;
+	node_load(node, n, keys, tids, child, offs, spread, node->nwords);
+	return true;
 }
 
 /* slot a's key against slot b's, word by word */
@@ -708,7 +1005,51 @@ gap_holds_copy(const GbtNode *node, int s)
 	for (int k = 1; k < node->nwords; k++)
 		if (node->xkeys[k - 1][s] != (last ? GBT_SENTINEL : node->xkeys[k - 1][s + 1]))
 			return false;
+	if (node->toff && node->toff[s] != (last ? 0 : node->toff[s + 1]))
+		return false;
 	return true;
+}
+
+/*
+ * A tailed page's area: every tail a used slot or bound holds lies inside
+ * it, no two overlap, and with the free bytes they account for all of it.
+ */
+static const char *
+check_tails(const GbtNode *node)
+{
+	unsigned char owner[GBT_PAGE_SIZE];
+	int			low = node->opaque->taillow;
+	int			held = 0;
+
+	if (low < node->tailstart || low > GBT_OPAQUE_OFFSET)
+		return "tail area start out of range";
+	memset(owner, 0, sizeof(owner));
+	for (int i = -2; i < node->nslots; i++)
+	{
+		uint16_t	off;
+		uint16_t	len;
+
+		if (i >= 0 && !gbt_slot_used(node, i))
+			continue;
+		off = i < 0 ? node->btoff[i + 2] : node->toff[i];
+		if (off == 0)
+			continue;
+		if (off < low || off + 2 > GBT_OPAQUE_OFFSET)
+			return "tail offset outside the tail area";
+		memcpy(&len, node_page(node) + off, sizeof(len));
+		if (len == 0 || off + 2 + len > GBT_OPAQUE_OFFSET)
+			return "tail length out of range";
+		for (int b = off; b < off + 2 + len; b++)
+		{
+			if (owner[b])
+				return "tails overlap";
+			owner[b] = 1;
+		}
+		held += 2 + len;
+	}
+	if (held + node->opaque->tailfree != GBT_OPAQUE_OFFSET - low)
+		return "tail area bytes unaccounted for";
+	return NULL;
 }
 
 /*
@@ -723,6 +1064,13 @@ gbt_node_check(const GbtNode *node)
 
 	if (node->opaque->nslots != node->nslots)
 		return "slot capacity does not match page kind";
+	if (node->toff)
+	{
+		const char *err = check_tails(node);
+
+		if (err)
+			return err;
+	}
 	for (int s = 0; s < node->nslots; s++)
 	{
 		if (gbt_slot_used(node, s))
@@ -732,8 +1080,15 @@ gbt_node_check(const GbtNode *node)
 			if (node->tids[s] == GBT_SENTINEL)
 				return "used slot holds the sentinel TID";
 			c = prev < 0 ? -1 : slot_key_cmp(node, prev, s);
+			if (c == 0 && node->toff)
+			{
+				GbtTail		a = gbt_node_slot_tail(node, prev),
+							b = gbt_node_slot_tail(node, s);
+
+				c = gbt_tail_cmp(a.data, a.len, b.data, b.len);
+			}
 			if (c > 0 || (c == 0 && node->tids[prev] >= node->tids[s]))
-				return "entries out of (key, TID) order";
+				return "entries out of (key, tail, TID) order";
 			prev = s;
 			count++;
 		}

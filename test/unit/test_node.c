@@ -587,6 +587,263 @@ random_word_ops(bool leaf, int nw, int mode, int nops, int simd)
 }
 
 /*
+ * Pages with tails (GBT_F_TAILS): random inserts, deletes, reloads and
+ * bound tails against a sorted model of (words, tail, TID), with the
+ * searches and gbt_node_check after every few operations.  Words tie
+ * often and tails are drawn from a few bytes, as prefixes of each other
+ * and as none (which orders as {128}), so that the tail decides often;
+ * long tails fill the area, so that inserts meet a full area and
+ * compaction.
+ */
+#define TAIL_BUF 1400
+
+typedef struct TModel
+{
+	uint64_t	k[GBT_MAX_SLOTS + 1][GBT_MAX_KEY_WORDS];
+	unsigned char tail[GBT_MAX_SLOTS + 1][TAIL_BUF];
+	int			tlen[GBT_MAX_SLOTS + 1];
+	uint64_t	t[GBT_MAX_SLOTS + 1];
+	int			n;
+	int			nw;
+} TModel;
+
+static TModel tmodel;
+
+static int
+tentry_cmp(const TModel *m, int i, const uint64_t *key, const unsigned char *tail, int tlen,
+		   uint64_t tid)
+{
+	int			c = wkey_cmp(m->k[i], key, m->nw);
+
+	if (c == 0)
+		c = gbt_tail_cmp(m->tail[i], m->tlen[i], tail, tlen);
+	return c ? c : (m->t[i] > tid) - (m->t[i] < tid);
+}
+
+static int
+rand_tail(unsigned char *tail, int nw)
+{
+	static const unsigned char bytes[] = {1, 2, 127, 128, 129, 255};
+	uint64_t	r = xrand() % 10;
+	int			len;
+
+	if (r < 4)
+		return 0;
+	if (r < 9)
+		len = 1 + (int) (xrand() % 4);
+	else
+		len = 100 + (int) (xrand() % (gbt_tail_max(nw) - 99));
+	for (int i = 0; i < len; i++)
+		tail[i] = bytes[xrand() % sizeof(bytes)];
+	return len;
+}
+
+static void
+tcompare(GbtNode *node, TModel *m, int mode)
+{
+	static uint64_t k[GBT_MAX_SLOT_WORDS];
+	static uint64_t t[GBT_MAX_SLOTS];
+	static GbtTail tl[GBT_MAX_SLOTS];
+	int			nw = m->nw;
+	int			n = gbt_node_extract_tails(node, k, t, NULL, tl);
+	const char *err = gbt_node_check(node);
+
+	CHECK(err == NULL, "tails %d: node check: %s", nw, err ? err : "");
+	CHECK(n == m->n, "tails %d: count %d vs model %d", nw, n, m->n);
+	for (int i = 0; i < n && i < m->n; i++)
+		CHECK(wkey_cmp(&k[i * nw], m->k[i], nw) == 0 && t[i] == m->t[i] &&
+			  tl[i].len == m->tlen[i] && memcmp(tl[i].data, m->tail[i], tl[i].len) == 0,
+			  "tails %d: entry %d differs", nw, i);
+	for (int q = 0; q < 20; q++)
+	{
+		uint64_t	x[GBT_MAX_KEY_WORDS] = {0};
+		unsigned char xt[TAIL_BUF];
+		int			xl;
+		uint64_t	xtid = (xrand() % 3) << 16;
+		int			lb = 0,
+					ub = 0,
+					s;
+
+		if (m->n > 0 && q % 2)
+		{
+			int			i = (int) (xrand() % m->n);
+
+			memcpy(x, m->k[i], sizeof(x));
+			xl = m->tlen[i];
+			memcpy(xt, m->tail[i], xl);
+			if (xrand() % 2)
+				xtid = m->t[i];
+		}
+		else
+		{
+			rand_wkey(x, nw, mode);
+			xl = rand_tail(xt, nw);
+		}
+		while (lb < m->n && tentry_cmp(m, lb, x, xt, xl, xtid) < 0)
+			lb++;
+		while (ub < m->n && tentry_cmp(m, ub, x, xt, xl, GBT_SENTINEL) < 0)
+			ub++;
+		s = gbt_node_next_used(node, gbt_node_lower_bound_tail(node, x, xt, xl, xtid));
+		CHECK(lb < m->n ? (s < node->nslots && node->tids[s] == m->t[lb]) : s == node->nslots,
+			  "tails %d: lower bound wrong", nw);
+		s = gbt_node_next_used(node, gbt_node_upper_bound_tail(node, x, xt, xl));
+		CHECK(ub < m->n ? (s < node->nslots && node->tids[s] == m->t[ub]) : s == node->nslots,
+			  "tails %d: upper bound wrong", nw);
+	}
+}
+
+static bool
+tmodel_insert(GbtNode *node, TModel *m, const uint64_t *key, const unsigned char *tail,
+			  int tlen, uint64_t tid)
+{
+	int			i = 0;
+	bool		fits = m->n < node->nslots && gbt_tail_space(tlen) <= gbt_node_tail_room(node);
+	int			s = gbt_node_insert_tail(node, key, tail, tlen, tid, 7);
+
+	CHECK((s >= 0) == fits, "tails %d: insert %s (n %d, tail %d, room %d)", m->nw,
+		  s >= 0 ? "took an entry that does not fit" : "refused one that fits", m->n, tlen,
+		  gbt_node_tail_room(node));
+	if (s < 0)
+		return false;
+	while (i < m->n && tentry_cmp(m, i, key, tail, tlen, tid) < 0)
+		i++;
+	memmove(m->k + i + 1, m->k + i, sizeof(m->k[0]) * (m->n - i));
+	memmove(m->tail + i + 1, m->tail + i, sizeof(m->tail[0]) * (m->n - i));
+	memmove(m->tlen + i + 1, m->tlen + i, sizeof(int) * (m->n - i));
+	memmove(m->t + i + 1, m->t + i, sizeof(uint64_t) * (m->n - i));
+	memset(m->k[i], 0, sizeof(m->k[i]));
+	memcpy(m->k[i], key, sizeof(uint64_t) * m->nw);
+	memcpy(m->tail[i], tail, tlen);
+	m->tlen[i] = tlen;
+	m->t[i] = tid;
+	m->n++;
+	return true;
+}
+
+static void
+random_tail_ops(bool leaf, int nw, int mode, int nops, int simd)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static unsigned char saved[GBT_MAX_SLOTS][TAIL_BUF];
+	static unsigned char btail[2][TAIL_BUF];
+	int			blen[2] = {0, 0};
+	GbtNode		node;
+	TModel	   *m = &tmodel;
+
+	gbt_simd_set((GbtSimdLevel) simd);
+	gbt_node_format_tails(page, leaf, leaf ? 0 : 1, 0, nw);
+	gbt_node_view(page, &node);
+	CHECK(node.nwords == nw && node.toff != NULL &&
+		  node.nslots == (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) &&
+		  node.tailstart == gbt_tail_start(leaf, nw) &&
+		  (char *) (node.xbounds + 2 * (nw - 1)) <= (char *) node.toff &&
+		  (char *) (node.btoff + 2) <= page + node.tailstart &&
+		  GBT_OPAQUE_OFFSET - node.tailstart >= 4 * gbt_tail_space(gbt_tail_max(nw)),
+		  "tails %d: page view", nw);
+	if (leaf)
+		CHECK((char *) (node.btoff + 2) <= (char *) gbt_leaf_dead(page) &&
+			  (char *) gbt_leaf_dead(page) + GBT_BITMAP_WORDS * 8 == page + node.tailstart,
+			  "tails %d: dead marks lie between the arrays and the tails", nw);
+	m->n = 0;
+	m->nw = nw;
+	for (int op = 0; op < nops; op++)
+	{
+		uint64_t	r = xrand() % 100;
+
+		if (r < 60)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+			unsigned char tail[TAIL_BUF];
+			int			tlen = rand_tail(tail, nw);
+			uint64_t	tid = ((xrand() % 1000000) + 1) << 16;
+			bool		dup = false;
+
+			rand_wkey(key, nw, mode);
+			for (int i = 0; i < m->n && !dup; i++)
+				dup = tentry_cmp(m, i, key, tail, tlen, tid) == 0;
+			if (!dup)
+				tmodel_insert(&node, m, key, tail, tlen, tid);
+		}
+		else if (r < 88 && m->n > 0)
+		{
+			int			i = (int) (xrand() % m->n);
+			int			s = gbt_node_next_used(&node,
+											   gbt_node_lower_bound_tail(&node, m->k[i], m->tail[i],
+																		 m->tlen[i], m->t[i]));
+
+			CHECK(s < node.nslots && gbt_slot_used(&node, s) && node.tids[s] == m->t[i],
+				  "tails %d: entry to delete not found", nw);
+			if (s < node.nslots)
+				gbt_node_delete_slot(&node, s);
+			memmove(m->k + i, m->k + i + 1, sizeof(m->k[0]) * (m->n - i - 1));
+			memmove(m->tail + i, m->tail + i + 1, sizeof(m->tail[0]) * (m->n - i - 1));
+			memmove(m->tlen + i, m->tlen + i + 1, sizeof(int) * (m->n - i - 1));
+			memmove(m->t + i, m->t + i + 1, sizeof(uint64_t) * (m->n - i - 1));
+			m->n--;
+		}
+		else if (r < 91)
+		{
+			/* a bound's tail: replaced, dropped, or refused when no room */
+			int			b = (int) (xrand() % 2);
+			unsigned char tail[TAIL_BUF];
+			int			tlen = rand_tail(tail, nw);
+			bool		fits = gbt_tail_space(tlen) <=
+				gbt_node_tail_room(&node) + gbt_tail_space(blen[b]);
+			GbtTail		got;
+
+			CHECK(gbt_node_set_bound_tail(&node, b, tail, tlen) == fits,
+				  "tails %d: bound tail taken or refused wrongly", nw);
+			if (fits)
+			{
+				memcpy(btail[b], tail, tlen);
+				blen[b] = tlen;
+			}
+			got = gbt_node_bound_tail(&node, b);
+			CHECK(got.len == blen[b] && memcmp(got.data, btail[b], got.len) == 0,
+				  "tails %d: bound tail differs", nw);
+		}
+		else if (r < 93)
+		{
+			/* reload: extract, then lay the entries out again beside the bounds */
+			static uint64_t k[GBT_MAX_SLOT_WORDS];
+			static uint64_t t[GBT_MAX_SLOTS];
+			static uint32_t c[GBT_MAX_SLOTS];
+			static GbtTail tl[GBT_MAX_SLOTS];
+			int			n = gbt_node_extract_tails(&node, k, t, c, tl);
+
+			for (int i = 0; i < n; i++)
+			{
+				memcpy(saved[i], tl[i].data, tl[i].len);
+				tl[i].data = saved[i];
+			}
+			if (xrand() % 2)
+			{
+				gbt_node_format_tails(page, leaf, leaf ? 0 : 1, 0, nw);
+				gbt_node_view(page, &node);
+				for (int b = 0; b < 2; b++)
+					CHECK(gbt_node_set_bound_tail(&node, b, btail[b], blen[b]),
+						  "tails %d: bound tail refused on an empty page", nw);
+			}
+			CHECK(gbt_node_load_tails(&node, n, k, t, leaf ? NULL : c, tl, (xrand() % 2) == 0),
+				  "tails %d: reload refused", nw);
+		}
+		if (op % 7 == 0)
+			tcompare(&node, m, mode);
+	}
+	/* fill the page: every insert is taken exactly while slots and bytes last */
+	for (int tries = 0; tries < 400; tries++)
+	{
+		uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+		unsigned char tail[TAIL_BUF];
+		int			tlen = rand_tail(tail, nw);
+
+		rand_wkey(key, nw, mode);
+		tmodel_insert(&node, m, key, tail, tlen, (uint64_t) (2000000 + tries) << 16);
+	}
+	tcompare(&node, m, mode);
+}
+
+/*
  * Whole multi-word trees (gbtree_walk.h): built bottom-up from sorted
  * entries, every page passes gbt_node_check, and range walks from random
  * bounds give exactly the entries a binary search over the sorted array
@@ -730,6 +987,13 @@ main(void)
 			{
 				random_word_ops(true, nw, mode, 6000, simd);
 				random_word_ops(false, nw, mode, 6000, simd);
+			}
+	for (int simd = 0; simd <= best; simd++)
+		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+			for (int mode = 0; mode < 3; mode++)
+			{
+				random_tail_ops(true, nw, mode, 6000, simd);
+				random_tail_ops(false, nw, mode, 6000, simd);
 			}
 	for (int simd = 0; simd <= best; simd++)
 		for (int mode = 0; mode < 3; mode++)
