@@ -11,6 +11,7 @@
 #include "gbtree_node.h"
 #include "gbtree_simd.h"
 #include "gbtree_walk.h"
+#include "gbtree_tailwalk.h"
 #include "gbtree_wsort.h"
 
 static int	failures = 0;
@@ -972,6 +973,256 @@ test_word_trees(void)
 		}
 }
 
+/*
+ * Whole trees of tailed pages (gbtree_tailwalk.h): entries sorted by
+ * (words, tail, TID) are laid out by slots and bytes; every page passes
+ * gbt_node_check, each page's bounds are its neighbours' first entries
+ * with their tails, the leaves hold the entries in order, and range walks
+ * between random bounds give exactly the entries a binary search over the
+ * sorted array gives, in order.
+ */
+typedef struct TailEntries
+{
+	uint64_t   *e;				/* words and TID, stride nw + 1 */
+	GbtTail    *tails;
+	int			nw;
+} TailEntries;
+
+static TailEntries *sort_te;
+
+static int
+te_cmp_idx(const void *a, const void *b)
+{
+	size_t		i = *(const size_t *) a,
+				j = *(const size_t *) b;
+	int			st = sort_te->nw + 1;
+
+	return gbt_tentry_cmp(&sort_te->e[i * st], sort_te->tails[i], sort_te->e[i * st + sort_te->nw],
+						  &sort_te->e[j * st], sort_te->tails[j], sort_te->e[j * st + sort_te->nw],
+						  sort_te->nw);
+}
+
+typedef struct TailWalkCheck
+{
+	const TailEntries *te;
+	size_t		at;
+	bool		ok;
+} TailWalkCheck;
+
+static void
+tail_walk_match(void *arg, const uint64_t *key, GbtTail tail, uint64_t tid)
+{
+	TailWalkCheck *wc = (TailWalkCheck *) arg;
+	int			st = wc->te->nw + 1;
+	size_t		i = wc->at++;
+
+	if (gbt_tentry_cmp(key, tail, tid, &wc->te->e[i * st], wc->te->tails[i],
+					   wc->te->e[i * st + wc->te->nw], wc->te->nw) != 0)
+		wc->ok = false;
+}
+
+/* first entry at or above (key, tail, tid) */
+static size_t
+te_lower_bound(const TailEntries *te, size_t n, const uint64_t *key, GbtTail tail, uint64_t tid)
+{
+	size_t		lo = 0,
+				hi = n;
+	int			st = te->nw + 1;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (gbt_tentry_cmp(&te->e[mid * st], te->tails[mid], te->e[mid * st + te->nw],
+						   key, tail, tid, te->nw) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+test_tail_trees(void)
+{
+	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+		for (int kind = 0; kind < 4; kind++)
+		{
+			size_t		n = kind == 3 ? (size_t) (xrand() % 6) : 12000;
+			int			st = nw + 1;
+			uint64_t   *e = malloc(sizeof(uint64_t) * st * (n + 1));
+			uint64_t   *se = malloc(sizeof(uint64_t) * st * (n + 1));
+			GbtTail    *tails = malloc(sizeof(GbtTail) * (n + 1));
+			GbtTail    *stails = malloc(sizeof(GbtTail) * (n + 1));
+			unsigned char *bytes = malloc((size_t) TAIL_BUF * (n + 1));
+			size_t	   *idx = malloc(sizeof(size_t) * (n + 1));
+			TailEntries te = {e, tails, nw},
+						ste = {se, stails, nw};
+			uint32_t	nblocks,
+						root,
+						nb2;
+			char	   *img;
+			int			bad = 0;
+			int			pct = kind == 2 ? 100 : 90;
+
+			for (size_t i = 0; i < n; i++)
+			{
+				for (int k = 0; k < nw; k++)
+					e[i * st + k] = kind == 1 ? 7 : (k < nw - 1 ? xrand() % 3 : xrand() % 5);
+				e[i * st + nw] = (uint64_t) (i + 1) << 16;
+				/* long tails only now and then, so that pages hold many entries */
+				tails[i].len = (xrand() % 50 == 0) ? rand_tail(bytes + i * TAIL_BUF, nw) :
+					(int) (xrand() % 7);
+				for (int b = 0; b < tails[i].len && b < 7 && tails[i].len < 7; b++)
+					bytes[i * TAIL_BUF + b] = (unsigned char) (1 + xrand() % 3);
+				tails[i].data = bytes + i * TAIL_BUF;
+				idx[i] = i;
+			}
+			sort_te = &te;
+			qsort(idx, n, sizeof(size_t), te_cmp_idx);
+			for (size_t i = 0; i < n; i++)
+			{
+				memcpy(&se[i * st], &e[idx[i] * st], sizeof(uint64_t) * st);
+				stails[i] = tails[idx[i]];
+			}
+
+			root = gbt_walk_build_tails(NULL, se, stails, n, nw, pct, &nblocks);
+			img = malloc((size_t) nblocks * GBT_PAGE_SIZE);
+			root = gbt_walk_build_tails(img, se, stails, n, nw, pct, &nb2);
+			CHECK(nb2 == nblocks, "tail tree of %d words: %u blocks counted, %u laid out", nw,
+				  nblocks, nb2);
+
+			/* every page, and the leaf chain's entries against the sorted array */
+			{
+				size_t		at = 0;
+				uint32_t	b = root;
+				uint64_t	k[GBT_MAX_KEY_WORDS],
+							t;
+				GbtTail		tl;
+				GbtNode		node;
+
+				for (uint32_t blk = GBT_FIRST_FREE_BLKNO; blk < nblocks; blk++)
+				{
+					const char *err;
+
+					gbt_node_view(gbt_walk_page(img, blk), &node);
+					err = gbt_node_check(&node);
+					if (err && bad++ < 3)
+						CHECK(false, "tail tree of %d words, block %u: %s", nw, blk, err);
+					CHECK(node.toff != NULL, "tail tree: block %u not tailed", blk);
+				}
+				/* down the left edge to the first leaf */
+				for (;;)
+				{
+					gbt_node_view(gbt_walk_page(img, b), &node);
+					if (node.opaque->flags & GBT_F_LEAF)
+						break;
+					b = node.child[gbt_node_first_used(&node)];
+				}
+				for (;;)
+				{
+					gbt_node_view(gbt_walk_page(img, b), &node);
+					if (node.opaque->leftlink != GBT_NO_BLOCK)
+					{
+						gbt_walk_bound_tail(&node, false, k, &tl, &t);
+						CHECK(at < n && gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
+													   se[at * st + nw], nw) == 0,
+							  "tail tree of %d words: low key of leaf %u", nw, b);
+					}
+					for (int s = gbt_node_first_used(&node); s < node.nslots;
+						 s = gbt_node_next_used(&node, s + 1), at++)
+					{
+						gbt_walk_slot_words(&node, s, k);
+						CHECK(at < n && gbt_tentry_cmp(k, gbt_node_slot_tail(&node, s), node.tids[s],
+													   &se[at * st], stails[at],
+													   se[at * st + nw], nw) == 0,
+							  "tail tree of %d words: leaf entry %zu", nw, at);
+					}
+					if (node.opaque->flags & GBT_F_RIGHTMOST)
+						break;
+					gbt_walk_bound_tail(&node, true, k, &tl, &t);
+					CHECK(at < n && gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
+												   se[at * st + nw], nw) == 0,
+						  "tail tree of %d words: high key of leaf %u", nw, b);
+					b = node.opaque->rightlink;
+				}
+				CHECK(at == n, "tail tree of %d words: leaves hold %zu of %zu", nw, at, n);
+			}
+
+			for (int q = 0; q < 300; q++)
+			{
+				uint64_t	lo[GBT_MAX_KEY_WORDS] = {0},
+							hi[GBT_MAX_KEY_WORDS] = {0};
+				unsigned char lb[8],
+							hb[8];
+				GbtTail		lt = {lb, 0},
+							ht = {hb, 0};
+				uint64_t	ltid,
+							htid;
+				size_t		a,
+							z;
+				TailWalkCheck wc;
+				int64_t		got;
+
+				if (n > 0 && q % 3)
+				{
+					size_t		i = xrand() % n,
+								j = xrand() % n;
+
+					if (j < i)
+					{
+						size_t		x = i;
+
+						i = j;
+						j = x;
+					}
+					memcpy(lo, &se[i * st], sizeof(uint64_t) * nw);
+					lt = stails[i];
+					ltid = q % 2 ? se[i * st + nw] : 0;
+					memcpy(hi, &se[j * st], sizeof(uint64_t) * nw);
+					ht = stails[j];
+					htid = q % 5 ? se[j * st + nw] + 1 : GBT_SENTINEL;
+				}
+				else
+				{
+					for (int k = 0; k < nw; k++)
+					{
+						lo[k] = xrand() % 3;
+						hi[k] = 2 + xrand() % 6;
+					}
+					lt.len = (int) (xrand() % 3);
+					ht.len = (int) (xrand() % 3);
+					for (int b = 0; b < 2; b++)
+					{
+						lb[b] = (unsigned char) (xrand() % 4);
+						hb[b] = (unsigned char) (1 + xrand() % 3);
+					}
+					ltid = 0;
+					htid = GBT_SENTINEL;
+				}
+				a = te_lower_bound(&ste, n, lo, lt, ltid);
+				z = te_lower_bound(&ste, n, hi, ht, htid);
+				if (z < a)
+					z = a;
+				wc.te = &ste;
+				wc.at = a;
+				wc.ok = true;
+				got = gbt_walk_range_tails(img, nblocks, root, nw, lo, lt, ltid, hi, ht, htid,
+										   tail_walk_match, &wc);
+				CHECK(got == (int64_t) (z - a) && wc.ok,
+					  "tail tree of %d words, kind %d: walk gave %lld entries, want %zu (in order: %d)",
+					  nw, kind, (long long) got, z - a, wc.ok);
+			}
+			free(e);
+			free(se);
+			free(tails);
+			free(stails);
+			free(bytes);
+			free(idx);
+			free(img);
+		}
+}
+
 int
 main(void)
 {
@@ -981,6 +1232,7 @@ main(void)
 	test_counts(best);
 	test_word_counts(best);
 	test_word_trees();
+	test_tail_trees();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)

@@ -1,0 +1,371 @@
+/*-------------------------------------------------------------------------
+ *
+ * gbtree_tailwalk.h
+ *	  Trees of multi-word keys whose entries carry tails (GBT_F_TAILS
+ *	  pages, gbtree_node.h), in plain C: their bottom-up layout, descent
+ *	  and range walk over raw page images, as gbtree_walk.h has them for
+ *	  pages of words alone.
+ *
+ * An entry is (words, tail, TID), ordered so (gbt_tentry_cmp); tails are
+ * given as GbtTail beside the words-and-TID entries of gbtree_walk.h.
+ * Pages are cut by slots and by bytes: a page holds its entries' tails
+ * and its bounds' (the low key is its first entry, the high key the next
+ * page's first), each level's first page starting from the separator
+ * (zero words, the tail {0}, TID 0), below every entry, since no tail an
+ * entry carries is a prefix of {0} or below it (src/README, "What is
+ * left", item 4).  These are the models that the index's build, scans
+ * and the kernels' tie handling are to be checked against
+ * (test/unit/test_node.c).
+ *
+ * Header-only: link with node.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GBTREE_TAILWALK_H
+#define GBTREE_TAILWALK_H
+
+#include "gbtree_walk.h"
+
+/* the tail of each level's first separator: below every entry's tail */
+static const unsigned char gbt_tail_minus_inf[1] = {0};
+
+typedef void (*GbtWalkTailMatchFn) (void *arg, const uint64_t *key, GbtTail tail,
+									uint64_t tid);
+
+/* (k1, tail1, t1) against (k2, tail2, t2), keys of nw words */
+static inline int
+gbt_tentry_cmp(const uint64_t *k1, GbtTail tail1, uint64_t t1,
+			   const uint64_t *k2, GbtTail tail2, uint64_t t2, int nw)
+{
+	int			c;
+
+	for (int i = 0; i < nw; i++)
+		if (k1[i] != k2[i])
+			return k1[i] < k2[i] ? -1 : 1;
+	c = gbt_tail_cmp(tail1.data, tail1.len, tail2.data, tail2.len);
+	if (c != 0)
+		return c;
+	return t1 < t2 ? -1 : t1 > t2 ? 1 : 0;
+}
+
+/*
+ * Bytes the tails of entries [from, to) of a level need on one page, with
+ * the page's bounds: its low key is entry from (unless it is the level's
+ * first page, which on an inner level starts with the tail {0} instead),
+ * its high key entry to (unless it is the last).
+ */
+static inline int
+gbt_tail_page_bytes(const GbtTail *tails, size_t from, size_t to, size_t n, bool leaf)
+{
+	int			bytes = from > 0 ? gbt_tail_space(tails[from].len) : 0;
+
+	if (from == 0 && !leaf)
+		bytes += gbt_tail_space(1) - gbt_tail_space(tails[0].len);
+	for (size_t i = from; i < to; i++)
+		bytes += gbt_tail_space(tails[i].len);
+	if (to < n)
+		bytes += gbt_tail_space(tails[to].len);
+	return bytes;
+}
+
+/*
+ * Where the page that starts at entry from ends: as many entries as fit
+ * pct percent of its slots and of its tail area, and at least one (which
+ * always fits: gbt_tail_max).
+ */
+static inline size_t
+gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw, int pct)
+{
+	int			slots = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+	int			area = GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
+	size_t		cap = (size_t) slots * pct / 100;
+	int			budget = area * pct / 100;
+	size_t		to = from + 1;
+
+	if (cap < 2)
+		cap = 2;
+	while (to < n && to - from < cap &&
+		   gbt_tail_page_bytes(tails, from, to + 1, n, leaf) <= budget)
+		to++;
+	return to;
+}
+
+/* a tailed page's high (high) or low key, with its tail */
+static inline void
+gbt_walk_bound_tail(const GbtNode *node, bool high, uint64_t *key, GbtTail *tail,
+					uint64_t *tid)
+{
+	gbt_walk_bound_words(node, high, key, tid);
+	*tail = gbt_node_bound_tail(node, high ? 0 : 1);
+}
+
+/*
+ * The layout of n sorted entries (e: words and TID, stride nw + 1; tails
+ * beside them) as a tree of tailed pages, each filled to pct percent of
+ * its slots and tail area, leaves first, from block GBT_FIRST_FREE_BLKNO.
+ * With img NULL nothing is written and only the blocks are counted, so a
+ * caller can size img.  Returns the root's block and sets *nblocks.
+ * Plain malloc for each level's separators.
+ */
+static inline uint32_t
+gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t n, int nw,
+					 int pct, uint32_t *nblocks)
+{
+	const int	stride = nw + 1;
+	const uint64_t *level = e;
+	const GbtTail *ltails = tails;
+	uint32_t   *child = NULL;
+	uint64_t   *owned = NULL;
+	GbtTail    *ownedtails = NULL;
+	uint32_t	next = GBT_FIRST_FREE_BLKNO;
+	uint16_t	lev = 0;
+
+	for (;;)
+	{
+		bool		leaf = lev == 0;
+		size_t		npages = 0;
+		uint32_t	first = next;
+		uint64_t   *up;
+		GbtTail    *uptails;
+		uint32_t   *upchild;
+
+		/* cut the level: page p takes [cuts[p], cuts[p + 1]) */
+		size_t	   *cuts = (size_t *) malloc(sizeof(size_t) * (n + 2));
+
+		cuts[0] = 0;
+		for (size_t from = 0; from < n || npages == 0;)
+		{
+			size_t		to = n == 0 ? 0 : gbt_tail_page_cut(ltails, from, n, leaf, nw, pct);
+
+			cuts[++npages] = to;
+			from = to;
+		}
+		up = (uint64_t *) malloc(sizeof(uint64_t) * stride * npages);
+		uptails = (GbtTail *) malloc(sizeof(GbtTail) * npages);
+		upchild = (uint32_t *) malloc(sizeof(uint32_t) * npages);
+		for (size_t p = 0; p < npages; p++)
+		{
+			size_t		from = cuts[p],
+						to = cuts[p + 1];
+			int			k = (int) (to - from);
+			uint32_t	blk = first + (uint32_t) p;
+
+			if (img)
+			{
+				char	   *page = gbt_walk_page(img, blk);
+				uint64_t	keys[GBT_MAX_SLOT_WORDS],
+							tids[GBT_MAX_SLOTS];
+				uint32_t	ch[GBT_MAX_SLOTS];
+				GbtTail		tl[GBT_MAX_SLOTS];
+				GbtNode		node;
+				GbtPageOpaque op;
+
+				for (int i = 0; i < k; i++)
+				{
+					memcpy(&keys[i * nw], &level[(from + i) * stride], sizeof(uint64_t) * nw);
+					tids[i] = level[(from + i) * stride + nw];
+					tl[i] = ltails[from + i];
+					ch[i] = leaf ? 0 : child[from + i];
+				}
+				if (!leaf && p == 0 && k > 0)
+				{
+					memset(keys, 0, sizeof(uint64_t) * nw);
+					tids[0] = 0;
+					tl[0].data = gbt_tail_minus_inf;
+					tl[0].len = 1;
+				}
+				memset(page, 0, GBT_PAGE_SIZE);
+				gbt_node_format_tails(page, leaf, lev, 0, nw);
+				gbt_node_view(page, &node);
+				op = node.opaque;
+				op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
+				if (p > 0)
+				{
+					op->lowkey = level[from * stride];
+					op->lowtid = level[from * stride + nw];
+					for (int w = 1; w < nw; w++)
+						node.xbounds[nw - 1 + w - 1] = level[from * stride + w];
+					gbt_node_set_bound_tail(&node, 1, ltails[from].data, ltails[from].len);
+				}
+				if (p + 1 < npages)
+				{
+					op->rightlink = blk + 1;
+					op->hikey = level[to * stride];
+					op->hitid = level[to * stride + nw];
+					for (int w = 1; w < nw; w++)
+						node.xbounds[w - 1] = level[to * stride + w];
+					gbt_node_set_bound_tail(&node, 0, ltails[to].data, ltails[to].len);
+				}
+				else
+				{
+					op->rightlink = GBT_NO_BLOCK;
+					op->flags |= GBT_F_RIGHTMOST;
+				}
+				if (npages == 1)
+					op->flags |= GBT_F_ROOT;
+				gbt_node_load_tails(&node, k, keys, tids, leaf ? NULL : ch, tl, true);
+			}
+			/* the parent's separator: the page's first entry */
+			if (k > 0)
+			{
+				memcpy(&up[p * stride], &level[from * stride], sizeof(uint64_t) * stride);
+				uptails[p] = ltails[from];
+			}
+			else
+			{
+				memset(&up[p * stride], 0, sizeof(uint64_t) * stride);
+				uptails[p].data = NULL;
+				uptails[p].len = 0;
+			}
+			upchild[p] = blk;
+		}
+		free(cuts);
+		next = first + (uint32_t) npages;
+		free(owned);
+		free(ownedtails);
+		free(child);
+		if (npages == 1)
+		{
+			free(up);
+			free(uptails);
+			free(upchild);
+			*nblocks = next;
+			return first;
+		}
+		owned = up;
+		ownedtails = uptails;
+		level = up;
+		ltails = uptails;
+		child = upchild;
+		n = npages;
+		lev++;
+	}
+}
+
+/*
+ * The leaf where (key, tail, tid) belongs, from root: 0 with the leaf in
+ * *leaf, or -1 on an inconsistent page; as gbt_walk_descend_words.
+ */
+static inline int
+gbt_walk_descend_tails(const char *img, uint32_t nblocks, uint32_t root, int nw,
+					   const uint64_t *key, GbtTail tail, uint64_t tid, uint32_t *leaf)
+{
+	uint32_t	blk = root;
+	int			expect = -1;
+	long		hops = 0;
+
+	for (;;)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		uint64_t	bk[GBT_MAX_KEY_WORDS],
+					bt;
+		GbtTail		btail;
+		int			s;
+
+		if (blk >= nblocks)
+			return -1;
+		page = gbt_walk_page(img, blk);
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
+			!(op->flags & GBT_F_TAILS) || gbt_page_nwords(op) != nw ||
+			(expect >= 0 && op->level != expect) || ++hops > GBT_WALK_MAX_DESCENT_HOPS)
+			return -1;
+		gbt_node_view(page, &node);
+		gbt_walk_bound_tail(&node, true, bk, &btail, &bt);
+		if ((op->flags & GBT_F_DELETED) ||
+			(!(op->flags & GBT_F_RIGHTMOST) &&
+			 gbt_tentry_cmp(key, tail, tid, bk, btail, bt, nw) >= 0))
+		{
+			if (op->rightlink == GBT_NO_BLOCK || op->rightlink == blk)
+				return -1;
+			expect = op->level;
+			blk = op->rightlink;
+			continue;
+		}
+		/* a level's first page has no low key: minus infinity */
+		gbt_walk_bound_tail(&node, false, bk, &btail, &bt);
+		if (op->leftlink != GBT_NO_BLOCK &&
+			gbt_tentry_cmp(key, tail, tid, bk, btail, bt, nw) < 0)
+			return -1;
+		if (op->flags & GBT_F_LEAF)
+		{
+			*leaf = blk;
+			return 0;
+		}
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len,
+																tid));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s >= node.nslots || node.child[s] == GBT_NO_BLOCK ||
+			node.child[s] < GBT_FIRST_FREE_BLKNO)
+			return -1;
+		expect = op->level - 1;
+		blk = node.child[s];
+	}
+}
+
+/*
+ * The entries x with lo <= x < hi ((words, tail, TID) each), in order,
+ * handed to match when not NULL; their number, or -1 on an inconsistent
+ * page.
+ */
+static inline int64_t
+gbt_walk_range_tails(const char *img, uint32_t nblocks, uint32_t root, int nw,
+					 const uint64_t *lo, GbtTail lo_tail, uint64_t lo_tid,
+					 const uint64_t *hi, GbtTail hi_tail, uint64_t hi_tid,
+					 GbtWalkTailMatchFn match, void *arg)
+{
+	uint32_t	blk;
+	bool		firstpage = true;
+	int64_t		n = 0;
+
+	if (gbt_tentry_cmp(lo, lo_tail, lo_tid, hi, hi_tail, hi_tid, nw) >= 0)
+		return 0;
+	if (gbt_walk_descend_tails(img, nblocks, root, nw, lo, lo_tail, lo_tid, &blk) != 0)
+		return -1;
+	for (uint64_t hops = 0;; hops++)
+	{
+		char	   *page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		uint64_t	k[GBT_MAX_KEY_WORDS],
+					t;
+		GbtTail		tl;
+		int			s;
+
+		if (hops > (uint64_t) nblocks + 10 || blk >= nblocks)
+			return -1;
+		page = gbt_walk_page(img, blk);
+		op = gbt_page_opaque(page);
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF) ||
+			!(op->flags & GBT_F_TAILS) || gbt_page_nwords(op) != nw)
+			return -1;
+		gbt_node_view(page, &node);
+		if (!(op->flags & GBT_F_DELETED))
+		{
+			s = firstpage ? gbt_node_lower_bound_tail(&node, lo, lo_tail.data, lo_tail.len,
+													  lo_tid) : 0;
+			for (s = gbt_node_next_used(&node, s); s < node.nslots;
+				 s = gbt_node_next_used(&node, s + 1))
+			{
+				gbt_walk_slot_words(&node, s, k);
+				tl = gbt_node_slot_tail(&node, s);
+				if (gbt_tentry_cmp(k, tl, node.tids[s], hi, hi_tail, hi_tid, nw) >= 0)
+					return n;
+				if (match)
+					match(arg, k, tl, node.tids[s]);
+				n++;
+			}
+			gbt_walk_bound_tail(&node, true, k, &tl, &t);
+			if ((op->flags & GBT_F_RIGHTMOST) ||
+				gbt_tentry_cmp(k, tl, t, hi, hi_tail, hi_tid, nw) >= 0)
+				return n;
+		}
+		blk = op->rightlink;
+		firstpage = false;
+	}
+}
+
+#endif							/* GBTREE_TAILWALK_H */
