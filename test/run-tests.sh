@@ -268,7 +268,7 @@ fi
 if want unit; then
     gb_section "unit"
     p0=$N_PASS f0=$N_FAIL
-    for t in test_node test_keys; do
+    for t in test_node test_keys test_tail; do
         if [ ! -f "$WORK/test/unit/$t.c" ]; then
             gb_say "unit/$t: test/unit/$t.c is missing"
             record unit "$t" FAILED "source missing"
