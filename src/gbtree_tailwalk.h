@@ -100,16 +100,33 @@ gbt_walk_bound_tail(const GbtNode *node, bool high, uint64_t *key, GbtTail *tail
 }
 
 /*
+ * Where a tree's pages go: page(arg, blk) gives the image to write block
+ * blk into, format(arg, page, ...) makes it an empty tailed page (the
+ * index adds PostgreSQL's page header), finish(arg, page) is called once
+ * its entries and bounds are in (NULL: nothing to do).
+ */
+typedef struct GbtTailBuildOps
+{
+	char	   *(*page) (void *arg, uint32_t blk);
+	void		(*format) (void *arg, char *page, bool leaf, uint16_t level, uint16_t flags,
+						   int nw);
+	void		(*finish) (void *arg, char *page);
+	void	   *arg;
+} GbtTailBuildOps;
+
+/*
  * The layout of n sorted entries (e: words and TID, stride nw + 1; tails
- * beside them) as a tree of tailed pages, each filled to pct percent of
- * its slots and tail area, leaves first, from block GBT_FIRST_FREE_BLKNO.
- * With img NULL nothing is written and only the blocks are counted, so a
- * caller can size img.  Returns the root's block and sets *nblocks.
- * Plain malloc for each level's separators.
+ * beside them) as a tree of tailed pages, leaves first, each filled to its
+ * level's percentage of slots and tail area: pages from *next on (which
+ * it advances), the top page at rootblk (GBT_NO_BLOCK: at *next too),
+ * treeflag on every page.  With ops NULL nothing is written and only the
+ * blocks are counted, so that a caller can size its images.  Returns the
+ * top page's block.  Plain malloc for each level's separators.
  */
 static inline uint32_t
-gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t n, int nw,
-					 int pct, uint32_t *nblocks)
+gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uint16_t treeflag,
+			   const uint64_t *e, const GbtTail *tails, size_t n, int nw, int leafpct,
+			   int innerpct)
 {
 	const int	stride = nw + 1;
 	const uint64_t *level = e;
@@ -117,14 +134,13 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 	uint32_t   *child = NULL;
 	uint64_t   *owned = NULL;
 	GbtTail    *ownedtails = NULL;
-	uint32_t	next = GBT_FIRST_FREE_BLKNO;
 	uint16_t	lev = 0;
 
 	for (;;)
 	{
 		bool		leaf = lev == 0;
 		size_t		npages = 0;
-		uint32_t	first = next;
+		uint32_t	first;
 		uint64_t   *up;
 		GbtTail    *uptails;
 		uint32_t   *upchild;
@@ -135,11 +151,15 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 		cuts[0] = 0;
 		for (size_t from = 0; from < n || npages == 0;)
 		{
-			size_t		to = n == 0 ? 0 : gbt_tail_page_cut(ltails, from, n, leaf, nw, pct);
+			size_t		to = n == 0 ? 0 :
+				gbt_tail_page_cut(ltails, from, n, leaf, nw, leaf ? leafpct : innerpct);
 
 			cuts[++npages] = to;
 			from = to;
 		}
+		first = npages == 1 && rootblk != GBT_NO_BLOCK ? rootblk : *next;
+		if (first == *next)
+			*next += (uint32_t) npages;
 		up = (uint64_t *) malloc(sizeof(uint64_t) * stride * npages);
 		uptails = (GbtTail *) malloc(sizeof(GbtTail) * npages);
 		upchild = (uint32_t *) malloc(sizeof(uint32_t) * npages);
@@ -150,9 +170,9 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 			int			k = (int) (to - from);
 			uint32_t	blk = first + (uint32_t) p;
 
-			if (img)
+			if (ops)
 			{
-				char	   *page = gbt_walk_page(img, blk);
+				char	   *page = ops->page(ops->arg, blk);
 				uint64_t	keys[GBT_MAX_SLOT_WORDS],
 							tids[GBT_MAX_SLOTS];
 				uint32_t	ch[GBT_MAX_SLOTS];
@@ -174,8 +194,7 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 					tl[0].data = gbt_tail_minus_inf;
 					tl[0].len = 1;
 				}
-				memset(page, 0, GBT_PAGE_SIZE);
-				gbt_node_format_tails(page, leaf, lev, 0, nw);
+				ops->format(ops->arg, page, leaf, lev, treeflag, nw);
 				gbt_node_view(page, &node);
 				op = node.opaque;
 				op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
@@ -204,6 +223,8 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 				if (npages == 1)
 					op->flags |= GBT_F_ROOT;
 				gbt_node_load_tails(&node, k, keys, tids, leaf ? NULL : ch, tl, true);
+				if (ops->finish)
+					ops->finish(ops->arg, page);
 			}
 			/* the parent's separator: the page's first entry */
 			if (k > 0)
@@ -220,7 +241,6 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 			upchild[p] = blk;
 		}
 		free(cuts);
-		next = first + (uint32_t) npages;
 		free(owned);
 		free(ownedtails);
 		free(child);
@@ -229,7 +249,6 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 			free(up);
 			free(uptails);
 			free(upchild);
-			*nblocks = next;
 			return first;
 		}
 		owned = up;
@@ -240,6 +259,38 @@ gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t 
 		n = npages;
 		lev++;
 	}
+}
+
+/* images in one array, as gbtree_walk.h's trees */
+static inline char *
+gbt_tail_img_page(void *arg, uint32_t blk)
+{
+	return gbt_walk_page((const char *) arg, blk);
+}
+
+static inline void
+gbt_tail_img_format(void *arg, char *page, bool leaf, uint16_t level, uint16_t flags, int nw)
+{
+	memset(page, 0, GBT_PAGE_SIZE);
+	gbt_node_format_tails(page, leaf, level, flags, nw);
+}
+
+/*
+ * The tree of gbt_tail_build in img from GBT_FIRST_FREE_BLKNO (the fixed
+ * blocks before it unused), its root the last page; img NULL counts the
+ * blocks.  Returns the root and sets *nblocks.
+ */
+static inline uint32_t
+gbt_walk_build_tails(char *img, const uint64_t *e, const GbtTail *tails, size_t n, int nw,
+					 int pct, uint32_t *nblocks)
+{
+	GbtTailBuildOps ops = {gbt_tail_img_page, gbt_tail_img_format, NULL, img};
+	uint32_t	next = GBT_FIRST_FREE_BLKNO;
+	uint32_t	root = gbt_tail_build(img ? &ops : NULL, &next, GBT_NO_BLOCK, 0, e, tails, n,
+									  nw, pct, pct);
+
+	*nblocks = next;
+	return root;
 }
 
 /*
