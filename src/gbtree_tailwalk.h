@@ -25,6 +25,7 @@
 #define GBTREE_TAILWALK_H
 
 #include "gbtree_walk.h"
+#include "gbtree_wsort.h"
 
 /* the tail of each level's first separator: below every entry's tail */
 static const unsigned char gbt_tail_minus_inf[1] = {0};
@@ -46,6 +47,89 @@ gbt_tentry_cmp(const uint64_t *k1, GbtTail tail1, uint64_t t1,
 	if (c != 0)
 		return c;
 	return t1 < t2 ? -1 : t1 > t2 ? 1 : 0;
+}
+
+/*
+ * Sorting entries with tails, for a build: n entries of nw words, the TID
+ * and the index of the entry's tail in tails shifted left 16 (stride
+ * nw + 2), ordered by (words, tail, TID).  gbt_wsort orders them by
+ * (words, TID), the tail's index riding as the last word; then each run
+ * of equal words that holds a tail is merge-sorted by (tail, TID).
+ * scratch holds n entries, hist gbt_wsort_hist_size(nw + 1).
+ */
+static inline int
+gbt_tail_sort_cmp(const uint64_t *a, const uint64_t *b, int nw, const GbtTail *tails)
+{
+	const GbtTail *ta = &tails[a[nw + 1] >> 16],
+			   *tb = &tails[b[nw + 1] >> 16];
+	int			c = gbt_tail_cmp(ta->data, ta->len, tb->data, tb->len);
+
+	if (c != 0)
+		return c;
+	return a[nw] < b[nw] ? -1 : a[nw] > b[nw] ? 1 : 0;
+}
+
+static inline void
+gbt_tail_sort_run(uint64_t *e, uint64_t *scratch, size_t n, int nw, const GbtTail *tails)
+{
+	const int	stride = nw + 2;
+	uint64_t   *src = e,
+			   *dst = scratch;
+
+	for (size_t width = 1; width < n; width *= 2)
+	{
+		for (size_t lo = 0; lo < n; lo += 2 * width)
+		{
+			size_t		mid = lo + width < n ? lo + width : n,
+						hi = lo + 2 * width < n ? lo + 2 * width : n,
+						i = lo,
+						j = mid,
+						k = lo;
+
+			while (i < mid && j < hi)
+			{
+				if (gbt_tail_sort_cmp(&src[j * stride], &src[i * stride], nw, tails) < 0)
+					memcpy(&dst[k++ * stride], &src[j++ * stride], sizeof(uint64_t) * stride);
+				else
+					memcpy(&dst[k++ * stride], &src[i++ * stride], sizeof(uint64_t) * stride);
+			}
+			memcpy(&dst[k * stride], &src[i * stride], sizeof(uint64_t) * stride * (mid - i));
+			k += mid - i;
+			memcpy(&dst[k * stride], &src[j * stride], sizeof(uint64_t) * stride * (hi - j));
+		}
+		{
+			uint64_t   *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != e)
+		memcpy(e, src, sizeof(uint64_t) * stride * n);
+}
+
+static inline void
+gbt_tail_sort(uint64_t *e, uint64_t *scratch, size_t n, int nw, const GbtTail *tails,
+			  size_t *hist)
+{
+	const int	stride = nw + 2;
+	size_t		from = 0;
+
+	gbt_wsort(e, scratch, n, nw + 1, hist, NULL);
+	while (from < n)
+	{
+		size_t		to = from + 1;
+		bool		tailed = tails[e[from * stride + nw + 1] >> 16].len > 0;
+
+		while (to < n && memcmp(&e[to * stride], &e[from * stride], sizeof(uint64_t) * nw) == 0)
+		{
+			tailed |= tails[e[to * stride + nw + 1] >> 16].len > 0;
+			to++;
+		}
+		if (tailed && to - from > 1)
+			gbt_tail_sort_run(&e[from * stride], scratch, to - from, nw, tails);
+		from = to;
+	}
 }
 
 /*

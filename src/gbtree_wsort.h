@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define GBT_WSORT_MAX_STRIDE	5	/* 4 key words and the TID */
+#define GBT_WSORT_MAX_STRIDE	6	/* 4 key words, the TID and a payload word */
 
 /* histogram words gbt_wsort needs */
 static inline size_t

@@ -1085,6 +1085,28 @@ test_tail_trees(void)
 				memcpy(&se[i * st], &e[idx[i] * st], sizeof(uint64_t) * st);
 				stails[i] = tails[idx[i]];
 			}
+			/* gbt_tail_sort gives qsort's order */
+			{
+				uint64_t   *re = malloc(sizeof(uint64_t) * (st + 1) * (n + 1));
+				uint64_t   *rs = malloc(sizeof(uint64_t) * (st + 1) * (n + 1));
+				size_t	   *hist = malloc(sizeof(size_t) * gbt_wsort_hist_size(nw + 1));
+				size_t		wrong = 0;
+
+				for (size_t i = 0; i < n; i++)
+				{
+					memcpy(&re[i * (st + 1)], &e[i * st], sizeof(uint64_t) * st);
+					re[i * (st + 1) + st] = (uint64_t) i << 16;
+				}
+				gbt_tail_sort(re, rs, n, nw, tails, hist);
+				for (size_t i = 0; i < n; i++)
+					if (memcmp(&re[i * (st + 1)], &se[i * st], sizeof(uint64_t) * st) != 0 ||
+						(re[i * (st + 1) + st] >> 16) != idx[i])
+						wrong++;
+				CHECK(wrong == 0, "tail sort of %d words: %zu of %zu entries misplaced", nw, wrong, n);
+				free(re);
+				free(rs);
+				free(hist);
+			}
 
 			root = gbt_walk_build_tails(NULL, se, stails, n, nw, pct, &nblocks);
 			img = malloc((size_t) nblocks * GBT_PAGE_SIZE);
