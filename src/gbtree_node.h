@@ -654,6 +654,7 @@ extern int	gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t ti
 								  uint32_t child);
 extern void gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_t flags,
 								  int nwords);
+extern bool gbt_node_to_tails(char *page);
 extern GbtTail gbt_node_slot_tail(const GbtNode *node, int slot);
 extern GbtTail gbt_node_bound_tail(const GbtNode *node, int which);
 extern bool gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail,

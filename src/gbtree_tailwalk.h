@@ -7,8 +7,10 @@
  *	  pages of words alone.
  *
  * An entry is (words, tail, TID), ordered so (gbt_tentry_cmp); tails are
- * given as GbtTail beside the words-and-TID entries of gbtree_walk.h.
- * Pages are cut by slots and by bytes: a page holds its entries' tails
+ * given as GbtTail beside the words-and-TID entries of gbtree_walk.h.  A
+ * tree mixes pages of words alone, where no entry or bound has a tail
+ * (they keep their full count of slots), and tailed pages, cut by slots
+ * and by bytes: a page holds its entries' tails
  * and its bounds' (the low key is its first entry, the high key the next
  * page's first), each level's first page starting from the separator
  * (zero words, the tail {0}, TID 0), below every entry, since no tail an
@@ -153,21 +155,48 @@ gbt_tail_page_bytes(const GbtTail *tails, size_t from, size_t to, size_t n, bool
 }
 
 /*
- * Where the page that starts at entry from ends: as many entries as fit
- * pct percent of its slots and of its tail area, and at least one (which
- * always fits: gbt_tail_max).
+ * Where the page that starts at entry from ends, and whether it is a
+ * tailed page.  A page whose entries and bounds have no tail is a page of
+ * words alone, with its full count of slots (a tree's pages pay for tails
+ * only where they hold them); otherwise as many entries as fit pct
+ * percent of a tailed page's slots and tail area, and at least one (which
+ * always fits: gbt_tail_max).  A run without tails that ends where a tail
+ * starts gives its last entries to the tailed page, so that the run's
+ * page can end below the first tail.
  */
 static inline size_t
-gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw, int pct)
+gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw, int pct,
+				  bool *tailed)
 {
 	int			slots = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
 	int			area = GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
 	size_t		cap = (size_t) slots * pct / 100;
+	size_t		wcap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) *
+		pct / 100;
 	int			budget = area * pct / 100;
 	size_t		to = from + 1;
 
 	if (cap < 2)
 		cap = 2;
+	if (wcap < 2)
+		wcap = 2;
+	if (tails[from].len == 0)
+	{
+		while (to < n && to - from < wcap && tails[to].len == 0)
+			to++;
+		if (to == n || tails[to].len == 0)
+		{
+			*tailed = false;
+			return to;
+		}
+		if (to - from > cap)
+		{
+			*tailed = false;
+			return to - cap / 2;
+		}
+		to = from + 1;
+	}
+	*tailed = true;
 	while (to < n && to - from < cap &&
 		   gbt_tail_page_bytes(tails, from, to + 1, n, leaf) <= budget)
 		to++;
@@ -185,7 +214,8 @@ gbt_walk_bound_tail(const GbtNode *node, bool high, uint64_t *key, GbtTail *tail
 
 /*
  * Where a tree's pages go: page(arg, blk) gives the image to write block
- * blk into, format(arg, page, ...) makes it an empty tailed page (the
+ * blk into, format(arg, page, ...) makes it an empty page of nw-word keys
+ * as gbt_node_format_words does, tailed when flags has GBT_F_TAILS (the
  * index adds PostgreSQL's page header), finish(arg, page) is called once
  * its entries and bounds are in (NULL: nothing to do).
  */
@@ -229,15 +259,19 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 		GbtTail    *uptails;
 		uint32_t   *upchild;
 
-		/* cut the level: page p takes [cuts[p], cuts[p + 1]) */
+		/* cut the level: page p takes [cuts[p], cuts[p + 1]), tailed or not */
 		size_t	   *cuts = (size_t *) malloc(sizeof(size_t) * (n + 2));
+		bool	   *tailed = (bool *) malloc(sizeof(bool) * (n + 2));
 
 		cuts[0] = 0;
 		for (size_t from = 0; from < n || npages == 0;)
 		{
-			size_t		to = n == 0 ? 0 :
-				gbt_tail_page_cut(ltails, from, n, leaf, nw, leaf ? leafpct : innerpct);
+			size_t		to = 0;
 
+			tailed[npages] = false;
+			if (n > 0)
+				to = gbt_tail_page_cut(ltails, from, n, leaf, nw, leaf ? leafpct : innerpct,
+									   &tailed[npages]);
 			cuts[++npages] = to;
 			from = to;
 		}
@@ -271,14 +305,16 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 					tl[i] = ltails[from + i];
 					ch[i] = leaf ? 0 : child[from + i];
 				}
+				/* minus infinity: below every entry, with a tail where tails are */
 				if (!leaf && p == 0 && k > 0)
 				{
 					memset(keys, 0, sizeof(uint64_t) * nw);
 					tids[0] = 0;
-					tl[0].data = gbt_tail_minus_inf;
-					tl[0].len = 1;
+					tl[0].data = tailed[p] ? gbt_tail_minus_inf : NULL;
+					tl[0].len = tailed[p] ? 1 : 0;
 				}
-				ops->format(ops->arg, page, leaf, lev, treeflag, nw);
+				ops->format(ops->arg, page, leaf, lev,
+							treeflag | (tailed[p] ? GBT_F_TAILS : 0), nw);
 				gbt_node_view(page, &node);
 				op = node.opaque;
 				op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
@@ -306,7 +342,10 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 				}
 				if (npages == 1)
 					op->flags |= GBT_F_ROOT;
-				gbt_node_load_tails(&node, k, keys, tids, leaf ? NULL : ch, tl, true);
+				if (tailed[p])
+					gbt_node_load_tails(&node, k, keys, tids, leaf ? NULL : ch, tl, true);
+				else
+					gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
 				if (ops->finish)
 					ops->finish(ops->arg, page);
 			}
@@ -325,6 +364,7 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 			upchild[p] = blk;
 		}
 		free(cuts);
+		free(tailed);
 		free(owned);
 		free(ownedtails);
 		free(child);
@@ -356,7 +396,7 @@ static inline void
 gbt_tail_img_format(void *arg, char *page, bool leaf, uint16_t level, uint16_t flags, int nw)
 {
 	memset(page, 0, GBT_PAGE_SIZE);
-	gbt_node_format_tails(page, leaf, level, flags, nw);
+	gbt_node_format_words(page, leaf, level, flags, nw);
 }
 
 /*
@@ -403,8 +443,7 @@ gbt_walk_descend_tails(const char *img, uint32_t nblocks, uint32_t root, int nw,
 			return -1;
 		page = gbt_walk_page(img, blk);
 		op = gbt_page_opaque(page);
-		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) ||
-			!(op->flags & GBT_F_TAILS) || gbt_page_nwords(op) != nw ||
+		if (op->page_id != GBT_PAGE_ID || (op->flags & GBT_F_META) || gbt_page_nwords(op) != nw ||
 			(expect >= 0 && op->level != expect) || ++hops > GBT_WALK_MAX_DESCENT_HOPS)
 			return -1;
 		gbt_node_view(page, &node);
@@ -474,8 +513,7 @@ gbt_walk_range_tails(const char *img, uint32_t nblocks, uint32_t root, int nw,
 			return -1;
 		page = gbt_walk_page(img, blk);
 		op = gbt_page_opaque(page);
-		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF) ||
-			!(op->flags & GBT_F_TAILS) || gbt_page_nwords(op) != nw)
+		if (op->page_id != GBT_PAGE_ID || !(op->flags & GBT_F_LEAF) || gbt_page_nwords(op) != nw)
 			return -1;
 		gbt_node_view(page, &node);
 		if (!(op->flags & GBT_F_DELETED))

@@ -786,6 +786,47 @@ gbt_node_insert_tail(GbtNode *node, const uint64_t *key, const unsigned char *ta
 	return node_insert(node, key, tid, child, node->nwords, tail, tlen, off);
 }
 
+/*
+ * Turn a multi-word page without tails into one with (GBT_F_TAILS), in
+ * place, so that it can take an entry or bound with a tail: its entries,
+ * bounds, links and flags kept, its dead marks cleared (the slots move).
+ * False, the page unchanged, if its entries outnumber a tailed page's
+ * slots.
+ */
+bool
+gbt_node_to_tails(char *page)
+{
+	GbtNode		node;
+	GbtPageOpaqueData old = *gbt_page_opaque(page);
+	uint64_t	keys[GBT_MAX_SLOT_WORDS],
+				tids[GBT_MAX_SLOTS],
+				xb[2 * (GBT_MAX_KEY_WORDS - 1)];
+	uint32_t	child[GBT_MAX_SLOTS];
+	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
+	int			n,
+				nw = gbt_page_nwords(&old);
+
+	gbt_node_view(page, &node);
+	if (nw < 2 || node.toff)
+		return node.toff != NULL;
+	if (old.nused > (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS))
+		return false;
+	n = gbt_node_extract(&node, keys, tids, leaf ? NULL : child);
+	memcpy(xb, node.xbounds, sizeof(uint64_t) * 2 * (nw - 1));
+	gbt_node_format_tails(page, leaf, old.level, old.flags & ~GBT_F_LEAF, nw);
+	gbt_node_view(page, &node);
+	memcpy(node.xbounds, xb, sizeof(uint64_t) * 2 * (nw - 1));
+	node.opaque->hikey = old.hikey;
+	node.opaque->hitid = old.hitid;
+	node.opaque->lowkey = old.lowkey;
+	node.opaque->lowtid = old.lowtid;
+	node.opaque->rightlink = old.rightlink;
+	node.opaque->leftlink = old.leftlink;
+	node.opaque->xact = old.xact;
+	gbt_node_load_tails(&node, n, keys, tids, leaf ? NULL : child, NULL, true);
+	return true;
+}
+
 /* Give the high (which 0) or low (1) key a tail; false if it does not fit. */
 bool
 gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail, int len)

@@ -974,6 +974,87 @@ test_word_trees(void)
 }
 
 /*
+ * gbt_node_to_tails: a page of words alone becomes a tailed page with the
+ * same entries, bounds, links and flags, or is left byte for byte as it
+ * was when its entries are more than a tailed page's slots.
+ */
+static void
+test_to_tails(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char before[GBT_PAGE_SIZE];
+
+	for (int iter = 0; iter < 600; iter++)
+	{
+		int			nw = 2 + iter % 3;
+		bool		leaf = (iter / 3) % 2 == 0;
+		int			cap = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+		int			want = (int) (xrand() % (cap + 20));
+		GbtNode		node;
+		uint64_t	k1[GBT_MAX_SLOT_WORDS],
+					t1[GBT_MAX_SLOTS],
+					k2[GBT_MAX_SLOT_WORDS],
+					t2[GBT_MAX_SLOTS];
+		uint32_t	c1[GBT_MAX_SLOTS],
+					c2[GBT_MAX_SLOTS];
+		int			n1,
+					n2;
+		GbtPageOpaqueData op1;
+		uint64_t	xb[2 * (GBT_MAX_KEY_WORDS - 1)];
+		bool		ok;
+
+		gbt_node_format_words(page, leaf, leaf ? 0 : 2, GBT_F_RIGHTMOST, nw);
+		gbt_node_view(page, &node);
+		for (int i = 0; i < want; i++)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+
+			rand_wkey(key, nw, iter % 3);
+			gbt_node_insert_words(&node, key, ((uint64_t) i + 1) << 16, 100 + i);
+		}
+		node.opaque->hikey = 77;
+		node.opaque->lowkey = 5;
+		node.opaque->lowtid = 9;
+		node.opaque->rightlink = 1234;
+		node.opaque->leftlink = 4321;
+		for (int k = 0; k < 2 * (nw - 1); k++)
+			node.xbounds[k] = xrand();
+		memcpy(xb, node.xbounds, sizeof(uint64_t) * 2 * (nw - 1));
+		n1 = gbt_node_extract(&node, k1, t1, leaf ? NULL : c1);
+		op1 = *node.opaque;
+		memcpy(before, page, GBT_PAGE_SIZE);
+		ok = gbt_node_to_tails(page);
+		CHECK(ok == (n1 <= cap), "to_tails of %d entries (cap %d) gave %d", n1, cap, ok);
+		if (!ok)
+		{
+			CHECK(memcmp(before, page, GBT_PAGE_SIZE) == 0, "refused to_tails changed the page");
+			continue;
+		}
+		gbt_node_view(page, &node);
+		CHECK(node.toff != NULL && gbt_node_check(&node) == NULL, "to_tails: page check");
+		n2 = gbt_node_extract(&node, k2, t2, leaf ? NULL : c2);
+		CHECK(n2 == n1 && memcmp(k1, k2, sizeof(uint64_t) * nw * n1) == 0 &&
+			  memcmp(t1, t2, sizeof(uint64_t) * n1) == 0 &&
+			  (leaf || memcmp(c1, c2, sizeof(uint32_t) * n1) == 0), "to_tails: entries differ");
+		CHECK(node.opaque->hikey == op1.hikey && node.opaque->lowkey == op1.lowkey &&
+			  node.opaque->lowtid == op1.lowtid && node.opaque->rightlink == op1.rightlink &&
+			  node.opaque->leftlink == op1.leftlink && node.opaque->level == op1.level &&
+			  (node.opaque->flags & ~GBT_F_TAILS) == op1.flags &&
+			  memcmp(node.xbounds, xb, sizeof(uint64_t) * 2 * (nw - 1)) == 0,
+			  "to_tails: bounds, links or flags differ");
+		/* and it takes a tail now, while it has a slot */
+		if (n2 < cap)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {1};
+			unsigned char tail[3] = {250, 1, 2};
+
+			CHECK(gbt_node_insert_tail(&node, key, tail, 3, (uint64_t) 999999 << 16, 7) >= 0 &&
+				  gbt_node_check(&node) == NULL, "to_tails: tail insert after");
+		}
+	}
+}
+
+/*
  * Whole trees of tailed pages (gbtree_tailwalk.h): entries sorted by
  * (words, tail, TID) are laid out by slots and bytes; every page passes
  * gbt_node_check, each page's bounds are its neighbours' first entries
@@ -1046,9 +1127,10 @@ static void
 test_tail_trees(void)
 {
 	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
-		for (int kind = 0; kind < 4; kind++)
+		for (int kind = 0; kind < 5; kind++)
 		{
 			size_t		n = kind == 3 ? (size_t) (xrand() % 6) : 12000;
+			int			npages[2] = {0, 0};
 			int			st = nw + 1;
 			uint64_t   *e = malloc(sizeof(uint64_t) * st * (n + 1));
 			uint64_t   *se = malloc(sizeof(uint64_t) * st * (n + 1));
@@ -1073,6 +1155,9 @@ test_tail_trees(void)
 				/* long tails only now and then, so that pages hold many entries */
 				tails[i].len = (xrand() % 50 == 0) ? rand_tail(bytes + i * TAIL_BUF, nw) :
 					(int) (xrand() % 7);
+				/* kind 4: a tail in a few hundred entries, runs of words alone between */
+				if (kind == 4 && xrand() % 300 != 0)
+					tails[i].len = 0;
 				for (int b = 0; b < tails[i].len && b < 7 && tails[i].len < 7; b++)
 					bytes[i * TAIL_BUF + b] = (unsigned char) (1 + xrand() % 3);
 				tails[i].data = bytes + i * TAIL_BUF;
@@ -1131,7 +1216,7 @@ test_tail_trees(void)
 					err = gbt_node_check(&node);
 					if (err && bad++ < 3)
 						CHECK(false, "tail tree of %d words, block %u: %s", nw, blk, err);
-					CHECK(node.toff != NULL, "tail tree: block %u not tailed", blk);
+					npages[node.toff != NULL]++;
 				}
 				/* down the left edge to the first leaf */
 				for (;;)
@@ -1169,6 +1254,13 @@ test_tail_trees(void)
 					b = node.opaque->rightlink;
 				}
 				CHECK(at == n, "tail tree of %d words: leaves hold %zu of %zu", nw, at, n);
+				/* tails everywhere: tailed pages; a few: both kinds */
+				if (kind == 4)
+					CHECK(npages[0] > 0 && npages[1] > 0, "mixed tree of %d words: %d plain, %d tailed pages",
+						  nw, npages[0], npages[1]);
+				if (kind == 0)
+					CHECK(npages[1] > npages[0], "tailed tree of %d words: %d plain, %d tailed pages",
+						  nw, npages[0], npages[1]);
 			}
 
 			for (int q = 0; q < 300; q++)
@@ -1255,6 +1347,7 @@ main(void)
 	test_word_counts(best);
 	test_word_trees();
 	test_tail_trees();
+	test_to_tails();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
