@@ -655,6 +655,9 @@ extern int	gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t ti
 extern void gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_t flags,
 								  int nwords);
 extern bool gbt_node_to_tails(char *page);
+extern int	gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail,
+						   uint64_t newtid, uint32_t newchild, int leftpct, char *left,
+						   char *right);
 extern GbtTail gbt_node_slot_tail(const GbtNode *node, int slot);
 extern GbtTail gbt_node_bound_tail(const GbtNode *node, int which);
 extern bool gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail,

@@ -1055,6 +1055,313 @@ test_to_tails(void)
 }
 
 /*
+ * gbt_node_split against a model: pages of words alone and tailed pages,
+ * leaf and inner, full or nearly, with or without a new entry (with or
+ * without a tail), bounds with tails, the rightmost page and a level's
+ * first inner page: both halves pass gbt_node_check, hold the entries in
+ * order (the new one too when placed), are tailed exactly where a tail
+ * is, and carry the bounds and links a split must leave.
+ */
+typedef struct SplitModel
+{
+	int			n;
+	uint64_t	k[GBT_MAX_SLOTS + 2][GBT_MAX_KEY_WORDS];
+	unsigned char tb[GBT_MAX_SLOTS + 2][16];
+	GbtTail		tl[GBT_MAX_SLOTS + 2];
+	uint64_t	t[GBT_MAX_SLOTS + 2];
+} SplitModel;
+
+static int
+split_model_cmp(const SplitModel *m, int i, const uint64_t *key, GbtTail tail, uint64_t tid,
+				int nw)
+{
+	return gbt_tentry_cmp(m->k[i], m->tl[i], m->t[i], key, tail, tid, nw);
+}
+
+static void
+test_split(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char right[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char other[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static SplitModel m;
+	int			placed0 = 0,
+				mixed = 0;
+
+	for (int iter = 0; iter < 3000; iter++)
+	{
+		int			nw = 2 + iter % 3;
+		bool		leaf = (iter / 3) % 2 == 0;
+		bool		tailed = (iter / 6) % 2 == 0;
+		bool		rightmost = xrand() % 4 == 0;
+		bool		leftmost = !leaf && xrand() % 4 == 0;
+		bool		alias = xrand() % 2 == 0;
+		char	   *left = alias ? page : other;
+		GbtNode		node,
+					ln,
+					rn;
+		uint64_t	lowk[GBT_MAX_KEY_WORDS] = {5},
+					hik[GBT_MAX_KEY_WORDS] = {5000};
+		unsigned char lowb[4] = {200, 7, 7, 7},
+					hib[4] = {3, 3, 3, 3};
+		GbtTail		lowt = {lowb, 0},
+					hit = {hib, 0};
+		uint64_t	nk[GBT_MAX_KEY_WORDS] = {0};
+		unsigned char nb[8];
+		GbtTail		nt = {nb, 0};
+		uint64_t	ntid;
+		int			rc,
+					at = 0,
+					want;
+		bool		with_new = xrand() % 4 != 0;
+		bool		huge = tailed && iter % 10 == 0;	/* tails near the longest: bytes bind */
+
+		/* entries between the bounds; the page full, or nearly */
+		if (tailed)
+			gbt_node_format_tails(page, leaf, leaf ? 0 : 1, 0, nw);
+		else
+			gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+		gbt_node_view(page, &node);
+		if (tailed && xrand() % 2)
+		{
+			lowt.len = 1 + (int) (xrand() % 4);
+			hit.len = 1 + (int) (xrand() % 4);
+			gbt_node_set_bound_tail(&node, 1, lowt.data, lowt.len);
+			gbt_node_set_bound_tail(&node, 0, hit.data, hit.len);
+		}
+		node.opaque->lowkey = lowk[0];
+		node.opaque->lowtid = 1;
+		node.opaque->hikey = hik[0];
+		node.opaque->hitid = 1;
+		for (int k = 1; k < nw; k++)
+		{
+			node.xbounds[k - 1] = hik[k];
+			node.xbounds[nw - 1 + k - 1] = lowk[k];
+		}
+		node.opaque->leftlink = leftmost ? GBT_NO_BLOCK : 11;
+		node.opaque->rightlink = rightmost ? GBT_NO_BLOCK : 22;
+		if (rightmost)
+			node.opaque->flags |= GBT_F_RIGHTMOST;
+		m.n = 0;
+		if (leftmost)
+		{
+			uint64_t	z[GBT_MAX_KEY_WORDS] = {0};
+
+			gbt_node_insert_tail(&node, z, gbt_tail_minus_inf, tailed ? 1 : 0, 0, 3);
+		}
+		for (int tries = 0; tries < 1000; tries++)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+			unsigned char tb[8];
+			int			tlen = tailed && xrand() % 3 ? 1 + (int) (xrand() % 6) : 0;
+
+			rand_wkey(key, nw, 0);
+			key[0] = 10 + xrand() % 8;
+			for (int b = 0; b < tlen; b++)
+				tb[b] = (unsigned char) (1 + xrand() % 250);
+			if (tlen > 4 && xrand() % 8 == 0)
+				tlen = 200 + (int) (xrand() % 300);	/* a long one: the bytes bind */
+			if (huge)
+				tlen = gbt_tail_max(nw) - (int) (xrand() % 50);
+			{
+				static unsigned char big[1400];
+
+				if (tlen > 8)
+				{
+					memset(big, 9, sizeof(big));
+					if (gbt_node_insert_tail(&node, key, big, tlen, ((uint64_t) tries + 2) << 16,
+											 (uint32_t) (100 + tries)) < 0)
+						break;
+					continue;
+				}
+			}
+			if (gbt_node_insert_tail(&node, key, tb, tlen, ((uint64_t) tries + 2) << 16,
+									 (uint32_t) (100 + tries)) < 0)
+				break;
+		}
+		if (xrand() % 4 == 0)
+			gbt_node_delete_slot(&node, gbt_node_first_used(&node) + (leftmost ? 1 : 0));
+		/* the model: the page's entries, then the new one in its place */
+		{
+			static uint64_t k[GBT_MAX_SLOT_WORDS],
+						t[GBT_MAX_SLOTS];
+			static GbtTail tl[GBT_MAX_SLOTS];
+
+			m.n = gbt_node_extract_tails(&node, k, t, NULL, tl);
+			for (int i = 0; i < m.n; i++)
+			{
+				memset(m.k[i], 0, sizeof(m.k[i]));
+				memcpy(m.k[i], &k[i * nw], sizeof(uint64_t) * nw);
+				m.t[i] = t[i];
+				m.tl[i].len = tl[i].len > 16 ? 16 : tl[i].len;
+				memcpy(m.tb[i], tl[i].data, m.tl[i].len);
+				m.tl[i].data = m.tb[i];
+				m.tl[i].len = tl[i].len;	/* long tails: only their first bytes kept */
+			}
+		}
+		rand_wkey(nk, nw, 0);
+		nk[0] = 10 + xrand() % 8;
+		ntid = (uint64_t) (900000 + iter) << 16;
+		if (xrand() % 2 || huge)
+		{
+			nt.len = 1 + (int) (xrand() % 6);
+			for (int b = 0; b < nt.len; b++)
+				nb[b] = (unsigned char) (1 + xrand() % 250);
+		}
+		if (huge)
+		{
+			static unsigned char bignew[1400];
+
+			memset(bignew, 9, sizeof(bignew));
+			bignew[0] = nb[0];
+			nt.data = bignew;
+			nt.len = gbt_tail_max(nw);
+		}
+		rc = gbt_node_split(page, with_new ? nk : NULL, nt, ntid, 4242, 50, left, right);
+		want = m.n + (rc == 1 ? 1 : 0);
+		if (m.n + (with_new ? 1 : 0) < 2)
+		{
+			CHECK(rc == -1, "split of %d entries: %d", m.n, rc);
+			continue;
+		}
+		CHECK(rc == 1 || (rc == 0 && with_new && nt.len > 0 && !tailed),
+			  "split (words %d, leaf %d, tailed %d, new %d/%d): rc %d", nw, leaf, tailed,
+			  with_new, nt.len, rc);
+		if (rc < 0)
+			continue;
+		placed0 += rc == 0;
+		gbt_node_view(left, &ln);
+		gbt_node_view(right, &rn);
+		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
+			  "split halves: %s / %s", gbt_node_check(&ln) ? gbt_node_check(&ln) : "ok",
+			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
+		mixed += (ln.toff != NULL) != (rn.toff != NULL);
+		/* a tailed level-first inner page starts at (zeros, {0}, 0) */
+		if (leftmost && ln.toff)
+		{
+			GbtTail		ft = gbt_node_slot_tail(&ln, gbt_node_first_used(&ln));
+
+			CHECK(ft.len == 1 && ft.data[0] == 0, "split: minus infinity without its tail");
+		}
+		/* halves' entries, in order, against the model (and the new entry) */
+		{
+			bool		newdone = !(rc == 1 && with_new);
+			GbtNode    *h[2] = {&ln, &rn};
+
+			for (int side = 0; side < 2; side++)
+				for (int s2 = gbt_node_first_used(h[side]); s2 < h[side]->nslots;
+					 s2 = gbt_node_next_used(h[side], s2 + 1))
+				{
+					uint64_t	key[GBT_MAX_KEY_WORDS];
+					GbtTail		tl = gbt_node_slot_tail(h[side], s2);
+					GbtTail		cmpt = tl;
+
+					gbt_walk_slot_words(h[side], s2, key);
+					if (!newdone && (at >= m.n || split_model_cmp(&m, at, nk, nt, ntid, nw) > 0) &&
+						gbt_tentry_cmp(key, tl, h[side]->tids[s2], nk, nt, ntid, nw) == 0)
+					{
+						newdone = true;
+						continue;
+					}
+					/* compare long tails on their first 16 bytes and length */
+					if (at < m.n && m.tl[at].len > 16 && tl.len == m.tl[at].len)
+						cmpt.len = 16;
+					{
+						GbtTail		mt = m.tl[at < m.n ? at : 0];
+
+						if (mt.len > 16)
+							mt.len = 16;
+						if (leftmost && at == 0 && side == 0)
+							cmpt = mt;	/* minus infinity's tail follows its page */
+						CHECK(at < m.n && memcmp(key, m.k[at], sizeof(uint64_t) * nw) == 0 &&
+							  h[side]->tids[s2] == m.t[at] &&
+							  gbt_tail_cmp(cmpt.data, cmpt.len, mt.data, mt.len) == 0,
+							  "split: entry %d differs", at);
+					}
+					at++;
+				}
+			CHECK(at == m.n && newdone, "split: halves hold %d of %d entries (new placed %d)",
+				  at, m.n, newdone);
+		}
+		(void) want;
+		/* bounds and links */
+		{
+			uint64_t	a[GBT_MAX_KEY_WORDS],
+						b[GBT_MAX_KEY_WORDS],
+						ta,
+						tb2;
+			GbtTail		xa,
+						xb;
+			int			f = gbt_node_first_used(&rn);
+			uint64_t	fk[GBT_MAX_KEY_WORDS];
+
+			gbt_walk_bound_tail(&ln, true, a, &xa, &ta);
+			gbt_walk_bound_tail(&rn, false, b, &xb, &tb2);
+			gbt_walk_slot_words(&rn, f, fk);
+			CHECK(gbt_tentry_cmp(a, xa, ta, b, xb, tb2, nw) == 0 &&
+				  gbt_tentry_cmp(b, xb, tb2, fk, gbt_node_slot_tail(&rn, f), rn.tids[f], nw) == 0,
+				  "split: separator is not the right page's first entry");
+			gbt_walk_bound_tail(&ln, false, a, &xa, &ta);
+			CHECK(gbt_tentry_cmp(a, xa, ta, lowk, lowt, 1, nw) == 0, "split: left low key");
+			if (!rightmost)
+			{
+				gbt_walk_bound_tail(&rn, true, a, &xa, &ta);
+				CHECK(gbt_tentry_cmp(a, xa, ta, hik, hit, 1, nw) == 0, "split: right high key");
+			}
+			CHECK(((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost &&
+				  !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
+				  ln.opaque->leftlink == (leftmost ? GBT_NO_BLOCK : 11) &&
+				  rn.opaque->rightlink == (rightmost ? GBT_NO_BLOCK : 22) &&
+				  ln.opaque->level == rn.opaque->level, "split: flags or links");
+		}
+	}
+	CHECK(placed0 > 0 && mixed > 0, "split: no case without room for the new entry (%d) or of mixed halves (%d)",
+		  placed0, mixed);
+
+	/*
+	 * Where the bytes decide the cut: two short entries and three of the
+	 * longest tails, the high key with a tail, and a short new entry: the
+	 * even cut would give the right page the separator's tail twice and
+	 * overflow it, so the cut moves by one.
+	 */
+	{
+		static unsigned char big[1400];
+		unsigned char small[4] = {5, 5, 5, 5},
+					hib[4] = {250, 1, 1, 1};
+		int			nw = 4;
+		GbtNode		node,
+					ln,
+					rn;
+		int			rc;
+
+		memset(big, 9, sizeof(big));
+		gbt_node_format_tails(page, true, 0, 0, nw);
+		gbt_node_view(page, &node);
+		node.opaque->hikey = 1000;
+		node.opaque->hitid = 1;
+		gbt_node_set_bound_tail(&node, 0, hib, 4);
+		for (int i = 0; i < 5; i++)
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {(uint64_t) (10 + i)};
+
+			CHECK(gbt_node_insert_tail(&node, key, i < 2 ? small : big, i < 2 ? 4 : gbt_tail_max(nw),
+									   (uint64_t) (i + 1) << 16, 0) >= 0, "bytes case: fill %d", i);
+		}
+		{
+			uint64_t	key[GBT_MAX_KEY_WORDS] = {1};
+
+			rc = gbt_node_split(page, key, (GbtTail) {small, 4}, (uint64_t) 99 << 16, 0, 50,
+								other, right);
+		}
+		gbt_node_view(other, &ln);
+		gbt_node_view(right, &rn);
+		CHECK(rc == 1 && gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL &&
+			  ln.opaque->nused + rn.opaque->nused == 6 && ln.opaque->nused != 3,
+			  "bytes case: rc %d, halves of %d and %d", rc, ln.opaque->nused, rn.opaque->nused);
+	}
+}
+
+/*
  * Whole trees of tailed pages (gbtree_tailwalk.h): entries sorted by
  * (words, tail, TID) are laid out by slots and bytes; every page passes
  * gbt_node_check, each page's bounds are its neighbours' first entries
@@ -1348,6 +1655,7 @@ main(void)
 	test_word_trees();
 	test_tail_trees();
 	test_to_tails();
+	test_split();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)

@@ -5,8 +5,13 @@
  *	  that force cuts and the real ones, random rows are encoded and
  *	  (words, tail) compared, word by word and then by gbt_tail_cmp,
  *	  against a column-by-column model of the rows, over random pairs,
- *	  near neighbours and sorted lists.  Mutants of the encoding must be
- *	  caught.  Exits non-zero on failure.
+ *	  near neighbours and sorted lists.  Every key is decoded back to its
+ *	  row, and its tail cut short, lengthened and garbled must be refused
+ *	  or decode to a row with that key.  The bounds of prefixes of 0 to
+ *	  ncols columns, most taken from the rows, must put every row below,
+ *	  inside or above them as the model compares its first columns.
+ *	  Mutants of the encoding and of the bounds must be caught.  Exits
+ *	  non-zero on failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,11 +119,11 @@ text_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
 	return m != 0 ? sign(m) : sign(alen - blen);
 }
 
-/* column by column, as btree compares index tuples */
+/* the first n columns, column by column, as btree compares index tuples */
 static int
-model_cmp(const Spec *s, const Row *a, const Row *b)
+model_cmp_n(const Spec *s, const Row *a, const Row *b, int n)
 {
-	for (int c = 0; c < s->ncols; c++)
+	for (int c = 0; c < n; c++)
 	{
 		int			r;
 
@@ -139,6 +144,12 @@ model_cmp(const Spec *s, const Row *a, const Row *b)
 			return s->desc[c] ? -r : r;
 	}
 	return 0;
+}
+
+static int
+model_cmp(const Spec *s, const Row *a, const Row *b)
+{
+	return model_cmp_n(s, a, b, s->ncols);
 }
 
 /* ---- random rows ---- */
@@ -348,6 +359,144 @@ model_cut(const Spec *s, const Row *r)
 	return -1;
 }
 
+/* ---- decoding ---- */
+
+#define DECCAP		(MAXC * MAXT + TAILCAP)
+
+/*
+ * Tails and the decoder's buffer go at the end of heap blocks, so that a
+ * read past tlen or a write past cap is out of bounds under
+ * -fsanitize=address.
+ */
+static unsigned char *tail_arena;
+static unsigned char *buf_arena;
+
+static long decoded,
+			dec_truncated,
+			dec_garbled,
+			dec_garbled_ok;
+
+static int
+decode_at_end(const GbtKeyShape *sh, const bool *is_text, const uint64_t *w,
+			  const unsigned char *tail, int tlen, GbtColInput *out, int cap)
+{
+	unsigned char *t = tail_arena + TAILCAP + 8 - tlen;
+
+	memcpy(t, tail, tlen);
+	return gbt_shape_decode_cut(sh, is_text, w, t, tlen, out, buf_arena + DECCAP - cap, cap);
+}
+
+/* the columns of two inputs equal: NULLs, field words, a text's bytes */
+static bool
+same_inputs(const Spec *s, const GbtColInput *a, const GbtColInput *b)
+{
+	for (int c = 0; c < s->ncols; c++)
+	{
+		if (a[c].val.isnull != b[c].val.isnull)
+			return false;
+		if (a[c].val.isnull)
+			continue;
+		if (memcmp(a[c].val.v, b[c].val.v, sizeof(a[c].val.v)) != 0)
+			return false;
+		if (s->kind[c] == K_TEXT &&
+			(a[c].len != b[c].len || memcmp(a[c].bytes, b[c].bytes, a[c].len) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* a byte a garbled tail may hold: the ones the encoding gives meaning to, or any */
+static unsigned char
+garble_byte(const Spec *s)
+{
+	switch (xrand() % 6)
+	{
+		case 0:
+			return 0;
+		case 1:
+			return 0xFF;
+		case 2:
+			return (unsigned char) (xrand() % 2);
+		case 3:
+			return (unsigned char) (xrand() % 2 ? xrand() % s->ncols : 255 - xrand() % s->ncols);
+		case 4:
+			return 128;
+		default:
+			return (unsigned char) xrand();
+	}
+}
+
+/*
+ * decode(encode(r)) must give r back, with exactly the bytes it needs;
+ * its tail cut short or longer must be refused, and one garbled must be
+ * refused or decode to a value that encodes to it.
+ */
+static void
+check_decode(const Spec *s, const GbtKeyShape *sh, const bool *is_text, const Row *r,
+			 const GbtColInput *in)
+{
+	GbtColInput out[GBT_MAX_KEY_COLS];
+	unsigned char t[TAILCAP];
+	uint64_t	w2[GBT_MAX_KEY_WORDS];
+	unsigned char t2[TAILCAP];
+	int			need = 0,
+				got;
+
+	for (int c = 0; c < s->ncols; c++)
+		if (s->kind[c] == K_TEXT && !r->isnull[c])
+			need += r->len[c];
+	got = decode_at_end(sh, is_text, r->w, r->tail, r->tlen, out, need);
+	decoded++;
+	CHECK(got == need && same_inputs(s, in, out), "%s: decode gives %d of %d bytes, %s",
+		  s->name, got, need, got >= 0 && !same_inputs(s, in, out) ? "another value" : "");
+	if (need > 0)
+		CHECK(decode_at_end(sh, is_text, r->w, r->tail, r->tlen, out, need - 1) == -1,
+			  "%s: decode into too small a buffer", s->name);
+
+	/* a tail cut short or one byte longer is not a tail */
+	for (int len = 1; len < r->tlen; len++, dec_truncated++)
+		CHECK(decode_at_end(sh, is_text, r->w, r->tail, len, out, DECCAP) == -1,
+			  "%s: tail cut to %d of %d decoded", s->name, len, r->tlen);
+	if (r->tlen > 0 && r->tlen < TAILCAP)
+	{
+		memcpy(t, r->tail, r->tlen);
+		t[r->tlen] = garble_byte(s);
+		CHECK(decode_at_end(sh, is_text, r->w, t, r->tlen + 1, out, DECCAP) == -1,
+			  "%s: tail with a byte more decoded", s->name);
+	}
+
+	for (int k = 0; k < 4; k++)
+	{
+		int			tlen;
+
+		if (r->tlen > 0 && k < 3)
+		{
+			/* a byte or a few changed, the length sometimes too */
+			tlen = r->tlen;
+			memcpy(t, r->tail, tlen);
+			for (int e = 1 + (int) (xrand() % 3); e > 0; e--)
+				t[xrand() % tlen] = garble_byte(s);
+			if (xrand() % 4 == 0)
+				tlen = 1 + (int) (xrand() % tlen);
+		}
+		else
+		{
+			/* any bytes */
+			tlen = 1 + (int) (xrand() % 24);
+			for (int i = 0; i < tlen; i++)
+				t[i] = garble_byte(s);
+		}
+		got = decode_at_end(sh, is_text, r->w, t, tlen, out, DECCAP);
+		dec_garbled++;
+		if (got < 0)
+			continue;
+		dec_garbled_ok++;
+		CHECK(gbt_shape_encode_cut(sh, is_text, out, w2, t2, TAILCAP) == tlen &&
+			  memcmp(t2, t, tlen) == 0 && memcmp(w2, r->w, 8 * sh->nwords) == 0,
+			  "%s: a garbled tail decodes to a value of another key", s->name);
+	}
+}
+
 /* encode r, checking what can be checked of one key alone */
 static void
 encode(const Spec *s, const GbtKeyShape *sh, const bool *is_text, Row *r, Mutant m)
@@ -391,6 +540,7 @@ encode(const Spec *s, const GbtKeyShape *sh, const bool *is_text, Row *r, Mutant
 			CHECK(gbt_shape_encode_cut(sh, is_text, in, w2, t2, r->tlen) == r->tlen &&
 				  memcmp(t2, r->tail, r->tlen) == 0, "%s: exact capacity", s->name);
 		}
+		check_decode(s, sh, is_text, r, in);
 		return;
 	}
 
@@ -569,6 +719,193 @@ test_spec(const Spec *s, int n, long npairs, Mutant m)
 	return bad;
 }
 
+/* ---- the bounds of a prefix ---- */
+
+/* the mutants of the bounds the checks must catch */
+typedef enum BoundMutant
+{
+	B_NONE,
+	B_LOWER_ZERO,				/* uncut prefix: lower tail {0x00} */
+	B_LOWER_128,				/* uncut prefix: lower tail {128}, no tail */
+	B_UPPER_INF,				/* uncut prefix: upper tail +infinity */
+	B_UPPER_PADDING,			/* uncut prefix: upper words with the padding set */
+	B_UPPER_CLOSED,				/* upper tail taken as bytes, not + infinity */
+	B_NMUTANTS
+} BoundMutant;
+
+static const char *const bound_mutant_name[] = {"none", "lower tail {0x00}",
+	"lower tail {128}", "upper tail +infinity", "upper words padded with ones",
+"upper bound closed"};
+
+static long bound_pairs;
+
+/* r's key, without encode's checks */
+static void
+encode_plain(const Spec *s, const GbtKeyShape *sh, const bool *is_text, Row *r)
+{
+	GbtColInput in[GBT_MAX_KEY_COLS];
+
+	inputs_of(s, r, in);
+	r->cut = model_cut(s, r);
+	r->tlen = gbt_shape_encode_cut(sh, is_text, in, r->w, r->tail, TAILCAP);
+}
+
+/*
+ * nprefix prefixes of shape s, of 0 to ncols columns, taken mostly from
+ * rows of the pool (so that they match some and tie with others in the
+ * words), against all n rows: the model's comparison of a row's first m
+ * columns with the prefix must be what the row's key says against the
+ * bounds, < lower, in [lower, upper] or > upper.  That is every condition
+ * a scan makes of the prefix: x >= p from lower, x > p after upper, x <=
+ * p up to upper, x < p before lower.  Returns the rows on the wrong side.
+ */
+static long
+test_bounds(const Spec *s, int n, int nprefix, BoundMutant bm)
+{
+	GbtKeyShape sh;
+	bool		is_text[GBT_MAX_KEY_COLS] = {0};
+	Row		   *rows = malloc(sizeof(Row) * n);
+	Row		  **pool = malloc(sizeof(Row *) * n);
+	long		bad = 0,
+				match = 0,
+				tied_in = 0,
+				tied_out = 0;
+	int			ncutpre = 0,
+				nnullpre = 0;
+
+	shape_of(s, &sh, is_text);
+	CHECK(gbt_shape_init(&sh), "%s: shape fits", s->name);
+	for (int i = 0; i < n; i++)
+	{
+		rand_row(s, &rows[i], pool, i);
+		pool[i] = &rows[i];
+		encode_plain(s, &sh, is_text, &rows[i]);
+	}
+
+	for (int k = 0; k < nprefix; k++)
+	{
+		Row			p;
+		GbtColInput in[GBT_MAX_KEY_COLS];
+		uint64_t	lo[GBT_MAX_KEY_WORDS],
+					hi[GBT_MAX_KEY_WORDS],
+					w2[GBT_MAX_KEY_WORDS];
+		unsigned char lt[TAILCAP],
+					ht[TAILCAP],
+					t2[TAILCAP];
+		/* no columns at all now and then: every row matches */
+		int			m = xrand() % 16 == 0 ? 0 : 1 + (int) (xrand() % s->ncols);
+		int			llen,
+					hlen,
+					cut;
+		GbtTailBound hb;
+
+		switch (xrand() % 8)
+		{
+			case 0:
+				rand_row(s, &p, pool, 0);
+				break;
+			case 1:
+			case 2:
+				rand_row(s, &p, pool, n);
+				break;
+			default:
+				p = rows[xrand() % n];
+		}
+		encode_plain(s, &sh, is_text, &p);	/* for print_row */
+		inputs_of(s, &p, in);
+		/* the columns after the prefix must not be read */
+		for (int d = m; d < s->ncols; d++)
+		{
+			memset(in[d].val.v, 0xA5, sizeof(in[d].val.v));
+			in[d].val.isnull = false;
+			in[d].bytes = NULL;
+			in[d].len = 1 << 30;
+		}
+		cut = gbt_cut_column_of(&sh, is_text, in, m);
+		CHECK(cut == (model_cut(s, &p) < m ? model_cut(s, &p) : -1), "%s: prefix cut", s->name);
+		ncutpre += cut >= 0;
+		for (int d = 0; d < m; d++)
+			if (p.isnull[d])
+			{
+				nnullpre++;
+				break;
+			}
+
+		llen = gbt_shape_prefix_lower_cut(&sh, is_text, in, m, lo, lt, TAILCAP);
+		hlen = gbt_shape_prefix_upper_cut(&sh, is_text, in, m, hi, ht, TAILCAP);
+		if (bm == B_NONE)
+		{
+			CHECK(llen > 0 && hlen > 0, "%s: bound tails %d, %d", s->name, llen, hlen);
+			CHECK(gbt_shape_prefix_lower_cut(&sh, is_text, in, m, w2, t2, llen - 1) == -1 &&
+				  memcmp(w2, lo, 8 * sh.nwords) == 0, "%s: lower past cap", s->name);
+			CHECK(gbt_shape_prefix_upper_cut(&sh, is_text, in, m, w2, t2, hlen) == hlen &&
+				  memcmp(w2, hi, 8 * sh.nwords) == 0 && memcmp(t2, ht, hlen) == 0,
+				  "%s: upper at cap", s->name);
+		}
+		if (cut < 0)
+		{
+			if (bm == B_LOWER_ZERO || bm == B_LOWER_128)
+				lt[0] = bm == B_LOWER_ZERO ? 0 : 128;
+			else if (bm == B_UPPER_INF)
+				hlen = 0;
+			else if (bm == B_UPPER_PADDING)
+			{
+				GbtColValue vals[GBT_MAX_KEY_COLS];
+
+				for (int d = 0; d < m; d++)
+					vals[d] = in[d].val;
+				gbt_shape_prefix_bound(&sh, vals, m, true, hi);
+			}
+		}
+		hb.data = ht;
+		hb.len = hlen;
+		hb.upper = bm != B_UPPER_CLOSED;
+
+		for (int i = 0; i < n; i++)
+		{
+			const Row  *r = &rows[i];
+			int			want = model_cmp_n(s, r, &p, m);
+			int			cl = gbt_words_cmp(r->w, lo, sh.nwords),
+						ch = gbt_words_cmp(r->w, hi, sh.nwords);
+			bool		tied = cl == 0 || ch == 0;
+
+			if (cl == 0)
+				cl = gbt_tail_cmp(r->tail, r->tlen, lt, llen);
+			if (ch == 0)
+				ch = gbt_tail_cmp_bound(r->tail, r->tlen, hb.data, hb.len, hb.upper);
+			bound_pairs++;
+			match += want == 0 && m > 0;
+			if (tied)
+			{
+				if (want == 0)
+					tied_in++;
+				else
+					tied_out++;
+			}
+			if ((want < 0) == (cl < 0) && (want > 0) == (ch > 0) &&
+				(want == 0) == (cl >= 0 && ch <= 0))
+				continue;
+			bad++;
+			if (bm != B_NONE)
+				continue;
+			CHECK(false, "%s: prefix of %d columns: model %d, below lower %d, above upper %d",
+				  s->name, m, want, cl < 0, ch > 0);
+			print_row(s, &p);
+			print_row(s, r);
+		}
+	}
+	if (bm == B_NONE)
+	{
+		/* the tails decided for rows of the prefix and of others */
+		CHECK(tied_in > 0 && tied_out > 0 && ncutpre > 0, "%s: tails decided no bound", s->name);
+		printf("  %-60s prefixes %4d cut, %4d with NULL; %7ld rows match; words tie %6ld in, %6ld out\n",
+			   s->name, ncutpre, nnullpre, match, tied_in, tied_out);
+	}
+	free(rows);
+	free(pool);
+	return bad;
+}
+
 /*
  * The shapes: a small P forces cuts often; the real P is what
  * gbt_wide_info_init gives (the 256 bits less the other fields and the
@@ -607,6 +944,9 @@ main(void)
 {
 	int			nspecs = (int) (sizeof(specs) / sizeof(specs[0]));
 
+	tail_arena = malloc(TAILCAP + 8);
+	buf_arena = malloc(DECCAP);
+
 	for (int i = 0; i < nspecs; i++)
 		test_spec(&specs[i], 6000, 1000000, M_NONE);
 	/* across the shapes, the tails decided pairs of every kind */
@@ -625,6 +965,25 @@ main(void)
 		printf("test_tail: mutant \"%s\": %ld pairs out of order\n", mutant_name[m], bad);
 	}
 
+	printf("test_tail: %ld keys decoded, %ld tails cut short refused, %ld garbled (%ld decoded, to themselves)\n",
+		   decoded, dec_truncated, dec_garbled, dec_garbled_ok);
+
+	for (int i = 0; i < nspecs; i++)
+		test_bounds(&specs[i], 2000, 1000, B_NONE);
+	printf("test_tail: bounds of prefixes, %ld rows against them\n", bound_pairs);
+	for (int m = B_NONE + 1; m < B_NMUTANTS; m++)
+	{
+		long		bad = 0;
+
+		for (int i = 0; i < nspecs; i++)
+			bad += test_bounds(&specs[i], 600, 200, (BoundMutant) m);
+		CHECK(bad > 0, "bounds mutant \"%s\" not caught", bound_mutant_name[m]);
+		printf("test_tail: bounds mutant \"%s\": %ld rows on the wrong side\n",
+			   bound_mutant_name[m], bad);
+	}
+
 	printf("test_tail: %ld checks, %d failures\n", checks, failures);
+	free(tail_arena);
+	free(buf_arena);
 	return failures ? 1 : 0;
 }
