@@ -32,7 +32,8 @@ CUDA_TEST_NVCC = $(NVCC) -O2 -std=c++17 -arch=$(CUDA_ARCH) -Isrc -Icuda -Icuda/t
 COMPUTE_SANITIZER ?= $(shell command -v compute-sanitizer 2>/dev/null || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 BENCH_OUT ?= cuda/test/build/bench.md
 
-$(CUDA_TEST_BUILD)/node.o: src/node.c src/gbtree_node.h src/gbtree_simd.h
+$(CUDA_TEST_BUILD)/node.o: src/node.c src/gbtree_node.h src/gbtree_simd.h src/gbtree_tailwalk.h \
+		src/gbtree_walk.h src/gbtree_wsort.h
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CC) -O2 -std=gnu99 -Isrc -c -o $@ src/node.c
 
@@ -57,7 +58,7 @@ $(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/test/test_common.h c
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
 $(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/test/test_common.h cuda/gbtree_cuda.h src/gbtree_node.h \
-		src/gbtree_walk.h src/gbtree_wsort.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
+		src/gbtree_walk.h src/gbtree_wsort.h src/gbtree_tailwalk.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
 		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 

@@ -51,11 +51,26 @@ words_slots(int nwords, bool leaf)
 	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
 }
 
+/*
+ * A page with tails (GBT_F_TAILS) has fewer slots, its arrays laid out
+ * alike; the device searches its words and TIDs and leaves the tails to
+ * the CPU (src/README, "What is left", item 4).
+ */
+static __device__ __forceinline__ int
+words_page_slots(const char *pg, int nwords, bool leaf)
+{
+	const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
+
+	if (op->flags & GBT_F_TAILS)
+		return leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+	return words_slots(nwords, leaf);
+}
+
 static __device__ __forceinline__ WordsPage
 words_page(const char *pg, int nwords, bool leaf)
 {
 	WordsPage	p;
-	int			ns = words_slots(nwords, leaf);
+	int			ns = words_page_slots(pg, nwords, leaf);
 	size_t		off = GBT_BODY_OFFSET;
 
 	p.nslots = ns;

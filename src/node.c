@@ -290,7 +290,11 @@ gbt_node_upper_bound_tail(const GbtNode *node, const uint64_t *key,
 	return tail_run_bound(node, lo, words_bound(node, key, true), tail, tlen, 0, true);
 }
 
-/* first slot whose (key, tid) is >= (key, tid) */
+/*
+ * First slot whose (key, tid) is >= (key, tid).  It does not see tails, as
+ * the kernels do not: on a tailed page the TIDs of a run of equal words
+ * follow their tails, so only TID 0 is meaningful there (the run's start).
+ */
 int
 gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key, uint64_t tid)
 {
@@ -299,8 +303,6 @@ gbt_node_lower_bound_entry_words(const GbtNode *node, const uint64_t *key, uint6
 
 	if (node->nwords == 1)
 		return gbt_node_lower_bound_entry(node, key[0], tid);
-	if (node->toff)
-		return gbt_node_lower_bound_tail(node, key, NULL, 0, tid);
 	lo = words_bound(node, key, false);
 	if (lo >= node->nslots || !slot_key_eq(node, lo, key))
 		return lo;

@@ -7,7 +7,8 @@
  *	  words in the body), the pages go into a device copy, and every
  *	  query's matches (count, words and TIDs, in order) must equal the CPU
  *	  walk's (gbt_walk_range_words), whose counts must equal a binary
- *	  search's over the sorted entries.  Then damaged copies (a bad page
+ *	  search's over the sorted entries; the same on trees whose entries
+ *	  carry tails (mixed pages, searched by words).  Then damaged copies (a bad page
  *	  id, a child or right-link out of range, a right-link loop, a wrong
  *	  word count) must give GBT_CUDA_ECORRUPT, and one timing: point
  *	  lookups on a large two-word tree, transfers included.
@@ -31,6 +32,7 @@ extern "C"
 #include "gbtree_simd.h"
 #include "gbtree_walk.h"
 #include "gbtree_wsort.h"
+#include "gbtree_tailwalk.h"
 }
 
 /* ---- the tree: gbtree_walk.h's model builder ---- */
@@ -277,6 +279,116 @@ run_case(int nw, int kind, size_t n, int nq, bool timed)
 }
 
 /*
+ * Trees whose entries carry tails (gbtree_tailwalk.h: pages of words alone
+ * and tailed pages, mixed): the device searches words and TIDs only, so a
+ * lookup of words lo..hi, both inclusive, must return every entry whose
+ * words lie there, in index order ((words, tail, TID)), as the sorted
+ * entries hold them and as the CPU walk of words gives them.  dense: most
+ * entries carry a tail (every page tailed); else one in 60.
+ */
+static void
+run_tail_case(int nw, int kind, bool dense, size_t n, int nq)
+{
+	std::vector<uint64_t> e,
+				r((n + 1) * (nw + 2)),
+				scratch((n + 1) * (nw + 2)),
+				se((n + 1) * (nw + 1));
+	std::vector<size_t> hist(gbt_wsort_hist_size(nw + 1));
+	std::vector<GbtTail> tails(n + 1),
+				stails(n + 1);
+	std::vector<unsigned char> bytes((n + 1) * 8);
+	std::vector<RangeQuery> qs(nq);
+	std::vector<uint64_t> offsets,
+				words,
+				tids;
+	WTree		t;
+	GbtCudaCopy *c;
+	int			mism = 0,
+				ntailed = 0;
+	int			rc;
+
+	make_entries(e, n, nw, kind);
+	for (size_t i = 0; i < n; i++)
+	{
+		int			len = dense ? (int) (xrand() % 7) : (xrand() % 60 == 0 ? 1 + (int) (xrand() % 6) : 0);
+
+		for (int b = 0; b < len; b++)
+			bytes[i * 8 + b] = (unsigned char) (1 + xrand() % 255);
+		tails[i].data = &bytes[i * 8];
+		tails[i].len = len;
+		memcpy(&r[i * (nw + 2)], &e[i * (nw + 1)], sizeof(uint64_t) * (nw + 1));
+		r[i * (nw + 2) + nw + 1] = (uint64_t) i << 16;
+	}
+	gbt_tail_sort(r.data(), scratch.data(), n, nw, tails.data(), hist.data());
+	for (size_t i = 0; i < n; i++)
+	{
+		memcpy(&se[i * (nw + 1)], &r[i * (nw + 2)], sizeof(uint64_t) * (nw + 1));
+		stails[i] = tails[r[i * (nw + 2) + nw + 1] >> 16];
+	}
+	t.nw = nw;
+	gbt_walk_build_tails(NULL, se.data(), stails.data(), n, nw, 90, &t.nblocks);
+	t.img.assign((size_t) t.nblocks * GBT_PAGE_SIZE, 0);
+	t.root = gbt_walk_build_tails(t.img.data(), se.data(), stails.data(), n, nw, 90, &t.nblocks);
+	for (uint32_t b = GBT_FIRST_FREE_BLKNO; b < t.nblocks; b++)
+		ntailed += (gbt_page_opaque(gbt_walk_page(t.img.data(), b))->flags & GBT_F_TAILS) != 0;
+	for (int i = 0; i < nq; i++)
+	{
+		RangeQuery &q = qs[i];
+		size_t		ia = xrand() % n;
+		const uint64_t *a = &se[ia * (nw + 1)];
+		const uint64_t *b = &se[std::min(ia + xrand() % 400, n - 1) * (nw + 1)];
+
+		for (int k = 0; k < nw; k++)
+		{
+			q.lo[k] = a[k];
+			q.hi[k] = i % 3 == 1 ? b[k] : a[k];
+		}
+		if (i % 3 == 2)
+			for (int k = 1; k < nw; k++)
+			{
+				q.lo[k] = 0;
+				q.hi[k] = UINT64_MAX;
+			}
+	}
+	c = load_copy(t);
+	rc = lookup(c, t, qs, offsets, words, tids);
+	EXPECT(rc == 0, "tails, %d words: gbt_cuda_lookup_words returned %d: %s", nw, rc,
+		   gbt_cuda_last_error());
+	for (int i = 0; i < nq && rc == 0; i++)
+	{
+		size_t		a = ref_bound(se, n, nw, qs[i].lo, false),
+					b = ref_bound(se, n, nw, qs[i].hi, true);
+		uint64_t	want = b > a ? b - a : 0;
+		uint64_t	got = offsets[i + 1] - offsets[i];
+		WalkOut		w;
+		int64_t		walk;
+		bool		same = got == want;
+
+		w.nw = nw;
+		walk = gbt_walk_range_words(t.img.data(), t.nblocks, t.root, nw, qs[i].lo, 0,
+									qs[i].hi, UINT64_MAX, walk_match, &w);
+		for (uint64_t j = 0; same && j < got; j++)
+			same = memcmp(&words[(offsets[i] + j) * nw], &se[(a + j) * (nw + 1)],
+						  sizeof(uint64_t) * nw) == 0 &&
+				tids[offsets[i] + j] == se[(a + j) * (nw + 1) + nw];
+		same = same && walk == (int64_t) want &&
+			memcmp(w.tids.data(), &tids[offsets[i]], sizeof(uint64_t) * got) == 0;
+		if (!same && mism++ < 5)
+			printf("  tails, query %d: device %llu, CPU walk %lld, sorted entries %llu (or the matches differ)\n",
+				   i, (unsigned long long) got, (long long) walk, (unsigned long long) want);
+	}
+	EXPECT(mism == 0, "tails, %d words, kind %d, %s: %d of %d queries differ", nw, kind,
+		   dense ? "dense" : "sparse", mism, nq);
+	EXPECT(ntailed > 0 && (dense || ntailed < (int) t.nblocks - GBT_FIRST_FREE_BLKNO),
+		   "tails, %d words: %d of %u pages tailed", nw, ntailed, t.nblocks - GBT_FIRST_FREE_BLKNO);
+	printf("%d words, %s, tails %s, %zu entries, %u pages (%d tailed): %d queries, %zu matches, %d differ\n",
+		   nw, kind == 0 ? "uuid-like" : kind == 1 ? "(tenant, time)" : "ties in every word",
+		   dense ? "on most entries" : "on one in 60", n, t.nblocks - GBT_FIRST_FREE_BLKNO, ntailed,
+		   nq, tids.size(), mism);
+	gbt_cuda_copy_free(c);
+}
+
+/*
  * Damaged copies: each damage, put into a copy of a small tree, must give
  * GBT_CUDA_ECORRUPT from a lookup that reaches it (never a fault or hang).
  */
@@ -370,6 +482,12 @@ main(int argc, char **argv)
 			run_case(nw, kind, 1000, 2000, false);
 			if (big > 0)		/* not under memcheck (test_wtree 0) */
 				run_case(nw, kind, 200000, 20000, false);
+		}
+	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+		for (int kind = 1; kind < 3; kind++)
+		{
+			run_tail_case(nw, kind, true, 3000, 2000);
+			run_tail_case(nw, kind, false, big > 0 ? 100000 : 3000, 4000);
 		}
 	run_damage();
 	if (big > 0)
