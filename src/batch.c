@@ -518,7 +518,8 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull, slots))
 		{
-			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, tid);
+			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, GBT_NO_TAIL,
+							tid);
 			return;
 		}
 	}

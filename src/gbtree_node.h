@@ -240,6 +240,18 @@ typedef struct GbtTail
 } GbtTail;
 
 /*
+ * Targets of searches: no tail; below every tail ({0}: a tail a value
+ * carries is longer or starts higher); above every tail (0xFF bytes, more
+ * than any tail has: gbt_tail_max).
+ */
+#define GBT_TAIL_HIGHEST_LEN	1400
+extern const unsigned char gbt_tail_lowest_bytes[1];
+extern const unsigned char gbt_tail_highest_bytes[GBT_TAIL_HIGHEST_LEN];
+#define GBT_NO_TAIL			((GbtTail) {NULL, 0})
+#define GBT_TAIL_LOWEST		((GbtTail) {gbt_tail_lowest_bytes, 1})
+#define GBT_TAIL_HIGHEST	((GbtTail) {gbt_tail_highest_bytes, GBT_TAIL_HIGHEST_LEN})
+
+/*
  * The order of tails: bytes as memcmp, a proper prefix first, and no tail
  * as the one-byte tail {128} (the encoding of cut values relies on it).
  */

@@ -23,6 +23,7 @@
 #include "gbtree.h"
 #include "gbtree_keyrange.h"
 #include "gbtree_walk.h"
+#include "gbtree_tailwalk.h"
 
 #define GBT_WIDE_MAX_STRIDE		(GBT_MAX_KEY_WORDS + 1)
 
@@ -152,8 +153,10 @@ extern void gbt_wide_check_page(Relation index, Buffer buf, int nwords);
 
 /* wide_tree.c */
 extern Buffer gbt_wide_descend(Relation index, BlockNumber root, int nwords,
-							   const uint64 *key, uint64 tid, bool backward, int leaflock);
-extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid);
+							   const uint64 *key, GbtTail tail, uint64 tid, bool backward,
+							   int leaflock);
+extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
+							uint64 tid);
 extern void gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots,
 								  Size nslots, bool skip_present);
 extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
@@ -164,9 +167,10 @@ gbt_wide_batch_slots(int nw)
 {
 	return (nw + 2) / 2;
 }
-extern bool gbt_wide_move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward);
+extern bool gbt_wide_move_right(Page page, int nw, const uint64 *key, GbtTail tail, uint64 tid,
+								bool backward);
 extern bool gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key,
-										 uint64 tid);
+										 GbtTail tail, uint64 tid);
 extern Buffer gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode);
 
 /* What gbt_wide_smo does at the leaf, which it holds with its parent */
@@ -177,8 +181,8 @@ typedef enum GbtWideLeafDo
 	GBT_WIDE_NOTHING
 } GbtWideLeafDo;
 typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *arg);
-extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, uint64 tid,
-						 GbtWideLeafAction action, void *arg);
+extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
+						 uint64 tid, GbtWideLeafAction action, void *arg);
 extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
 extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n,
 							Size *cap);

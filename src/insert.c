@@ -917,7 +917,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 			gbt_batch_add_words(index, heapRel, root == GBT_NULLROOT_BLKNO, words,
 								info->nwords, tid);
 		else
-			gbt_wide_insert(index, root, words, tid);
+			gbt_wide_insert(index, root, words, GBT_NO_TAIL, tid);
 		return checkUnique != UNIQUE_CHECK_NO;
 	}
 	if (isnull[0])

@@ -17,6 +17,9 @@
 #include "gbtree_simd.h"
 #include "gbtree_tailwalk.h"
 
+const unsigned char gbt_tail_lowest_bytes[1] = {0};
+const unsigned char gbt_tail_highest_bytes[GBT_TAIL_HIGHEST_LEN] = {[0 ... GBT_TAIL_HIGHEST_LEN - 1] = 0xFF};
+
 void
 gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 {

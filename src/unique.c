@@ -354,7 +354,7 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 	Buffer		buf = first;
 	bool		inserted;
 
-	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, u->tid, false))
+	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, GBT_NO_TAIL, u->tid, false))
 	{
 		Buffer		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw,
 													   BUFFER_LOCK_EXCLUSIVE);
@@ -362,7 +362,7 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 		UnlockReleaseBuffer(buf);
 		buf = next;
 	}
-	inserted = gbt_wide_leaf_insert_if_room(u->index, buf, u->words, u->tid);
+	inserted = gbt_wide_leaf_insert_if_room(u->index, buf, u->words, GBT_NO_TAIL, u->tid);
 	UnlockReleaseBuffer(buf);
 	return inserted;
 }
@@ -487,13 +487,14 @@ smo(GbtUniqueInsert *u, BlockNumber root)
 static Buffer
 wide_first_leaf(GbtUniqueInsert *u, BlockNumber root)
 {
-	return gbt_wide_descend(u->index, root, u->nw, u->kmin, 0, false, BUFFER_LOCK_EXCLUSIVE);
+	return gbt_wide_descend(u->index, root, u->nw, u->kmin, GBT_TAIL_LOWEST, 0, false,
+							BUFFER_LOCK_EXCLUSIVE);
 }
 
 static void
 wide_smo(GbtUniqueInsert *u, BlockNumber root)
 {
-	gbt_wide_smo(u->index, root, u->words, u->tid, wide_unique_at_leaf, u);
+	gbt_wide_smo(u->index, root, u->words, GBT_NO_TAIL, u->tid, wide_unique_at_leaf, u);
 }
 
 /*
@@ -666,7 +667,7 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 	Buffer		buf;
 
 	rtids = palloc(sizeof(uint64) * max);
-	buf = gbt_wide_descend(index, root, nw, zero, 0, false, BUFFER_LOCK_SHARE);
+	buf = gbt_wide_descend(index, root, nw, zero, GBT_TAIL_LOWEST, 0, false, BUFFER_LOCK_SHARE);
 	for (;;)
 	{
 		GbtNode		node;

@@ -653,7 +653,11 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
  * -----
  */
 
-/* Where a page's arrays end: pd_lower, so that images keep them all. */
+/*
+ * Where a page's arrays end: pd_lower, so that images keep them all; on a
+ * tailed page pd_upper where its tails start, so that they keep those too
+ * (generic WAL and full-page images leave out pd_lower..pd_upper).
+ */
 void
 gbt_wide_set_lower(Page page)
 {
@@ -663,9 +667,15 @@ gbt_wide_set_lower(Page page)
 	if (node.nwords == 1)
 		((PageHeader) page)->pd_lower = (node.opaque->flags & GBT_F_LEAF) ?
 			GBT_LEAF_END : GBT_INNER_END;
-	else
+	else if (!node.toff)
 		((PageHeader) page)->pd_lower =
 			(char *) (node.xbounds + 2 * (node.nwords - 1)) - (char *) page;
+	else
+	{
+		/* the tail offsets too, and pd_upper at the tails (the dead marks between) */
+		((PageHeader) page)->pd_lower = (char *) (node.btoff + 4) - (char *) page;
+		((PageHeader) page)->pd_upper = node.opaque->taillow;
+	}
 }
 
 void
@@ -702,7 +712,12 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
 		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
 		(!(op->flags & GBT_F_META) &&
 		 (op->keywords != nwords || (op->flags & GBT_F_POSTING) ||
-		  op->nslots != (leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords)) ||
+		  op->nslots != ((op->flags & GBT_F_TAILS) ?
+						 (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) :
+						 (leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords))) ||
+		  ((op->flags & GBT_F_TAILS) &&
+		   (op->taillow < gbt_tail_start(leaf, nwords) || op->taillow > GBT_OPAQUE_OFFSET ||
+			op->tailfree > GBT_OPAQUE_OFFSET - op->taillow)) ||
 		  op->nused > op->nslots || leaf != (op->level == 0))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

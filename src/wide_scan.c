@@ -70,6 +70,8 @@ typedef struct WidePos
 	bool		rightmost;
 	uint64		lowkey[GBT_MAX_KEY_WORDS];	/* the leaf's low key when read */
 	uint64		lowtid;
+	int			lowtaillen;		/* and its tail (tailed leaves) */
+	unsigned char lowtail[GBT_TAIL_HIGHEST_LEN];
 	uint64		hikey[GBT_MAX_KEY_WORDS];
 	uint64		hitid;
 	XLogRecPtr	lsn;			/* the leaf's LSN when read */
@@ -819,6 +821,12 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	pos->rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 	gbt_walk_bound_words(&node, false, pos->lowkey, &pos->lowtid);
 	gbt_walk_bound_words(&node, true, pos->hikey, &pos->hitid);
+	{
+		GbtTail		lt = gbt_node_bound_tail(&node, 1);
+
+		pos->lowtaillen = lt.len;
+		memcpy(pos->lowtail, lt.data, lt.len);
+	}
 	/*
 	 * The used slots from the first key >= lo to the last <= hi; an end the
 	 * range leaves open (a scan of the whole index, ORDER BY) needs no count.
@@ -861,8 +869,9 @@ read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
 	Buffer		buf;
 
 	buf = gbt_wide_descend(scan->indexRelation, so->segs[seg].root, so->nw,
-						   backward ? r->hi : r->lo, backward ? UINT64_MAX : 0,
-						   backward, BUFFER_LOCK_SHARE);
+						   backward ? r->hi : r->lo,
+						   backward ? GBT_TAIL_HIGHEST : GBT_TAIL_LOWEST,
+						   backward ? UINT64_MAX : 0, backward, BUFFER_LOCK_SHARE);
 	read_leaf(scan, buf, seg, range);
 	so->pos.itemIndex = backward ? so->pos.nitems - 1 : 0;
 }
@@ -911,16 +920,25 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 	}
 	else
 	{
-		/* entries of the range may lie left of the leaf: below its low key */
-		if (gbt_wentry_lt(r->lo, 0, pos->lowkey, pos->lowtid, nw))
+		/*
+		 * Entries of the range may lie left of the leaf: below its low key,
+		 * unless that is minus infinity (zero words, TID 0: the first leaf).
+		 */
+		if ((pos->lowtid != 0 || !words_are(pos->lowkey, nw, 0)) &&
+			gbt_tentry_cmp(r->lo, GBT_TAIL_LOWEST, 0, pos->lowkey,
+						   (GbtTail) {pos->lowtail, pos->lowtaillen}, pos->lowtid, nw) < 0)
 		{
 			uint64		lk[GBT_MAX_KEY_WORDS],
 						lt = pos->lowtid;
+			unsigned char *ltail = palloc(Max(pos->lowtaillen, 1));
+			GbtTail		ltl = {ltail, pos->lowtaillen};
 			Buffer		buf;
 
 			memcpy(lk, pos->lowkey, sizeof(uint64) * nw);
-			buf = gbt_wide_descend(index, so->segs[seg].root, nw, lk, lt, true,
+			memcpy(ltail, pos->lowtail, pos->lowtaillen);
+			buf = gbt_wide_descend(index, so->segs[seg].root, nw, lk, ltl, lt, true,
 								   BUFFER_LOCK_SHARE);
+			pfree(ltail);
 			read_leaf(scan, buf, seg, range);
 			pos->itemIndex = pos->nitems - 1;
 			return true;

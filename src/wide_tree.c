@@ -45,41 +45,49 @@ gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid)
 	gbt_walk_bound_words(&node, high, key, tid);
 }
 
+/* the same with its tail, which points into the page */
 static void
-set_bound(GbtNode *node, bool high, const uint64 *key, uint64 tid)
+page_bound_tail(Page page, bool high, uint64 *key, GbtTail *tail, uint64 *tid)
 {
-	int			nw = node->nwords;
+	GbtNode		node;
 
-	if (high)
-	{
-		node->opaque->hikey = key[0];
-		node->opaque->hitid = tid;
-	}
-	else
-	{
-		node->opaque->lowkey = key[0];
-		node->opaque->lowtid = tid;
-	}
-	for (int i = 1; i < nw; i++)
-		node->xbounds[(high ? 0 : nw - 1) + i - 1] = key[i];
+	gbt_node_view((char *) page, &node);
+	gbt_walk_bound_tail(&node, high, key, tail, tid);
 }
 
-/* must a descent for (key, tid) go right of this page? (gbt_must_move_right) */
+/* must a descent for (key, tail, tid) go right of this page? (gbt_must_move_right) */
 bool
-gbt_wide_move_right(Page page, int nw, const uint64 *key, uint64 tid, bool backward)
+gbt_wide_move_right(Page page, int nw, const uint64 *key, GbtTail tail, uint64 tid,
+					bool backward)
 {
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	uint64		hk[GBT_MAX_KEY_WORDS],
 				ht;
+	GbtTail		htail;
 
 	if (op->flags & GBT_F_DELETED)
 		return true;
 	if (op->flags & GBT_F_RIGHTMOST)
 		return false;
-	gbt_wide_page_bounds(page, true, hk, &ht);
+	page_bound_tail(page, true, hk, &htail, &ht);
 	if (backward)
-		return gbt_wentry_lt(hk, ht, key, tid, nw);
-	return !gbt_wentry_lt(key, tid, hk, ht, nw);
+		return gbt_tentry_cmp(hk, htail, ht, key, tail, tid, nw) < 0;
+	return gbt_tentry_cmp(key, tail, tid, hk, htail, ht, nw) >= 0;
+}
+
+/*
+ * Is this low key a level's minus infinity, (zero words, TID 0)?  No
+ * entry has TID 0; the tail, where a page has one, is below every other.
+ */
+static bool
+minus_inf(const uint64 *key, uint64 tid, int nw)
+{
+	if (tid != 0)
+		return false;
+	for (int k = 0; k < nw; k++)
+		if (key[k] != 0)
+			return false;
+	return true;
 }
 
 static void
@@ -92,16 +100,16 @@ report_inconsistent(Relation index, Buffer buf, const char *what)
 			 errhint("Please REINDEX it.")));
 }
 
-/* the child of a locked inner page to descend to for (key, tid) */
+/* the child of a locked inner page to descend to for (key, tail, tid) */
 static BlockNumber
-inner_child(Relation index, Buffer buf, const uint64 *key, uint64 tid)
+inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid)
 {
 	GbtNode		node;
 	int			s;
 	BlockNumber child;
 
 	gbt_node_view((char *) BufferGetPage(buf), &node);
-	s = gbt_node_prev_used(&node, gbt_node_lower_bound_entry_words(&node, key, tid));
+	s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len, tid));
 	if (s < 0)
 		s = gbt_node_first_used(&node);
 	if (s >= node.nslots)
@@ -118,8 +126,8 @@ inner_child(Relation index, Buffer buf, const uint64 *key, uint64 tid)
  * gbt_descend.
  */
 Buffer
-gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, uint64 tid,
-				 bool backward, int leaflock)
+gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, GbtTail tail,
+				 uint64 tid, bool backward, int leaflock)
 {
 	Buffer		buf;
 	int			mode = BUFFER_LOCK_SHARE;
@@ -135,6 +143,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 		BlockNumber child;
 		uint64		lk[GBT_MAX_KEY_WORDS],
 					lt;
+		GbtTail		ltail;
 
 		CHECK_FOR_INTERRUPTS();
 		gbt_wide_check_page(index, buf, nw);
@@ -144,7 +153,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) || ++hops > 1000000)
 			report_inconsistent(index, buf, "an inconsistent tree");
-		if (gbt_wide_move_right(page, nw, key, tid, backward))
+		if (gbt_wide_move_right(page, nw, key, tail, tid, backward))
 		{
 			BlockNumber next = gbt_checked_rightlink(index, buf);
 
@@ -155,8 +164,8 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 			continue;
 		}
 		/* a page that starts above the target was reached by a bad link */
-		gbt_wide_page_bounds(page, false, lk, &lt);
-		if (gbt_wentry_lt(key, tid, lk, lt, nw))
+		page_bound_tail(page, false, lk, &ltail, &lt);
+		if (!minus_inf(lk, lt, nw) && gbt_tentry_cmp(key, tail, tid, lk, ltail, lt, nw) < 0)
 			report_inconsistent(index, buf, "a page reached by a search for a key below its low key");
 		if (op->flags & GBT_F_LEAF)
 		{
@@ -177,7 +186,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, ui
 			mode = BUFFER_LOCK_SHARE;
 			continue;
 		}
-		child = inner_child(index, buf, key, tid);
+		child = inner_child(index, buf, key, tail, tid);
 		expect_level = op->level - 1;
 		mode = op->level == 1 ? leaflock : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
@@ -197,43 +206,104 @@ gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode)
 	return next;
 }
 
+/*
+ * Room in the locked page for an entry with this tail: a free slot, and
+ * for a tail its bytes, or a page of words alone that can become tailed
+ * (gbt_node_to_tails).
+ */
 static bool
-page_is_full(Buffer buf)
+page_has_room(Page page, GbtTail tail)
 {
-	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+	GbtNode		node;
+	bool		leaf;
 
-	return op->nused >= op->nslots;
+	gbt_node_view((char *) page, &node);
+	if (node.opaque->nused >= node.nslots)
+		return false;
+	if (tail.len == 0)
+		return true;
+	leaf = (node.opaque->flags & GBT_F_LEAF) != 0;
+	if (!node.toff)
+		return node.opaque->nused < (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS);
+	return gbt_tail_space(tail.len) <= gbt_node_tail_room(&node);
 }
 
-/* Insert into the exclusively locked leaf if it has a free slot. */
-bool
-gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint64 tid)
+/*
+ * Is the inner page full for the structure change?  Without tails_ready,
+ * when it has no free slot.  With it, also when a separator with the
+ * longest tail would not fit (the tailed page lacks the bytes, or the page
+ * of words alone has more entries than a tailed page holds).
+ */
+static bool
+inner_is_full(Buffer buf, bool tails_ready)
+{
+	static const unsigned char longest[GBT_TAIL_HIGHEST_LEN];
+	GbtNode		node;
+
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	if (!tails_ready)
+		return node.opaque->nused >= node.nslots;
+	return !page_has_room(BufferGetPage(buf),
+						  (GbtTail) {longest, gbt_tail_max(node.nwords)});
+}
+
+/*
+ * Insert (key, tail, tid) into the page under generic WAL, making a page
+ * of words alone tailed first when the entry has a tail; false (nothing
+ * written) if it does not fit.
+ */
+static bool
+insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid,
+			  uint32 child)
 {
 	GenericXLogState *state;
 	Page		page;
 	GbtNode		node;
 
+	if (!page_has_room(BufferGetPage(buf), tail))
+		return false;
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	gbt_node_view((char *) page, &node);
+	if (tail.len > 0 && !node.toff)
+	{
+		if (!gbt_node_to_tails((char *) page))
+		{
+			GenericXLogAbort(state);
+			return false;
+		}
+		gbt_node_view((char *) page, &node);
+	}
+	if (node.opaque->flags & GBT_F_LEAF)
+		gbt_leaf_clear_dead((char *) page);	/* the slots move */
+	if (gbt_node_insert_tail(&node, key, tail.data, tail.len, tid, child) < 0)
+	{
+		GenericXLogAbort(state);
+		return false;
+	}
+	gbt_wide_set_lower(page);
+	GenericXLogFinish(state);
+	return true;
+}
+
+/* Insert into the exclusively locked leaf if it has room. */
+bool
+gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtTail tail,
+							 uint64 tid)
+{
 	/*
 	 * Entries marked dead go first (nbtree's simple deletion, vacuum.c):
 	 * the insert would clear their marks, and the next dead find would
 	 * cost a heap visit again.
 	 */
 	gbt_leaf_reclaim_dead(index, buf);
-	if (page_is_full(buf))
+	if (!page_has_room(BufferGetPage(buf), tail))
 		return false;
-	/* with gbtree's resource manager, its own small record */
-	if (!gbt_wal_insert_words_inplace(index, buf, key, tid))
+	/* with gbtree's resource manager, its own small record (no tail) */
+	if (tail.len > 0 || !gbt_wal_insert_words_inplace(index, buf, key, tid))
 	{
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-		gbt_node_view((char *) page, &node);
-		gbt_leaf_clear_dead((char *) page);	/* the slots move */
-		if (gbt_node_insert_words(&node, key, tid, 0) < 0)
-		{
-			GenericXLogAbort(state);
+		if (!insert_logged(index, buf, key, tail, tid, 0))
 			return false;
-		}
-		GenericXLogFinish(state);
 	}
 	/* a device copy ships the leaf before its next lookup */
 	{
@@ -244,68 +314,60 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, uint
 	return true;
 }
 
-/* The entries of a page, and where a new one goes among them */
-typedef struct WideSplitBuf
+/* page images for gbt_node_split, and the separator it made */
+typedef struct WideSplit
 {
-	int			n;
-	uint64		keys[GBT_MAX_SLOT_WORDS + GBT_MAX_KEY_WORDS];
-	uint64		tids[GBT_MAX_SLOTS + 1];
-	uint32		child[GBT_MAX_SLOTS + 1];
-} WideSplitBuf;
+	PGAlignedBlock old;
+	PGAlignedBlock left;
+	PGAlignedBlock right;
+	uint64		sep[GBT_MAX_KEY_WORDS];
+	uint64		septid;
+	GbtTail		septail;		/* points into right */
+	int			placed;			/* gbt_node_split's result */
+} WideSplit;
 
+/* cut a copy of the page (and the new entry) into ws's images */
 static void
-gather(Page page, WideSplitBuf *sb, bool addnew, const uint64 *key, uint64 tid)
+split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTail tail,
+			 uint64 tid, int leftpct)
 {
-	GbtNode		node;
-	int			nw;
-	int			pos;
+	GbtNode		rnode;
 
-	gbt_node_view((char *) page, &node);
-	nw = node.nwords;
-	sb->n = gbt_node_extract(&node, sb->keys, sb->tids, node.child ? sb->child : NULL);
-	if (!addnew)
-		return;
-	for (pos = sb->n; pos > 0; pos--)
-		if (gbt_wentry_lt(&sb->keys[(pos - 1) * nw], sb->tids[pos - 1], key, tid, nw))
-			break;
-	memmove(&sb->keys[(pos + 1) * nw], &sb->keys[pos * nw], sizeof(uint64) * nw * (sb->n - pos));
-	memmove(&sb->tids[pos + 1], &sb->tids[pos], sizeof(uint64) * (sb->n - pos));
-	memmove(&sb->child[pos + 1], &sb->child[pos], sizeof(uint32) * (sb->n - pos));
-	memcpy(&sb->keys[pos * nw], key, sizeof(uint64) * nw);
-	sb->tids[pos] = tid;
-	sb->child[pos] = 0;
-	sb->n++;
+	memcpy(ws->old.data, BufferGetPage(buf), BLCKSZ);
+	/* zeros where the node layer writes nothing, as PageInit leaves them */
+	memset(ws->left.data, 0, BLCKSZ);
+	memset(ws->right.data, 0, BLCKSZ);
+	ws->placed = gbt_node_split(ws->old.data, key, tail, tid, 0, leftpct, ws->left.data,
+								ws->right.data);
+	if (ws->placed < 0)
+		report_inconsistent(index, buf, "a full page with fewer than two entries");
+	gbt_node_view(ws->right.data, &rnode);
+	gbt_walk_bound_tail(&rnode, false, ws->sep, &ws->septail, &ws->septid);
 }
 
-/* fill a formatted page with entries [from, to) of sb */
+/* an image's body and special space into a page, keeping its header */
 static void
-fill(Page page, const WideSplitBuf *sb, int from, int to)
+put_body(Page page, const char *img)
 {
-	GbtNode		node;
-
-	gbt_node_view((char *) page, &node);
-	gbt_node_load_spread(&node, to - from, &sb->keys[from * node.nwords], &sb->tids[from],
-						 node.child ? &sb->child[from] : NULL, true);
+	memcpy((char *) page + GBT_BODY_OFFSET, img + GBT_BODY_OFFSET, BLCKSZ - GBT_BODY_OFFSET);
+	gbt_wide_set_lower(page);
 }
 
 /*
- * Split the locked page in buf, whose locked parent pbuf has room for a
- * downlink, adding (key, tid) to it when addnew (a full leaf).  Returns
- * the new right page, locked, and its first entry in *sep, *septid.
+ * Split the locked page in buf, whose locked parent pbuf is to take the
+ * downlink, adding (key, tail, tid) to it when key is not NULL (a full
+ * leaf).  Returns the new right page, locked, with ws holding the
+ * separator and whether the new entry went in (ws->placed 0: insert it
+ * again); InvalidBuffer, nothing written, if the parent has no room for
+ * the separator (its tail).
  */
 static Buffer
-split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
-		   const uint64 *key, uint64 tid, uint64 *sep, uint64 *septid)
+split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const uint64 *key,
+		   GbtTail tail, uint64 tid)
 {
-	WideSplitBuf *sb = palloc(sizeof(WideSplitBuf));
-	Page		page = BufferGetPage(buf);
-	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
 	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
-	uint64		lowk[GBT_MAX_KEY_WORDS],
-				lowt,
-				hik[GBT_MAX_KEY_WORDS],
-				hit;
-	int			m;
+	int			leftpct = 50;
 	Buffer		rbuf,
 				sbuf = InvalidBuffer;
 	BlockNumber rblk;
@@ -315,24 +377,31 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
 				pp;
 	GbtNode		node;
 
-	gbt_wide_page_bounds(page, false, lowk, &lowt);
-	gbt_wide_page_bounds(page, true, hik, &hit);
-	gather(page, sb, addnew, key, tid);
-	if (sb->n < 2)
-		report_inconsistent(index, buf, "a full page with fewer than two entries");
-
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
 	 * tree: there the left page keeps the fill factor's share, as nbtree's
 	 * rightmost splits do.
 	 */
-	m = sb->n / 2;
-	if (leaf && addnew && (old.flags & GBT_F_RIGHTMOST) &&
-		memcmp(&sb->keys[(sb->n - 1) * nw], key, sizeof(uint64) * nw) == 0 &&
-		sb->tids[sb->n - 1] == tid)
-		m = Max(1, Min(sb->n - 1, sb->n * gbt_get_fillfactor(index) / 100));
-	memcpy(sep, &sb->keys[m * nw], sizeof(uint64) * nw);
-	*septid = sb->tids[m];
+	if (leaf && key && (old.flags & GBT_F_RIGHTMOST))
+	{
+		GbtNode		onode;
+		int			last;
+
+		gbt_node_view((char *) BufferGetPage(buf), &onode);
+		last = gbt_node_last_used(&onode);
+		if (last < onode.nslots)
+		{
+			uint64		lk[GBT_MAX_KEY_WORDS];
+
+			gbt_walk_slot_words(&onode, last, lk);
+			if (gbt_tentry_cmp(lk, gbt_node_slot_tail(&onode, last), onode.tids[last],
+							   key, tail, tid, nw) < 0)
+				leftpct = gbt_get_fillfactor(index);
+		}
+	}
+	split_images(index, buf, ws, key, tail, tid, leftpct);
+	if (!page_has_room(BufferGetPage(pbuf), ws->septail))
+		return InvalidBuffer;
 
 	rbuf = gbt_new_buffer(index, false);
 	rblk = BufferGetBlockNumber(rbuf);
@@ -348,29 +417,28 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
 	rp = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	pp = GenericXLogRegisterBuffer(state, pbuf, 0);
 
-	gbt_wide_init_page(lp, leaf, old.level, old.flags & GBT_F_NULLTREE, nw);
-	fill(lp, sb, 0, m);
-	gbt_node_view((char *) lp, &node);
-	node.opaque->leftlink = old.leftlink;
-	node.opaque->rightlink = rblk;
-	set_bound(&node, false, lowk, lowt);
-	set_bound(&node, true, sep, *septid);
-
-	gbt_wide_init_page(rp, leaf, old.level, old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
-	fill(rp, sb, m, sb->n);
+	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
+	put_body(lp, ws->left.data);
+	put_body(rp, ws->right.data);
+	gbt_page_opaque((char *) lp)->rightlink = rblk;
+	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
 	gbt_node_view((char *) rp, &node);
-	node.opaque->leftlink = BufferGetBlockNumber(buf);
-	node.opaque->rightlink = old.rightlink;
-	set_bound(&node, false, sep, *septid);
-	if (!(old.flags & GBT_F_RIGHTMOST))
-		set_bound(&node, true, hik, hit);
+	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
 	gbt_node_view((char *) pp, &node);
-	if (gbt_node_insert_words(&node, sep, *septid, rblk) < 0)
+	if (ws->septail.len > 0 && !node.toff && !gbt_node_to_tails((char *) pp))
 	{
 		GenericXLogAbort(state);
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
 	}
+	gbt_node_view((char *) pp, &node);
+	if (gbt_node_insert_tail(&node, ws->sep, ws->septail.data, ws->septail.len, ws->septid,
+							 rblk) < 0)
+	{
+		GenericXLogAbort(state);
+		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	}
+	gbt_wide_set_lower(pp);
 	if (BufferIsValid(sbuf))
 	{
 		Page		sp = GenericXLogRegisterBuffer(state, sbuf, 0);
@@ -378,6 +446,9 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
 		gbt_page_opaque((char *) sp)->leftlink = rblk;
 	}
 	GenericXLogFinish(state);
+	/* the separator's tail, from the page now that the images are gone */
+	gbt_node_view((char *) BufferGetPage(rbuf), &node);
+	ws->septail = gbt_node_bound_tail(&node, 1);
 	{
 		BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
 		BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
@@ -386,26 +457,20 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, bool addnew,
 	}
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
-	pfree(sb);
 	return rbuf;
 }
 
 /*
  * Split the full root in place: its entries go to two new pages, and the
- * root, one level up, points to them.  The root stays locked.
+ * root, one level up, points to them from minus infinity and the
+ * separator.  The root stays locked.
  */
 static void
 split_root(Relation index, Buffer rootbuf, int nw)
 {
-	WideSplitBuf *sb = palloc(sizeof(WideSplitBuf));
-	Page		page = BufferGetPage(rootbuf);
-	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
-	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
+	WideSplit  *ws = palloc(sizeof(WideSplit));
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(rootbuf));
 	uint16		tree = old.flags & GBT_F_NULLTREE;
-	uint64		zero[GBT_MAX_KEY_WORDS] = {0};
-	uint64		sep[GBT_MAX_KEY_WORDS],
-				septid;
-	int			m;
 	Buffer		abuf,
 				bbuf;
 	GenericXLogState *state;
@@ -416,13 +481,10 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	uint64		rkeys[2 * GBT_MAX_KEY_WORDS] = {0};
 	uint64		rtids[2];
 	uint32		rchild[2];
+	GbtTail		rtails[2];
+	bool		tailed;
 
-	gather(page, sb, false, NULL, 0);
-	if (sb->n < 2)
-		report_inconsistent(index, rootbuf, "a full root with fewer than two entries");
-	m = sb->n / 2;
-	memcpy(sep, &sb->keys[m * nw], sizeof(uint64) * nw);
-	septid = sb->tids[m];
+	split_images(index, rootbuf, ws, NULL, GBT_NO_TAIL, 0, 50);
 	abuf = gbt_new_buffer(index, false);
 	bbuf = gbt_new_buffer(index, false);
 
@@ -431,28 +493,30 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	ap = GenericXLogRegisterBuffer(state, abuf, GENERIC_XLOG_FULL_IMAGE);
 	bp = GenericXLogRegisterBuffer(state, bbuf, GENERIC_XLOG_FULL_IMAGE);
 
-	gbt_wide_init_page(ap, leaf, old.level, tree, nw);
-	fill(ap, sb, 0, m);
-	gbt_node_view((char *) ap, &node);
-	node.opaque->rightlink = BufferGetBlockNumber(bbuf);
-	set_bound(&node, false, zero, 0);
-	set_bound(&node, true, sep, septid);
+	PageInit(ap, BLCKSZ, GBT_OPAQUE_SIZE);
+	PageInit(bp, BLCKSZ, GBT_OPAQUE_SIZE);
+	put_body(ap, ws->left.data);
+	put_body(bp, ws->right.data);
+	gbt_page_opaque((char *) ap)->rightlink = BufferGetBlockNumber(bbuf);
+	gbt_page_opaque((char *) bp)->leftlink = BufferGetBlockNumber(abuf);
 
-	gbt_wide_init_page(bp, leaf, old.level, tree | GBT_F_RIGHTMOST, nw);
-	fill(bp, sb, m, sb->n);
-	gbt_node_view((char *) bp, &node);
-	node.opaque->leftlink = BufferGetBlockNumber(abuf);
-	set_bound(&node, false, sep, septid);
-
-	gbt_wide_init_page(rp, false, old.level + 1, tree | GBT_F_ROOT | GBT_F_RIGHTMOST, nw);
-	memcpy(&rkeys[nw], sep, sizeof(uint64) * nw);
+	/* the root: minus infinity and the separator, a tail each if it has any */
+	tailed = ws->septail.len > 0;
+	gbt_wide_init_page(rp, false, old.level + 1,
+					   tree | GBT_F_ROOT | GBT_F_RIGHTMOST | (tailed ? GBT_F_TAILS : 0), nw);
+	memcpy(&rkeys[nw], ws->sep, sizeof(uint64) * nw);
 	rtids[0] = 0;
-	rtids[1] = septid;
+	rtids[1] = ws->septid;
 	rchild[0] = BufferGetBlockNumber(abuf);
 	rchild[1] = BufferGetBlockNumber(bbuf);
+	rtails[0] = tailed ? GBT_TAIL_LOWEST : GBT_NO_TAIL;
+	rtails[1] = ws->septail;
 	gbt_node_view((char *) rp, &node);
-	gbt_node_load_spread(&node, 2, rkeys, rtids, rchild, true);
-	set_bound(&node, false, zero, 0);
+	if (tailed)
+		gbt_node_load_tails(&node, 2, rkeys, rtids, rchild, rtails, true);
+	else
+		gbt_node_load_spread(&node, 2, rkeys, rtids, rchild, true);
+	gbt_wide_set_lower(rp);
 	GenericXLogFinish(state);
 	{
 		BlockNumber changed[3] = {BufferGetBlockNumber(rootbuf), BufferGetBlockNumber(abuf),
@@ -463,103 +527,152 @@ split_root(Relation index, Buffer rootbuf, int nw)
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
-	pfree(sb);
+	pfree(ws);
 }
+
+static bool gbt_wide_insert_if_room(Relation index, BlockNumber root, const uint64 *key,
+									GbtTail tail, uint64 tid);
 
 /*
  * The structure change: under the structure lock, from the root down with
  * exclusive locks, split every full page on the way (each one's parent
  * then has room); at the leaf, action (NULL: insert) says what to do:
  * insert, splitting the leaf if it is full; only make room; or nothing.
+ * A split whose separator carries a tail the parent cannot take, or that
+ * could not place the new entry, starts over, with inner pages counted
+ * full unless they can take any tail (tails_ready).
  */
 void
-gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, uint64 tid,
+gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, uint64 tid,
 			 GbtWideLeafAction action, void *arg)
 {
 	int			nw = gbt_index_info(index)->nwords;
-	Buffer		buf,
-				pbuf = InvalidBuffer;
+	bool		tails_ready = tail.len > 0;
+	WideSplit  *ws = palloc(sizeof(WideSplit));
 
 	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	buf = ReadBuffer(index, root);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	gbt_wide_check_page(index, buf, nw);
-	if (page_is_full(buf))
-		split_root(index, buf, nw);
-	for (;;)
+	for (int attempt = 0;; attempt++)
 	{
-		GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
-		Buffer		cbuf;
+		Buffer		buf,
+					pbuf = InvalidBuffer;
+		bool		again = false;
 
-		CHECK_FOR_INTERRUPTS();
-		if (op->flags & GBT_F_LEAF)
+		if (attempt > 3)
+			elog(ERROR, "gbtree: index \"%s\": no room made for an entry after %d splits",
+				 RelationGetRelationName(index), attempt);
+		buf = ReadBuffer(index, root);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, buf, nw);
+		if ((gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_LEAF) ?
+			!page_has_room(BufferGetPage(buf), tail) : inner_is_full(buf, tails_ready))
+			split_root(index, buf, nw);
+		for (;;)
 		{
-			GbtWideLeafDo todo = action ? action(index, buf, arg) : GBT_WIDE_INSERT;
-			uint64		sep[GBT_MAX_KEY_WORDS],
-						septid;
+			GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
+			Buffer		cbuf;
 
-			if (todo == GBT_WIDE_INSERT && gbt_wide_leaf_insert_if_room(index, buf, key, tid))
-				break;
-			if (todo == GBT_WIDE_NOTHING || (todo == GBT_WIDE_MAKE_ROOM && !page_is_full(buf)))
-				break;
-			if (!BufferIsValid(pbuf))
-				report_inconsistent(index, buf, "a full root leaf after its split");
-			UnlockReleaseBuffer(split_page(index, pbuf, buf, nw, todo == GBT_WIDE_INSERT,
-										   key, tid, sep, &septid));
-			break;
-		}
-		cbuf = ReadBuffer(index, inner_child(index, buf, key, tid));
-		LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
-		gbt_wide_check_page(index, cbuf, nw);
-		/* nothing splits but under the structure lock: no need to move right */
-		if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tid, false))
-			report_inconsistent(index, cbuf, "a downlink to a page below the target");
-		if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
-			page_is_full(cbuf))
-		{
-			uint64		sep[GBT_MAX_KEY_WORDS],
-						septid;
-			Buffer		rbuf = split_page(index, buf, cbuf, nw, false, NULL, 0, sep, &septid);
-
-			if (gbt_wentry_lt(key, tid, sep, septid, nw))
-				UnlockReleaseBuffer(rbuf);
-			else
+			CHECK_FOR_INTERRUPTS();
+			if (op->flags & GBT_F_LEAF)
 			{
-				UnlockReleaseBuffer(cbuf);
-				cbuf = rbuf;
+				GbtWideLeafDo todo = action ? action(index, buf, arg) : GBT_WIDE_INSERT;
+				Buffer		rbuf;
+
+				if (todo == GBT_WIDE_INSERT &&
+					gbt_wide_leaf_insert_if_room(index, buf, key, tail, tid))
+					break;
+				if (todo == GBT_WIDE_NOTHING ||
+					(todo == GBT_WIDE_MAKE_ROOM && page_has_room(BufferGetPage(buf), tail)))
+					break;
+				if (!BufferIsValid(pbuf))
+				{
+					/* a root leaf with a free slot and no room for the tail */
+					UnlockReleaseBuffer(buf);
+					buf = InvalidBuffer;
+					tails_ready = again = true;
+					break;
+				}
+				rbuf = split_page(index, pbuf, buf, nw, ws,
+								  todo == GBT_WIDE_INSERT ? key : NULL, tail, tid);
+				if (!BufferIsValid(rbuf) || (todo == GBT_WIDE_INSERT && ws->placed == 0))
+					tails_ready = again = true;
+				if (BufferIsValid(rbuf))
+					UnlockReleaseBuffer(rbuf);
+				break;
 			}
+			cbuf = ReadBuffer(index, inner_child(index, buf, key, tail, tid));
+			LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
+			gbt_wide_check_page(index, cbuf, nw);
+			/* nothing splits but under the structure lock: no need to move right */
+			if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tail, tid, false))
+				report_inconsistent(index, cbuf, "a downlink to a page below the target");
+			if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
+				inner_is_full(cbuf, tails_ready))
+			{
+				Buffer		rbuf = split_page(index, buf, cbuf, nw, ws, NULL, GBT_NO_TAIL, 0);
+
+				if (!BufferIsValid(rbuf))
+				{
+					/* the parent cannot take its tail: over again, readier */
+					UnlockReleaseBuffer(cbuf);
+					tails_ready = again = true;
+					break;
+				}
+				if (gbt_tentry_cmp(key, tail, tid, ws->sep, ws->septail, ws->septid, nw) < 0)
+					UnlockReleaseBuffer(rbuf);
+				else
+				{
+					UnlockReleaseBuffer(cbuf);
+					cbuf = rbuf;
+				}
+			}
+			if (BufferIsValid(pbuf))
+				UnlockReleaseBuffer(pbuf);
+			pbuf = buf;
+			buf = cbuf;
 		}
 		if (BufferIsValid(pbuf))
 			UnlockReleaseBuffer(pbuf);
-		pbuf = buf;
-		buf = cbuf;
+		if (BufferIsValid(buf))
+			UnlockReleaseBuffer(buf);
+		if (!again)
+			break;
+		/* the entry goes in by a fresh descent, which may find room now */
+		if (!action && gbt_wide_insert_if_room(index, root, key, tail, tid))
+			break;
 	}
-	if (BufferIsValid(pbuf))
-		UnlockReleaseBuffer(pbuf);
-	UnlockReleaseBuffer(buf);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	pfree(ws);
+}
+
+/* a descent to the leaf and an insert if it has room; false otherwise */
+static bool
+gbt_wide_insert_if_room(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
+						uint64 tid)
+{
+	int			nw = gbt_index_info(index)->nwords;
+	Buffer		buf = gbt_wide_descend(index, root, nw, key, tail, tid, false,
+									   BUFFER_LOCK_EXCLUSIVE);
+	bool		done = gbt_wide_leaf_insert_if_room(index, buf, key, tail, tid);
+
+	UnlockReleaseBuffer(buf);
+	return done;
 }
 
 void
-gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, uint64 tid)
+gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, uint64 tid)
 {
-	int			nw = gbt_index_info(index)->nwords;
-	Buffer		buf = gbt_wide_descend(index, root, nw, key, tid, false,
-									   BUFFER_LOCK_EXCLUSIVE);
-	bool		done = gbt_wide_leaf_insert_if_room(index, buf, key, tid);
-
-	UnlockReleaseBuffer(buf);
-	if (!done)
-		gbt_wide_smo(index, root, key, tid, NULL, NULL);
+	if (!gbt_wide_insert_if_room(index, root, key, tail, tid))
+		gbt_wide_smo(index, root, key, tail, tid, NULL, NULL);
 }
 
-/* whether the leaf already holds the entry (key, tid) */
+/* whether the leaf already holds the entry (key, tid), which has no tail */
 static bool
 leaf_holds(GbtNode *node, const uint64 *key, uint64 tid)
 {
-	int			s = gbt_node_next_used(node, gbt_node_lower_bound_entry_words(node, key, tid));
+	int			s = gbt_node_next_used(node, gbt_node_lower_bound_tail(node, key, NULL, 0, tid));
 
-	if (s >= node->nslots || node->tids[s] != tid || node->keys[s] != key[0])
+	if (s >= node->nslots || node->tids[s] != tid || node->keys[s] != key[0] ||
+		gbt_node_slot_tail(node, s).len != 0)
 		return false;
 	for (int k = 1; k < node->nwords; k++)
 		if (node->xkeys[k - 1][s] != key[k])
@@ -595,7 +708,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 	while (i < n)
 	{
 		const uint64 *first = &e[i * stride];
-		Buffer		buf = gbt_wide_descend(index, root, nw, first, first[nw], false,
+		Buffer		buf = gbt_wide_descend(index, root, nw, first, GBT_NO_TAIL, first[nw], false,
 										   BUFFER_LOCK_EXCLUSIVE);
 		Page		page = BufferGetPage(buf);
 		GbtPageOpaque op = gbt_page_opaque((char *) page);
@@ -603,13 +716,22 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		int			room;
 		uint64		hk[GBT_MAX_KEY_WORDS],
 					ht;
+		GbtTail		htail;
+		unsigned char *hbytes = NULL;
 		GenericXLogState *state;
 		GbtNode		node;
 		int			added = 0;
 		bool		failed = false;
 
 		CHECK_FOR_INTERRUPTS();
-		gbt_wide_page_bounds(page, true, hk, &ht);
+		/* the high key with a copy of its tail (the page changes below) */
+		page_bound_tail(page, true, hk, &htail, &ht);
+		if (htail.len > 0)
+		{
+			hbytes = palloc(htail.len);
+			memcpy(hbytes, htail.data, htail.len);
+			htail.data = hbytes;
+		}
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
 		room = op->nslots - op->nused;
@@ -621,7 +743,9 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			present = skip_present && leaf_holds(&node, first, first[nw]);
 			UnlockReleaseBuffer(buf);
 			if (!present)
-				gbt_wide_smo(index, root, first, first[nw], NULL, NULL);
+				gbt_wide_smo(index, root, first, GBT_NO_TAIL, first[nw], NULL, NULL);
+			if (hbytes)
+				pfree(hbytes);
 			i++;
 			continue;
 		}
@@ -633,7 +757,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		{
 			const uint64 *x = &e[i * stride];
 
-			if (!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw))
+			if (!rightmost && gbt_tentry_cmp(x, GBT_NO_TAIL, x[nw], hk, htail, ht, nw) >= 0)
 				break;			/* its place is right of this leaf */
 			if (skip_present && leaf_holds(&node, x, x[nw]))
 				continue;
@@ -650,7 +774,9 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			/* no room after all: this entry through the split path */
 			GenericXLogAbort(state);
 			UnlockReleaseBuffer(buf);
-			gbt_wide_smo(index, root, &e[i * stride], e[i * stride + nw], NULL, NULL);
+			if (hbytes)
+				pfree(hbytes);
+			gbt_wide_smo(index, root, &e[i * stride], GBT_NO_TAIL, e[i * stride + nw], NULL, NULL);
 			i++;
 			continue;
 		}
@@ -664,6 +790,8 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		else
 			GenericXLogAbort(state);
 		UnlockReleaseBuffer(buf);
+		if (hbytes)
+			pfree(hbytes);
 	}
 	pfree(e);
 }
@@ -694,6 +822,7 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
 	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint32	   *child = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
+	GbtTail    *tails = palloc(sizeof(GbtTail) * GBT_MAX_SLOTS);
 
 	for (;;)
 	{
@@ -702,6 +831,8 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 		BlockNumber nextfirst = GBT_NO_BLOCK;
 		uint64		prevhk[GBT_MAX_KEY_WORDS] = {0},
 					prevht = 0;
+		unsigned char *prevhtail = palloc(GBT_TAIL_HIGHEST_LEN);
+		int			prevhtlen = 0;
 		Buffer		buf = ReadBuffer(index, blk);
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -714,6 +845,8 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 						lt,
 						hk[GBT_MAX_KEY_WORDS],
 						ht;
+			GbtTail		ltail,
+						htail;
 			bool		rightmost;
 			int			k;
 			Buffer		rbuf;
@@ -730,24 +863,26 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 			if (node.opaque->level != level)
 				verify_fail(index, blk, "page on a level it is not linked from");
 			rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
-			gbt_walk_bound_words(&node, false, lk, &lt);
-			gbt_walk_bound_words(&node, true, hk, &ht);
+			gbt_walk_bound_tail(&node, false, lk, &ltail, &lt);
+			gbt_walk_bound_tail(&node, true, hk, &htail, &ht);
 			if (node.opaque->leftlink != prev)
 				verify_fail(index, blk, "left-link is not the left sibling");
 			if (prev != GBT_NO_BLOCK &&
-				(gbt_words_cmp(lk, prevhk, nw) != 0 || lt != prevht))
+				gbt_tentry_cmp(lk, ltail, lt, prevhk, (GbtTail) {prevhtail, prevhtlen}, prevht,
+							   nw) != 0)
 				verify_fail(index, blk, "low key is not the left sibling's high key");
-			k = gbt_node_extract(&node, keys, tids, node.child ? child : NULL);
+			k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
 			for (int i = 0; i < k; i++)
 			{
 				const uint64 *key = &keys[i * nw];
 
-				if (i > 0 && !gbt_wentry_lt(&keys[(i - 1) * nw], tids[i - 1], key, tids[i], nw))
+				if (i > 0 && gbt_tentry_cmp(&keys[(i - 1) * nw], tails[i - 1], tids[i - 1], key,
+											tails[i], tids[i], nw) >= 0)
 					verify_fail(index, blk, "entries out of order");
 				if (!(level > 0 && prev == GBT_NO_BLOCK && i == 0) &&
-					gbt_wentry_lt(key, tids[i], lk, lt, nw))
+					gbt_tentry_cmp(key, tails[i], tids[i], lk, ltail, lt, nw) < 0)
 					verify_fail(index, blk, "entry below the page's low key");
-				if (!rightmost && !gbt_wentry_lt(key, tids[i], hk, ht, nw))
+				if (!rightmost && gbt_tentry_cmp(key, tails[i], tids[i], hk, htail, ht, nw) >= 0)
 					verify_fail(index, blk, "entry at or above the page's high key");
 				if (level == 0 && entries)
 				{
@@ -766,6 +901,7 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 					GbtNode		cnode;
 					uint64		ck[GBT_MAX_KEY_WORDS],
 								ct;
+					GbtTail		ctail;
 
 					if (child[i] < GBT_FIRST_FREE_BLKNO ||
 						child[i] >= RelationGetNumberOfBlocks(index))
@@ -774,10 +910,13 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 					LockBuffer(cbuf, BUFFER_LOCK_SHARE);
 					gbt_wide_check_page(index, cbuf, nw);
 					gbt_node_view((char *) BufferGetPage(cbuf), &cnode);
-					gbt_walk_bound_words(&cnode, false, ck, &ct);
+					gbt_walk_bound_tail(&cnode, false, ck, &ctail, &ct);
 					if (cnode.opaque->level != level - 1)
 						verify_fail(index, child[i], "child not one level below its parent");
-					if (gbt_words_cmp(ck, key, nw) != 0 || ct != tids[i])
+					/* a level's first downlink is minus infinity, {0} on a tailed page */
+					if (gbt_words_cmp(ck, key, nw) != 0 || ct != tids[i] ||
+						(gbt_tail_cmp(ctail.data, ctail.len, tails[i].data, tails[i].len) != 0 &&
+						 !(prev == GBT_NO_BLOCK && i == 0)))
 						verify_fail(index, child[i], "low key is not its downlink's key");
 					UnlockReleaseBuffer(cbuf);
 					if (nextfirst == GBT_NO_BLOCK)
@@ -793,12 +932,15 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 			}
 			memcpy(prevhk, hk, sizeof(uint64) * nw);
 			prevht = ht;
+			memcpy(prevhtail, htail.data, htail.len);
+			prevhtlen = htail.len;
 			prev = blk;
 			rbuf = gbt_wide_lock_right_sibling(index, buf, nw, BUFFER_LOCK_SHARE);
 			UnlockReleaseBuffer(buf);
 			buf = rbuf;
 			blk = BufferGetBlockNumber(buf);
 		}
+		pfree(prevhtail);
 		if (level == 0)
 			break;
 		if (nextfirst == GBT_NO_BLOCK)
@@ -809,4 +951,5 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 	pfree(keys);
 	pfree(tids);
 	pfree(child);
+	pfree(tails);
 }
