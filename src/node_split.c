@@ -1,0 +1,287 @@
+/*-------------------------------------------------------------------------
+ *
+ * node_split.c
+ *	  Whole-page rewrites of multi-word pages with tails: a page of words
+ *	  alone made tailed, and a page cut in two (src/README, "Text keys",
+ *	  item 4).  Plain C over node.c's public in-page operations, shared by
+ *	  the access method and the unit tests.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "gbtree_node.h"
+#include "gbtree_tailwalk.h"
+
+/*
+ * Turn a multi-word page without tails into one with (GBT_F_TAILS), in
+ * place, so that it can take an entry or bound with a tail: its entries,
+ * bounds, links and flags kept, its dead marks cleared (the slots move).
+ * False, the page unchanged, if its entries outnumber a tailed page's
+ * slots.
+ */
+bool
+gbt_node_to_tails(char *page)
+{
+	GbtNode		node;
+	GbtPageOpaqueData old = *gbt_page_opaque(page);
+	uint64_t	keys[GBT_MAX_SLOT_WORDS],
+				tids[GBT_MAX_SLOTS],
+				xb[2 * (GBT_MAX_KEY_WORDS - 1)];
+	uint32_t	child[GBT_MAX_SLOTS];
+	GbtTail		tails[GBT_MAX_SLOTS];
+	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
+	int			n,
+				nw = gbt_page_nwords(&old);
+
+	gbt_node_view(page, &node);
+	if (nw < 2 || node.toff)
+		return node.toff != NULL;
+	if (old.nused > (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS))
+		return false;
+	n = gbt_node_extract(&node, keys, tids, leaf ? NULL : child);
+	memset(tails, 0, sizeof(GbtTail) * n);
+	/* a level's first inner page starts at minus infinity: tail {0} */
+	if (!leaf && old.leftlink == GBT_NO_BLOCK && n > 0)
+	{
+		tails[0].data = gbt_tail_minus_inf;
+		tails[0].len = 1;
+	}
+	memcpy(xb, node.xbounds, sizeof(uint64_t) * 2 * (nw - 1));
+	gbt_node_format_tails(page, leaf, old.level, old.flags & ~GBT_F_LEAF, nw);
+	gbt_node_view(page, &node);
+	memcpy(node.xbounds, xb, sizeof(uint64_t) * 2 * (nw - 1));
+	node.opaque->hikey = old.hikey;
+	node.opaque->hitid = old.hitid;
+	node.opaque->lowkey = old.lowkey;
+	node.opaque->lowtid = old.lowtid;
+	node.opaque->rightlink = old.rightlink;
+	node.opaque->leftlink = old.leftlink;
+	node.opaque->xact = old.xact;
+	gbt_node_load_tails(&node, n, keys, tids, leaf ? NULL : child, tails, true);
+	return true;
+}
+
+/*
+ * Splitting a page in two, tails and all (src/README, "What is left", item
+ * 4): the entries of page, and a new one when newkey is not NULL, go to
+ * the images left and right, cut where both fit: each half is a page of
+ * words alone unless an entry or bound of it has a tail, and a tailed half
+ * must fit a tailed page's slots and tail area.  Of the cuts that fit,
+ * the one nearest leftpct percent of the entries on the left.  left may
+ * be page itself.  Left keeps the page's low key and left-link and gets
+ * the right page's first entry (the separator) as its high key; right
+ * gets that separator as its low key and the page's high key, right-link
+ * and GBT_F_RIGHTMOST; the caller links them (left's right-link, right's
+ * left-link).  The first entry of a level's first inner page (minus
+ * infinity) keeps the tail {0} on a tailed page and none otherwise.
+ * Returns 1 with the new entry placed (or none given); 0 when no cut fits
+ * with it (a page of words alone full but for a tailed entry in its
+ * middle): then the page's entries alone are split, and the caller
+ * inserts again; -1 if fewer than two entries.
+ */
+typedef struct SplitSet
+{
+	int			n;
+	uint64_t	keys[GBT_MAX_SLOT_WORDS + GBT_MAX_KEY_WORDS];
+	uint64_t	tids[GBT_MAX_SLOTS + 1];
+	uint32_t	child[GBT_MAX_SLOTS + 1];
+	GbtTail		tails[GBT_MAX_SLOTS + 1];
+	int			space[GBT_MAX_SLOTS + 2];	/* prefix sums of tail bytes */
+	int			ntails[GBT_MAX_SLOTS + 2];	/* prefix counts of tails */
+	unsigned char bytes[2 * GBT_PAGE_SIZE];
+} SplitSet;
+
+/* does [from, to) with these bounds' tails fit a page, and must it be tailed? */
+static bool
+split_half_fits(const SplitSet *ss, int from, int to, int lowspace, int highspace, bool leaf,
+				int nw, bool *tailed)
+{
+	int			n = to - from;
+
+	*tailed = lowspace > 0 || highspace > 0 || ss->ntails[to] > ss->ntails[from];
+	if (!*tailed)
+		return n <= (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw));
+	return n <= (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) &&
+		ss->space[to] - ss->space[from] + lowspace + highspace <=
+		GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
+}
+
+static void
+split_fill(char *img, const SplitSet *ss, int from, int to, bool tailed, bool leaf,
+		   const GbtPageOpaqueData *old, int nw, const uint64_t *lowkey, GbtTail lowtail,
+		   uint64_t lowtid, const uint64_t *hikey, GbtTail hitail, uint64_t hitid,
+		   bool rightmost, bool minus_inf_first)
+{
+	GbtNode		node;
+	GbtTail		tl[GBT_MAX_SLOTS + 1];
+	uint16_t	flags = old->flags & (GBT_F_NULLTREE);
+
+	gbt_node_format_words(img, leaf, old->level,
+						  flags | (rightmost ? GBT_F_RIGHTMOST : 0) | (tailed ? GBT_F_TAILS : 0),
+						  nw);
+	gbt_node_view(img, &node);
+	node.opaque->lowkey = lowkey[0];
+	node.opaque->lowtid = lowtid;
+	node.opaque->hikey = hikey ? hikey[0] : GBT_SENTINEL;
+	node.opaque->hitid = hikey ? hitid : GBT_SENTINEL;
+	for (int k = 1; k < nw; k++)
+	{
+		node.xbounds[k - 1] = hikey ? hikey[k] : GBT_SENTINEL;
+		node.xbounds[nw - 1 + k - 1] = lowkey[k];
+	}
+	if (tailed)
+	{
+		gbt_node_set_bound_tail(&node, 1, lowtail.data, lowtail.len);
+		if (hikey)
+			gbt_node_set_bound_tail(&node, 0, hitail.data, hitail.len);
+		memcpy(tl, &ss->tails[from], sizeof(GbtTail) * (to - from));
+		if (minus_inf_first)
+		{
+			tl[0].data = gbt_tail_minus_inf;
+			tl[0].len = 1;
+		}
+		gbt_node_load_tails(&node, to - from, &ss->keys[from * nw], &ss->tids[from],
+							leaf ? NULL : &ss->child[from], tl, true);
+	}
+	else
+		gbt_node_load_spread(&node, to - from, &ss->keys[from * nw], &ss->tids[from],
+							 leaf ? NULL : &ss->child[from], true);
+}
+
+int
+gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64_t newtid,
+			   uint32_t newchild, int leftpct, char *left, char *right)
+{
+	SplitSet	sset;
+	SplitSet   *ss = &sset;
+	GbtNode		node;
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
+	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
+	bool		leftmost_inner = !leaf && old.leftlink == GBT_NO_BLOCK;
+	int			nw = gbt_page_nwords(&old);
+	uint64_t	lowkey[GBT_MAX_KEY_WORDS],
+				hikey[GBT_MAX_KEY_WORDS],
+				lowtid,
+				hitid,
+				sep[GBT_MAX_KEY_WORDS],
+				septid;
+	GbtTail		lowtail,
+				hitail,
+				septail;
+	int			used = 0;
+	bool		addnew = newkey != NULL;
+	int			result = 1;
+	int			best = -1;
+	bool		ltailed = false,
+				rtailed = false;
+	bool		rightmost = (old.flags & GBT_F_RIGHTMOST) != 0;
+
+	gbt_node_view((char *) page, &node);
+	gbt_walk_bound_words(&node, false, lowkey, &lowtid);
+	gbt_walk_bound_words(&node, true, hikey, &hitid);
+
+	/* everything that left may overwrite, copied: entries, tails, bounds' tails */
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+	{
+		GbtTail		t;
+		int			pos;
+		int			target;
+
+		used = 0;
+		ss->n = gbt_node_extract_tails(&node, ss->keys, ss->tids, leaf ? NULL : ss->child,
+									   ss->tails);
+		for (int i = 0; i < ss->n; i++)
+		{
+			memcpy(ss->bytes + used, ss->tails[i].data, ss->tails[i].len);
+			ss->tails[i].data = ss->bytes + used;
+			used += ss->tails[i].len;
+		}
+		t = gbt_node_bound_tail(&node, 1);
+		memcpy(ss->bytes + used, t.data, t.len);
+		lowtail.data = ss->bytes + used;
+		lowtail.len = t.len;
+		used += t.len;
+		t = gbt_node_bound_tail(&node, 0);
+		memcpy(ss->bytes + used, t.data, t.len);
+		hitail.data = ss->bytes + used;
+		hitail.len = t.len;
+		used += t.len;
+		if (leftmost_inner && ss->n > 0)
+			ss->tails[0].len = 0;	/* minus infinity, given its tail by split_fill */
+		if (addnew)
+		{
+			for (pos = ss->n; pos > 0; pos--)
+				if (gbt_tentry_cmp(&ss->keys[(pos - 1) * nw], ss->tails[pos - 1],
+										 ss->tids[pos - 1], newkey, newtail, newtid, nw) < 0)
+					break;
+			memmove(&ss->keys[(pos + 1) * nw], &ss->keys[pos * nw],
+					sizeof(uint64_t) * nw * (ss->n - pos));
+			memmove(&ss->tids[pos + 1], &ss->tids[pos], sizeof(uint64_t) * (ss->n - pos));
+			memmove(&ss->child[pos + 1], &ss->child[pos], sizeof(uint32_t) * (ss->n - pos));
+			memmove(&ss->tails[pos + 1], &ss->tails[pos], sizeof(GbtTail) * (ss->n - pos));
+			memcpy(&ss->keys[pos * nw], newkey, sizeof(uint64_t) * nw);
+			ss->tids[pos] = newtid;
+			ss->child[pos] = newchild;
+			memcpy(ss->bytes + used, newtail.data, newtail.len);
+			ss->tails[pos].data = ss->bytes + used;
+			ss->tails[pos].len = newtail.len;
+			used += newtail.len;
+			ss->n++;
+		}
+		if (ss->n < 2)
+			return -1;
+		ss->space[0] = ss->ntails[0] = 0;
+		for (int i = 0; i < ss->n; i++)
+		{
+			ss->space[i + 1] = ss->space[i] + gbt_tail_space(ss->tails[i].len);
+			ss->ntails[i + 1] = ss->ntails[i] + (ss->tails[i].len > 0);
+		}
+		target = ss->n * leftpct / 100;
+		if (target < 1)
+			target = 1;
+		if (target > ss->n - 1)
+			target = ss->n - 1;
+		for (int d = 0; d < ss->n && best < 0; d++)
+			for (int sgn = -1; sgn <= 1 && best < 0; sgn += 2)
+			{
+				int			m = target + sgn * d;
+				bool		lt,
+							rt;
+				int			lowsp = gbt_tail_space(lowtail.len);
+
+				if (m < 1 || m > ss->n - 1 || (d == 0 && sgn > 0))
+					continue;
+				if (split_half_fits(ss, 0, m, lowsp, gbt_tail_space(ss->tails[m].len), leaf, nw,
+									&lt) &&
+					(!leftmost_inner || !lt ||
+					 split_half_fits(ss, 0, m, lowsp + 3, gbt_tail_space(ss->tails[m].len), leaf,
+									 nw, &lt)) &&
+					split_half_fits(ss, m, ss->n, gbt_tail_space(ss->tails[m].len),
+									rightmost ? 0 : gbt_tail_space(hitail.len), leaf, nw, &rt))
+				{
+					best = m;
+					ltailed = lt;
+					rtailed = rt;
+				}
+			}
+		if (best < 0 && addnew)
+		{
+			/* split the page's own entries; the caller inserts again */
+			addnew = false;
+			result = 0;
+		}
+	}
+	if (best < 0)
+		return -1;
+	memcpy(sep, &ss->keys[best * nw], sizeof(uint64_t) * nw);
+	septid = ss->tids[best];
+	septail = ss->tails[best];
+	split_fill(right, ss, best, ss->n, rtailed, leaf, &old, nw, sep, septail, septid,
+			   rightmost ? NULL : hikey, hitail, hitid, rightmost, false);
+	split_fill(left, ss, 0, best, ltailed, leaf, &old, nw, lowkey, lowtail, lowtid,
+			   sep, septail, septid, false, leftmost_inner && ltailed);
+	gbt_page_opaque(left)->leftlink = old.leftlink;
+	gbt_page_opaque(right)->rightlink = old.rightlink;
+	return result;
+}
