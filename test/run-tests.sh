@@ -19,6 +19,9 @@
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   FUZZ_CONTENDED_SECONDS=60               its second run: two key types,
 #                                           5 writers, 2 batchers
+#   GPU_EMU_SUITES=service,regress,...      gpuemu's parts (test/gpu/run-emu.sh;
+#                                           default all; .ci/run leaves out
+#                                           regress and merge on 16-18)
 #   KEEP_TMP=1                              keep the scratch directory
 #   SUITE_TIMEOUT=seconds                   per runner call (default 1800)
 #   TOTAL_TIMEOUT=seconds                   whole run (default 5100 = 85 min,
@@ -99,12 +102,16 @@ runnable() {
     done
 }
 
+# Suites run one after another, so a suite's time is the time since the
+# previous one ended (or setup did); CI's limit is on the sum (.ci/run).
+SUITE_CLOCK=0
 suite_summary() {  # SUITE PASS_BEFORE FAIL_BEFORE [skipped-note]
-    local p=$((N_PASS - $2)) f=$((N_FAIL - $3))
+    local p=$((N_PASS - $2)) f=$((N_FAIL - $3)) took=$((SECONDS - SUITE_CLOCK))
+    SUITE_CLOCK=$SECONDS
     if [ -n "${4:-}" ]; then
         SUITE_LINES+=("$(printf '%-10s skipped (%s)' "$1" "$4")")
     else
-        SUITE_LINES+=("$(printf '%-10s %d passed, %d failed' "$1" "$p" "$f")")
+        SUITE_LINES+=("$(printf '%-10s %d passed, %d failed  (%ds)' "$1" "$p" "$f" "$took")")
     fi
 }
 
@@ -264,6 +271,8 @@ if [ "$NEED_SERVER" = 1 ]; then
     fi
 fi
 
+SETUP_SECONDS=$SECONDS
+SUITE_CLOCK=$SECONDS
 # ============================================================================
 if want unit; then
     gb_section "unit"
@@ -515,6 +524,7 @@ fi
 if want gpuemu; then
     gb_section "gpuemu"
     p0=$N_PASS f0=$N_FAIL
+    [ -n "${GPU_EMU_SUITES:-}" ] && gb_say "GPU_EMU_SUITES=$GPU_EMU_SUITES: only these parts"
     if [ "$BUILD_OK" != 1 ]; then
         gb_say "extension not built/installed: skipping"
         suite_summary gpuemu "$p0" "$f0" "extension not built/installed"
@@ -565,6 +575,7 @@ fi
 
 # ============================================================================
 gb_section "summary"
+gb_say "$(printf '%-10s %ds, all suites %ds' setup "$SETUP_SECONDS" "$((SECONDS - SETUP_SECONDS))")"
 for l in "${SUITE_LINES[@]+"${SUITE_LINES[@]}"}"; do gb_say "$l"; done
 if [ "${#SKIPPED_LIST[@]}" -gt 0 ]; then
     gb_say "skipped (not counted):"
