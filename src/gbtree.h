@@ -116,6 +116,7 @@ typedef struct GbtIndexInfo
 	GbtKeyShape shape;
 	Oid			coltypes[GBT_MAX_KEY_COLS];
 	int			text_bytes;		/* bytes of each text column's field, or 0 */
+	bool		is_text[GBT_MAX_KEY_COLS];	/* by shape column */
 	Oid			indexrelid;		/* for messages */
 } GbtIndexInfo;
 
@@ -136,6 +137,7 @@ typedef struct GbtRange
 /* gbtree.c */
 extern int	gbt_simd_guc;
 extern int	gbt_build_run_size;
+extern bool gbt_develop_long_text;
 extern Datum gbtree_handler(PG_FUNCTION_ARGS);
 extern void _PG_init(void);
 extern bytea *gbtoptions(Datum reloptions, bool validate);

@@ -17,6 +17,7 @@
 #define GBTREE_WIDE_H
 
 #include "access/relscan.h"
+#include "common/hashfn.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
 
@@ -69,6 +70,9 @@ gbt_scan_is_wide(IndexScanDesc scan)
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
+extern bool gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull,
+								 ItemPointer htid, bool allow_cut, uint64 *words,
+								 uint16 *tidflags, unsigned char *tail, int *tlen);
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
 							Datum *values, bool *isnull, GbtColBuf *bufs);
 /* An index-only tuple's columns, written from the words (wide.c) */
@@ -184,6 +188,12 @@ typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *a
 extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
 						 uint64 tid, GbtWideLeafAction action, void *arg);
 extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
+/* a tail's hash for heapallindexed: 0 for none */
+static inline uint64
+gbt_wide_tail_hash(GbtTail tail)
+{
+	return tail.len == 0 ? 0 : hash_bytes_extended(tail.data, tail.len, 0) | 1;
+}
 extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n,
 							Size *cap);
 

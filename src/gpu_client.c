@@ -627,6 +627,15 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 			page = BufferGetPage(buf);
 			if (!XLogRecPtrIsInvalid(lsn_after) && PageGetLSN(page) <= lsn_after)
 				take = false;
+			/* the kernels do not cut runs by tails yet: the CPU answers */
+			if (!PageIsNew(page) && PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
+				(gbt_page_opaque((char *) page)->flags & GBT_F_TAILS))
+			{
+				UnlockReleaseBuffer(buf);
+				snprintf(errbuf, errlen, "index holds text longer than its words (block %u)", blk);
+				rc = -1;
+				break;
+			}
 			if (take)
 			{
 				bl[k] = blk;
@@ -635,7 +644,7 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 			}
 			UnlockReleaseBuffer(buf);
 		}
-		if (k == 0 && !reset)
+		if (rc != 0 || (k == 0 && !reset))
 			break;
 		hdr->npages = k;
 		hdr->nblocks = nblocks;

@@ -1045,6 +1045,9 @@ check_tails(const GbtNode *node)
 		memcpy(&len, node_page(node) + off, sizeof(len));
 		if (len == 0 || off + 2 + len > GBT_OPAQUE_OFFSET)
 			return "tail length out of range";
+		/* readers copy a tail into buffers of the longest a key can have */
+		if (len > gbt_tail_max(node->nwords))
+			return "tail longer than any key's";
 		for (int b = off; b < off + 2 + len; b++)
 		{
 			if (owner[b])

@@ -70,7 +70,9 @@ gbt_node_to_tails(char *page)
  * must fit a tailed page's slots and tail area.  Of the cuts that fit,
  * the one nearest leftpct percent of the entries on the left.  left may
  * be page itself.  Left keeps the page's low key and left-link and gets
- * the right page's first entry (the separator) as its high key; right
+ * the separator as its high key (the right page's first entry, or on a
+ * leaf whose first right entry has a tail, the shortest key between the
+ * halves: leaf_separator); right
  * gets that separator as its low key and the page's high key, right-link
  * and GBT_F_RIGHTMOST; the caller links them (left's right-link, right's
  * left-link).  The first entry of a level's first inner page (minus
@@ -91,6 +93,40 @@ typedef struct SplitSet
 	int			ntails[GBT_MAX_SLOTS + 2];	/* prefix counts of tails */
 	unsigned char bytes[2 * GBT_PAGE_SIZE];
 } SplitSet;
+
+/*
+ * A leaf split's separator between entries m - 1 and m when entry m has a
+ * tail: the shortest key in the order above the one and at or below the
+ * other, as nbtree truncates suffixes, so that bounds and downlinks carry
+ * a few bytes of a long tail, often none.  Entry m's words, TID 0 and a
+ * prefix of its tail: none at all when that is already above entry m - 1
+ * and not above entry m, else the bytes through the first that differs
+ * from entry m - 1's tail (its words equal).  When neither works (entry
+ * m - 1 has the same words and tail), entry m itself.  Returns the tail's
+ * length and sets *septid.
+ */
+static int
+leaf_separator(const SplitSet *ss, int m, int nw, uint64_t *septid)
+{
+	const uint64_t *k = &ss->keys[m * nw];
+	const uint64_t *pk = &ss->keys[(m - 1) * nw];
+	GbtTail		t = ss->tails[m];
+	GbtTail		pt = ss->tails[m - 1];
+	int			len;
+
+	*septid = 0;
+	if (gbt_tentry_cmp(pk, pt, ss->tids[m - 1], k, GBT_NO_TAIL, 0, nw) < 0 &&
+		gbt_tentry_cmp(k, GBT_NO_TAIL, 0, k, t, ss->tids[m], nw) <= 0)
+		return 0;
+	len = 1;
+	if (memcmp(pk, k, sizeof(uint64_t) * nw) == 0)
+		while (len < t.len && len <= pt.len && t.data[len - 1] == pt.data[len - 1])
+			len++;
+	if (gbt_tentry_cmp(pk, pt, ss->tids[m - 1], k, (GbtTail) {t.data, len}, 0, nw) < 0)
+		return len;
+	*septid = ss->tids[m];
+	return t.len;
+}
 
 /* does [from, to) with these bounds' tails fit a page, and must it be tailed? */
 static bool
@@ -211,7 +247,8 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 			ss->tails[0].len = 0;	/* minus infinity, given its tail by split_fill */
 		if (addnew)
 		{
-			for (pos = ss->n; pos > 0; pos--)
+			/* nothing goes before minus infinity, whose tail here is none */
+			for (pos = ss->n; pos > (leftmost_inner && ss->n > 0 ? 1 : 0); pos--)
 				if (gbt_tentry_cmp(&ss->keys[(pos - 1) * nw], ss->tails[pos - 1],
 										 ss->tids[pos - 1], newkey, newtail, newtid, nw) < 0)
 					break;
@@ -249,15 +286,19 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 				bool		lt,
 							rt;
 				int			lowsp = gbt_tail_space(lowtail.len);
+				int			seplen;
+				uint64_t	stid;
 
 				if (m < 1 || m > ss->n - 1 || (d == 0 && sgn > 0))
 					continue;
-				if (split_half_fits(ss, 0, m, lowsp, gbt_tail_space(ss->tails[m].len), leaf, nw,
+				seplen = leaf && ss->tails[m].len > 0 ?
+					leaf_separator(ss, m, nw, &stid) : ss->tails[m].len;
+				if (split_half_fits(ss, 0, m, lowsp, gbt_tail_space(seplen), leaf, nw,
 									&lt) &&
 					(!leftmost_inner || !lt ||
-					 split_half_fits(ss, 0, m, lowsp + 3, gbt_tail_space(ss->tails[m].len), leaf,
+					 split_half_fits(ss, 0, m, lowsp + 3, gbt_tail_space(seplen), leaf,
 									 nw, &lt)) &&
-					split_half_fits(ss, m, ss->n, gbt_tail_space(ss->tails[m].len),
+					split_half_fits(ss, m, ss->n, gbt_tail_space(seplen),
 									rightmost ? 0 : gbt_tail_space(hitail.len), leaf, nw, &rt))
 				{
 					best = m;
@@ -277,6 +318,8 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 	memcpy(sep, &ss->keys[best * nw], sizeof(uint64_t) * nw);
 	septid = ss->tids[best];
 	septail = ss->tails[best];
+	if (leaf && septail.len > 0)
+		septail.len = leaf_separator(ss, best, nw, &septid);
 	split_fill(right, ss, best, ss->n, rtailed, leaf, &old, nw, sep, septail, septid,
 			   rightmost ? NULL : hikey, hitail, hitid, rightmost, false);
 	split_fill(left, ss, 0, best, ltailed, leaf, &old, nw, lowkey, lowtail, lowtid,

@@ -480,7 +480,7 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 typedef struct GbtWideCheck
 {
 	GbtCheckState *st;
-	uint64	   *entries;		/* sorted by TID */
+	uint64	   *entries;		/* words, TID, tail hash; sorted by TID */
 	Size		n;
 	int			nw;
 } GbtWideCheck;
@@ -501,15 +501,18 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				   bool tupleIsAlive, void *state)
 {
 	GbtWideCheck *wc = (GbtWideCheck *) state;
-	int			stride = wc->nw + 1;
+	int			stride = wc->nw + 2;
 	uint64		words[GBT_MAX_KEY_WORDS];
 	uint16		flags;
+	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
+	int			tlen;
 	uint64		want = gbt_tid_pack(ItemPointerGetBlockNumber(tid),
 									ItemPointerGetOffsetNumber(tid), 0);
 	Size		lo = 0,
 				hi = wc->n;
 
-	(void) gbt_wide_encode(wc->st->info, values, isnull, tid, words, &flags);
+	(void) gbt_wide_encode_tail(wc->st->info, values, isnull, tid, true, words, &flags, tail,
+								&tlen);
 	while (lo < hi)
 	{
 		Size		mid = (lo + hi) / 2;
@@ -520,7 +523,8 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	}
 	if (lo >= wc->n ||
 		(wc->entries[lo * stride + wc->nw] & ~GBT_TID_FLAGS_MASK) != want ||
-		memcmp(&wc->entries[lo * stride], words, sizeof(uint64) * wc->nw) != 0)
+		memcmp(&wc->entries[lo * stride], words, sizeof(uint64) * wc->nw) != 0 ||
+		wc->entries[lo * stride + wc->nw + 1] != gbt_wide_tail_hash((GbtTail) {tail, tlen}))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("heap tuple (%u,%u) from table \"%s\" lacks matching index tuple within index \"%s\"",
@@ -541,7 +545,7 @@ check_wide(GbtCheckState *st, bool heapallindexed, Snapshot snapshot)
 	wc.nw = st->info->nwords;
 	if (heapallindexed)
 		wc.entries = MemoryContextAllocHuge(CurrentMemoryContext,
-											cap * (wc.nw + 1) * sizeof(uint64));
+											cap * (wc.nw + 2) * sizeof(uint64));
 	gbt_wide_verify(st->index, GBT_ROOT_BLKNO, heapallindexed ? &wc.entries : NULL, &wc.n, &cap);
 	gbt_wide_verify(st->index, GBT_NULLROOT_BLKNO, heapallindexed ? &wc.entries : NULL, &wc.n, &cap);
 	if (heapallindexed)
@@ -549,7 +553,7 @@ check_wide(GbtCheckState *st, bool heapallindexed, Snapshot snapshot)
 		IndexInfo  *indexInfo = BuildIndexInfo(st->index);
 		TableScanDesc scan;
 
-		qsort_arg(wc.entries, wc.n, (wc.nw + 1) * sizeof(uint64), cmp_wide_tid, &wc.nw);
+		qsort_arg(wc.entries, wc.n, (wc.nw + 2) * sizeof(uint64), cmp_wide_tid, &wc.nw);
 		scan = table_beginscan_strat(st->heap, snapshot, 0, NULL, true, true);
 		indexInfo->ii_Concurrent = true;
 		table_index_build_scan(st->heap, st->index, indexInfo, true, false,

@@ -34,9 +34,12 @@
 #include "utils/syscache.h"
 #include "utils/uuid.h"
 
+#include "lib/stringinfo.h"
+
 #include "gbtree_build.h"
 #include "gbtree_keys.h"
 #include "gbtree_wide.h"
+#include "gbtree_tail.h"
 #include "gbtree_wsort.h"
 
 /* a column's field width */
@@ -161,6 +164,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 	int			ntext = 0;
 
 	memset(shape, 0, sizeof(GbtKeyShape));
+	memset(info->is_text, 0, sizeof(info->is_text));
 	info->nkeycols = IndexRelationGetNumberOfKeyAttributes(index);
 	info->tidcol = natts > info->nkeycols ? info->nkeycols : -1;
 	if (natts + (info->tidcol >= 0 ? 1 : 0) > GBT_MAX_KEY_COLS)
@@ -205,6 +209,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 								   database_collate()) : 0,
 						 errhint("Give the column COLLATE \"C\" in the table or in CREATE INDEX, or use btree.")));
 			ntext++;
+			info->is_text[s] = true;
 		}
 		fixed_bits += shape->col[s].bits;
 		s++;
@@ -346,6 +351,89 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 	}
 	gbt_shape_encode(shape, vals, words);
 	return true;
+}
+
+/*
+ * gbt_wide_encode for an entry that may have a tail (src/README, "Text
+ * keys"): a text longer than its field is cut (gbtree_tail.h) when allow_cut
+ * is true (new entries: gbtree.develop_long_text; gbtree_check: always),
+ * its tail into tail[GBT_TAIL_HIGHEST_LEN] and its length into *tlen (0:
+ * none).  Longer than gbt_tail_max is 54000.
+ */
+bool
+gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer htid,
+					 bool allow_cut, uint64 *words, uint16 *tidflags, unsigned char *tail,
+					 int *tlen)
+{
+	const GbtKeyShape *shape = &info->shape;
+	GbtColInput in[GBT_MAX_KEY_COLS];
+	text	   *detoasted[GBT_MAX_KEY_COLS];
+	bool		cut = false;
+	bool		result = true;
+	uint16		flags;
+
+	*tlen = 0;
+	if (!allow_cut || info->text_bytes == 0)
+		return gbt_wide_encode(info, values, isnull, htid, words, tidflags);
+	*tidflags = 0;
+	if (!shape->nullbits && isnull[0])
+	{
+		memset(words, 0, sizeof(uint64) * shape->nwords);
+		return false;
+	}
+	memset(in, 0, sizeof(in));
+	memset(detoasted, 0, sizeof(detoasted));
+	for (int s = 0; s < shape->ncols; s++)
+	{
+		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
+
+		if (s == info->tidcol)
+		{
+			in[s].val.v[0] = ((uint64) ItemPointerGetBlockNumberNoCheck(htid) << 16) |
+				ItemPointerGetOffsetNumberNoCheck(htid);
+			continue;
+		}
+		if (isnull[c])
+		{
+			in[s].val.isnull = true;
+			continue;
+		}
+		if (info->is_text[s])
+		{
+			text	   *t = DatumGetTextPP(values[c]);
+
+			if ((Pointer) t != DatumGetPointer(values[c]))
+				detoasted[s] = t;
+			in[s].bytes = (const unsigned char *) VARDATA_ANY(t);
+			in[s].len = VARSIZE_ANY_EXHDR(t);
+			gbt_bytes_field(in[s].bytes, in[s].len, shape->col[s].bits / 8, &in[s].val);
+			cut = cut || in[s].len > shape->col[s].bits / 8;
+			continue;
+		}
+		(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &in[s].val, &flags);
+		if (flags & GBT_TID_FLAG_NEGZERO)
+			*tidflags |= GBT_WIDE_NEGZERO(c);
+	}
+	if (!cut)
+		result = gbt_wide_encode(info, values, isnull, htid, words, tidflags);
+	else
+	{
+		*tlen = gbt_shape_encode_cut(shape, info->is_text, in, words, tail,
+									 gbt_tail_max(shape->nwords));
+		if (*tlen < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("index row too long for gbtree index \"%s\"",
+							get_rel_name(info->indexrelid)),
+					 errdetail("Index row keeps %lld bytes past its key's words, at most %d.",
+							   (long long) gbt_tail_bytes_needed(shape, info->is_text, in),
+							   gbt_tail_max(shape->nwords)),
+					 errhint("Use btree for longer values.")));
+	}
+	for (int s = 0; s < shape->ncols; s++)
+		if (detoasted[s])
+			pfree(detoasted[s]);
+	return result;
 }
 
 /*
@@ -664,6 +752,9 @@ gbt_wide_set_lower(Page page)
 	GbtNode		node;
 
 	gbt_node_view((char *) page, &node);
+	/* a page of words alone may have been tailed (the left half of a split) */
+	if (!node.toff)
+		((PageHeader) page)->pd_upper = ((PageHeader) page)->pd_special;
 	if (node.nwords == 1)
 		((PageHeader) page)->pd_lower = (node.opaque->flags & GBT_F_LEAF) ?
 			GBT_LEAF_END : GBT_INNER_END;
@@ -724,6 +815,32 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
 				 errmsg("index \"%s\" contains corrupted page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
+	/* readers copy the bounds' tails into buffers of the longest a key has */
+	if (op->flags & GBT_F_TAILS)
+	{
+		GbtNode		node;
+
+		gbt_node_view((char *) page, &node);
+		for (int b = 0; b < 2; b++)
+		{
+			uint16		off = node.btoff[b];
+			uint16		len;
+
+			if (off == 0)
+				continue;
+			if (off < op->taillow || off > GBT_OPAQUE_OFFSET - 2)
+				len = 0;
+			else
+				memcpy(&len, (char *) page + off, sizeof(len));
+			if (len == 0 || len > gbt_tail_max(nwords) || off + 2 + len > GBT_OPAQUE_OFFSET)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" contains corrupted page at block %u",
+								RelationGetRelationName(index), blkno),
+						 errdetail("A bound's tail lies outside the page's tail area."),
+						 errhint("Please REINDEX it.")));
+		}
+	}
 }
 
 /*
@@ -744,7 +861,19 @@ typedef struct GbtWideBuild
 	Size		nnulls;
 	Size		capnulls;
 	double		indtuples;
+	/* entries with tails (gbtree.develop_long_text), inserted after the build */
+	StringInfoData tailed;
 } GbtWideBuild;
+
+/* a stashed entry with a tail: its root, words, TID and tail */
+typedef struct GbtStashedEntry
+{
+	BlockNumber root;
+	int			tlen;
+	uint64		tid;
+	uint64		words[GBT_MAX_KEY_WORDS];
+	unsigned char tail[FLEXIBLE_ARRAY_MEMBER];
+} GbtStashedEntry;
 
 static void
 append_entry(uint64 **arr, Size *n, Size *cap, int stride, const uint64 *e)
@@ -772,8 +901,33 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	uint64		e[GBT_WIDE_MAX_STRIDE];
 	uint16		flags;
 	int			nw = wb->info->nwords;
+	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
+	int			tlen;
+	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid,
+											   gbt_develop_long_text, e, &flags, tail, &tlen);
 
-	if (gbt_wide_encode(wb->info, values, isnull, tid, e, &flags))
+	if (tlen > 0)
+	{
+		GbtStashedEntry se;
+
+		/*
+		 * For now these go in one by one once the tree is built, through
+		 * the inserts' splits (src/README, "What is left", item 4).
+		 */
+		memset(&se, 0, sizeof(se));
+		se.root = notnull ? GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
+		se.tlen = tlen;
+		se.tid = gbt_tid_from_itemptr(tid, flags);
+		memcpy(se.words, e, sizeof(uint64) * nw);
+		if (wb->tailed.data == NULL)
+			initStringInfo(&wb->tailed);
+		appendBinaryStringInfo(&wb->tailed, (char *) &se, offsetof(GbtStashedEntry, tail));
+		appendBinaryStringInfo(&wb->tailed, (char *) tail, tlen);
+		/* keep the next header aligned */
+		while (wb->tailed.len % MAXIMUM_ALIGNOF)
+			appendStringInfoChar(&wb->tailed, 0);
+	}
+	else if (notnull)
 	{
 		e[nw] = gbt_tid_from_itemptr(tid, flags);
 		append_entry(&wb->vals, &wb->nvals, &wb->capvals, wb->stride, e);
@@ -951,6 +1105,17 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	gbt_writer_flush(w);
 	if (w->use_wal)
 		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
+	if (wb.tailed.data)
+	{
+		for (int off = 0; off < wb.tailed.len;)
+		{
+			GbtStashedEntry *se = (GbtStashedEntry *) (wb.tailed.data + off);
+
+			CHECK_FOR_INTERRUPTS();
+			gbt_wide_insert(index, se->root, se->words, (GbtTail) {se->tail, se->tlen}, se->tid);
+			off += MAXALIGN(offsetof(GbtStashedEntry, tail) + se->tlen);
+		}
+	}
 
 	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));

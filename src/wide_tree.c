@@ -803,7 +803,8 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
  * order within [low key, high key), each page's low key its left
  * sibling's high key and its left-link that sibling, each child one level
  * down with the downlink's key as its low key.  With heapallindexed,
- * every leaf entry is appended to *entries (stride nw + 1).
+ * every leaf entry is appended to *entries (stride nw + 2: the words,
+ * the TID and gbt_wide_tail_hash of its tail).
  */
 static void
 verify_fail(Relation index, BlockNumber blk, const char *what)
@@ -889,10 +890,11 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 					if (*n == *cap)
 					{
 						*cap *= 2;
-						*entries = repalloc_huge(*entries, *cap * (nw + 1) * sizeof(uint64));
+						*entries = repalloc_huge(*entries, *cap * (nw + 2) * sizeof(uint64));
 					}
-					memcpy(*entries + *n * (nw + 1), key, sizeof(uint64) * nw);
-					(*entries)[*n * (nw + 1) + nw] = tids[i];
+					memcpy(*entries + *n * (nw + 2), key, sizeof(uint64) * nw);
+					(*entries)[*n * (nw + 2) + nw] = tids[i];
+					(*entries)[*n * (nw + 2) + nw + 1] = gbt_wide_tail_hash(tails[i]);
 					(*n)++;
 				}
 				if (level > 0)

@@ -1086,7 +1086,8 @@ test_split(void)
 	static char other[GBT_PAGE_SIZE] __attribute__((aligned(64)));
 	static SplitModel m;
 	int			placed0 = 0,
-				mixed = 0;
+				mixed = 0,
+				truncated = 0;
 
 	for (int iter = 0; iter < 3000; iter++)
 	{
@@ -1115,6 +1116,7 @@ test_split(void)
 					want;
 		bool		with_new = xrand() % 4 != 0;
 		bool		huge = tailed && iter % 10 == 0;	/* tails near the longest: bytes bind */
+		bool		ties = iter % 3 == 1;	/* equal words, tails sharing prefixes */
 
 		/* entries between the bounds; the page full, or nearly */
 		if (tailed)
@@ -1159,6 +1161,14 @@ test_split(void)
 			key[0] = 10 + xrand() % 8;
 			for (int b = 0; b < tlen; b++)
 				tb[b] = (unsigned char) (1 + xrand() % 250);
+			if (ties)
+			{
+				for (int k = 1; k < nw; k++)
+					key[k] = xrand() % 2;
+				key[0] = 10 + xrand() % 2;
+				for (int b = 0; b < tlen; b++)
+					tb[b] = (unsigned char) (1 + xrand() % 2);
+			}
 			if (tlen > 4 && xrand() % 8 == 0)
 				tlen = 200 + (int) (xrand() % 300);	/* a long one: the bytes bind */
 			if (huge)
@@ -1207,6 +1217,13 @@ test_split(void)
 			nt.len = 1 + (int) (xrand() % 6);
 			for (int b = 0; b < nt.len; b++)
 				nb[b] = (unsigned char) (1 + xrand() % 250);
+		}
+		/* zero words and a tail below none's {128}: still after minus infinity */
+		if (leftmost && !huge && xrand() % 6 == 0)
+		{
+			memset(nk, 0, sizeof(nk));
+			nt.len = 1;
+			nb[0] = 5;
 		}
 		if (huge)
 		{
@@ -1257,7 +1274,9 @@ test_split(void)
 					GbtTail		cmpt = tl;
 
 					gbt_walk_slot_words(h[side], s2, key);
-					if (!newdone && (at >= m.n || split_model_cmp(&m, at, nk, nt, ntid, nw) > 0) &&
+					if (!newdone &&
+						(at >= m.n ||
+						 (!(leftmost && at == 0) && split_model_cmp(&m, at, nk, nt, ntid, nw) > 0)) &&
 						gbt_tentry_cmp(key, tl, h[side]->tids[s2], nk, nt, ntid, nw) == 0)
 					{
 						newdone = true;
@@ -1298,9 +1317,32 @@ test_split(void)
 			gbt_walk_bound_tail(&ln, true, a, &xa, &ta);
 			gbt_walk_bound_tail(&rn, false, b, &xb, &tb2);
 			gbt_walk_slot_words(&rn, f, fk);
-			CHECK(gbt_tentry_cmp(a, xa, ta, b, xb, tb2, nw) == 0 &&
-				  gbt_tentry_cmp(b, xb, tb2, fk, gbt_node_slot_tail(&rn, f), rn.tids[f], nw) == 0,
-				  "split: separator is not the right page's first entry");
+			CHECK(gbt_tentry_cmp(a, xa, ta, b, xb, tb2, nw) == 0, "split: left high key is not right low key");
+			if (leaf && gbt_node_slot_tail(&rn, f).len > 0)
+			{
+				/*
+				 * a leaf's separator before a tailed entry: above the left
+				 * half's last entry, at or below the right's first, its
+				 * words, TID 0 and a prefix of its tail, or that entry
+				 */
+				GbtTail		ft = gbt_node_slot_tail(&rn, f);
+				int			l = gbt_node_last_used(&ln);
+				uint64_t	lk2[GBT_MAX_KEY_WORDS];
+				bool		same = gbt_tentry_cmp(b, xb, tb2, fk, ft, rn.tids[f], nw) == 0;
+
+				gbt_walk_slot_words(&ln, l, lk2);
+				CHECK(gbt_tentry_cmp(lk2, gbt_node_slot_tail(&ln, l), ln.tids[l], b, xb, tb2, nw) < 0 &&
+					  gbt_tentry_cmp(b, xb, tb2, fk, ft, rn.tids[f], nw) <= 0 &&
+					  memcmp(b, fk, sizeof(uint64_t) * nw) == 0 &&
+					  (same || (tb2 == 0 && xb.len <= ft.len &&
+								memcmp(xb.data, ft.data, xb.len) == 0)),
+					  "split: leaf separator (len %d of %d, tid %llu)", xb.len, ft.len,
+					  (unsigned long long) tb2);
+				truncated += !same;
+			}
+			else
+				CHECK(gbt_tentry_cmp(b, xb, tb2, fk, gbt_node_slot_tail(&rn, f), rn.tids[f], nw) == 0,
+					  "split: separator is not the right page's first entry");
 			gbt_walk_bound_tail(&ln, false, a, &xa, &ta);
 			CHECK(gbt_tentry_cmp(a, xa, ta, lowk, lowt, 1, nw) == 0, "split: left low key");
 			if (!rightmost)
@@ -1315,14 +1357,16 @@ test_split(void)
 				  ln.opaque->level == rn.opaque->level, "split: flags or links");
 		}
 	}
-	CHECK(placed0 > 0 && mixed > 0, "split: no case without room for the new entry (%d) or of mixed halves (%d)",
-		  placed0, mixed);
+	CHECK(placed0 > 0 && mixed > 0 && truncated > 100,
+		  "split: no case without room for the new entry (%d), of mixed halves (%d) or truncated separators (%d)",
+		  placed0, mixed, truncated);
 
 	/*
-	 * Where the bytes decide the cut: two short entries and three of the
-	 * longest tails, the high key with a tail, and a short new entry: the
-	 * even cut would give the right page the separator's tail twice and
-	 * overflow it, so the cut moves by one.
+	 * Two short entries and three of the longest tails, the high key with
+	 * a tail, and a short new entry: the even cut would give the right
+	 * page the separator's tail twice and overflow it, but a leaf's
+	 * separator is shortened to a byte of it, and the even cut fits.
+	 * (test_split's near-longest tails are cut by bytes.)
 	 */
 	{
 		static unsigned char big[1400];
@@ -1337,6 +1381,7 @@ test_split(void)
 		memset(big, 9, sizeof(big));
 		gbt_node_format_tails(page, true, 0, 0, nw);
 		gbt_node_view(page, &node);
+		node.opaque->leftlink = 7;
 		node.opaque->hikey = 1000;
 		node.opaque->hitid = 1;
 		gbt_node_set_bound_tail(&node, 0, hib, 4);
@@ -1345,18 +1390,20 @@ test_split(void)
 			uint64_t	key[GBT_MAX_KEY_WORDS] = {(uint64_t) (10 + i)};
 
 			CHECK(gbt_node_insert_tail(&node, key, i < 2 ? small : big, i < 2 ? 4 : gbt_tail_max(nw),
-									   (uint64_t) (i + 1) << 16, 0) >= 0, "bytes case: fill %d", i);
+									   (uint64_t) (i + 1) << 16, (uint32_t) (50 + i)) >= 0,
+				  "bytes case: fill %d", i);
 		}
 		{
 			uint64_t	key[GBT_MAX_KEY_WORDS] = {1};
 
-			rc = gbt_node_split(page, key, (GbtTail) {small, 4}, (uint64_t) 99 << 16, 0, 50,
+			rc = gbt_node_split(page, key, (GbtTail) {small, 4}, (uint64_t) 99 << 16, 49, 50,
 								other, right);
 		}
 		gbt_node_view(other, &ln);
 		gbt_node_view(right, &rn);
 		CHECK(rc == 1 && gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL &&
-			  ln.opaque->nused + rn.opaque->nused == 6 && ln.opaque->nused != 3,
+			  ln.opaque->nused + rn.opaque->nused == 6 &&
+			  ln.opaque->nused == 3 && gbt_node_bound_tail(&rn, 1).len == 1,
 			  "bytes case: rc %d, halves of %d and %d", rc, ln.opaque->nused, rn.opaque->nused);
 	}
 }
@@ -1644,6 +1691,39 @@ test_tail_trees(void)
 		}
 }
 
+/*
+ * gbt_node_check refuses a tail longer than gbt_tail_max even when it lies
+ * inside the tail area: readers copy tails into buffers of that size.
+ */
+static void
+test_tail_limit(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static unsigned char big[1400];
+	GbtNode		node;
+	uint64_t	key[GBT_MAX_KEY_WORDS] = {7};
+	int			nw = 2,
+				max = gbt_tail_max(nw),
+				s;
+	uint16_t	len;
+
+	memset(big, 9, sizeof(big));
+	gbt_node_format_tails(page, true, 0, 0, nw);
+	gbt_node_view(page, &node);
+	CHECK(gbt_node_insert_tail(&node, key, big, max, 1 << 16, 0) >= 0, "tail limit: first");
+	key[0] = 8;
+	s = gbt_node_insert_tail(&node, key, big, max, 2 << 16, 0);
+	CHECK(s >= 0 && gbt_node_check(&node) == NULL, "tail limit: two of the longest");
+	if (s < 0)
+		return;
+	/* the lower tail made one byte too long: it overlaps, but length is checked first */
+	len = (uint16_t) (max + 1);
+	memcpy(page + node.toff[s], &len, sizeof(len));
+	CHECK(gbt_node_check(&node) != NULL &&
+		  strcmp(gbt_node_check(&node), "tail longer than any key's") == 0,
+		  "tail limit: %s", gbt_node_check(&node) ? gbt_node_check(&node) : "accepted");
+}
+
 int
 main(void)
 {
@@ -1656,6 +1736,7 @@ main(void)
 	test_tail_trees();
 	test_to_tails();
 	test_split();
+	test_tail_limit();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)

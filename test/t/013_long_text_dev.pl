@@ -1,0 +1,147 @@
+
+# Copyright: gbtree project.
+#
+# Text longer than an index's words, as far as it is built (src/README,
+# "Text keys", "What is left" item 4): under the development switch
+# gbtree.develop_long_text, such a value is cut and keeps its rest in a
+# tail on a tailed page.  Builds, inserts with splits at every level
+# (tails of every length up to the longest, which makes inner pages of a
+# few entries and restarts the structure change with "tails ready"),
+# deletes with VACUUM, REINDEX, NULLs, DESC and several text columns must
+# leave trees that gbtree_check(idx, true) passes: order of (words, tail,
+# TID), bounds, links, and every heap row's words and tail found at its
+# TID.  Every page change is checked on replay (wal_consistency_checking
+# on a streaming standby, then the primary's own crash recovery), and the
+# standby's and the recovered primary's trees pass the same checks.  What
+# the switch cannot do yet is refused, not answered wrong: a scan of such
+# an index, a unique index of such values, a tail past the longest.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use GbtreeTestLib;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('lt_primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', q{
+shared_preload_libraries = 'gbtree'
+wal_consistency_checking = 'generic'
+autovacuum = off
+log_min_messages = warning
+checkpoint_timeout = 1h
+max_wal_size = 4GB
+});
+$primary->start;
+$primary->safe_psql('postgres', 'CREATE EXTENSION gbtree');
+$primary->backup('base');
+
+my $standby = PostgreSQL::Test::Cluster->new('lt_standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', q{
+hot_standby = on
+max_standby_streaming_delay = -1
+});
+$standby->start;
+
+my $dev = 'SET gbtree.develop_long_text = on;';
+my $seq = 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
+
+# without the switch: refused as before
+my ($rc, $out, $err) = $primary->psql('postgres', q{
+	CREATE TABLE r (t text COLLATE "C");
+	INSERT INTO r SELECT repeat('r', 40);
+	CREATE INDEX r_g ON r USING gbtree (t);});
+like($err, qr/value too long for gbtree index/, 'without the switch a long value is refused');
+
+$primary->safe_psql('postgres', $dev . q{
+-- one text column: values of 1 to 140 bytes, many sharing long prefixes;
+-- built (its cut entries go in through the inserts' splits), then more
+CREATE TABLE a (id int, t text COLLATE "C");
+INSERT INTO a SELECT g, CASE WHEN g % 11 = 0 THEN NULL
+	ELSE 'https://example.com/some/long/common/path/' || repeat(chr(97 + g % 5), g % 100) || g END
+	FROM generate_series(1, 20000) g;
+CREATE INDEX a_g ON a USING gbtree (t);
+INSERT INTO a SELECT g, left(md5(g::text) || md5((g * 3)::text), 1 + g % 64)
+	FROM generate_series(20001, 40000) g;
+
+-- tails of every length up to near the longest: inner pages of few entries
+CREATE TABLE b (id int, t text COLLATE "C");
+CREATE INDEX b_g ON b USING gbtree (t);
+INSERT INTO b SELECT g, repeat(chr(97 + g % 3), 20 + (g * 37) % 820) || g
+	FROM generate_series(1, 3000) g;
+
+-- two text columns, DESC and NULLS FIRST, an int between
+CREATE TABLE c (a text COLLATE "C", n int, b text COLLATE "C");
+CREATE INDEX c_g ON c USING gbtree (a DESC NULLS LAST, n, b NULLS FIRST);
+INSERT INTO c SELECT CASE WHEN g % 17 = 0 THEN NULL ELSE repeat(chr(65 + g % 4), (g * 31) % 45) END,
+	g % 5, CASE WHEN g % 13 = 0 THEN NULL ELSE repeat(md5(g::text), g % 4) END
+	FROM generate_series(1, 20000) g;
+
+-- a key and an INCLUDE column, both long
+CREATE TABLE d (k int, t text COLLATE "C", inc text);
+INSERT INTO d SELECT g % 50, repeat('y', g % 70), repeat('i', g % 90) FROM generate_series(1, 10000) g;
+CREATE INDEX d_g ON d USING gbtree (k, t) INCLUDE (inc);
+});
+
+$primary->safe_psql('postgres', $dev . q{
+DELETE FROM a WHERE id % 3 = 0;
+DELETE FROM b WHERE id % 2 = 0;
+UPDATE c SET n = n + 1 WHERE n = 2;
+VACUUM a; VACUUM b; VACUUM c;
+INSERT INTO b SELECT g, repeat(chr(97 + g % 3), 20 + (g * 41) % 820) || g
+	FROM generate_series(3001, 4000) g;
+INSERT INTO d SELECT g % 50, repeat('y', 30 + g % 70), 'x' FROM generate_series(1, 10000) g;
+REINDEX INDEX c_g;
+});
+
+# what is not built yet is refused
+($rc, $out, $err) = $primary->psql('postgres',
+	'SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM a WHERE t > \'h\'');
+like($err, qr/holds text longer than its words, which scans do not read yet/,
+	'a scan of an index with tails is refused');
+($rc, $out, $err) = $primary->psql('postgres', $dev . q{
+	CREATE TABLE u (t text COLLATE "C"); CREATE UNIQUE INDEX u_g ON u USING gbtree (t);
+	INSERT INTO u SELECT repeat('u', 50);});
+like($err, qr/unique checks of text longer than an index's words are not built yet/,
+	'a unique index refuses a value with a tail');
+($rc, $out, $err) = $primary->psql('postgres', $dev . q{INSERT INTO b SELECT 0, repeat('z', 2000)});
+like($err, qr/index row too long for gbtree index "b_g"/, 'a tail past the longest is refused');
+is($primary->safe_psql('postgres', $seq . q{SELECT count(*) FROM b WHERE t = repeat('z', 2000)}),
+	'0', 'and nothing of it was kept');
+
+my %rows = (a => 26667, c => 20000, d => 20000);
+for my $t (sort keys %rows)
+{
+	is($primary->safe_psql('postgres', "$seq SELECT count(*) FROM $t"), $rows{$t}, "table $t rows");
+}
+check_structure($primary, 'primary');
+
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $log = slurp_file($standby->logfile);
+unlike($log, qr/inconsistent page found/, 'standby: replay found no inconsistent page');
+check_structure($standby, 'standby');
+
+crash_all_processes($primary);
+$primary->start;
+$primary->poll_query_until('postgres', 'SELECT 1', '1');
+$log = slurp_file($primary->logfile);
+unlike($log, qr/inconsistent page found/, 'primary: crash recovery found no inconsistent page');
+like($log, qr/redo done at/, 'primary: crash recovery replayed WAL');
+check_structure($primary, 'after crash recovery');
+# and writes go on after recovery
+$primary->safe_psql('postgres', $dev . q{
+INSERT INTO b SELECT g, repeat(chr(97 + g % 3), 100 + (g * 43) % 700) || g FROM generate_series(4001, 4500) g;});
+check_structure($primary, 'writes after crash recovery');
+
+node_log_ok($primary, 'long text');
+node_log_ok($standby, 'long text');
+$standby->stop;
+$primary->stop;
+done_testing();
