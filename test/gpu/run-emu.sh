@@ -45,7 +45,7 @@ gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
     start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
 
 gb_run_as env PATH="$BINDIR:$PATH" PGHOST="$GB_SCRATCH" PGPORT="$PORT" PGDATABASE=postgres \
-    PG_CONFIG="$PG_CONFIG" GPU_TESTS_ONLY="$SUITES" FRESH_SECS="${FRESH_SECS:-20}" \
+    PG_CONFIG="$PG_CONFIG" GPU_TESTS_ONLY="$SUITES" FRESH_SECS="${FRESH_SECS:-30}" \
     bash -c "cd '$TREE' && test/gpu/run-gpu-tests.sh"
 rc=$?
 if grep -qE 'PANIC|TRAP:|terminated by signal' "$GB_SCRATCH/server.log"; then
