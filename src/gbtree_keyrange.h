@@ -53,6 +53,13 @@
 #define GBT_COND_ROW		8
 
 
+/* a text value in full */
+typedef struct GbtBytes
+{
+	const unsigned char *data;
+	int			len;
+} GbtBytes;
+
 typedef struct GbtColCond
 {
 	int			col;
@@ -63,6 +70,20 @@ typedef struct GbtColCond
 								 * scankey.c prepares arrays; or a row
 								 * comparison's values */
 	int			rowop;			/* GBT_COND_ROW: its strategy */
+
+	/*
+	 * A text value at least as long as its field (the caller's, wide_scan.c:
+	 * values longer than the field are cut, gbtree_tail.h): the ranges take
+	 * op over the field, which holds only its first bytes, so they hold more
+	 * than the condition does (lossy: the column goes to the filter), and
+	 * the filter compares the whole text by textop (the strategy) or, for
+	 * = ANY, with every element of tarr[0..ntarr) (sorted by bytes).
+	 */
+	bool		lossy;
+	int			textop;
+	GbtBytes	text;
+	const GbtBytes *tarr;
+	int			ntarr;
 } GbtColCond;
 
 typedef struct GbtWordRange
@@ -167,6 +188,8 @@ gbt_fold_column(const GbtKeyShape *shape, int c, const GbtColCond *conds, int nc
 
 		if (k->col != c)
 			continue;
+		if (k->lossy)
+			f->lossy = true;
 		/* a comparison with NULL is never true */
 		if (v.isnull && k->op >= GBT_COND_LT && k->op <= GBT_COND_GT && !k->arr)
 			f->impossible = true;
@@ -325,6 +348,7 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	int			bound;			/* the column that bounds each range, or -1 */
 	int			nkept = 0;
 	bool		keep = true;
+	bool		cut = false;
 
 	*nrequired = 0;
 	for (int c = 0; c < shape->ncols; c++)
@@ -333,15 +357,23 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 		if (fold[c].impossible)
 			return 0;
 	}
-	/* leading columns pinned to points: equalities, = ANY, IS NULL */
+	/*
+	 * Leading columns pinned to points: equalities, = ANY, IS NULL.  None
+	 * after a lossy one (GbtColCond.lossy): an entry cut there has its
+	 * later fields all set or clear, whatever its values.
+	 */
 	while (npin < shape->ncols && (fold[npin].points || fold[npin].isnull))
 	{
 		nout *= fold[npin].points ? fold[npin].npts : 1;
 		if (nout > max)
 			return -1;
-		npin++;
+		if (fold[npin++].lossy)
+		{
+			cut = true;
+			break;
+		}
 	}
-	bound = npin < shape->ncols && fold[npin].notnull ? npin : -1;
+	bound = !cut && npin < shape->ncols && fold[npin].notnull ? npin : -1;
 	*nrequired = bound >= 0 ? npin + 1 : npin;
 	/* a column with a condition left out is filtered, and so is any after it */
 	for (int c = 0; c < *nrequired; c++)
@@ -381,7 +413,7 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 		}
 		else
 			gbt_shape_prefix_bounds(shape, vals, nprefix, out[r].lo, out[r].hi);
-		for (int i = 0; i < nconds && keep; i++)
+		for (int i = 0; i < nconds && keep && !cut; i++)
 			if (conds[i].op == GBT_COND_ROW && conds[i].col == npin)
 				keep = gbt_row_bound(shape, &conds[i], vals, npin, out[r].lo, out[r].hi);
 		if (keep && nkept != r)

@@ -506,6 +506,63 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 }
 
 /*
+ * gbt_wide_decode for an entry with a tail (tlen > 0): the values in full,
+ * text and uuid palloc'd (gbt_shape_decode_cut).
+ */
+void
+gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned char *tail,
+					 int tlen, uint64 tid, Datum *values, bool *isnull)
+{
+	const GbtKeyShape *shape = &info->shape;
+	uint16		flags = gbt_tid_flags(tid);
+	GbtColInput in[GBT_MAX_KEY_COLS];
+	unsigned char buf[GBT_TAIL_HIGHEST_LEN + GBT_MAX_KEY_WORDS * 8];
+
+	if (tlen == 0)
+	{
+		gbt_wide_decode(info, words, tid, values, isnull, NULL);
+		return;
+	}
+	if (gbt_shape_decode_cut(shape, info->is_text, words, tail, tlen, in, buf, sizeof(buf)) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains an entry whose tail does not decode",
+						get_rel_name(info->indexrelid)),
+				 errhint("Please REINDEX it.")));
+	for (int s = 0; s < shape->ncols; s++)
+	{
+		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
+		Oid			t = info->coltypes[s];
+		uint64		f;
+
+		if (s == info->tidcol)
+			continue;
+		isnull[c] = in[s].val.isnull;
+		values[c] = (Datum) 0;
+		if (isnull[c])
+			continue;
+		if (info->is_text[s])
+		{
+			values[c] = PointerGetDatum(cstring_to_text_with_len((const char *) in[s].bytes,
+																 in[s].len));
+			continue;
+		}
+		if (t == UUIDOID)
+		{
+			pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+
+			gbt_uuid_from_field(&in[s].val, u->data);
+			values[c] = UUIDPGetDatum(u);
+			continue;
+		}
+		f = in[s].val.v[0];
+		if (type_is_narrow_signed(t))
+			f = gbt_key_from_int64(gbt_int_from_field(f, shape->col[s].bits));
+		values[c] = gbt_key_to_datum(f, (flags & GBT_WIDE_NEGZERO(c)) ? GBT_TID_FLAG_NEGZERO : 0, t);
+	}
+}
+
+/*
  * Index-only scans write an entry's columns straight into the tuple's data
  * area: gbt_wide_decode's per-column type switch and Datums, fixed once a
  * scan, cost a third of an ORDER BY over a two-column index.  The layout

@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "catalog/pg_type.h"
@@ -49,6 +50,7 @@
 #include "gbtree_gpu.h"
 #include "gbtree_scan.h"
 #include "gbtree_wide.h"
+#include "gbtree_tail.h"
 
 /* more = ANY combinations than this are filtered rather than expanded */
 #define WIDE_MAX_RANGES		(1 << 20)
@@ -79,6 +81,12 @@ typedef struct WidePos
 	int			nitems;
 	int			itemIndex;
 	uint64		items[GBT_MAX_SLOTS * GBT_WIDE_MAX_STRIDE];
+	/* a tailed leaf's: each item's tail in tbytes (itlen 0: none) */
+	bool		tails;
+	int			tused;
+	uint16		itoff[GBT_MAX_SLOTS];
+	uint16		itlen[GBT_MAX_SLOTS];
+	unsigned char tbytes[GBT_PAGE_SIZE];
 } WidePos;
 
 typedef struct GbtWideScanData
@@ -95,6 +103,7 @@ typedef struct GbtWideScanData
 	int			nrequired;		/* leading columns the ranges enforce */
 	bool		filter_all;		/* ... none: check every condition */
 	bool		need_filter;
+	bool		text_filter;	/* a condition compares whole texts */
 	bool		started;
 	bool		par_idle;		/* a parallel participant left nothing to do */
 	Buffer		pin;			/* the current leaf, pinned (needs_pin) */
@@ -108,6 +117,7 @@ typedef struct GbtWideScanData
 	WidePos    *mark;
 	bool		markValid;
 	IndexTuple	itup;			/* index-only results, built in place */
+	IndexTuple	itup_tail;		/* ... or formed, for an entry with a tail */
 	Size		itup_len;		/* without NULLs */
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
@@ -144,6 +154,7 @@ gbt_wide_beginscan(IndexScanDesc scan)
 	so->mark = NULL;
 	so->markValid = false;
 	so->itup = NULL;
+	so->itup_tail = NULL;
 	so->itup_dirty = false;
 	so->gpu_items = NULL;
 	so->gpu_locked = false;
@@ -196,6 +207,47 @@ key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
 }
 
 /*
+ * A text value of column col at least as long as its field, in full (in
+ * the current context), or false.  The field then holds only its first
+ * bytes, and the index may hold longer values that begin with them (cut
+ * entries, gbtree_tail.h): the ranges take the field, the filter the text.
+ */
+static bool
+long_text(GbtWideScan so, int col, Datum value, GbtBytes *out)
+{
+	text	   *t;
+	int			len;
+
+	if (!so->info->is_text[col])
+		return false;
+	t = DatumGetTextPP(value);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (len < so->info->shape.col[col].bits / 8)
+		return false;
+	out->len = len;
+	out->data = palloc(Max(len, 1));
+	memcpy((unsigned char *) out->data, VARDATA_ANY(t), len);
+	return true;
+}
+
+static int
+bytes_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+static int
+gbt_bytes_qcmp(const void *a, const void *b)
+{
+	const GbtBytes *x = a,
+			   *y = b;
+
+	return bytes_cmp(x->data, x->len, y->data, y->len);
+}
+
+/*
  * A scalar comparison whose value was clamped: always true for a value of
  * the column (then only IS NOT NULL is left), or never.
  */
@@ -231,6 +283,8 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 	int			n = 0;
 	bool		any_above = false,
 				any_below = false;
+	bool		any_long = false;
+	GbtBytes	lt;
 
 	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
@@ -241,6 +295,22 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 
 		if (nulls[i])
 			continue;
+		if (long_text(so, col, elems[i], &lt))
+		{
+			pfree((void *) lt.data);
+			if (sk->sk_strategy != BTEqualStrategyNumber)
+			{
+				/* x < ANY (...) with a long text: left to the recheck */
+				so->recheck = true;
+				cond->op = GBT_COND_NOTNULL;
+				cond->col = col;
+				return true;
+			}
+			/* = ANY: its first bytes as a point, the whole in tarr */
+			(void) key_value(so, col, elems[i], elemtype, &vals[n++]);
+			any_long = true;
+			continue;
+		}
 		c = key_value(so, col, elems[i], elemtype, &vals[n]);
 		if (c == GBT_CLAMP_NONE)
 			n++;
@@ -306,6 +376,33 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 		cond->op = GBT_COND_EQ;
 		cond->arr = vals;
 		cond->narr = m;
+		if (any_long)
+		{
+			/* every element in full, sorted and distinct, for the filter */
+			GbtBytes   *tarr = palloc(sizeof(GbtBytes) * nelems);
+			int			nt = 0,
+						k = 0;
+
+			for (int i = 0; i < nelems; i++)
+			{
+				text	   *t;
+
+				if (nulls[i])
+					continue;
+				t = DatumGetTextPP(elems[i]);
+				tarr[nt].len = VARSIZE_ANY_EXHDR(t);
+				tarr[nt].data = (const unsigned char *) VARDATA_ANY(t);
+				nt++;
+			}
+			qsort(tarr, nt, sizeof(GbtBytes), gbt_bytes_qcmp);
+			for (int i = 0; i < nt; i++)
+				if (k == 0 || gbt_bytes_qcmp(&tarr[k - 1], &tarr[i]) != 0)
+					tarr[k++] = tarr[i];
+			cond->lossy = true;
+			cond->textop = BTEqualStrategyNumber;
+			cond->tarr = tarr;
+			cond->ntarr = k;
+		}
 		return true;
 	}
 	/* x < ANY (array): x < its greatest element; > ANY: its least */
@@ -361,6 +458,10 @@ row_cond(GbtWideScan so, ScanKey header, GbtColCond *cond)
 		}
 		else if (key_value(so, col, sub->sk_argument, sub->sk_subtype, &vals[n]) != GBT_CLAMP_NONE)
 			return false;
+		else if (so->info->is_text[col] &&
+				 toast_raw_datum_size(sub->sk_argument) - VARHDRSZ >=
+				 so->info->shape.col[col].bits / 8)
+			return false;		/* a cut entry's later fields are not its own */
 		n++;
 		if (sub->sk_flags & SK_ROW_END)
 			break;
@@ -420,17 +521,17 @@ keys_to_conds(IndexScanDesc scan)
 			elog(ERROR, "gbtree: unexpected strategy number %d", sk->sk_strategy);
 		clamp = key_value(so, col, sk->sk_argument, sk->sk_subtype, &cond->value);
 		cond->op = sk->sk_strategy;
-		if (clamp == GBT_CLAMP_PAST)
+		if (long_text(so, col, sk->sk_argument, &cond->text))
 		{
 			/*
-			 * A text longer than the column's field, which holds no value
-			 * that long: x < it and x <= it are x <= its first bytes, x > it
-			 * and x >= it are x > them, and x = it holds for no row.
+			 * Over its first bytes, as wide as needed: x < it holds only
+			 * where those bytes are at most its own, x > it where at least.
 			 */
-			if (sk->sk_strategy == BTEqualStrategyNumber)
-				return false;
-			cond->op = sk->sk_strategy <= BTLessEqualStrategyNumber ?
-				BTLessEqualStrategyNumber : BTGreaterStrategyNumber;
+			cond->textop = sk->sk_strategy;
+			cond->op = sk->sk_strategy < BTEqualStrategyNumber ? BTLessEqualStrategyNumber :
+				sk->sk_strategy > BTEqualStrategyNumber ? BTGreaterEqualStrategyNumber :
+				BTEqualStrategyNumber;
+			cond->lossy = true;
 		}
 		else if (clamp != GBT_CLAMP_NONE && !clamped_cond(sk->sk_strategy, clamp, cond))
 			return false;
@@ -534,11 +635,15 @@ prepare_scan_in(IndexScanDesc scan)
 		so->conds = vconds;
 		so->nconds = nv;
 	}
-	so->need_filter = false;
+	so->need_filter = so->text_filter = false;
 	for (int i = 0; i < so->nconds; i++)
+	{
 		if (so->filter_all || so->conds[i].col >= so->nrequired ||
 			so->conds[i].op == GBT_COND_ROW)
 			so->need_filter = true;
+		if (so->conds[i].text.data || so->conds[i].tarr)
+			so->text_filter = true;
+	}
 	if (so->nsegs == 0)
 		so->impossible = true;
 }
@@ -565,19 +670,85 @@ prepare_scan(IndexScanDesc scan)
 	MemoryContextSwitchTo(old);
 }
 
-/* the filter: every condition the ranges do not enforce */
+/* a condition on a whole text (GbtColCond.text, .tarr) */
 static bool
-passes_filter(GbtWideScan so, const uint64 *words)
+text_cond_holds(const GbtColCond *c, const GbtColInput *v)
 {
-	GbtColValue vals[GBT_MAX_KEY_COLS];
+	int			r;
 
-	gbt_shape_decode(&so->info->shape, words, vals);
+	if (v->val.isnull)
+		return false;
+	if (c->tarr)
+	{
+		int			lo = 0,
+					hi = c->ntarr;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			r = bytes_cmp(c->tarr[mid].data, c->tarr[mid].len, v->bytes, v->len);
+			if (r == 0)
+				return true;
+			if (r < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return false;
+	}
+	r = bytes_cmp(v->bytes, v->len, c->text.data, c->text.len);
+	switch (c->textop)
+	{
+		case BTLessStrategyNumber:
+			return r < 0;
+		case BTLessEqualStrategyNumber:
+			return r <= 0;
+		case BTEqualStrategyNumber:
+			return r == 0;
+		case BTGreaterEqualStrategyNumber:
+			return r >= 0;
+		case BTGreaterStrategyNumber:
+			return r > 0;
+	}
+	return false;
+}
+
+/*
+ * The filter: every condition the ranges do not enforce, on the entry's
+ * words and tail (tlen 0: none).  An entry with a tail, or a condition on
+ * a whole text, decodes the values in full (gbt_shape_decode_cut).
+ */
+static bool
+passes_filter(GbtWideScan so, const uint64 *words, const unsigned char *tail, int tlen)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	GbtColInput in[GBT_MAX_KEY_COLS];
+	unsigned char buf[GBT_TAIL_HIGHEST_LEN + GBT_MAX_KEY_WORDS * 8];
+	bool		full = tlen > 0 || so->text_filter;
+
+	if (full)
+	{
+		if (gbt_shape_decode_cut(shape, so->info->is_text, words, tail, tlen, in, buf,
+								 sizeof(buf)) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" contains an entry whose tail does not decode",
+							get_rel_name(so->info->indexrelid)),
+					 errhint("Please REINDEX it.")));
+		for (int c = 0; c < shape->ncols; c++)
+			vals[c] = in[c].val;
+	}
+	else
+		gbt_shape_decode(shape, words, vals);
 	for (int i = 0; i < so->nconds; i++)
 	{
 		const GbtColCond *c = &so->conds[i];
 
-		if ((so->filter_all || c->col >= so->nrequired || c->op == GBT_COND_ROW) &&
-			!gbt_cond_holds(c, vals))
+		if (!(so->filter_all || c->col >= so->nrequired || c->op == GBT_COND_ROW))
+			continue;
+		if (c->text.data || c->tarr ? !text_cond_holds(c, &in[c->col]) : !gbt_cond_holds(c, vals))
 			return false;
 	}
 	return true;
@@ -655,7 +826,7 @@ gpu_fetch(IndexScanDesc scan)
 
 			memcpy(item, &words[sg][j * nw], sizeof(uint64) * nw);
 			/* the NULL tree's entries have no fields to filter */
-			if (!nulls && so->need_filter && !passes_filter(so, item))
+			if (!nulls && so->need_filter && !passes_filter(so, item, NULL, 0))
 				continue;
 			item[nw] = tids[sg][j];
 			n++;
@@ -728,12 +899,27 @@ mark_killed(IndexScanDesc scan)
 	for (int i = 0; i < n; i++)
 	{
 		const uint64 *e = &so->killed[i * (nw + 1)];
-		int			s = gbt_node_lower_bound_entry_words(&node, e, e[nw]);
+		int			s;
 		bool		same;
 
-		/* a gap holds its next used slot's entry: that slot is the one */
-		if (s < node.nslots)
-			s = gbt_node_next_used(&node, s);
+		if (node.toff)
+		{
+			/* a run of equal words orders by tail first: look at each */
+			int			hi = gbt_node_upper_bound_words(&node, e);
+
+			for (s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, e));
+				 s < hi && node.tids[s] != e[nw]; s = gbt_node_next_used(&node, s + 1))
+				;
+			if (s >= hi)
+				continue;
+		}
+		else
+		{
+			s = gbt_node_lower_bound_entry_words(&node, e, e[nw]);
+			/* a gap holds its next used slot's entry: that slot is the one */
+			if (s < node.nslots)
+				s = gbt_node_next_used(&node, s);
+		}
 		if (s >= node.nslots || node.tids[s] != e[nw] || node.keys[s] != e[0])
 			continue;
 		same = true;
@@ -769,10 +955,13 @@ words_are(const uint64 *words, int nw, uint64 value)
  */
 static inline pg_attribute_always_inline int
 gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, int end,
-			uint64 *items, int nw)
+			WidePos *pos, int nw)
 {
+	uint64	   *items = pos->items;
 	int			n = 0;
 
+	pos->tails = node->toff != NULL;
+	pos->tused = 0;
 	for (int w = start >> 6; w < (end + 63) >> 6; w++)
 	{
 		uint64		bits = gbt_node_live_bits(node, dead, w, start, end);
@@ -781,14 +970,24 @@ gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, 
 		{
 			int			sl = (w << 6) + pg_rightmost_one_pos64(bits);
 			uint64	   *item = &items[n * (nw + 1)];
+			GbtTail		t = {NULL, 0};
 
 			bits &= bits - 1;
 			item[0] = node->keys[sl];
 			for (int k = 1; k < nw; k++)
 				item[k] = node->xkeys[k - 1][sl];
-			if (so->need_filter && !passes_filter(so, item))
+			if (pos->tails)
+				t = gbt_node_slot_tail(node, sl);
+			if (so->need_filter && !passes_filter(so, item, t.data, t.len))
 				continue;
 			item[nw] = node->tids[sl];
+			if (pos->tails)
+			{
+				pos->itlen[n] = t.len;
+				pos->itoff[n] = pos->tused;
+				memcpy(pos->tbytes + pos->tused, t.data, t.len);
+				pos->tused += t.len;
+			}
 			n++;
 		}
 	}
@@ -812,13 +1011,6 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	const uint64 *dead = scan->ignore_killed_tuples ? gbt_leaf_dead((char *) page) : NULL;
 
 	gbt_node_view((char *) page, &node);
-	/* gbtree.develop_long_text's pages: scans of tails are not built yet */
-	if (node.toff)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" holds text longer than its words, which scans do not read yet",
-						RelationGetRelationName(scan->indexRelation)),
-				 errhint("Such entries come only from gbtree.develop_long_text; REINDEX without it.")));
 	pos->seg = seg;
 	pos->range = range;
 	pos->blk = BufferGetBlockNumber(buf);
@@ -844,16 +1036,16 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	switch (nw)
 	{
 		case 2:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 2);
+			pos->nitems = gather_live(so, &node, dead, start, end, pos, 2);
 			break;
 		case 3:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 3);
+			pos->nitems = gather_live(so, &node, dead, start, end, pos, 3);
 			break;
 		case 4:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, 4);
+			pos->nitems = gather_live(so, &node, dead, start, end, pos, 4);
 			break;
 		default:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos->items, nw);
+			pos->nitems = gather_live(so, &node, dead, start, end, pos, nw);
 			break;
 	}
 	if (needs_pin(scan))
@@ -1083,6 +1275,26 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 		bool		nulltree = so->gpu_items ?
 			(so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
+
+		/* an entry with a tail: its values in full, a tuple of any length */
+		if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
+		{
+			MemoryContext old;
+			int			i = so->pos.itemIndex;
+
+			if (so->itup_tail)
+				pfree(so->itup_tail);
+			gbt_wide_decode_tail(so->info, item, so->pos.tbytes + so->pos.itoff[i],
+								 so->pos.itlen[i], item[nw], values, isnull);
+			old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+			so->itup_tail = index_form_tuple(desc, values, isnull);
+			MemoryContextSwitchTo(old);
+			for (int c = 0; c < desc->natts; c++)
+				if (!isnull[c] && !TupleDescAttr(desc, c)->attbyval)
+					pfree(DatumGetPointer(values[c]));
+			scan->xs_itup = so->itup_tail;
+			return true;
+		}
 
 		/*
 		 * index_form_tuple's work without its allocation: every column is
