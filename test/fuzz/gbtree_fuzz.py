@@ -163,6 +163,7 @@ import datetime
 import io
 import math
 import multiprocessing as mp
+import os
 import random
 import sys
 import time
@@ -302,6 +303,24 @@ def text_value(rnd, w):
         # the field's whole length
         return rnd.choice(["z" * w, "\xff" * w, "\x01" * w, "".join(rnd.choice(TEXT_CHARS) for _ in range(w))])
     return "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(0, w)))
+
+
+# FUZZ_LONG_TEXT=1: under gbtree.develop_long_text (src/README, "Text
+# keys"), the stored text values of the twins that are not unique run past
+# their fields, to three times them and more: gbtree cuts them and keeps
+# the rest in tails; constants run as long.  Unique twins keep theirs
+# within the field (their checks of tails are not built yet).
+LONG_TEXT = os.environ.get("FUZZ_LONG_TEXT") == "1"
+if LONG_TEXT:
+    TEXT_CONST_WIDTH = TEXT_CONST_WIDTH + [64, 100, 136]
+
+
+def stored_width(t):
+    """The most bytes of a stored text value of twin t."""
+    w = text_bytes(t)
+    if w and LONG_TEXT and t not in UNIQUE_TWINS:
+        return w * 3 + 40
+    return w
 
 
 def text_bytes(t):
@@ -499,8 +518,8 @@ def gen_mvalue(t, i, rnd):
         return "'%s'::%s" % (rnd.choice(UNIQUE_DOMAIN[ct]), ct)
     if i == 0 and rnd.random() < LEAD_DUP:
         return "'%s'::%s" % (dup_text(ct, rnd), ct)
-    # (a text value: at most its field's bytes)
-    return gen_value(ct, rnd, text_bytes(t))
+    # (a text value: at most its field's bytes, unless LONG_TEXT)
+    return gen_value(ct, rnd, stored_width(t))
 
 
 def gen_mtext(t, i, rnd):
@@ -508,7 +527,7 @@ def gen_mtext(t, i, rnd):
     ct = tcols(t)[i][1]
     if i == 0 and rnd.random() < LEAD_DUP:
         return dup_text(ct, rnd)
-    return gen_text(ct, rnd, text_bytes(t))
+    return gen_text(ct, rnd, stored_width(t))
 
 
 def gen_mrow(t, rnd):
@@ -825,6 +844,8 @@ def connect(dsn):
         # as one character (a SQL_ASCII server converts nothing)
         conn.set_client_encoding("LATIN1")
     cur.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET jit = off")
+    if LONG_TEXT:
+        cur.execute("SET gbtree.develop_long_text = on")
     return conn
 
 
@@ -1276,7 +1297,7 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
                 cur.execute("COMMIT")
             elif r < 0.95:
                 cur.execute("VACUUM fz_%s_g" % t)
-            elif r < 0.965 and text_bytes(t) and AM == "gbtree":
+            elif r < 0.965 and text_bytes(t) and AM == "gbtree" and not LONG_TEXT:
                 # (a share of the REINDEXes: the other types' draws stay)
                 err = check_overlong(cur, t, rnd, nextids, lane)
                 if err:
@@ -2277,7 +2298,7 @@ class Batcher:
             x = xsrc[i]
             if i == 0:
                 x = "(CASE WHEN (%s) %% 4 = 0 THEN (%s) ELSE (%s) * 3 END)" % (x, x, x)
-            out.append(det_value(ct, x, text_bytes(self.t)))
+            out.append(det_value(ct, x, stored_width(self.t)))
         return out
 
     def det_set(self, src):
@@ -3468,6 +3489,23 @@ def main():
         print("gbtree_fuzz: text twins (fields of %s bytes): writes of a longer value on the gbtree twin, "
               "refused with 54000: %d" % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)),
                                           lcounts[0]))
+    if LONG_TEXT and any(text_bytes(t) for t in types):
+        # how many stored values the gbtree twins hold past their fields
+        conn = connect(args.dsn)
+        cur = conn.cursor()
+        held = []
+        for t in types:
+            if not text_bytes(t) or t in UNIQUE_TWINS:
+                continue
+            conds = " OR ".join("octet_length(%s::text) > %d" % (c, text_bytes(t))
+                                for c, ct, _ in tcols(t) if ct in TEXT_TYPES)
+            cur.execute("SELECT count(*), coalesce(max(greatest(%s)), 0) FROM fz_%s_g WHERE %s"
+                        % (", ".join("octet_length(%s::text)" % c for c, ct, _ in tcols(t) if ct in TEXT_TYPES),
+                           t, conds))
+            n, longest = cur.fetchone()
+            held.append("%s %d (longest %d bytes)" % (t, n, longest))
+        conn.close()
+        print("gbtree_fuzz: FUZZ_LONG_TEXT: rows with a text past its field at the end: %s" % ", ".join(held))
     if any(t in UNIQUE_TWINS for t in types):
         print("gbtree_fuzz: unique twins' changes (the same outcome on both): writers %d ok, %d 23505; "
               "batchers %d ok, %d 23505 (%d transactions)"
