@@ -1,8 +1,8 @@
 --
 -- Text longer than the key's words (src/README, "Text keys"): such a value
 -- keeps its first bytes in the words and the rest in a tail.  Still behind
--- the development switch gbtree.develop_long_text while unique checks and
--- the build's own layout of tailed pages are built; every scan below reads
+-- the development switch gbtree.develop_long_text while the build's own
+-- layout of tailed pages is built; every scan below reads
 -- through the tails.  btree on a twin table is the oracle: every predicate
 -- gives the same rows in the same order through an index scan, an
 -- index-only scan and a bitmap scan.
@@ -137,13 +137,55 @@ SELECT p, lt_cmp(p) FROM unnest(lt_preds() || ARRAY[
  $$t = 'https://example.com/some/long/common/path/' || repeat('x', 150)$$])
  WITH ORDINALITY AS x(p, i) WHERE i % 3 = 1 OR i > 21;
 
--- what is not built yet is refused: a unique index of such values; and a
--- value whose tail would pass the longest a page allows
+-- unique indexes: keys equal in their words and in their tails' key
+-- bytes; a build that finds two, inserts, two columns, INCLUDE past the field
 CREATE TABLE lu (t text COLLATE "C");
+INSERT INTO lu SELECT 'https://example.com/some/long/common/path/' || g FROM generate_series(1, 3000) g;
 CREATE UNIQUE INDEX lu_g ON lu USING gbtree (t);
-INSERT INTO lu VALUES (repeat('u', 50));
+INSERT INTO lu VALUES ('https://example.com/some/long/common/path/77');
+INSERT INTO lu VALUES ('https://example.com/some/long/common/path/77x');
+INSERT INTO lu VALUES (left('https://example.com/some/long/common/path/77', 32));
+INSERT INTO lu VALUES (left('https://example.com/some/long/common/path/77', 32));
+CREATE TABLE lu2 (t text COLLATE "C");
+INSERT INTO lu2 SELECT repeat('d', 50) || (g % 1000) FROM generate_series(1, 1001) g;
+CREATE UNIQUE INDEX lu2_g ON lu2 USING gbtree (t);
+DELETE FROM lu2 WHERE ctid = (SELECT min(ctid) FROM lu2 WHERE t = repeat('d', 50) || '1');
+CREATE UNIQUE INDEX lu2_g ON lu2 USING gbtree (t);
+CREATE TABLE lu3 (t text COLLATE "C", n int);
+CREATE UNIQUE INDEX lu3_g ON lu3 USING gbtree (t, n);
+INSERT INTO lu3 VALUES (repeat('e', 60), 1), (repeat('e', 60), 2), (repeat('e', 61), 1);
+INSERT INTO lu3 VALUES (repeat('e', 60), 1);
+INSERT INTO lu3 VALUES (repeat('e', 60), NULL), (repeat('e', 60), NULL);
+CREATE TABLE lu4 (k int, t text COLLATE "C", inc text COLLATE "C");
+CREATE UNIQUE INDEX lu4_g ON lu4 USING gbtree (k, t) INCLUDE (inc);
+INSERT INTO lu4 VALUES (1, 'a', repeat('i', 100)), (1, 'b', repeat('i', 100));
+INSERT INTO lu4 VALUES (1, 'a', repeat('j', 100));
+INSERT INTO lu4 VALUES (2, repeat('t', 40), repeat('j', 100));
+INSERT INTO lu4 VALUES (2, repeat('t', 40), 'x');
+INSERT INTO lu4 VALUES (2, repeat('t', 40) || 'z', 'x');
+SELECT (SELECT count(*) FROM lu) AS lu, (SELECT count(*) FROM lu2) AS lu2,
+       (SELECT count(*) FROM lu3) AS lu3, (SELECT count(*) FROM lu4) AS lu4;
+SELECT gbtree_check('lu_g', true), gbtree_check('lu2_g', true), gbtree_check('lu3_g', true),
+       gbtree_check('lu4_g', true);
+-- the same inserts into a unique gbtree index and a unique btree one
+CREATE TABLE lu5b (t text COLLATE "C");
+CREATE UNIQUE INDEX lu5b_b ON lu5b (t);
+CREATE TABLE lu5g (t text COLLATE "C");
+CREATE UNIQUE INDEX lu5g_g ON lu5g USING gbtree (t);
+DO $$ DECLARE v text; ok_b int := 0; ok_g int := 0; BEGIN
+  FOR i IN 1..2000 LOOP
+    v := 'https://example.com/some/long/common/path/' || repeat('q', (i * 7) % 60) || ((i * 13) % 600);
+    BEGIN INSERT INTO lu5b VALUES (v); ok_b := ok_b + 1; EXCEPTION WHEN unique_violation THEN NULL; END;
+    BEGIN INSERT INTO lu5g VALUES (v); ok_g := ok_g + 1; EXCEPTION WHEN unique_violation THEN NULL; END;
+  END LOOP;
+  RAISE WARNING 'inserted: btree %, gbtree %', ok_b, ok_g;
+END $$;
+SELECT (SELECT string_agg(t, ',' ORDER BY t) FROM lu5b) = (SELECT string_agg(t, ',' ORDER BY t) FROM lu5g) AS same_rows,
+       gbtree_check('lu5g_g', true);
+
+-- a value whose tail would pass the longest a page allows is refused
 INSERT INTO lg VALUES (0, repeat('z', 2000), 0);
 SELECT count(*) FROM lg WHERE id = 0;
 
-DROP TABLE lg, lb, lu;
+DROP TABLE lg, lb, lu, lu2, lu3, lu4, lu5b, lu5g;
 DROP FUNCTION lt_cmp(text, text, text), lt_preds(), lt_cursor(text);

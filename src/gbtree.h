@@ -201,8 +201,8 @@ extern bool gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mo
 							  BlockNumber root, uint64 key,
 							  uint64 tid, Datum *values, bool *isnull);
 extern bool gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
-								   BlockNumber root, const uint64 *words, uint64 tid,
-								   Datum *values, bool *isnull);
+								   BlockNumber root, const uint64 *words, GbtTail tail,
+								   uint64 tid, Datum *values, bool *isnull);
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
 

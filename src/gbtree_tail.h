@@ -400,6 +400,49 @@ gbt_tail_later_read(const GbtKeyShape *shape, const bool *is_text, int d,
 }
 
 /*
+ * The bytes of a tail that hold key columns [0, nkey) of its value: from
+ * the start through column nkey - 1's form when the value is cut at a key
+ * column, else 0 (not cut, or cut at a later, INCLUDE column: the key
+ * columns are whole in the words); -1 if the tail is malformed.  Two
+ * entries have equal keys when their words agree on the key columns' bits
+ * and these bytes are the same: the forms end themselves, so no key part
+ * is a prefix of another, and entries of one key lie together in
+ * (words, tail) order.
+ */
+static inline int
+gbt_tail_key_len(const GbtKeyShape *shape, const bool *is_text, const unsigned char *tail,
+				 int tlen, int nkey)
+{
+	unsigned char buf[GBT_TAIL_HIGHEST_LEN];
+	GbtColInput o;
+	unsigned char inv;
+	int			used = 0,
+				c,
+				n;
+
+	if (tlen == 0)
+		return 0;
+	c = tail[0] >= 128 ? 255 - tail[0] : tail[0];
+	if (c >= shape->ncols || !is_text[c])
+		return -1;
+	if (c >= nkey)
+		return 0;
+	inv = shape->col[c].desc ? 0xFF : 0;
+	for (n = 1; n < tlen && tail[n] != inv; n++)
+		;
+	if (n >= tlen)
+		return -1;
+	n++;
+	for (int d = c + 1; d < nkey; d++)
+	{
+		n = gbt_tail_later_read(shape, is_text, d, tail, tlen, n, &o, buf, sizeof(buf), &used);
+		if (n < 0)
+			return -1;
+	}
+	return n;
+}
+
+/*
  * The inverse of gbt_shape_encode_cut, for index-only scans: every
  * column's NULL flag and GbtColValue (as gbt_shape_decode has it), and a
  * text column's bytes and length, into buf[cap]: from its field before

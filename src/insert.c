@@ -911,26 +911,17 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 								  &flags, tail, &tlen) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
-		if (tlen > 0)
-		{
-			/* gbtree.develop_long_text: straight in, no unique check yet */
-			if (checkUnique != UNIQUE_CHECK_NO)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("unique checks of text longer than an index's words are not built yet")));
-			gbt_wide_insert(index, root, words, (GbtTail) {tail, tlen}, tid);
-			return false;
-		}
 		if (unique)
-			return gbt_wide_insert_unique(index, heapRel, checkUnique, root, words, tid,
-										  values, isnull);
+			return gbt_wide_insert_unique(index, heapRel, checkUnique, root, words,
+										  (GbtTail) {tail, tlen}, tid, values, isnull);
 		if (checkUnique == UNIQUE_CHECK_EXISTING)
 			return true;
-		if (checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
+		/* an entry with a tail (gbtree.develop_long_text) goes straight in */
+		if (tlen == 0 && checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
 			gbt_batch_add_words(index, heapRel, root == GBT_NULLROOT_BLKNO, words,
 								info->nwords, tid);
 		else
-			gbt_wide_insert(index, root, words, GBT_NO_TAIL, tid);
+			gbt_wide_insert(index, root, words, (GbtTail) {tail, tlen}, tid);
 		return checkUnique != UNIQUE_CHECK_NO;
 	}
 	if (isnull[0])

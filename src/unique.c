@@ -55,6 +55,7 @@
 
 #include "gbtree.h"
 #include "gbtree_wide.h"
+#include "gbtree_tail.h"
 
 typedef enum GbtUniqueVerdict
 {
@@ -74,6 +75,9 @@ typedef struct GbtUniqueInsert
 	uint64		kmin[GBT_MAX_KEY_WORDS];	/* its key columns' (INCLUDE
 											 * columns' bits zero), */
 	int			keybits;		/* and their number of bits */
+	GbtTail		tail;			/* the entry's tail (gbtree_tail.h), */
+	int			tkeylen;		/* its bytes of key columns */
+	GbtIndexInfo *info;
 	int			nw;
 	ItemPointerData htid;		/* tid as a heap TID */
 	bool		is_unique;		/* UNIQUE_CHECK_PARTIAL: no possible duplicate */
@@ -288,24 +292,56 @@ unique_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *
  * words, and the same dead marks (every change of a multi-word leaf's
  * slots clears them too).
  */
+/*
+ * A key's bytes in a tail (gbt_tail_key_len), or an error: a tail the
+ * index wrote always has them.
+ */
 static int
-wide_leaf_equal_tids(Page page, const uint64 *kmin, int keybits, uint64 *tids, int *slots)
+tail_key_len(GbtUniqueInsert *u, GbtTail t)
+{
+	int			len = gbt_tail_key_len(&u->info->shape, u->info->is_text, t.data, t.len,
+									   u->info->nkeycols);
+
+	if (len < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains an entry whose tail does not decode",
+						RelationGetRelationName(u->index)),
+				 errhint("Please REINDEX it.")));
+	return len;
+}
+
+/*
+ * The entries whose key columns equal the new entry's: the same bits of
+ * the words, and the same key bytes of the tail (none for a key that is
+ * not cut, tailed page or not).
+ */
+static int
+wide_leaf_equal_tids(Page page, GbtUniqueInsert *u, uint64 *tids, int *slots)
 {
 	GbtNode		node;
 	const uint64 *dead = gbt_leaf_dead((char *) page);
 	int			n = 0;
 
 	gbt_node_view((char *) page, &node);
-	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, kmin));
+	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, u->kmin));
 		 s < node.nslots; s = gbt_node_next_used(&node, s + 1))
 	{
 		uint64		k[GBT_MAX_KEY_WORDS];
 
 		gbt_walk_slot_words(&node, s, k);
-		if (gbt_words_prefix_cmp(k, kmin, keybits) != 0)
+		if (gbt_words_prefix_cmp(k, u->kmin, u->keybits) != 0)
 			break;
 		if ((dead[s >> 6] >> (s & 63)) & 1)
 			continue;
+		if (node.toff || u->tkeylen > 0)
+		{
+			GbtTail		t = node.toff ? gbt_node_slot_tail(&node, s) : GBT_NO_TAIL;
+			int			len = tail_key_len(u, t);
+
+			if (len != u->tkeylen || memcmp(t.data, u->tail.data, len) != 0)
+				continue;
+		}
 		slots[n] = s;
 		tids[n++] = node.tids[s];
 	}
@@ -329,7 +365,7 @@ wide_check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 		Buffer		next;
 
 		verdict = check_tids(u, buf, tids, slots,
-							 wide_leaf_equal_tids(page, u->kmin, u->keybits, tids, slots));
+							 wide_leaf_equal_tids(page, u, tids, slots));
 		if (verdict != GBT_UNIQUE_OK || !u->is_unique)
 			break;
 		if (op->flags & GBT_F_RIGHTMOST)
@@ -354,7 +390,7 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 	Buffer		buf = first;
 	bool		inserted;
 
-	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, GBT_NO_TAIL, u->tid, false))
+	while (gbt_wide_move_right(BufferGetPage(buf), u->nw, u->words, u->tail, u->tid, false))
 	{
 		Buffer		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw,
 													   BUFFER_LOCK_EXCLUSIVE);
@@ -362,7 +398,7 @@ wide_insert_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 		UnlockReleaseBuffer(buf);
 		buf = next;
 	}
-	inserted = gbt_wide_leaf_insert_if_room(u->index, buf, u->words, GBT_NO_TAIL, u->tid);
+	inserted = gbt_wide_leaf_insert_if_room(u->index, buf, u->words, u->tail, u->tid);
 	UnlockReleaseBuffer(buf);
 	return inserted;
 }
@@ -374,11 +410,16 @@ wide_unique_at_leaf(Relation index, Buffer buf, void *arg)
 	GbtUniqueInsert *u = (GbtUniqueInsert *) arg;
 	uint64		lk[GBT_MAX_KEY_WORDS],
 				lt;
+	GbtTail		ltail;
+	GbtNode		node;
 
 	u->inserted = false;
 	u->verdict = GBT_UNIQUE_OK;
-	gbt_wide_page_bounds(BufferGetPage(buf), false, lk, &lt);
-	if (gbt_wentry_lt(u->kmin, 0, lk, lt, u->nw))
+	/* entries of the key may lie left of this leaf: below its low key */
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	gbt_walk_bound_tail(&node, false, lk, &ltail, &lt);
+	if (node.opaque->leftlink != GBT_NO_BLOCK &&
+		gbt_tentry_cmp(u->kmin, GBT_TAIL_LOWEST, 0, lk, ltail, lt, u->nw) < 0)
 		return GBT_WIDE_MAKE_ROOM;
 	u->verdict = wide_check_from_first_leaf(u, buf);
 	if (u->verdict != GBT_UNIQUE_OK || u->mode == UNIQUE_CHECK_EXISTING)
@@ -494,7 +535,7 @@ wide_first_leaf(GbtUniqueInsert *u, BlockNumber root)
 static void
 wide_smo(GbtUniqueInsert *u, BlockNumber root)
 {
-	gbt_wide_smo(u->index, root, u->words, GBT_NO_TAIL, u->tid, wide_unique_at_leaf, u);
+	gbt_wide_smo(u->index, root, u->words, u->tail, u->tid, wide_unique_at_leaf, u);
 }
 
 /*
@@ -524,7 +565,7 @@ gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 /* The same for multi-word keys: words and tid into the tree at root */
 bool
 gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
-					   BlockNumber root, const uint64 *words, uint64 tid,
+					   BlockNumber root, const uint64 *words, GbtTail tail, uint64 tid,
 					   Datum *values, bool *isnull)
 {
 	GbtUniqueInsert u;
@@ -538,6 +579,9 @@ gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	u.words = words;
 	u.nw = gbt_index_info(index)->nwords;
 	u.keybits = gbt_index_info(index)->keybits;
+	u.info = gbt_index_info(index);
+	u.tail = tail;
+	u.tkeylen = tail_key_len(&u, tail);
 	memcpy(u.kmin, words, sizeof(uint64) * u.nw);
 	gbt_words_clear_after(u.kmin, u.nw, u.keybits);
 	u.tid = tid;
@@ -661,6 +705,10 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
 	uint64		run[GBT_MAX_KEY_WORDS] = {0};
 	uint64		zero[GBT_MAX_KEY_WORDS] = {0};
+	GbtTail    *tails = palloc(sizeof(GbtTail) * GBT_MAX_SLOTS);
+	unsigned char *runtail = palloc(GBT_TAIL_HIGHEST_LEN);
+	int			runtlen = 0,
+				runklen = 0;
 	uint64	   *rtids;
 	int			n = 0,
 				max = 64;
@@ -675,15 +723,29 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 		bool		last;
 
 		gbt_node_view((char *) BufferGetPage(buf), &node);
-		k = gbt_node_extract(&node, keys, tids, NULL);
+		k = gbt_node_extract_tails(&node, keys, tids, NULL, tails);
 		last = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 		for (int i = 0; i <= k; i++)
 		{
 			bool		end = i == k;
+			int			klen = 0;
 
 			if (end && !last)
 				break;
-			if (n > 0 && (end || gbt_words_prefix_cmp(&keys[i * nw], run, info->keybits) != 0))
+			/* equal keys: the key columns' bits, and their bytes in a tail */
+			if (!end)
+			{
+				klen = gbt_tail_key_len(&info->shape, info->is_text, tails[i].data, tails[i].len,
+										info->nkeycols);
+				if (klen < 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("index \"%s\" contains an entry whose tail does not decode",
+									RelationGetRelationName(index)),
+							 errhint("Please REINDEX it.")));
+			}
+			if (n > 0 && (end || gbt_words_prefix_cmp(&keys[i * nw], run, info->keybits) != 0 ||
+						  klen != runklen || memcmp(tails[i].data, runtail, klen) != 0))
 			{
 				Datum		values[INDEX_MAX_KEYS];
 				bool		isnull[INDEX_MAX_KEYS];
@@ -695,7 +757,7 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 					isnull[0] = true;
 				}
 				else
-					gbt_wide_decode(info, run, rtids[0], values, isnull, NULL);
+					gbt_wide_decode_tail(info, run, runtail, runtlen, rtids[0], values, isnull);
 				for (int c = 0; c < info->nkeycols; c++)
 					anynull |= isnull[c];
 				if (n > 1 && (nulls_equal || !anynull))
@@ -735,7 +797,13 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 				max *= 2;
 				rtids = repalloc_huge(rtids, sizeof(uint64) * max);
 			}
-			memcpy(run, &keys[i * nw], sizeof(uint64) * nw);
+			if (n == 0)
+			{
+				memcpy(run, &keys[i * nw], sizeof(uint64) * nw);
+				memcpy(runtail, tails[i].data, tails[i].len);
+				runtlen = tails[i].len;
+				runklen = klen;
+			}
 			rtids[n++] = tids[i];
 		}
 		if (last)

@@ -102,6 +102,8 @@ static const char *const mutant_name[] = {"none", "no fill after the cut", "end 
 	"no column byte", "no tail as the empty tail", "no null bytes in the tail"};
 
 static const Spec *cur;			/* for qsort */
+static const bool *cur_is_text;	/* check_pair's key parts */
+static long keyeqs = 0;			/* pairs of equal keys seen */
 
 /* ---- the model ---- */
 
@@ -654,6 +656,30 @@ check_pair(const Spec *s, const GbtKeyShape *sh, const Row *a, const Row *b, Mut
 		print_row(s, b);
 		return 1;
 	}
+	/*
+	 * A unique index's equality over its first nkey columns: the words'
+	 * bits of those columns and the tails' key parts (gbt_tail_key_len).
+	 */
+	{
+		int			nkey = 1 + (int) (pairs % s->ncols);
+		int			keybits = 0;
+		int			la,
+					lb;
+		bool		eq;
+
+		for (int c = 0; c < nkey; c++)
+			keybits += sh->col[c].bits + (sh->nullbits ? 1 : 0);
+		la = gbt_tail_key_len(sh, cur_is_text, a->tail, a->tlen, nkey);
+		lb = gbt_tail_key_len(sh, cur_is_text, b->tail, b->tlen, nkey);
+		CHECK(la >= 0 && lb >= 0 && la <= a->tlen && lb <= b->tlen, "%s: key parts %d, %d",
+			  s->name, la, lb);
+		eq = gbt_words_prefix_cmp(a->w, b->w, keybits) == 0 && la == lb &&
+			memcmp(a->tail, b->tail, la) == 0;
+		keyeqs += eq;
+		CHECK(eq == (model_cmp_n(s, a, b, nkey) == 0), "%s: %d key columns: model %s, keys %s",
+			  s->name, nkey, model_cmp_n(s, a, b, nkey) == 0 ? "equal" : "differ",
+			  eq ? "equal" : "differ");
+	}
 	return 0;
 }
 
@@ -675,6 +701,7 @@ test_spec(const Spec *s, int n, long npairs, Mutant m)
 	int			nall = n < 700 ? n : 700;
 
 	shape_of(s, &sh, is_text);
+	cur_is_text = is_text;
 	CHECK(gbt_shape_init(&sh) && sh.nbits <= GBT_MAX_KEY_WORDS * 64, "%s: shape fits", s->name);
 	for (int i = 0; i < n; i++)
 	{
@@ -982,6 +1009,9 @@ main(void)
 			   bound_mutant_name[m], bad);
 	}
 
+	printf("test_tail: %ld pairs with equal keys over a prefix of columns (words and key parts)\n",
+		   keyeqs);
+	CHECK(keyeqs > 10000, "too few pairs of equal keys (%ld)", keyeqs);
 	printf("test_tail: %ld checks, %d failures\n", checks, failures);
 	free(tail_arena);
 	free(buf_arena);
