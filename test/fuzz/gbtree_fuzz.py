@@ -308,17 +308,19 @@ def text_value(rnd, w):
 # FUZZ_LONG_TEXT=1: under gbtree.develop_long_text (src/README, "Text
 # keys"), the stored text values of the twins that are not unique run past
 # their fields, to three times them and more: gbtree cuts them and keeps
-# the rest in tails; constants run as long.  Unique twins keep theirs
-# within the field (their checks of tails are not built yet).
+# the rest in tails; constants run as long; unique twins' keys too.
 LONG_TEXT = os.environ.get("FUZZ_LONG_TEXT") == "1"
 if LONG_TEXT:
     TEXT_CONST_WIDTH = TEXT_CONST_WIDTH + [64, 100, 136]
+    # keys past the field that tie with each other's first bytes
+    UNIQUE_DOMAIN["text"] = UNIQUE_DOMAIN["text"] + [
+        "p" * 32 + "a", "p" * 32 + "b", "p" * 32 + "a" * 40, "p" * 60, "z" * 33, "\xff" * 70]
 
 
 def stored_width(t):
     """The most bytes of a stored text value of twin t."""
     w = text_bytes(t)
-    if w and LONG_TEXT and t not in UNIQUE_TWINS:
+    if w and LONG_TEXT:
         return w * 3 + 40
     return w
 
@@ -1028,7 +1030,7 @@ def gen_utext(t, i, rnd, small, rare=0.03):
     if ct in TEXT_TYPES:
         # a run of 'p's at times (neighbours far into the field), then at
         # least 6 random bytes: hardly ever twice
-        w = text_bytes(t)
+        w = stored_width(t)
         head = "p" * rnd.randint(0, w - 6) if rnd.random() < 0.5 else ""
         return head + "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(6, w - len(head))))
     lo, hi = INT_LIMITS[ct]
@@ -3495,7 +3497,7 @@ def main():
         cur = conn.cursor()
         held = []
         for t in types:
-            if not text_bytes(t) or t in UNIQUE_TWINS:
+            if not text_bytes(t):
                 continue
             conds = " OR ".join("octet_length(%s::text) > %d" % (c, text_bytes(t))
                                 for c, ct, _ in tcols(t) if ct in TEXT_TYPES)
