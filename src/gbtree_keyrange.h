@@ -438,6 +438,71 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	return nout;
 }
 
+/* whole texts in the "C" order: bytes, then length */
+static inline int
+gbt_bytes_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
+{
+	int			c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+static inline int
+gbt_bytes_qcmp(const void *a, const void *b)
+{
+	const GbtBytes *x = (const GbtBytes *) a,
+			   *y = (const GbtBytes *) b;
+
+	return gbt_bytes_cmp(x->data, x->len, y->data, y->len);
+}
+
+/*
+ * A condition on a whole text (GbtColCond.text, .tarr: a value at least
+ * as long as its field) against an entry's text in full.
+ */
+static inline bool
+gbt_text_cond_holds(const GbtColCond *c, const unsigned char *bytes, int len, bool isnull)
+{
+	int			r;
+
+	if (isnull)
+		return false;
+	if (c->tarr)
+	{
+		int			lo = 0,
+					hi = c->ntarr;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			r = gbt_bytes_cmp(c->tarr[mid].data, c->tarr[mid].len, bytes, len);
+			if (r == 0)
+				return true;
+			if (r < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return false;
+	}
+	r = gbt_bytes_cmp(bytes, len, c->text.data, c->text.len);
+	switch (c->textop)
+	{
+		case GBT_COND_LT:
+			return r < 0;
+		case GBT_COND_LE:
+			return r <= 0;
+		case GBT_COND_EQ:
+			return r == 0;
+		case GBT_COND_GE:
+			return r >= 0;
+		case GBT_COND_GT:
+			return r > 0;
+	}
+	return false;
+}
+
 /*
  * Whether a row of decoded fields satisfies a condition, as SQL has it: a
  * NULL satisfies only IS NULL; a row comparison is decided by its first

@@ -230,23 +230,6 @@ long_text(GbtWideScan so, int col, Datum value, GbtBytes *out)
 	return true;
 }
 
-static int
-bytes_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	return c != 0 ? c : (alen > blen) - (alen < blen);
-}
-
-static int
-gbt_bytes_qcmp(const void *a, const void *b)
-{
-	const GbtBytes *x = a,
-			   *y = b;
-
-	return bytes_cmp(x->data, x->len, y->data, y->len);
-}
-
 /*
  * A scalar comparison whose value was clamped: always true for a value of
  * the column (then only IS NOT NULL is left), or never.
@@ -670,50 +653,6 @@ prepare_scan(IndexScanDesc scan)
 	MemoryContextSwitchTo(old);
 }
 
-/* a condition on a whole text (GbtColCond.text, .tarr) */
-static bool
-text_cond_holds(const GbtColCond *c, const GbtColInput *v)
-{
-	int			r;
-
-	if (v->val.isnull)
-		return false;
-	if (c->tarr)
-	{
-		int			lo = 0,
-					hi = c->ntarr;
-
-		while (lo < hi)
-		{
-			int			mid = (lo + hi) / 2;
-
-			r = bytes_cmp(c->tarr[mid].data, c->tarr[mid].len, v->bytes, v->len);
-			if (r == 0)
-				return true;
-			if (r < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return false;
-	}
-	r = bytes_cmp(v->bytes, v->len, c->text.data, c->text.len);
-	switch (c->textop)
-	{
-		case BTLessStrategyNumber:
-			return r < 0;
-		case BTLessEqualStrategyNumber:
-			return r <= 0;
-		case BTEqualStrategyNumber:
-			return r == 0;
-		case BTGreaterEqualStrategyNumber:
-			return r >= 0;
-		case BTGreaterStrategyNumber:
-			return r > 0;
-	}
-	return false;
-}
-
 /*
  * The filter: every condition the ranges do not enforce, on the entry's
  * words and tail (tlen 0: none).  An entry with a tail, or a condition on
@@ -748,7 +687,7 @@ passes_filter(GbtWideScan so, const uint64 *words, const unsigned char *tail, in
 
 		if (!(so->filter_all || c->col >= so->nrequired || c->op == GBT_COND_ROW))
 			continue;
-		if (c->text.data || c->tarr ? !text_cond_holds(c, &in[c->col]) : !gbt_cond_holds(c, vals))
+		if (c->text.data || c->tarr ? !gbt_text_cond_holds(c, in[c->col].bytes, in[c->col].len, in[c->col].val.isnull) : !gbt_cond_holds(c, vals))
 			return false;
 	}
 	return true;
