@@ -438,6 +438,26 @@ gbt_key_ranges(const GbtKeyShape *shape, const GbtColCond *conds, int nconds,
 	return nout;
 }
 
+/* whether a comparison's result r (value against the condition's) meets op */
+static inline bool
+gbt_cmp_holds(int op, int r)
+{
+	switch (op)
+	{
+		case GBT_COND_LT:
+			return r < 0;
+		case GBT_COND_LE:
+			return r <= 0;
+		case GBT_COND_EQ:
+			return r == 0;
+		case GBT_COND_GE:
+			return r >= 0;
+		case GBT_COND_GT:
+			return r > 0;
+	}
+	return false;
+}
+
 /* whole texts in the "C" order: bytes, then length */
 static inline int
 gbt_bytes_cmp(const unsigned char *a, int alen, const unsigned char *b, int blen)
@@ -486,21 +506,7 @@ gbt_text_cond_holds(const GbtColCond *c, const unsigned char *bytes, int len, bo
 		}
 		return false;
 	}
-	r = gbt_bytes_cmp(bytes, len, c->text.data, c->text.len);
-	switch (c->textop)
-	{
-		case GBT_COND_LT:
-			return r < 0;
-		case GBT_COND_LE:
-			return r <= 0;
-		case GBT_COND_EQ:
-			return r == 0;
-		case GBT_COND_GE:
-			return r >= 0;
-		case GBT_COND_GT:
-			return r > 0;
-	}
-	return false;
+	return gbt_cmp_holds(c->textop, gbt_bytes_cmp(bytes, len, c->text.data, c->text.len));
 }
 
 /*
@@ -557,21 +563,7 @@ gbt_cond_holds(const GbtColCond *k, const GbtColValue *row)
 	}
 	if (k->value.isnull)
 		return false;
-	c = gbt_field_cmp(v, &k->value);
-	switch (k->op)
-	{
-		case GBT_COND_LT:
-			return c < 0;
-		case GBT_COND_LE:
-			return c <= 0;
-		case GBT_COND_EQ:
-			return c == 0;
-		case GBT_COND_GE:
-			return c >= 0;
-		case GBT_COND_GT:
-			return c > 0;
-	}
-	return false;
+	return gbt_cmp_holds(k->op, gbt_field_cmp(v, &k->value));
 }
 
 #endif							/* GBTREE_KEYRANGE_H */

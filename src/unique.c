@@ -303,11 +303,7 @@ tail_key_len(GbtUniqueInsert *u, GbtTail t)
 									   u->info->nkeycols);
 
 	if (len < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains an entry whose tail does not decode",
-						RelationGetRelationName(u->index)),
-				 errhint("Please REINDEX it.")));
+		gbt_tail_corrupted(RelationGetRelid(u->index));
 	return len;
 }
 
@@ -738,11 +734,7 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 				klen = gbt_tail_key_len(&info->shape, info->is_text, tails[i].data, tails[i].len,
 										info->nkeycols);
 				if (klen < 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" contains an entry whose tail does not decode",
-									RelationGetRelationName(index)),
-							 errhint("Please REINDEX it.")));
+					gbt_tail_corrupted(RelationGetRelid(index));
 			}
 			if (n > 0 && (end || gbt_words_prefix_cmp(&keys[i * nw], run, info->keybits) != 0 ||
 						  klen != runklen || memcmp(tails[i].data, runtail, klen) != 0))

@@ -368,8 +368,6 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 	const GbtKeyShape *shape = &info->shape;
 	GbtColInput in[GBT_MAX_KEY_COLS];
 	text	   *detoasted[GBT_MAX_KEY_COLS];
-	bool		cut = false;
-	bool		result = true;
 	uint16		flags;
 
 	*tlen = 0;
@@ -407,33 +405,39 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 			in[s].bytes = (const unsigned char *) VARDATA_ANY(t);
 			in[s].len = VARSIZE_ANY_EXHDR(t);
 			gbt_bytes_field(in[s].bytes, in[s].len, shape->col[s].bits / 8, &in[s].val);
-			cut = cut || in[s].len > shape->col[s].bits / 8;
 			continue;
 		}
 		(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &in[s].val, &flags);
 		if (flags & GBT_TID_FLAG_NEGZERO)
 			*tidflags |= GBT_WIDE_NEGZERO(c);
 	}
-	if (!cut)
-		result = gbt_wide_encode(info, values, isnull, htid, words, tidflags);
-	else
-	{
-		*tlen = gbt_shape_encode_cut(shape, info->is_text, in, words, tail,
-									 gbt_tail_max(shape->nwords));
-		if (*tlen < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("index row too long for gbtree index \"%s\"",
-							get_rel_name(info->indexrelid)),
-					 errdetail("Index row keeps %lld bytes past its key's words, at most %d.",
-							   (long long) gbt_tail_bytes_needed(shape, info->is_text, in),
-							   gbt_tail_max(shape->nwords)),
-					 errhint("Use btree for longer values.")));
-	}
+	/* the values once encoded: words alone when no text is cut (tail 0) */
+	*tlen = gbt_shape_encode_cut(shape, info->is_text, in, words, tail,
+								 gbt_tail_max(shape->nwords));
+	if (*tlen < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index row too long for gbtree index \"%s\"",
+						get_rel_name(info->indexrelid)),
+				 errdetail("Index row keeps %lld bytes past its key's words, at most %d.",
+						   (long long) gbt_tail_bytes_needed(shape, info->is_text, in),
+						   gbt_tail_max(shape->nwords)),
+				 errhint("Use btree for longer values.")));
 	for (int s = 0; s < shape->ncols; s++)
 		if (detoasted[s])
 			pfree(detoasted[s]);
-	return result;
+	return true;
+}
+
+/* a tail the index wrote that does not decode */
+void
+gbt_tail_corrupted(Oid indexrelid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains an entry whose tail does not decode",
+					get_rel_name(indexrelid)),
+			 errhint("Please REINDEX it.")));
 }
 
 /*
@@ -524,11 +528,7 @@ gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned cha
 		return;
 	}
 	if (gbt_shape_decode_cut(shape, info->is_text, words, tail, tlen, in, buf, sizeof(buf)) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains an entry whose tail does not decode",
-						get_rel_name(info->indexrelid)),
-				 errhint("Please REINDEX it.")));
+		gbt_tail_corrupted(info->indexrelid);
 	for (int s = 0; s < shape->ncols; s++)
 	{
 		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;

@@ -671,11 +671,7 @@ passes_filter(GbtWideScan so, const uint64 *words, const unsigned char *tail, in
 	{
 		if (gbt_shape_decode_cut(shape, so->info->is_text, words, tail, tlen, in, buf,
 								 sizeof(buf)) < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" contains an entry whose tail does not decode",
-							get_rel_name(so->info->indexrelid)),
-					 errhint("Please REINDEX it.")));
+			gbt_tail_corrupted(so->info->indexrelid);
 		for (int c = 0; c < shape->ncols; c++)
 			vals[c] = in[c].val;
 	}
