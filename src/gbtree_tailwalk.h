@@ -29,6 +29,16 @@
 #include "gbtree_walk.h"
 #include "gbtree_wsort.h"
 
+/*
+ * gbt_tail_build's allocations: plain malloc in the unit tests; the
+ * index's build defines these to palloc's, which report running out of
+ * memory as an error.
+ */
+#ifndef GBT_TAILWALK_ALLOC
+#define GBT_TAILWALK_ALLOC(size) malloc(size)
+#define GBT_TAILWALK_FREE(ptr) free(ptr)
+#endif
+
 /* the tail of each level's first separator: below every entry's tail */
 static const unsigned char gbt_tail_minus_inf[1] = {0};
 
@@ -159,8 +169,8 @@ gbt_tail_page_bytes(const GbtTail *tails, size_t from, size_t to, size_t n, bool
  * tailed page.  A page whose entries and bounds have no tail is a page of
  * words alone, with its full count of slots (a tree's pages pay for tails
  * only where they hold them); otherwise as many entries as fit pct
- * percent of a tailed page's slots and tail area, and at least one (which
- * always fits: gbt_tail_max).  A run without tails that ends where a tail
+ * percent of a tailed page's slots and tail area, and at least two where
+ * two are left (which always fit: gbt_tail_max).  A run without tails that ends where a tail
  * starts gives its last entries to the tailed page, so that the run's
  * page can end below the first tail.
  */
@@ -200,6 +210,14 @@ gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw
 	while (to < n && to - from < cap &&
 		   gbt_tail_page_bytes(tails, from, to + 1, n, leaf) <= budget)
 		to++;
+
+	/*
+	 * Two entries at least, past the fill percentage if need be (two and
+	 * both bounds always fit: gbt_tail_max), so that each level has at
+	 * most half the pages of the one below and the tree has a top.
+	 */
+	if (to - from < 2 && to < n)
+		to++;
 	return to;
 }
 
@@ -235,7 +253,9 @@ typedef struct GbtTailBuildOps
  * it advances), the top page at rootblk (GBT_NO_BLOCK: at *next too),
  * treeflag on every page.  With ops NULL nothing is written and only the
  * blocks are counted, so that a caller can size its images.  Returns the
- * top page's block.  Plain malloc for each level's separators.
+ * top page's block (GBT_NO_BLOCK if an inner level's page took one entry
+ * only, which the cuts rule out).  Each level's cuts and separators are allocated by
+ * GBT_TAILWALK_ALLOC.
  */
 static inline uint32_t
 gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uint16_t treeflag,
@@ -260,8 +280,8 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 		uint32_t   *upchild;
 
 		/* cut the level: page p takes [cuts[p], cuts[p + 1]), tailed or not */
-		size_t	   *cuts = (size_t *) malloc(sizeof(size_t) * (n + 2));
-		bool	   *tailed = (bool *) malloc(sizeof(bool) * (n + 2));
+		size_t	   *cuts = (size_t *) GBT_TAILWALK_ALLOC(sizeof(size_t) * (n + 2));
+		bool	   *tailed = (bool *) GBT_TAILWALK_ALLOC(sizeof(bool) * (n + 2));
 
 		cuts[0] = 0;
 		for (size_t from = 0; from < n || npages == 0;)
@@ -275,12 +295,25 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 			cuts[++npages] = to;
 			from = to;
 		}
+		/* every page but the last takes two entries, or the tree grows tall */
+		if (!leaf && npages > 1 && npages > (n + 1) / 2)
+		{
+			GBT_TAILWALK_FREE(cuts);
+			GBT_TAILWALK_FREE(tailed);
+			if (owned)
+				GBT_TAILWALK_FREE(owned);
+			if (ownedtails)
+				GBT_TAILWALK_FREE(ownedtails);
+			if (child)
+				GBT_TAILWALK_FREE(child);
+			return GBT_NO_BLOCK;
+		}
 		first = npages == 1 && rootblk != GBT_NO_BLOCK ? rootblk : *next;
 		if (first == *next)
 			*next += (uint32_t) npages;
-		up = (uint64_t *) malloc(sizeof(uint64_t) * stride * npages);
-		uptails = (GbtTail *) malloc(sizeof(GbtTail) * npages);
-		upchild = (uint32_t *) malloc(sizeof(uint32_t) * npages);
+		up = (uint64_t *) GBT_TAILWALK_ALLOC(sizeof(uint64_t) * stride * npages);
+		uptails = (GbtTail *) GBT_TAILWALK_ALLOC(sizeof(GbtTail) * npages);
+		upchild = (uint32_t *) GBT_TAILWALK_ALLOC(sizeof(uint32_t) * npages);
 		for (size_t p = 0; p < npages; p++)
 		{
 			size_t		from = cuts[p],
@@ -363,16 +396,19 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 			}
 			upchild[p] = blk;
 		}
-		free(cuts);
-		free(tailed);
-		free(owned);
-		free(ownedtails);
-		free(child);
+		GBT_TAILWALK_FREE(cuts);
+		GBT_TAILWALK_FREE(tailed);
+		if (owned)
+			GBT_TAILWALK_FREE(owned);
+		if (ownedtails)
+			GBT_TAILWALK_FREE(ownedtails);
+		if (child)
+			GBT_TAILWALK_FREE(child);
 		if (npages == 1)
 		{
-			free(up);
-			free(uptails);
-			free(upchild);
+			GBT_TAILWALK_FREE(up);
+			GBT_TAILWALK_FREE(uptails);
+			GBT_TAILWALK_FREE(upchild);
 			return first;
 		}
 		owned = up;

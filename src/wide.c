@@ -36,11 +36,16 @@
 
 #include "lib/stringinfo.h"
 
+/* gbt_tail_build's level arrays from the build's memory context */
+#define GBT_TAILWALK_ALLOC(size) MemoryContextAllocHuge(CurrentMemoryContext, (size))
+#define GBT_TAILWALK_FREE(ptr) pfree(ptr)
+
 #include "gbtree_build.h"
 #include "gbtree_keys.h"
 #include "gbtree_wide.h"
 #include "gbtree_tail.h"
 #include "gbtree_wsort.h"
+
 
 /* a column's field width */
 static int
@@ -905,8 +910,26 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
  * ---------
  * Every entry is collected in memory, sorted by gbtree_wsort.h's radix
  * sort and laid out level by level through build.c's page writer, the
- * top level of each tree at its fixed root block.
+ * top level of each tree at its fixed root block.  Entries whose value is
+ * cut (a text longer than its field) are collected apart with their
+ * tails; a tree that has any is sorted by (words, tail, TID) and laid out
+ * by gbt_tail_build, tailed pages only where tails are.
  */
+
+/* entries with tails of one tree: words, TID, tail index << 16 */
+typedef struct GbtTailedEntries
+{
+	uint64	   *e;				/* stride nwords + 2 */
+	Size		n;
+	Size		cap;
+	GbtTail    *tails;			/* by index; index 0: no tail */
+	Size		captails;
+	char	   *chunk;			/* the tails' bytes, in chunks */
+	Size		chunkfree;
+} GbtTailedEntries;
+
+#define GBT_TAIL_CHUNK	(1024 * 1024)
+
 typedef struct GbtWideBuild
 {
 	GbtIndexInfo *info;
@@ -917,20 +940,10 @@ typedef struct GbtWideBuild
 	uint64	   *nulls;			/* and of the tree of NULLs */
 	Size		nnulls;
 	Size		capnulls;
+	GbtTailedEntries tvals;		/* their entries with tails */
+	GbtTailedEntries tnulls;
 	double		indtuples;
-	/* entries with tails (gbtree.develop_long_text), inserted after the build */
-	StringInfoData tailed;
 } GbtWideBuild;
-
-/* a stashed entry with a tail: its root, words, TID and tail */
-typedef struct GbtStashedEntry
-{
-	BlockNumber root;
-	int			tlen;
-	uint64		tid;
-	uint64		words[GBT_MAX_KEY_WORDS];
-	unsigned char tail[FLEXIBLE_ARRAY_MEMBER];
-} GbtStashedEntry;
 
 static void
 append_entry(uint64 **arr, Size *n, Size *cap, int stride, const uint64 *e)
@@ -950,12 +963,45 @@ append_entry(uint64 **arr, Size *n, Size *cap, int stride, const uint64 *e)
 	(*n)++;
 }
 
+/* keep an entry with a tail: e holds its words and TID */
+static void
+append_tailed(GbtTailedEntries *te, uint64 *e, int nw, const unsigned char *tail, int tlen)
+{
+	Size		idx = te->n + 1;
+	unsigned char *bytes;
+
+	if (idx >= te->captails)
+	{
+		Size		newcap = Max(te->captails * 2, 1024);
+
+		if (te->tails == NULL)
+			te->tails = MemoryContextAllocHuge(CurrentMemoryContext, newcap * sizeof(GbtTail));
+		else
+			te->tails = repalloc_huge(te->tails, newcap * sizeof(GbtTail));
+		te->captails = newcap;
+		te->tails[0].data = NULL;
+		te->tails[0].len = 0;
+	}
+	if (te->chunkfree < (Size) tlen)
+	{
+		te->chunk = palloc(GBT_TAIL_CHUNK);
+		te->chunkfree = GBT_TAIL_CHUNK;
+	}
+	bytes = (unsigned char *) te->chunk + (GBT_TAIL_CHUNK - te->chunkfree);
+	memcpy(bytes, tail, tlen);
+	te->chunkfree -= tlen;
+	te->tails[idx].data = bytes;
+	te->tails[idx].len = tlen;
+	e[nw + 1] = (uint64) idx << 16;
+	append_entry(&te->e, &te->n, &te->cap, nw + 2, e);
+}
+
 static void
 wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 					bool tupleIsAlive, void *state)
 {
 	GbtWideBuild *wb = (GbtWideBuild *) state;
-	uint64		e[GBT_WIDE_MAX_STRIDE];
+	uint64		e[GBT_WIDE_MAX_STRIDE + 1];
 	uint16		flags;
 	int			nw = wb->info->nwords;
 	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
@@ -963,37 +1009,13 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid,
 											   gbt_develop_long_text, e, &flags, tail, &tlen);
 
+	e[nw] = gbt_tid_from_itemptr(tid, flags);
 	if (tlen > 0)
-	{
-		GbtStashedEntry se;
-
-		/*
-		 * For now these go in one by one once the tree is built, through
-		 * the inserts' splits (src/README, "What is left", item 4).
-		 */
-		memset(&se, 0, sizeof(se));
-		se.root = notnull ? GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
-		se.tlen = tlen;
-		se.tid = gbt_tid_from_itemptr(tid, flags);
-		memcpy(se.words, e, sizeof(uint64) * nw);
-		if (wb->tailed.data == NULL)
-			initStringInfo(&wb->tailed);
-		appendBinaryStringInfo(&wb->tailed, (char *) &se, offsetof(GbtStashedEntry, tail));
-		appendBinaryStringInfo(&wb->tailed, (char *) tail, tlen);
-		/* keep the next header aligned */
-		while (wb->tailed.len % MAXIMUM_ALIGNOF)
-			appendStringInfoChar(&wb->tailed, 0);
-	}
+		append_tailed(notnull ? &wb->tvals : &wb->tnulls, e, nw, tail, tlen);
 	else if (notnull)
-	{
-		e[nw] = gbt_tid_from_itemptr(tid, flags);
 		append_entry(&wb->vals, &wb->nvals, &wb->capvals, wb->stride, e);
-	}
 	else
-	{
-		e[nw] = gbt_tid_from_itemptr(tid, 0);
 		append_entry(&wb->nulls, &wb->nnulls, &wb->capnulls, wb->stride, e);
-	}
 	wb->indtuples += 1;
 }
 
@@ -1119,6 +1141,98 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 	pfree(ch);
 }
 
+/* gbt_tail_build's pages: build.c's writer, PostgreSQL's page header */
+static char *
+tail_build_page(void *arg, uint32 blk)
+{
+	return (char *) gbt_writer_page((GbtPageWriter *) arg, blk);
+}
+
+static void
+tail_build_format(void *arg, char *page, bool leaf, uint16 level, uint16 flags, int nw)
+{
+	gbt_wide_init_page((Page) page, leaf, level, flags, nw);
+}
+
+static void
+tail_build_finish(void *arg, char *page)
+{
+	CHECK_FOR_INTERRUPTS();
+	gbt_wide_set_lower((Page) page);
+}
+
+/*
+ * Lay out a tree whose entries include some with tails: the plain ones
+ * (sorted, stride nw + 1) and those of te merged in (words, tail, TID)
+ * order, then gbt_tail_build.  Frees the plain entries.
+ */
+static void
+build_tailed_tree(GbtPageWriter *w, uint64 *plain, Size nplain, GbtTailedEntries *te, int nw,
+				  BlockNumber rootblk, uint16 treeflag, int fillfactor)
+{
+	const int	stride = nw + 1;
+	const int	tstride = nw + 2;
+	Size		n = nplain + te->n;
+	uint64	   *merged;
+	GbtTail    *mtails;
+	Size		i = 0,
+				j = 0;
+	GbtTailBuildOps ops = {tail_build_page, tail_build_format, tail_build_finish, w};
+	uint32		next = w->nextblk;
+
+	{
+		uint64	   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+													 te->n * tstride * sizeof(uint64));
+		size_t	   *hist = palloc(gbt_wsort_hist_size(nw + 1) * sizeof(size_t));
+
+		gbt_tail_sort(te->e, scratch, te->n, nw, te->tails, hist);
+		pfree(hist);
+		pfree(scratch);
+	}
+	merged = MemoryContextAllocHuge(CurrentMemoryContext, n * stride * sizeof(uint64));
+	mtails = MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(GbtTail));
+	for (Size k = 0; k < n; k++)
+	{
+		static const GbtTail none = {NULL, 0};
+		bool		take_plain;
+
+		if ((k & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (i == nplain)
+			take_plain = false;
+		else if (j == te->n)
+			take_plain = true;
+		else
+		{
+			const uint64 *t = &te->e[j * tstride];
+
+			take_plain = gbt_tentry_cmp(&plain[i * stride], none, plain[i * stride + nw],
+										t, te->tails[t[nw + 1] >> 16], t[nw], nw) < 0;
+		}
+		if (take_plain)
+		{
+			memcpy(&merged[k * stride], &plain[i * stride], sizeof(uint64) * stride);
+			mtails[k] = none;
+			i++;
+		}
+		else
+		{
+			memcpy(&merged[k * stride], &te->e[j * tstride], sizeof(uint64) * stride);
+			mtails[k] = te->tails[te->e[j * tstride + nw + 1] >> 16];
+			j++;
+		}
+	}
+	if (plain)
+		pfree(plain);
+	if (gbt_tail_build(&ops, &next, rootblk, treeflag, merged, mtails, n, nw, fillfactor,
+					   GBT_INNER_FILLFACTOR) == GBT_NO_BLOCK)
+		elog(ERROR, "gbtree build of index \"%s\": an inner page took one entry",
+			 RelationGetRelationName(w->index));
+	w->nextblk = next;
+	pfree(merged);
+	pfree(mtails);
+}
+
 IndexBuildResult *
 gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
@@ -1129,6 +1243,7 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				old;
 	Page		meta;
 	int			nw;
+	int			fillfactor = gbt_get_fillfactor(index);
 
 	memset(&wb, 0, sizeof(wb));
 	wb.info = gbt_index_info_copy(index);
@@ -1154,25 +1269,21 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	w->extended = RelationGetNumberOfBlocks(index);
 	for (int i = 0; i < GBT_WRITE_BATCH; i++)
 		w->pages[i] = palloc(BLCKSZ);
-	build_wide_tree(w, wb.vals, wb.nvals, nw, GBT_ROOT_BLKNO, 0, gbt_get_fillfactor(index));
-	build_wide_tree(w, wb.nulls, wb.nnulls, nw, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE,
-					gbt_get_fillfactor(index));
+	if (wb.tvals.n > 0)
+		build_tailed_tree(w, wb.vals, wb.nvals, &wb.tvals, nw, GBT_ROOT_BLKNO, 0, fillfactor);
+	else
+		build_wide_tree(w, wb.vals, wb.nvals, nw, GBT_ROOT_BLKNO, 0, fillfactor);
+	if (wb.tnulls.n > 0)
+		build_tailed_tree(w, wb.nulls, wb.nnulls, &wb.tnulls, nw, GBT_NULLROOT_BLKNO,
+						  GBT_F_NULLTREE, fillfactor);
+	else
+		build_wide_tree(w, wb.nulls, wb.nnulls, nw, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE,
+						fillfactor);
 	meta = gbt_writer_page(w, GBT_META_BLKNO);
-	gbt_init_metapage(meta, index, wb.nvals + wb.nnulls);
+	gbt_init_metapage(meta, index, (uint64) wb.indtuples);
 	gbt_writer_flush(w);
 	if (w->use_wal)
 		smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
-	if (wb.tailed.data)
-	{
-		for (int off = 0; off < wb.tailed.len;)
-		{
-			GbtStashedEntry *se = (GbtStashedEntry *) (wb.tailed.data + off);
-
-			CHECK_FOR_INTERRUPTS();
-			gbt_wide_insert(index, se->root, se->words, (GbtTail) {se->tail, se->tlen}, se->tid);
-			off += MAXALIGN(offsetof(GbtStashedEntry, tail) + se->tlen);
-		}
-	}
 
 	MemoryContextSwitchTo(old);
 	result = palloc(sizeof(IndexBuildResult));

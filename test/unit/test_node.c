@@ -1481,9 +1481,10 @@ static void
 test_tail_trees(void)
 {
 	for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
-		for (int kind = 0; kind < 5; kind++)
+		for (int kind = 0; kind < 6; kind++)
 		{
-			size_t		n = kind == 3 ? (size_t) (xrand() % 6) : 12000;
+			/* kind 5: every tail near the longest, inner pages at 70% */
+			size_t		n = kind == 3 ? (size_t) (xrand() % 6) : kind == 5 ? 600 : 12000;
 			int			npages[2] = {0, 0};
 			int			st = nw + 1;
 			uint64_t   *e = malloc(sizeof(uint64_t) * st * (n + 1));
@@ -1499,7 +1500,7 @@ test_tail_trees(void)
 						nb2;
 			char	   *img;
 			int			bad = 0;
-			int			pct = kind == 2 ? 100 : 90;
+			int			pct = kind == 2 ? 100 : kind == 5 ? 70 : 90;
 
 			for (size_t i = 0; i < n; i++)
 			{
@@ -1512,6 +1513,12 @@ test_tail_trees(void)
 				/* kind 4: a tail in a few hundred entries, runs of words alone between */
 				if (kind == 4 && xrand() % 300 != 0)
 					tails[i].len = 0;
+				if (kind == 5)
+				{
+					tails[i].len = gbt_tail_max(nw) - (int) (xrand() % 8);
+					for (int b = 0; b < tails[i].len; b++)
+						bytes[i * TAIL_BUF + b] = (unsigned char) (1 + xrand() % 2);
+				}
 				for (int b = 0; b < tails[i].len && b < 7 && tails[i].len < 7; b++)
 					bytes[i * TAIL_BUF + b] = (unsigned char) (1 + xrand() % 3);
 				tails[i].data = bytes + i * TAIL_BUF;
@@ -1548,6 +1555,13 @@ test_tail_trees(void)
 			}
 
 			root = gbt_walk_build_tails(NULL, se, stails, n, nw, pct, &nblocks);
+			CHECK(root != GBT_NO_BLOCK, "tail tree of %d words, kind %d: no top", nw, kind);
+			if (root == GBT_NO_BLOCK)
+				continue;
+			/* two entries a page at least: at most n pages in all */
+			CHECK(nblocks <= GBT_FIRST_FREE_BLKNO + n + 1,
+				  "tail tree of %d words, kind %d: %u blocks for %zu entries", nw, kind,
+				  nblocks, n);
 			img = malloc((size_t) nblocks * GBT_PAGE_SIZE);
 			root = gbt_walk_build_tails(img, se, stails, n, nw, pct, &nb2);
 			CHECK(nb2 == nblocks, "tail tree of %d words: %u blocks counted, %u laid out", nw,
