@@ -145,22 +145,53 @@ gbt_tail_sort(uint64_t *e, uint64_t *scratch, size_t n, int nw, const GbtTail *t
 }
 
 /*
- * Bytes the tails of entries [from, to) of a level need on one page, with
- * the page's bounds: its low key is entry from (unless it is the level's
- * first page, which on an inner level starts with the tail {0} instead),
- * its high key entry to (unless it is the last).
+ * The bound between entries (pk, pt, ptid) and (k, t, tid), t a tail:
+ * the shortest key in the order above the one and at or below the other,
+ * as nbtree truncates suffixes, so that bounds and downlinks carry a few
+ * bytes of a long tail, often none.  k's words, TID 0 and a prefix of t:
+ * none at all when that is already above the first entry and not above
+ * the second, else the bytes through the first that differs from pt (the
+ * words equal).  When neither works (the same words and tail), the second
+ * entry itself.  Returns the tail's length and sets *septid.
  */
 static inline int
-gbt_tail_page_bytes(const GbtTail *tails, size_t from, size_t to, size_t n, bool leaf)
+gbt_tail_separator(const uint64_t *pk, GbtTail pt, uint64_t ptid, const uint64_t *k, GbtTail t,
+				   uint64_t tid, int nw, uint64_t *septid)
 {
-	int			bytes = from > 0 ? gbt_tail_space(tails[from].len) : 0;
+	int			len;
+
+	*septid = 0;
+	if (gbt_tentry_cmp(pk, pt, ptid, k, GBT_NO_TAIL, 0, nw) < 0 &&
+		gbt_tentry_cmp(k, GBT_NO_TAIL, 0, k, t, tid, nw) <= 0)
+		return 0;
+	len = 1;
+	if (memcmp(pk, k, sizeof(uint64_t) * nw) == 0)
+		while (len < t.len && len <= pt.len && t.data[len - 1] == pt.data[len - 1])
+			len++;
+	if (gbt_tentry_cmp(pk, pt, ptid, k, (GbtTail) {t.data, len}, 0, nw) < 0)
+		return len;
+	*septid = tid;
+	return t.len;
+}
+
+/*
+ * Bytes the tails of entries [from, to) of a level need on one page, with
+ * the page's bounds: its low key is entry from's bound (bounds: unless it
+ * is the level's first page, which on an inner level starts with the tail
+ * {0} instead), its high key entry to's (unless it is the last).
+ */
+static inline int
+gbt_tail_page_bytes(const GbtTail *tails, const GbtTail *bounds, size_t from, size_t to,
+					size_t n, bool leaf)
+{
+	int			bytes = from > 0 ? gbt_tail_space(bounds[from].len) : 0;
 
 	if (from == 0 && !leaf)
 		bytes += gbt_tail_space(1) - gbt_tail_space(tails[0].len);
 	for (size_t i = from; i < to; i++)
 		bytes += gbt_tail_space(tails[i].len);
 	if (to < n)
-		bytes += gbt_tail_space(tails[to].len);
+		bytes += gbt_tail_space(bounds[to].len);
 	return bytes;
 }
 
@@ -170,13 +201,15 @@ gbt_tail_page_bytes(const GbtTail *tails, size_t from, size_t to, size_t n, bool
  * words alone, with its full count of slots (a tree's pages pay for tails
  * only where they hold them); otherwise as many entries as fit pct
  * percent of a tailed page's slots and tail area, and at least two where
- * two are left (which always fit: gbt_tail_max).  A run without tails that ends where a tail
+ * two are left (which always fit: gbt_tail_max).  bounds: each entry's
+ * form as a page's bound.  A run without tails that ends where a tail
  * starts gives its last entries to the tailed page, so that the run's
- * page can end below the first tail.
+ * page can end below the first tail (a page of words alone for each short
+ * run between tails would hold few entries).
  */
 static inline size_t
-gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw, int pct,
-				  bool *tailed)
+gbt_tail_page_cut(const GbtTail *tails, const GbtTail *bounds, size_t from, size_t n, bool leaf,
+				  int nw, int pct, bool *tailed)
 {
 	int			slots = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
 	int			area = GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
@@ -208,7 +241,7 @@ gbt_tail_page_cut(const GbtTail *tails, size_t from, size_t n, bool leaf, int nw
 	}
 	*tailed = true;
 	while (to < n && to - from < cap &&
-		   gbt_tail_page_bytes(tails, from, to + 1, n, leaf) <= budget)
+		   gbt_tail_page_bytes(tails, bounds, from, to + 1, n, leaf) <= budget)
 		to++;
 
 	/*
@@ -269,6 +302,8 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 	uint64_t   *owned = NULL;
 	GbtTail    *ownedtails = NULL;
 	uint16_t	lev = 0;
+	GbtTail    *leafbounds = NULL;
+	uint64_t   *leafbtids = NULL;
 
 	for (;;)
 	{
@@ -278,11 +313,38 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 		uint64_t   *up;
 		GbtTail    *uptails;
 		uint32_t   *upchild;
+		const GbtTail *bounds = ltails;
+		const uint64_t *btids = NULL;
 
 		/* cut the level: page p takes [cuts[p], cuts[p + 1]), tailed or not */
 		size_t	   *cuts = (size_t *) GBT_TAILWALK_ALLOC(sizeof(size_t) * (n + 2));
 		bool	   *tailed = (bool *) GBT_TAILWALK_ALLOC(sizeof(bool) * (n + 2));
 
+		/*
+		 * A leaf's bounds, and the downlinks above, are the shortest keys
+		 * between neighbours (gbt_tail_separator); the inner levels' are
+		 * their entries.
+		 */
+		if (leaf && n > 0)
+		{
+			leafbounds = (GbtTail *) GBT_TAILWALK_ALLOC(sizeof(GbtTail) * n);
+			leafbtids = (uint64_t *) GBT_TAILWALK_ALLOC(sizeof(uint64_t) * n);
+			leafbounds[0] = ltails[0];
+			leafbtids[0] = level[nw];
+			for (size_t i = 1; i < n; i++)
+			{
+				leafbounds[i] = ltails[i];
+				leafbtids[i] = level[i * stride + nw];
+				if (ltails[i].len > 0)
+					leafbounds[i].len =
+						gbt_tail_separator(&level[(i - 1) * stride], ltails[i - 1],
+										   level[(i - 1) * stride + nw], &level[i * stride],
+										   ltails[i], level[i * stride + nw], nw,
+										   &leafbtids[i]);
+			}
+			bounds = leafbounds;
+			btids = leafbtids;
+		}
 		cuts[0] = 0;
 		for (size_t from = 0; from < n || npages == 0;)
 		{
@@ -290,8 +352,8 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 
 			tailed[npages] = false;
 			if (n > 0)
-				to = gbt_tail_page_cut(ltails, from, n, leaf, nw, leaf ? leafpct : innerpct,
-									   &tailed[npages]);
+				to = gbt_tail_page_cut(ltails, bounds, from, n, leaf, nw,
+									   leaf ? leafpct : innerpct, &tailed[npages]);
 			cuts[++npages] = to;
 			from = to;
 		}
@@ -306,6 +368,10 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 				GBT_TAILWALK_FREE(ownedtails);
 			if (child)
 				GBT_TAILWALK_FREE(child);
+			if (leafbounds)
+				GBT_TAILWALK_FREE(leafbounds);
+			if (leafbtids)
+				GBT_TAILWALK_FREE(leafbtids);
 			return GBT_NO_BLOCK;
 		}
 		first = npages == 1 && rootblk != GBT_NO_BLOCK ? rootblk : *next;
@@ -354,19 +420,19 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 				if (p > 0)
 				{
 					op->lowkey = level[from * stride];
-					op->lowtid = level[from * stride + nw];
+					op->lowtid = btids ? btids[from] : level[from * stride + nw];
 					for (int w = 1; w < nw; w++)
 						node.xbounds[nw - 1 + w - 1] = level[from * stride + w];
-					gbt_node_set_bound_tail(&node, 1, ltails[from].data, ltails[from].len);
+					gbt_node_set_bound_tail(&node, 1, bounds[from].data, bounds[from].len);
 				}
 				if (p + 1 < npages)
 				{
 					op->rightlink = blk + 1;
 					op->hikey = level[to * stride];
-					op->hitid = level[to * stride + nw];
+					op->hitid = btids ? btids[to] : level[to * stride + nw];
 					for (int w = 1; w < nw; w++)
 						node.xbounds[w - 1] = level[to * stride + w];
-					gbt_node_set_bound_tail(&node, 0, ltails[to].data, ltails[to].len);
+					gbt_node_set_bound_tail(&node, 0, bounds[to].data, bounds[to].len);
 				}
 				else
 				{
@@ -382,11 +448,12 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 				if (ops->finish)
 					ops->finish(ops->arg, page);
 			}
-			/* the parent's separator: the page's first entry */
+			/* the parent's separator: the page's low key (its first entry's bound) */
 			if (k > 0)
 			{
-				memcpy(&up[p * stride], &level[from * stride], sizeof(uint64_t) * stride);
-				uptails[p] = ltails[from];
+				memcpy(&up[p * stride], &level[from * stride], sizeof(uint64_t) * nw);
+				up[p * stride + nw] = btids ? btids[from] : level[from * stride + nw];
+				uptails[p] = bounds[from];
 			}
 			else
 			{
@@ -404,6 +471,12 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 			GBT_TAILWALK_FREE(ownedtails);
 		if (child)
 			GBT_TAILWALK_FREE(child);
+		if (leafbounds)
+			GBT_TAILWALK_FREE(leafbounds);
+		if (leafbtids)
+			GBT_TAILWALK_FREE(leafbtids);
+		leafbounds = NULL;
+		leafbtids = NULL;
 		if (npages == 1)
 		{
 			GBT_TAILWALK_FREE(up);

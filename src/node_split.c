@@ -96,36 +96,13 @@ typedef struct SplitSet
 
 /*
  * A leaf split's separator between entries m - 1 and m when entry m has a
- * tail: the shortest key in the order above the one and at or below the
- * other, as nbtree truncates suffixes, so that bounds and downlinks carry
- * a few bytes of a long tail, often none.  Entry m's words, TID 0 and a
- * prefix of its tail: none at all when that is already above entry m - 1
- * and not above entry m, else the bytes through the first that differs
- * from entry m - 1's tail (its words equal).  When neither works (entry
- * m - 1 has the same words and tail), entry m itself.  Returns the tail's
- * length and sets *septid.
+ * tail (gbt_tail_separator).  Returns the tail's length and sets *septid.
  */
 static int
 leaf_separator(const SplitSet *ss, int m, int nw, uint64_t *septid)
 {
-	const uint64_t *k = &ss->keys[m * nw];
-	const uint64_t *pk = &ss->keys[(m - 1) * nw];
-	GbtTail		t = ss->tails[m];
-	GbtTail		pt = ss->tails[m - 1];
-	int			len;
-
-	*septid = 0;
-	if (gbt_tentry_cmp(pk, pt, ss->tids[m - 1], k, GBT_NO_TAIL, 0, nw) < 0 &&
-		gbt_tentry_cmp(k, GBT_NO_TAIL, 0, k, t, ss->tids[m], nw) <= 0)
-		return 0;
-	len = 1;
-	if (memcmp(pk, k, sizeof(uint64_t) * nw) == 0)
-		while (len < t.len && len <= pt.len && t.data[len - 1] == pt.data[len - 1])
-			len++;
-	if (gbt_tentry_cmp(pk, pt, ss->tids[m - 1], k, (GbtTail) {t.data, len}, 0, nw) < 0)
-		return len;
-	*septid = ss->tids[m];
-	return t.len;
+	return gbt_tail_separator(&ss->keys[(m - 1) * nw], ss->tails[m - 1], ss->tids[m - 1],
+							  &ss->keys[m * nw], ss->tails[m], ss->tids[m], nw, septid);
 }
 
 /* does [from, to) with these bounds' tails fit a page, and must it be tailed? */

@@ -1569,11 +1569,16 @@ test_tail_trees(void)
 
 			/* every page, and the leaf chain's entries against the sorted array */
 			{
-				size_t		at = 0;
+				size_t		at = 0,
+							truncated = 0;
 				uint32_t	b = root;
 				uint64_t	k[GBT_MAX_KEY_WORDS],
-							t;
-				GbtTail		tl;
+							t,
+							lasthi[GBT_MAX_KEY_WORDS] = {0},
+							lasthitid = 0;
+				static unsigned char lasthibytes[TAIL_BUF];
+				GbtTail		tl,
+							lasthitail = {lasthibytes, 0};
 				GbtNode		node;
 
 				for (uint32_t blk = GBT_FIRST_FREE_BLKNO; blk < nblocks; blk++)
@@ -1599,10 +1604,18 @@ test_tail_trees(void)
 					gbt_node_view(gbt_walk_page(img, b), &node);
 					if (node.opaque->leftlink != GBT_NO_BLOCK)
 					{
+						/* a separator: above the entry before, at or below the next */
 						gbt_walk_bound_tail(&node, false, k, &tl, &t);
-						CHECK(at < n && gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
-													   se[at * st + nw], nw) == 0,
+						CHECK(at > 0 && at < n &&
+							  gbt_tentry_cmp(&se[(at - 1) * st], stails[at - 1],
+											 se[(at - 1) * st + nw], k, tl, t, nw) < 0 &&
+							  gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
+											 se[at * st + nw], nw) <= 0,
 							  "tail tree of %d words: low key of leaf %u", nw, b);
+						CHECK(gbt_tentry_cmp(k, tl, t, lasthi, lasthitail, lasthitid, nw) == 0,
+							  "tail tree of %d words: low key of leaf %u is not the left's high key", nw, b);
+						if (tl.len < stails[at].len)
+							truncated++;
 					}
 					for (int s = gbt_node_first_used(&node); s < node.nslots;
 						 s = gbt_node_next_used(&node, s + 1), at++)
@@ -1616,12 +1629,23 @@ test_tail_trees(void)
 					if (node.opaque->flags & GBT_F_RIGHTMOST)
 						break;
 					gbt_walk_bound_tail(&node, true, k, &tl, &t);
-					CHECK(at < n && gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
-												   se[at * st + nw], nw) == 0,
+					CHECK(at > 0 && at < n &&
+						  gbt_tentry_cmp(&se[(at - 1) * st], stails[at - 1],
+										 se[(at - 1) * st + nw], k, tl, t, nw) < 0 &&
+						  gbt_tentry_cmp(k, tl, t, &se[at * st], stails[at],
+										 se[at * st + nw], nw) <= 0,
 						  "tail tree of %d words: high key of leaf %u", nw, b);
+					memcpy(lasthi, k, sizeof(uint64_t) * nw);
+					memcpy(lasthibytes, tl.data, tl.len);
+					lasthitail.len = tl.len;
+					lasthitid = t;
 					b = node.opaque->rightlink;
 				}
 				CHECK(at == n, "tail tree of %d words: leaves hold %zu of %zu", nw, at, n);
+				/* long tails between pages: most bounds carry a few bytes of them */
+				if (kind == 0 || kind == 5)
+					CHECK(truncated > 0, "tail tree of %d words, kind %d: no bound truncated",
+						  nw, kind);
 				/* tails everywhere: tailed pages; a few: both kinds */
 				if (kind == 4)
 					CHECK(npages[0] > 0 && npages[1] > 0, "mixed tree of %d words: %d plain, %d tailed pages",
