@@ -84,7 +84,9 @@ wl_check(const GbtPageOpaqueData *op, int nw, int expect_level)
 		return E_KIND;
 	if ((op->keywords > 1 ? op->keywords : 1) != nw || leaf != (op->level == 0) ||
 		op->nslots != ((op->flags & GBT_F_TAILS) ?
-					   (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) :
+					   ((op->flags & GBT_F_TAILS_FEW) ?
+						(leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS) :
+						(leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS)) :
 					   words_slots(nw, leaf)))
 		return E_KIND;
 	if (expect_level >= 0 && op->level != expect_level)

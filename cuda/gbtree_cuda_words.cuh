@@ -62,7 +62,9 @@ words_page_slots(const char *pg, int nwords, bool leaf)
 	const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
 
 	if (op->flags & GBT_F_TAILS)
-		return leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+		return (op->flags & GBT_F_TAILS_FEW) ?
+			(leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS) :
+			(leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS);
 	return words_slots(nwords, leaf);
 }
 

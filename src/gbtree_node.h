@@ -115,6 +115,7 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_F_DELETED		0x0020	/* unlinked; reusable when safe */
 #define GBT_F_POSTING		0x0040	/* leaf in posting form (below) */
 #define GBT_F_TAILS			0x0080	/* multi-word page whose entries carry tails */
+#define GBT_F_TAILS_FEW		0x0100	/* GBT_F_TAILS with few slots: long tails */
 
 #define GBT_PAGE_ID			0xFB7E
 
@@ -232,6 +233,15 @@ gbt_page_opaque(char *page)
 #define GBT_TAIL_LEAF_SLOTS		80
 #define GBT_TAIL_INNER_SLOTS	64
 
+/*
+ * A tailed page of few slots (GBT_F_TAILS_FEW) gives the bytes of the
+ * slots it lacks to its tails: the layout for long ones (hundreds of bytes
+ * a value), where the standard one runs out of tail area with most slots
+ * empty.
+ */
+#define GBT_TAIL_FEW_LEAF_SLOTS		32
+#define GBT_TAIL_FEW_INNER_SLOTS	16
+
 /* A tail as the node routines take and give it: len 0 is no tail. */
 typedef struct GbtTail
 {
@@ -286,15 +296,42 @@ gbt_tail_space(int len)
 	return len > 0 ? len + 2 : 0;
 }
 
-/* the end of a GBT_F_TAILS page's arrays (and dead marks): where tails may start */
+/* a tailed page's slots: the standard layout's, or few */
 static inline int
-gbt_tail_start(bool leaf, int nwords)
+gbt_tail_slots(bool leaf, bool few)
 {
-	int			ns = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+	if (few)
+		return leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS;
+	return leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
+}
+
+/* a page's slots if it is tailed (by its flags), else 0 */
+static inline int
+gbt_tail_slots_of(uint16_t flags)
+{
+	if (!(flags & GBT_F_TAILS))
+		return 0;
+	return gbt_tail_slots((flags & GBT_F_LEAF) != 0, (flags & GBT_F_TAILS_FEW) != 0);
+}
+
+/*
+ * The end of a GBT_F_TAILS page's arrays (and dead marks), where tails may
+ * start, with the standard layout's slots or few.
+ */
+static inline int
+gbt_tail_start_few(bool leaf, int nwords, bool few)
+{
+	int			ns = gbt_tail_slots(leaf, few);
 
 	return GBT_BODY_OFFSET + 16 * ns + (leaf ? 0 : 4 * ns) + GBT_DIR_SIZE * 8 +
 		GBT_BITMAP_WORDS * 8 + (nwords - 1) * (8 * ns + GBT_DIR_SIZE * 8 + 16) +
 		2 * ns + 8 + (leaf ? GBT_BITMAP_WORDS * 8 : 0);
+}
+
+static inline int
+gbt_tail_start(bool leaf, int nwords)
+{
+	return gbt_tail_start_few(leaf, nwords, false);
 }
 
 /*
@@ -310,11 +347,43 @@ gbt_tail_max(int nwords)
 	return (leaf < inner ? leaf : inner) / 4 - 2;
 }
 
+/*
+ * The tailed layout for n entries whose tails take bytes of tail area,
+ * with bounds whose tails take boundbytes: the flags of the standard
+ * layout or of few slots, whichever fits and would hold more entries of
+ * this average size (the standard one on a tie); 0 if neither fits.
+ */
+static inline uint16_t
+gbt_tail_layout(int n, int bytes, int boundbytes, bool leaf, int nwords)
+{
+	uint16_t	best = 0;
+	long		bestcap = -1;
+
+	for (int few = 0; few < 2; few++)
+	{
+		int			slots = gbt_tail_slots(leaf, few);
+		int			area = GBT_OPAQUE_OFFSET - gbt_tail_start_few(leaf, nwords, few);
+		long		cap = slots;
+
+		if (n > slots || bytes + boundbytes > area)
+			continue;
+		if (bytes > 0 && (long) (area - boundbytes) * n / bytes < cap)
+			cap = (long) (area - boundbytes) * n / bytes;
+		if (cap > bestcap)
+		{
+			bestcap = cap;
+			best = GBT_F_TAILS | (few ? GBT_F_TAILS_FEW : 0);
+		}
+	}
+	return best;
+}
+
 /* Where a multi-word page's arrays lie (nwords > 1); the rest NULL. */
 static inline void
-gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, bool tails)
+gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, int tailslots)
 {
-	int			ns = tails ? (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) :
+	bool		tails = tailslots > 0;
+	int			ns = tails ? tailslots :
 		leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
 	size_t		off = GBT_BODY_OFFSET;
 
@@ -369,7 +438,7 @@ gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, bool
 static inline void
 gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
 {
-	gbt_node_view_words_tails(page, node, leaf, nwords, false);
+	gbt_node_view_words_tails(page, node, leaf, nwords, 0);
 }
 
 /* Build a view of an already formatted page. */
@@ -381,7 +450,7 @@ gbt_node_view(char *page, GbtNode *node)
 	node->opaque = op;
 	if (op->keywords > 1)
 		gbt_node_view_words_tails(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords,
-								  (op->flags & GBT_F_TAILS) != 0);
+								  gbt_tail_slots_of(op->flags));
 	else if (op->flags & GBT_F_LEAF)
 	{
 		node->keys = (uint64_t *) (page + GBT_LEAF_KEYS_OFF);
@@ -431,7 +500,8 @@ gbt_leaf_dead(char *page)
 	{
 		GbtNode		node;
 
-		gbt_node_view_words_tails(page, &node, true, nwords, true);
+		gbt_node_view_words_tails(page, &node, true, nwords,
+								  gbt_tail_slots_of(gbt_page_opaque(page)->flags));
 		return (uint64_t *) (page + node.tailstart - GBT_BITMAP_WORDS * 8);
 	}
 	return (uint64_t *) (page + gbt_leaf_words_end(nwords) - GBT_BITMAP_WORDS * 8);

@@ -196,11 +196,12 @@ gbt_tail_page_bytes(const GbtTail *tails, const GbtTail *bounds, size_t from, si
 }
 
 /*
- * Where the page that starts at entry from ends, and whether it is a
- * tailed page.  A page whose entries and bounds have no tail is a page of
+ * Where the page that starts at entry from ends, and its layout (*layout:
+ * 0 for words alone, else the tailed layout's flags).  A page whose entries and bounds have no tail is a page of
  * words alone, with its full count of slots (a tree's pages pay for tails
  * only where they hold them); otherwise as many entries as fit pct
- * percent of a tailed page's slots and tail area, and at least two where
+ * percent of a tailed page's slots and tail area, in the layout, standard
+ * or of few slots, that takes more of them, and at least two where
  * two are left (which always fit: gbt_tail_max).  bounds: each entry's
  * form as a page's bound.  A run without tails that ends where a tail
  * starts gives its last entries to the tailed page, so that the run's
@@ -209,40 +210,47 @@ gbt_tail_page_bytes(const GbtTail *tails, const GbtTail *bounds, size_t from, si
  */
 static inline size_t
 gbt_tail_page_cut(const GbtTail *tails, const GbtTail *bounds, size_t from, size_t n, bool leaf,
-				  int nw, int pct, bool *tailed)
+				  int nw, int pct, uint16_t *layout)
 {
-	int			slots = leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
-	int			area = GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
-	size_t		cap = (size_t) slots * pct / 100;
+	size_t		cap = (size_t) gbt_tail_slots(leaf, false) * pct / 100;
 	size_t		wcap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) *
 		pct / 100;
-	int			budget = area * pct / 100;
-	size_t		to = from + 1;
+	size_t		to = from + 1,
+				best = 0;
 
 	if (cap < 2)
 		cap = 2;
 	if (wcap < 2)
 		wcap = 2;
+	*layout = 0;
 	if (tails[from].len == 0)
 	{
 		while (to < n && to - from < wcap && tails[to].len == 0)
 			to++;
 		if (to == n || tails[to].len == 0)
-		{
-			*tailed = false;
 			return to;
-		}
 		if (to - from > cap)
-		{
-			*tailed = false;
 			return to - cap / 2;
-		}
-		to = from + 1;
 	}
-	*tailed = true;
-	while (to < n && to - from < cap &&
-		   gbt_tail_page_bytes(tails, bounds, from, to + 1, n, leaf) <= budget)
-		to++;
+	/* tailed: the layout, standard or of few slots, that takes more entries */
+	for (int few = 0; few < 2; few++)
+	{
+		size_t		fcap = (size_t) gbt_tail_slots(leaf, few) * pct / 100;
+		int			budget = (GBT_OPAQUE_OFFSET - gbt_tail_start_few(leaf, nw, few)) * pct / 100;
+
+		if (fcap < 2)
+			fcap = 2;
+		to = from + 1;
+		while (to < n && to - from < fcap &&
+			   gbt_tail_page_bytes(tails, bounds, from, to + 1, n, leaf) <= budget)
+			to++;
+		if (to > best)
+		{
+			best = to;
+			*layout = GBT_F_TAILS | (few ? GBT_F_TAILS_FEW : 0);
+		}
+	}
+	to = best;
 
 	/*
 	 * Two entries at least, past the fill percentage if need be (two and
@@ -318,7 +326,7 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 
 		/* cut the level: page p takes [cuts[p], cuts[p + 1]), tailed or not */
 		size_t	   *cuts = (size_t *) GBT_TAILWALK_ALLOC(sizeof(size_t) * (n + 2));
-		bool	   *tailed = (bool *) GBT_TAILWALK_ALLOC(sizeof(bool) * (n + 2));
+		uint16_t   *tailed = (uint16_t *) GBT_TAILWALK_ALLOC(sizeof(uint16_t) * (n + 2));
 
 		/*
 		 * A leaf's bounds, and the downlinks above, are the shortest keys
@@ -350,7 +358,7 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 		{
 			size_t		to = 0;
 
-			tailed[npages] = false;
+			tailed[npages] = 0;
 			if (n > 0)
 				to = gbt_tail_page_cut(ltails, bounds, from, n, leaf, nw,
 									   leaf ? leafpct : innerpct, &tailed[npages]);
@@ -412,8 +420,7 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 					tl[0].data = tailed[p] ? gbt_tail_minus_inf : NULL;
 					tl[0].len = tailed[p] ? 1 : 0;
 				}
-				ops->format(ops->arg, page, leaf, lev,
-							treeflag | (tailed[p] ? GBT_F_TAILS : 0), nw);
+				ops->format(ops->arg, page, leaf, lev, treeflag | tailed[p], nw);
 				gbt_node_view(page, &node);
 				op = node.opaque;
 				op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;

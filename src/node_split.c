@@ -37,7 +37,7 @@ gbt_node_to_tails(char *page)
 	gbt_node_view(page, &node);
 	if (nw < 2 || node.toff)
 		return node.toff != NULL;
-	if (old.nused > (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS))
+	if (old.nused > gbt_tail_slots(leaf, false))
 		return false;
 	n = gbt_node_extract(&node, keys, tids, leaf ? NULL : child);
 	memset(tails, 0, sizeof(GbtTail) * n);
@@ -105,23 +105,26 @@ leaf_separator(const SplitSet *ss, int m, int nw, uint64_t *septid)
 							  &ss->keys[m * nw], ss->tails[m], ss->tids[m], nw, septid);
 }
 
-/* does [from, to) with these bounds' tails fit a page, and must it be tailed? */
+/*
+ * Does [from, to) with these bounds' tails fit a page?  *layout: 0 for a
+ * page of words alone, else the tailed layout's flags (gbt_tail_layout).
+ */
 static bool
 split_half_fits(const SplitSet *ss, int from, int to, int lowspace, int highspace, bool leaf,
-				int nw, bool *tailed)
+				int nw, uint16_t *layout)
 {
 	int			n = to - from;
 
-	*tailed = lowspace > 0 || highspace > 0 || ss->ntails[to] > ss->ntails[from];
-	if (!*tailed)
+	*layout = 0;
+	if (lowspace == 0 && highspace == 0 && ss->ntails[to] == ss->ntails[from])
 		return n <= (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw));
-	return n <= (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) &&
-		ss->space[to] - ss->space[from] + lowspace + highspace <=
-		GBT_OPAQUE_OFFSET - gbt_tail_start(leaf, nw);
+	*layout = gbt_tail_layout(n, ss->space[to] - ss->space[from], lowspace + highspace, leaf,
+							  nw);
+	return *layout != 0;
 }
 
 static void
-split_fill(char *img, const SplitSet *ss, int from, int to, bool tailed, bool leaf,
+split_fill(char *img, const SplitSet *ss, int from, int to, uint16_t layout, bool leaf,
 		   const GbtPageOpaqueData *old, int nw, const uint64_t *lowkey, GbtTail lowtail,
 		   uint64_t lowtid, const uint64_t *hikey, GbtTail hitail, uint64_t hitid,
 		   bool rightmost, bool minus_inf_first)
@@ -130,8 +133,7 @@ split_fill(char *img, const SplitSet *ss, int from, int to, bool tailed, bool le
 	GbtTail		tl[GBT_MAX_SLOTS + 1];
 	uint16_t	flags = old->flags & (GBT_F_NULLTREE);
 
-	gbt_node_format_words(img, leaf, old->level,
-						  flags | (rightmost ? GBT_F_RIGHTMOST : 0) | (tailed ? GBT_F_TAILS : 0),
+	gbt_node_format_words(img, leaf, old->level, flags | (rightmost ? GBT_F_RIGHTMOST : 0) | layout,
 						  nw);
 	gbt_node_view(img, &node);
 	node.opaque->lowkey = lowkey[0];
@@ -143,7 +145,7 @@ split_fill(char *img, const SplitSet *ss, int from, int to, bool tailed, bool le
 		node.xbounds[k - 1] = hikey ? hikey[k] : GBT_SENTINEL;
 		node.xbounds[nw - 1 + k - 1] = lowkey[k];
 	}
-	if (tailed)
+	if (layout)
 	{
 		gbt_node_set_bound_tail(&node, 1, lowtail.data, lowtail.len);
 		if (hikey)
@@ -186,8 +188,8 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 	bool		addnew = newkey != NULL;
 	int			result = 1;
 	int			best = -1;
-	bool		ltailed = false,
-				rtailed = false;
+	uint16_t	ltailed = 0,
+				rtailed = 0;
 	bool		rightmost = (old.flags & GBT_F_RIGHTMOST) != 0;
 
 	gbt_node_view((char *) page, &node);
@@ -260,7 +262,7 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 			for (int sgn = -1; sgn <= 1 && best < 0; sgn += 2)
 			{
 				int			m = target + sgn * d;
-				bool		lt,
+				uint16_t	lt,
 							rt;
 				int			lowsp = gbt_tail_space(lowtail.len);
 				int			seplen;

@@ -224,7 +224,7 @@ page_has_room(Page page, GbtTail tail)
 		return true;
 	leaf = (node.opaque->flags & GBT_F_LEAF) != 0;
 	if (!node.toff)
-		return node.opaque->nused < (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS);
+		return node.opaque->nused < gbt_tail_slots(leaf, false);	/* gbt_node_to_tails */
 	return gbt_tail_space(tail.len) <= gbt_node_tail_room(&node);
 }
 

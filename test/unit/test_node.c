@@ -722,7 +722,7 @@ tmodel_insert(GbtNode *node, TModel *m, const uint64_t *key, const unsigned char
 }
 
 static void
-random_tail_ops(bool leaf, int nw, int mode, int nops, int simd)
+random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few)
 {
 	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
 	static unsigned char saved[GBT_MAX_SLOTS][TAIL_BUF];
@@ -732,11 +732,12 @@ random_tail_ops(bool leaf, int nw, int mode, int nops, int simd)
 	TModel	   *m = &tmodel;
 
 	gbt_simd_set((GbtSimdLevel) simd);
-	gbt_node_format_tails(page, leaf, leaf ? 0 : 1, 0, nw);
+	gbt_node_format_tails(page, leaf, leaf ? 0 : 1, few ? GBT_F_TAILS_FEW : 0, nw);
 	gbt_node_view(page, &node);
 	CHECK(node.nwords == nw && node.toff != NULL &&
-		  node.nslots == (leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS) &&
-		  node.tailstart == gbt_tail_start(leaf, nw) &&
+		  node.nslots == gbt_tail_slots(leaf, few) &&
+		  node.tailstart == gbt_tail_start_few(leaf, nw, few) &&
+		  (!few || node.tailstart < gbt_tail_start(leaf, nw)) &&
 		  (char *) (node.xbounds + 2 * (nw - 1)) <= (char *) node.toff &&
 		  (char *) (node.btoff + 2) <= page + node.tailstart &&
 		  GBT_OPAQUE_OFFSET - node.tailstart >= 4 * gbt_tail_space(gbt_tail_max(nw)),
@@ -1087,6 +1088,7 @@ test_split(void)
 	static SplitModel m;
 	int			placed0 = 0,
 				mixed = 0,
+				few = 0,
 				truncated = 0;
 
 	for (int iter = 0; iter < 3000; iter++)
@@ -1253,6 +1255,7 @@ test_split(void)
 			  "split halves: %s / %s", gbt_node_check(&ln) ? gbt_node_check(&ln) : "ok",
 			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
 		mixed += (ln.toff != NULL) != (rn.toff != NULL);
+		few += ((ln.opaque->flags | rn.opaque->flags) & GBT_F_TAILS_FEW) != 0;
 		/* a tailed level-first inner page starts at (zeros, {0}, 0) */
 		if (leftmost && ln.toff)
 		{
@@ -1357,9 +1360,9 @@ test_split(void)
 				  ln.opaque->level == rn.opaque->level, "split: flags or links");
 		}
 	}
-	CHECK(placed0 > 0 && mixed > 0 && truncated > 100,
-		  "split: no case without room for the new entry (%d), of mixed halves (%d) or truncated separators (%d)",
-		  placed0, mixed, truncated);
+	CHECK(placed0 > 0 && mixed > 0 && truncated > 100 && few > 0,
+		  "split: no case without room for the new entry (%d), of mixed halves (%d), truncated separators (%d) or halves of few slots (%d)",
+		  placed0, mixed, truncated, few);
 
 	/*
 	 * Two short entries and three of the longest tails, the high key with
@@ -1571,6 +1574,7 @@ test_tail_trees(void)
 			{
 				size_t		at = 0,
 							truncated = 0;
+				int			nfew = 0;
 				uint32_t	b = root;
 				uint64_t	k[GBT_MAX_KEY_WORDS],
 							t,
@@ -1590,6 +1594,7 @@ test_tail_trees(void)
 					if (err && bad++ < 3)
 						CHECK(false, "tail tree of %d words, block %u: %s", nw, blk, err);
 					npages[node.toff != NULL]++;
+					nfew += (node.opaque->flags & GBT_F_TAILS_FEW) != 0;
 				}
 				/* down the left edge to the first leaf */
 				for (;;)
@@ -1646,6 +1651,10 @@ test_tail_trees(void)
 				if (kind == 0 || kind == 5)
 					CHECK(truncated > 0, "tail tree of %d words, kind %d: no bound truncated",
 						  nw, kind);
+				/* long tails: mostly pages of few slots */
+				if (kind == 5)
+					CHECK(nfew > npages[1] / 2, "tail tree of %d words: %d pages of few slots of %d",
+						  nw, nfew, npages[1]);
 				/* tails everywhere: tailed pages; a few: both kinds */
 				if (kind == 4)
 					CHECK(npages[0] > 0 && npages[1] > 0, "mixed tree of %d words: %d plain, %d tailed pages",
@@ -1786,8 +1795,11 @@ main(void)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
 			{
-				random_tail_ops(true, nw, mode, 6000, simd);
-				random_tail_ops(false, nw, mode, 6000, simd);
+				for (int few = 0; few < 2; few++)
+				{
+					random_tail_ops(true, nw, mode, 6000, simd, few);
+					random_tail_ops(false, nw, mode, 6000, simd, few);
+				}
 			}
 	for (int simd = 0; simd <= best; simd++)
 		for (int mode = 0; mode < 3; mode++)
