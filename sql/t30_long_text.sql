@@ -1,8 +1,7 @@
 --
 -- Text longer than the key's words (src/README, "Text keys"): such a value
--- keeps its first bytes in the words and the rest in a tail.  Still behind
--- the development switch gbtree.develop_long_text while the build's own
--- layout of tailed pages is built; every scan below reads
+-- keeps its first bytes in the words and the rest in a tail; the build
+-- lays out tailed pages itself, inserts split them.  Every scan below reads
 -- through the tails.  btree on a twin table is the oracle: every predicate
 -- gives the same rows in the same order through an index scan, an
 -- index-only scan and a bitmap scan.
@@ -10,13 +9,17 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
 
--- without the switch a long value is refused, as before
+-- a value whose rest would not fit a page's tail area is refused (54000),
+-- on insert and on build, and nothing is written; btree takes it
 CREATE TABLE lt_refused (t text COLLATE "C");
 CREATE INDEX lt_refused_g ON lt_refused USING gbtree (t);
-INSERT INTO lt_refused VALUES (repeat('r', 40));
+INSERT INTO lt_refused VALUES ('short'), (repeat('r', 2000));
+SELECT count(*) FROM lt_refused;
+DROP INDEX lt_refused_g;
+INSERT INTO lt_refused VALUES ('short'), (repeat('r', 2000));
+CREATE INDEX lt_refused_g ON lt_refused USING gbtree (t);
+CREATE INDEX lt_refused_b ON lt_refused USING btree (t);
 DROP TABLE lt_refused;
-
-SET gbtree.develop_long_text = on;
 
 CREATE TABLE lg (id int, t text COLLATE "C", n int);
 INSERT INTO lg SELECT g, CASE WHEN g % 23 = 0 THEN NULL

@@ -43,7 +43,6 @@ static relopt_enum_elt_def gbt_dedup_values[] = {
 /* gbtree.simd: -1 = auto, else a GbtSimdLevel */
 int			gbt_simd_guc = -1;
 int			gbt_build_run_size = 0;
-bool		gbt_develop_long_text = false;
 
 static const struct config_enum_entry gbt_simd_options[] = {
 	{"auto", -1, false},
@@ -142,15 +141,6 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("gbtree.develop_long_text",
-							 "Development only: lets text longer than an index's words into it (src/README, \"Text keys\"); no scan reads such an index yet.",
-							 NULL,
-							 &gbt_develop_long_text,
-							 false,
-							 PGC_SUSET,
-							 GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							 NULL, NULL, NULL);
 
 	gbt_gpu_define_gucs();
 	gbt_count_init();

@@ -137,7 +137,6 @@ typedef struct GbtRange
 /* gbtree.c */
 extern int	gbt_simd_guc;
 extern int	gbt_build_run_size;
-extern bool gbt_develop_long_text;
 extern Datum gbtree_handler(PG_FUNCTION_ARGS);
 extern void _PG_init(void);
 extern bytea *gbtoptions(Datum reloptions, bool validate);

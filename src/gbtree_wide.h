@@ -71,8 +71,8 @@ extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
 extern bool gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull,
-								 ItemPointer htid, bool allow_cut, uint64 *words,
-								 uint16 *tidflags, unsigned char *tail, int *tlen);
+								 ItemPointer htid, uint64 *words, uint16 *tidflags,
+								 unsigned char *tail, int *tlen);
 extern void gbt_tail_corrupted(Oid indexrelid);
 extern void gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words,
 								 const unsigned char *tail, int tlen, uint64 tid,

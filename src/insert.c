@@ -907,8 +907,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		for (int c = 0; c < info->nkeycols && unique; c++)
 			if (isnull[c])
 				unique = indexInfo != NULL && indexInfo->ii_NullsNotDistinct;
-		root = gbt_wide_encode_tail(info, values, isnull, ht_ctid, gbt_develop_long_text, words,
-								  &flags, tail, &tlen) ?
+		root = gbt_wide_encode_tail(info, values, isnull, ht_ctid, words, &flags, tail, &tlen) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
 		if (unique)
@@ -916,7 +915,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 										  (GbtTail) {tail, tlen}, tid, values, isnull);
 		if (checkUnique == UNIQUE_CHECK_EXISTING)
 			return true;
-		/* an entry with a tail (gbtree.develop_long_text) goes straight in */
+		/* an entry with a tail goes straight in */
 		if (tlen == 0 && checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
 			gbt_batch_add_words(index, heapRel, root == GBT_NULLROOT_BLKNO, words,
 								info->nwords, tid);

@@ -511,7 +511,7 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	Size		lo = 0,
 				hi = wc->n;
 
-	(void) gbt_wide_encode_tail(wc->st->info, values, isnull, tid, true, words, &flags, tail,
+	(void) gbt_wide_encode_tail(wc->st->info, values, isnull, tid, words, &flags, tail,
 								&tlen);
 	while (lo < hi)
 	{

@@ -341,16 +341,11 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 			vals[s].isnull = true;
 			continue;
 		}
+		/* text goes through gbt_wide_encode_tail, which cuts it */
 		if (gbt_wide_field(info, s, values[c], info->coltypes[s], &vals[s], &flags) ==
 			GBT_CLAMP_PAST)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("value too long for gbtree index \"%s\"",
-							get_rel_name(info->indexrelid)),
-					 errdetail("Column %d holds %d bytes; this index keeps text of at most %d bytes.",
-							   c + 1, (int) (toast_raw_datum_size(values[c]) - VARHDRSZ),
-							   info->text_bytes),
-					 errhint("gbtree keeps a text key whole in the key's four words (src/README, \"Text keys\"); use btree for longer values.")));
+			elog(ERROR, "gbtree index \"%s\": a value longer than its field was not cut",
+				 get_rel_name(info->indexrelid));
 		if (flags & GBT_TID_FLAG_NEGZERO)
 			*tidflags |= GBT_WIDE_NEGZERO(c);
 	}
@@ -360,15 +355,13 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
 
 /*
  * gbt_wide_encode for an entry that may have a tail (src/README, "Text
- * keys"): a text longer than its field is cut (gbtree_tail.h) when allow_cut
- * is true (new entries: gbtree.develop_long_text; gbtree_check: always),
- * its tail into tail[GBT_TAIL_HIGHEST_LEN] and its length into *tlen (0:
- * none).  Longer than gbt_tail_max is 54000.
+ * keys"): a text longer than its field is cut (gbtree_tail.h), its tail
+ * into tail[GBT_TAIL_HIGHEST_LEN] and its length into *tlen (0: none).
+ * A tail longer than gbt_tail_max is 54000.
  */
 bool
 gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer htid,
-					 bool allow_cut, uint64 *words, uint16 *tidflags, unsigned char *tail,
-					 int *tlen)
+					 uint64 *words, uint16 *tidflags, unsigned char *tail, int *tlen)
 {
 	const GbtKeyShape *shape = &info->shape;
 	GbtColInput in[GBT_MAX_KEY_COLS];
@@ -376,7 +369,7 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 	uint16		flags;
 
 	*tlen = 0;
-	if (!allow_cut || info->text_bytes == 0)
+	if (info->text_bytes == 0)
 		return gbt_wide_encode(info, values, isnull, htid, words, tidflags);
 	*tidflags = 0;
 	if (!shape->nullbits && isnull[0])
@@ -424,10 +417,10 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("index row too long for gbtree index \"%s\"",
 						get_rel_name(info->indexrelid)),
-				 errdetail("Index row keeps %lld bytes past its key's words, at most %d.",
+				 errdetail("The index row needs %lld bytes beyond its key words; at most %d fit.",
 						   (long long) gbt_tail_bytes_needed(shape, info->is_text, in),
 						   gbt_tail_max(shape->nwords)),
-				 errhint("Use btree for longer values.")));
+				 errhint("Use btree for such values, or index an MD5 hash of the value.")));
 	for (int s = 0; s < shape->ncols; s++)
 		if (detoasted[s])
 			pfree(detoasted[s]);
@@ -1007,8 +1000,8 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	int			nw = wb->info->nwords;
 	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
 	int			tlen;
-	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid,
-											   gbt_develop_long_text, e, &flags, tail, &tlen);
+	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid, e, &flags, tail,
+											   &tlen);
 
 	e[nw] = gbt_tid_from_itemptr(tid, flags);
 	if (tlen > 0)

@@ -19,7 +19,7 @@
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
 #   FUZZ_CONTENDED_SECONDS=60               its second run: two key types,
 #                                           5 writers, 2 batchers
-#   FUZZ_LONG_TEXT_SECONDS=40               its third: text past the fields
+#   FUZZ_LONG_TEXT_SECONDS=40               its third: the text twins alone
 #   GPU_EMU_SUITES=service,regress,...      gpuemu's parts (test/gpu/run-emu.sh;
 #                                           default all; .ci/run leaves out
 #                                           regress and merge on 16-18)
@@ -494,9 +494,9 @@ if want fuzz; then
         # batchers and their DDL at once (this is how the entries lost to a
         # concurrent ALTER INDEX SET TABLESPACE were found again).
         fuzz_run contended "${FUZZ_CONTENDED_SECONDS:-60}" FUZZ_TYPES=int8,time FUZZ_WRITERS=5 FUZZ_BATCHERS=2
-        # The text twins with values past their fields, cut into tails
-        # under gbtree.develop_long_text (src/README, "Text keys").
-        fuzz_run long_text "${FUZZ_LONG_TEXT_SECONDS:-40}" FUZZ_TYPES=text FUZZ_LONG_TEXT=1
+        # The text twins alone, their values past their fields cut into
+        # tails (src/README, "Text keys").
+        fuzz_run long_text "${FUZZ_LONG_TEXT_SECONDS:-40}" FUZZ_TYPES=text
         suite_summary fuzz "$p0" "$f0"
     fi
 fi

@@ -140,9 +140,11 @@ above 0x7F (e-acute in UTF-8 and Latin-1, 0xff); the database must be
 SQL_ASCII, and the sessions speak LATIN1 to it, a character a byte (so
 do the printed queries).  Constants may be longer than the field (up to
 40 bytes) and of the family's other types (varchar, name); conditions
-add LIKE 'prefix%' (NOT LIKE, a pattern without a wildcard).  Now and
-then a writer has the gbtree twin alone insert or update a value longer
-than the field: it must fail with 54000 and write nothing.
+add LIKE 'prefix%' (NOT LIKE, a pattern without a wildcard).  Stored
+values and constants run past the field too (FUZZ_LONG_TEXT, below).  Now
+and then a writer has the gbtree twin alone insert or update a value whose
+rest past the field is longer than a tail may be (1,500 bytes and more):
+it must fail with 54000 and write nothing.
 
 --am btree builds the "gbtree" twins with btree too (no extension, no
 gbtree_check, no joins, no batching GUC): a check of the fuzzer itself
@@ -305,11 +307,11 @@ def text_value(rnd, w):
     return "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(0, w)))
 
 
-# FUZZ_LONG_TEXT=1: under gbtree.develop_long_text (src/README, "Text
-# keys"), the stored text values of the twins that are not unique run past
-# their fields, to three times them and more: gbtree cuts them and keeps
-# the rest in tails; constants run as long; unique twins' keys too.
-LONG_TEXT = os.environ.get("FUZZ_LONG_TEXT") == "1"
+# FUZZ_LONG_TEXT (1 unless 0): the stored text values of the twins run
+# past their fields, to three times them and more: gbtree cuts them and
+# keeps the rest in tails (src/README, "Text keys"); constants run as
+# long; unique twins' keys too.
+LONG_TEXT = os.environ.get("FUZZ_LONG_TEXT", "1") != "0"
 if LONG_TEXT:
     TEXT_CONST_WIDTH = TEXT_CONST_WIDTH + [64, 100, 136]
     # keys past the field that tie with each other's first bytes
@@ -846,8 +848,6 @@ def connect(dsn):
         # as one character (a SQL_ASCII server converts nothing)
         conn.set_client_encoding("LATIN1")
     cur.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET jit = off")
-    if LONG_TEXT:
-        cur.execute("SET gbtree.develop_long_text = on")
     return conn
 
 
@@ -1157,8 +1157,8 @@ def unique_differs(t, stmts, out):
 
 
 def check_overlong(cur, t, rnd, nextids, lane):
-    """Have the gbtree twin of t alone write a text value longer than its
-    column's field, under a savepoint: a multi-row INSERT with it among
+    """Have the gbtree twin of t alone write a text value whose rest past its
+    column's field is longer than any tail (gbt_tail_max), under a savepoint: a multi-row INSERT with it among
     valid rows (a unique twin's: NULL keys, which never conflict), or an
     UPDATE of a row to it.  The statement must fail with 54000 (no row to
     update will do too), and then the twins hold as many rows, through
@@ -1167,7 +1167,7 @@ def check_overlong(cur, t, rnd, nextids, lane):
     i = rnd.choice([j for j, (_, ct, _) in enumerate(cols) if ct in TEXT_TYPES])
     c, ct = cols[i][:2]
     w = text_bytes(t)
-    val = "'%s'::%s" % ("p" * w + rnd.choice(["p", "\x01", "\xff", "z" * 20]), ct)
+    val = "'%s'::%s" % ("p" * (w + 1500) + rnd.choice(["p", "\x01", "\xff", "z" * 20]), ct)
     if rnd.random() < 0.6:
         rows = []
         for _ in range(rnd.choice([1, 3, 50])):
@@ -1204,7 +1204,7 @@ def check_overlong(cur, t, rnd, nextids, lane):
     finally:
         cur.execute("ROLLBACK")
     if outcome:
-        return "a value longer than the %d bytes of %s's field, on the gbtree twin alone: %s\n statement: %s" % (
+        return "a value 1,500 bytes longer than the %d of %s's field, on the gbtree twin alone: %s\n statement: %s" % (
             w, c, outcome, sql)
     return None
 
@@ -1299,7 +1299,7 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
                 cur.execute("COMMIT")
             elif r < 0.95:
                 cur.execute("VACUUM fz_%s_g" % t)
-            elif r < 0.965 and text_bytes(t) and AM == "gbtree" and not LONG_TEXT:
+            elif r < 0.965 and text_bytes(t) and AM == "gbtree":
                 # (a share of the REINDEXes: the other types' draws stay)
                 err = check_overlong(cur, t, rnd, nextids, lane)
                 if err:
@@ -3488,7 +3488,7 @@ def main():
                  stats["new_onescan"], stats["new_joins"], stats["new_join_rows"], stats["new_plans"],
                  "/".join(ONE_WORD_SCANS)))
     if any(text_bytes(t) for t in types):
-        print("gbtree_fuzz: text twins (fields of %s bytes): writes of a longer value on the gbtree twin, "
+        print("gbtree_fuzz: text twins (fields of %s bytes): writes of a value past the longest tail on the gbtree twin, "
               "refused with 54000: %d" % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)),
                                           lcounts[0]))
     if LONG_TEXT and any(text_bytes(t) for t in types):
@@ -3507,7 +3507,7 @@ def main():
             n, longest = cur.fetchone()
             held.append("%s %d (longest %d bytes)" % (t, n, longest))
         conn.close()
-        print("gbtree_fuzz: FUZZ_LONG_TEXT: rows with a text past its field at the end: %s" % ", ".join(held))
+        print("gbtree_fuzz: rows with a text past its field at the end: %s" % ", ".join(held))
     if any(t in UNIQUE_TWINS for t in types):
         print("gbtree_fuzz: unique twins' changes (the same outcome on both): writers %d ok, %d 23505; "
               "batchers %d ok, %d 23505 (%d transactions)"

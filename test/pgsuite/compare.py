@@ -68,11 +68,14 @@ UNSUPPORTED = [
     (re.compile(r'gbtree does not support INCLUDE columns of type (\S+(?: \S+)*)'),
      'no INCLUDE column of type'),
     # text keys (src/README, "Text keys"): under "C" or "POSIX" only, and a
-    # value no longer than the key's words hold; the error of a value comes
-    # at the INSERT or UPDATE that writes it, which run 3 cannot mirror
+    # value whose rest past the key's words fits a tail (the first pattern
+    # is the refusal of any value past the words, before tails); the error
+    # of a value comes at the INSERT or UPDATE that writes it, which run 3
+    # cannot mirror
     (re.compile(r'gbtree supports text keys only under the "C" or "POSIX" collation'),
      'text key under a collation that does not order by bytes'),
     (re.compile(r'value too long for gbtree index "[^"]+"'), 'text longer than the key'),
+    (re.compile(r'index row too long for gbtree index "[^"]+"'), 'index row too long'),
     (re.compile(r'cannot cluster on index "[^"]+" because access method does '
                 r'not support clustering'), 'clustering'),
     # a unique or primary key constraint needs a (unique) btree index

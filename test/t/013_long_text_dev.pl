@@ -2,9 +2,8 @@
 # Copyright: gbtree project.
 #
 # Text longer than an index's words, as far as it is built (src/README,
-# "Text keys", "What is left" item 4): under the development switch
-# gbtree.develop_long_text, such a value is cut and keeps its rest in a
-# tail on a tailed page.  Builds, inserts with splits at every level
+# "Text keys", "What is left" item 4): such a value is cut and keeps its
+# rest in a tail on a tailed page.  Builds, inserts with splits at every level
 # (tails of every length up to the longest, which makes inner pages of a
 # few entries and restarts the structure change with "tails ready"),
 # deletes with VACUUM, REINDEX, NULLs, DESC and several text columns must
@@ -51,19 +50,21 @@ max_standby_streaming_delay = -1
 });
 $standby->start;
 
-my $dev = 'SET gbtree.develop_long_text = on;';
 my $seq = 'SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;';
 
-# without the switch: refused as before
-my ($rc, $out, $err) = $primary->psql('postgres', q{
+# a value past the words, indexed as any other
+$primary->safe_psql('postgres', q{
 	CREATE TABLE r (t text COLLATE "C");
 	INSERT INTO r SELECT repeat('r', 40);
 	CREATE INDEX r_g ON r USING gbtree (t);});
-like($err, qr/value too long for gbtree index/, 'without the switch a long value is refused');
+is($primary->safe_psql('postgres',
+		q{SET enable_seqscan = off; SELECT count(*) FROM r WHERE t = repeat('r', 40)}),
+	'1', 'a value past the words is indexed and found');
+my ($rc, $out, $err);
 
-$primary->safe_psql('postgres', $dev . q{
+$primary->safe_psql('postgres', q{
 -- one text column: values of 1 to 140 bytes, many sharing long prefixes;
--- built (its cut entries go in through the inserts' splits), then more
+-- built (the build lays out tailed pages), then more
 CREATE TABLE a (id int, t text COLLATE "C");
 INSERT INTO a SELECT g, CASE WHEN g % 11 = 0 THEN NULL
 	ELSE 'https://example.com/some/long/common/path/' || repeat(chr(97 + g % 5), g % 100) || g END
@@ -91,7 +92,7 @@ INSERT INTO d SELECT g % 50, repeat('y', g % 70), repeat('i', g % 90) FROM gener
 CREATE INDEX d_g ON d USING gbtree (k, t) INCLUDE (inc);
 });
 
-$primary->safe_psql('postgres', $dev . q{
+$primary->safe_psql('postgres', q{
 DELETE FROM a WHERE id % 3 = 0;
 DELETE FROM b WHERE id % 2 = 0;
 UPDATE c SET n = n + 1 WHERE n = 2;
@@ -137,14 +138,14 @@ same_as_seq($primary, 'primary');
 
 # what is not built yet is refused
 # a unique index of such values: equal keys found through their tails
-$primary->safe_psql('postgres', $dev . q{
+$primary->safe_psql('postgres', q{
 	CREATE TABLE u (t text COLLATE "C"); CREATE UNIQUE INDEX u_g ON u USING gbtree (t);
 	INSERT INTO u SELECT repeat('u', 50) || g FROM generate_series(1, 500) g;});
-($rc, $out, $err) = $primary->psql('postgres', $dev . q{INSERT INTO u SELECT repeat('u', 50) || '77'});
+($rc, $out, $err) = $primary->psql('postgres', q{INSERT INTO u SELECT repeat('u', 50) || '77'});
 like($err, qr/duplicate key value violates unique constraint "u_g"/,
 	'a unique index refuses a long value it holds');
-$primary->safe_psql('postgres', $dev . q{INSERT INTO u SELECT repeat('u', 50) || '77x'});
-($rc, $out, $err) = $primary->psql('postgres', $dev . q{INSERT INTO b SELECT 0, repeat('z', 2000)});
+$primary->safe_psql('postgres', q{INSERT INTO u SELECT repeat('u', 50) || '77x'});
+($rc, $out, $err) = $primary->psql('postgres', q{INSERT INTO b SELECT 0, repeat('z', 2000)});
 like($err, qr/index row too long for gbtree index "b_g"/, 'a tail past the longest is refused');
 is($primary->safe_psql('postgres', $seq . q{SELECT count(*) FROM b WHERE t = repeat('z', 2000)}),
 	'0', 'and nothing of it was kept');
@@ -171,7 +172,7 @@ like($log, qr/redo done at/, 'primary: crash recovery replayed WAL');
 check_structure($primary, 'after crash recovery');
 same_as_seq($primary, 'after crash recovery');
 # and writes go on after recovery
-$primary->safe_psql('postgres', $dev . q{
+$primary->safe_psql('postgres', q{
 INSERT INTO b SELECT g, repeat(chr(97 + g % 3), 100 + (g * 43) % 700) || g FROM generate_series(4001, 4500) g;});
 check_structure($primary, 'writes after crash recovery');
 
