@@ -287,6 +287,25 @@ typedef struct GbtTailBuildOps
 	void	   *arg;
 } GbtTailBuildOps;
 
+/* what gbt_tail_build holds for a level (NULL: not held) */
+static inline void
+gbt_tail_build_free_level(size_t *cuts, uint16_t *tailed, uint64_t *owned, GbtTail *ownedtails,
+						  uint32_t *child, GbtTail *leafbounds, uint64_t *leafbtids)
+{
+	GBT_TAILWALK_FREE(cuts);
+	GBT_TAILWALK_FREE(tailed);
+	if (owned)
+		GBT_TAILWALK_FREE(owned);
+	if (ownedtails)
+		GBT_TAILWALK_FREE(ownedtails);
+	if (child)
+		GBT_TAILWALK_FREE(child);
+	if (leafbounds)
+		GBT_TAILWALK_FREE(leafbounds);
+	if (leafbtids)
+		GBT_TAILWALK_FREE(leafbtids);
+}
+
 /*
  * The layout of n sorted entries (e: words and TID, stride nw + 1; tails
  * beside them) as a tree of tailed pages, leaves first, each filled to its
@@ -368,18 +387,8 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 		/* every page but the last takes two entries, or the tree grows tall */
 		if (!leaf && npages > 1 && npages > (n + 1) / 2)
 		{
-			GBT_TAILWALK_FREE(cuts);
-			GBT_TAILWALK_FREE(tailed);
-			if (owned)
-				GBT_TAILWALK_FREE(owned);
-			if (ownedtails)
-				GBT_TAILWALK_FREE(ownedtails);
-			if (child)
-				GBT_TAILWALK_FREE(child);
-			if (leafbounds)
-				GBT_TAILWALK_FREE(leafbounds);
-			if (leafbtids)
-				GBT_TAILWALK_FREE(leafbtids);
+			gbt_tail_build_free_level(cuts, tailed, owned, ownedtails, child, leafbounds,
+									  leafbtids);
 			return GBT_NO_BLOCK;
 		}
 		first = npages == 1 && rootblk != GBT_NO_BLOCK ? rootblk : *next;
@@ -470,18 +479,8 @@ gbt_tail_build(const GbtTailBuildOps *ops, uint32_t *next, uint32_t rootblk, uin
 			}
 			upchild[p] = blk;
 		}
-		GBT_TAILWALK_FREE(cuts);
-		GBT_TAILWALK_FREE(tailed);
-		if (owned)
-			GBT_TAILWALK_FREE(owned);
-		if (ownedtails)
-			GBT_TAILWALK_FREE(ownedtails);
-		if (child)
-			GBT_TAILWALK_FREE(child);
-		if (leafbounds)
-			GBT_TAILWALK_FREE(leafbounds);
-		if (leafbtids)
-			GBT_TAILWALK_FREE(leafbtids);
+		gbt_tail_build_free_level(cuts, tailed, owned, ownedtails, child, leafbounds,
+								  leafbtids);
 		leafbounds = NULL;
 		leafbtids = NULL;
 		if (npages == 1)
