@@ -34,7 +34,6 @@
 #include "utils/syscache.h"
 #include "utils/uuid.h"
 
-#include "lib/stringinfo.h"
 
 /* gbt_tail_build's level arrays from the build's memory context */
 #define GBT_TAILWALK_ALLOC(size) MemoryContextAllocHuge(CurrentMemoryContext, (size))
