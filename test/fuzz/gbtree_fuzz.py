@@ -122,7 +122,10 @@ entry equal to the row's old one), a key deleted and inserted again in
 one transaction.  Each change runs on the gbtree twin, then on the
 btree twin, in one transaction, each under a savepoint: both must
 succeed (with as many rows) or both fail with 23505, else the run fails;
-the final contents must be the same.  The batchers' transactions on them
+the final contents must be the same.  Every change of a unique twin, a
+writer's plain delete of both twins' rows too, holds the twin's advisory
+lock (unique_apply, unique_change_lock): a delete that ran between a
+change's two halves made the twins rightly disagree.  The batchers' transactions on them
 (their own features: such changes, COPY of a handful or of many keys,
 INSERT ... SELECT of up to 10000 spread keys, a duplicate at the end at
 times, savepoints rolled back; any ending) hold to the same.
@@ -144,7 +147,12 @@ add LIKE 'prefix%' (NOT LIKE, a pattern without a wildcard).  Stored
 values and constants run past the field too (FUZZ_LONG_TEXT, below).  Now
 and then a writer has the gbtree twin alone insert or update a value whose
 rest past the field is longer than a tail may be (1,500 bytes and more):
-it must fail with 54000 and write nothing.
+it must fail with 54000 and write nothing.  Every 2 seconds the checker
+audits a text twin's entries against its heap (audit_entries): a plain
+index scan of every key, NULLs too, returns each visible row once, which
+heapallindexed (every row has its entry) does not say.  After a failure
+the run prints that audit and, for a unique twin's 23505, the rows whose
+key begins as the conflicting one's.
 
 --am btree builds the "gbtree" twins with btree too (no extension, no
 gbtree_check, no joins, no batching GUC): a check of the fuzzer itself
@@ -161,12 +169,14 @@ usage: gbtree_fuzz.py --dsn 'host=... port=... dbname=...' [--seed N]
 """
 import argparse
 import collections
+import contextlib
 import datetime
 import io
 import math
 import multiprocessing as mp
 import os
 import random
+import re
 import sys
 import time
 
@@ -966,10 +976,39 @@ def diagnose(dsn, t):
         conn = connect(dsn)
         cur = conn.cursor()
         cur.execute("SELECT gbtree_check('fz_%s_g_k', true)" % t)
+        out = "gbtree_check(fz_%s_g_k, heapallindexed) passed" % t
+        audit = audit_entries(cur, t)
         conn.close()
-        return "gbtree_check(fz_%s_g_k, heapallindexed) passed" % t
+        return out + "; " + (audit or "index scan audit: every row once")
     except psycopg2.Error as e:
         return "gbtree_check(fz_%s_g_k, heapallindexed): %s [%s]" % (t, str(e).strip(), e.pgcode)
+
+
+def audit_entries(cur, t):
+    """The index's entries against the heap, the other way round from
+    heapallindexed: a plain index scan of every key (NULLs too) must
+    return each visible row once, with a key in the scan's order; an
+    entry left behind for a vacuumed tuple whose slot a new row took
+    returns that row twice, or out of order."""
+    c = tcols(t)[0][0]
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    try:
+        cur.execute("SELECT ctid::text, id FROM fz_%s_g" % t)
+        heap = collections.Counter(r for r in cur.fetchall())
+        for s in ("SET LOCAL enable_seqscan = off", "SET LOCAL enable_bitmapscan = off",
+                  "SET LOCAL enable_indexonlyscan = off", "SET LOCAL enable_sort = off"):
+            cur.execute(s)
+        got = collections.Counter()
+        for pred in ("%s IS NOT NULL" % c, "%s IS NULL" % c):
+            cur.execute("SELECT ctid::text, id FROM fz_%s_g WHERE %s ORDER BY %s" % (t, pred, c))
+            got.update(r for r in cur.fetchall())
+    finally:
+        cur.execute("ROLLBACK")
+    if got == heap:
+        return None
+    extra, missing = sorted((got - heap).elements()), sorted((heap - got).elements())
+    return "index scan audit: %d rows in the heap; from the index %d not in it or twice: %s; %d missing: %s" % (
+        len(heap), len(extra), extra[:10], len(missing), missing[:10])
 
 
 def split_lanes(types):
@@ -1145,6 +1184,63 @@ def unique_apply(cur, t, stmts, copy=None):
     return out
 
 
+@contextlib.contextmanager
+def unique_change_lock(cur, t):
+    """A writer's change of twin t outside unique_apply (a delete of both
+    twins' rows) holds, for a unique twin, the lock that unique_apply
+    holds, through its commit: otherwise it can run between another
+    change's statements on the two twins, and that change then rightly
+    meets a key on the gbtree twin that is gone by the time it reaches
+    the btree twin.  A ROLLBACK first where the change failed midway, so
+    that the unlock can run."""
+    lock = unique_lock_id(t) if t in UNIQUE_TWINS else None
+    if lock is not None:
+        cur.execute("SELECT pg_advisory_lock(%d)" % lock)
+    try:
+        yield
+    except psycopg2.Error:
+        if lock is not None:
+            cur.execute("ROLLBACK")
+        raise
+    finally:
+        if lock is not None:
+            cur.execute("SELECT pg_advisory_unlock(%d)" % lock)
+
+
+def unique_conflict_rows(dsn, t, out):
+    """After the twins of a unique text twin differ on a 23505: the rows of
+    each whose key begins with the conflicting key's field, by seq scan
+    and by the index, and whether the conflict holds on a second try."""
+    m = re.search(r"Key \((\w+)\)=\((.*)\) already exists", out["g"][2] or "", re.S)
+    if not m or t not in UNIQUE_TWINS or not text_bytes(t):
+        return ""
+    c, v = m.group(1), m.group(2)
+    w = text_bytes(t)
+    conn = connect(dsn)
+    cur = conn.cursor()
+    lines = []
+    try:
+        for side, settings in (("g", SEQ), ("b", SEQ), ("g", MODES["index"])):
+            cur.execute("BEGIN")
+            for st in settings:
+                cur.execute(st)
+            cur.execute("SELECT ctid::text, xmin::text, xmax::text, id, octet_length(%s), %s = %%s "
+                        "FROM fz_%s_%s WHERE substr(%s, 1, %d) = substr(%%s, 1, %d)" % (c, c, t, side, c, w, w),
+                        (v, v))
+            lines.append("  %s (%s): %r" % (side, "seq" if settings is SEQ else "index", cur.fetchall()))
+            cur.execute("ROLLBACK")
+        cur.execute("BEGIN")
+        try:
+            cur.execute("INSERT INTO fz_%s_g (id, %s) VALUES (2000000000000, %%s)" % (t, c), (v,))
+            lines.append("  a second try on the gbtree twin: ok")
+        except psycopg2.Error as e:
+            lines.append("  a second try on the gbtree twin: %s %s" % (e.pgcode, (e.diag.message_detail or "")[:80]))
+        cur.execute("ROLLBACK")
+    finally:
+        conn.close()
+    return "\n rows whose key begins as the conflicting one's (ctid, xmin, xmax, id, bytes, equal):\n" + "\n".join(lines)
+
+
 def unique_differs(t, stmts, out):
     """None, or what differs between the twins' outcomes."""
     if out["g"][:2] == out["b"][:2]:
@@ -1242,8 +1338,8 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
                 err = unique_differs(t, stmts, out)
                 if err:
                     cur.execute("ROLLBACK")
-                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: %s\nwriter %d: %s"
-                          % (seed, wid, err, wid, diagnose(dsn, t)), flush=True)
+                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: %s%s\nwriter %d: %s"
+                          % (seed, wid, err, unique_conflict_rows(dsn, t, out), wid, diagnose(dsn, t)), flush=True)
                     conn.close()
                     sys.exit(3)
                 cur.execute("COMMIT")
@@ -1267,9 +1363,10 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
             elif r < 0.70:
                 m = rnd.randint(2, 9)
                 rr = rnd.randint(0, m - 1)
-                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; DELETE FROM fz_{0}_g WHERE id % {1} = {2} AND id / 1000 % 7 = {3}; "
-                            "DELETE FROM fz_{0}_b WHERE id % {1} = {2} AND id / 1000 % 7 = {3}; COMMIT"
-                            .format(t, m, rr, rnd.randint(0, 6)))
+                with unique_change_lock(cur, t):
+                    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ; DELETE FROM fz_{0}_g WHERE id % {1} = {2} AND id / 1000 % 7 = {3}; "
+                                "DELETE FROM fz_{0}_b WHERE id % {1} = {2} AND id / 1000 % 7 = {3}; COMMIT"
+                                .format(t, m, rr, rnd.randint(0, 6)))
             elif r < 0.80:
                 if t in COMPOSITE:
                     sets = gen_mset(t, rnd)
@@ -1283,20 +1380,20 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
             elif r < 0.86:
                 # the predicate may be answered by either index: compare counts
                 pred = gen_any_pred(t, rnd)
-                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-                if rnd.random() < 0.5:
-                    cur.execute("SET LOCAL enable_seqscan = off")
-                cur.execute("DELETE FROM fz_{0}_g WHERE {1}".format(t, pred))
-                ng = cur.rowcount
-                cur.execute("DELETE FROM fz_{0}_b WHERE {1}".format(t, pred))
-                nb = cur.rowcount
+                with unique_change_lock(cur, t):
+                    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                    if rnd.random() < 0.5:
+                        cur.execute("SET LOCAL enable_seqscan = off")
+                    cur.execute("DELETE FROM fz_{0}_g WHERE {1}".format(t, pred))
+                    ng = cur.rowcount
+                    cur.execute("DELETE FROM fz_{0}_b WHERE {1}".format(t, pred))
+                    nb = cur.rowcount
+                    cur.execute("ROLLBACK" if ng != nb else "COMMIT")
                 if ng != nb:
-                    cur.execute("ROLLBACK")
                     print("gbtree_fuzz: FAILED with seed %d\nwriter %d: DELETE FROM fz_%s_g WHERE %s removed %d rows, btree twin %d\nwriter %d: %s"
                           % (seed, wid, t, pred, ng, nb, wid, diagnose(dsn, t)), flush=True)
                     conn.close()
                     sys.exit(3)
-                cur.execute("COMMIT")
             elif r < 0.95:
                 cur.execute("VACUUM fz_%s_g" % t)
             elif r < 0.965 and text_bytes(t) and AM == "gbtree":
@@ -3303,7 +3400,25 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
     stats = query_stats()
     joins = join_available(cur)
     stats["has_join_guc"] = int(joins)
+    # the text twins' entries audited against their heap now and then
+    # (audit_entries): a wrong entry shows there long before a query
+    # happens to meet it
+    audited = [t for t in types if text_bytes(t) and AM == "gbtree"]
+    next_audit = time.time() + 2
     while time.time() < deadline:
+        if audited and time.time() >= next_audit:
+            t = audited[stats["entry_audits"] % len(audited)]
+            stats["entry_audits"] += 1
+            next_audit = time.time() + 2
+            try:
+                err = audit_entries(cur, t)
+            except psycopg2.Error as e:
+                cur.execute("ROLLBACK")
+                err = None if e.pgcode in ("40001", "40P01", "55P03", "57014") else "error: %s" % e
+            if err:
+                result.put(("fail", "twin %s: %s" % (t, err), stats))
+                conn.close()
+                return
         lane = pick_lane(lrnd, lanes, n3rnd)
         rnd = rnds[lane]
         t = rnd.choice(lanes[lane])
@@ -3489,8 +3604,9 @@ def main():
                  "/".join(ONE_WORD_SCANS)))
     if any(text_bytes(t) for t in types):
         print("gbtree_fuzz: text twins (fields of %s bytes): writes of a value past the longest tail on the gbtree twin, "
-              "refused with 54000: %d" % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)),
-                                          lcounts[0]))
+              "refused with 54000: %d; entries audited against the heap (audit_entries): %d times"
+              % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)), lcounts[0],
+                 stats["entry_audits"]))
     if LONG_TEXT and any(text_bytes(t) for t in types):
         # how many stored values the gbtree twins hold past their fields
         conn = connect(args.dsn)
