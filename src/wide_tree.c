@@ -121,6 +121,38 @@ inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 
 }
 
 /*
+ * inner_child for the structure change, which does not move right: a
+ * separator equal to the target, words, tail and TID (the right page's
+ * first entry when its leaf split, or a build's leaf bound; the entry
+ * itself removed since, and its key written again at its TID, which
+ * VACUUM freed), leads to the page it starts, where inner_child takes
+ * the one before, whose high key it is.
+ */
+static BlockNumber
+inner_child_at_or_below(Relation index, Buffer buf, const uint64 *key, GbtTail tail,
+						uint64 tid)
+{
+	GbtNode		node;
+	int			s;
+	uint64		k[GBT_MAX_KEY_WORDS];
+
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	s = gbt_node_next_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len, tid));
+	if (s < node.nslots)
+	{
+		gbt_walk_slot_words(&node, s, k);
+		if (gbt_tentry_cmp(k, gbt_node_slot_tail(&node, s), node.tids[s], key, tail, tid,
+						   node.nwords) == 0)
+		{
+			if (node.child[s] == GBT_NO_BLOCK || node.child[s] < GBT_FIRST_FREE_BLKNO)
+				report_inconsistent(index, buf, "an invalid downlink");
+			return node.child[s];
+		}
+	}
+	return inner_child(index, buf, key, tail, tid);
+}
+
+/*
  * The leaf holding the first entry >= (key, tid) (forward) or the last
  * entry < (key, tid) (backward), pinned and locked in leaflock mode; as
  * gbt_descend.
@@ -599,7 +631,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					UnlockReleaseBuffer(rbuf);
 				break;
 			}
-			cbuf = ReadBuffer(index, inner_child(index, buf, key, tail, tid));
+			cbuf = ReadBuffer(index, inner_child_at_or_below(index, buf, key, tail, tid));
 			LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
 			gbt_wide_check_page(index, cbuf, nw);
 			/* nothing splits but under the structure lock: no need to move right */
