@@ -37,30 +37,44 @@ BEGIN
 	RETURN 'DIFFERENT: ' || only_g || ' rows only from ' || g || ', ' || only_b || ' only from ' || b;
 END $f$;
 
+-- the twins t_g (gbtree) and t_b (btree) on (a, b)
+CREATE FUNCTION sr_twins(t text) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE format('CREATE TABLE %I (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off)', t || '_g');
+	EXECUTE format('CREATE TABLE %I (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off)', t || '_b');
+	EXECUTE format('CREATE INDEX %I ON %I USING gbtree (a, b)', t || '_g_k', t || '_g');
+	EXECUTE format('CREATE INDEX %I ON %I USING btree (a, b)', t || '_b_k', t || '_b');
+END $f$;
+
+-- a statement (%1$I the table) on each twin in turn, n times
+CREATE FUNCTION sr_both(t text, stmt text, n int DEFAULT 1) RETURNS void LANGUAGE plpgsql AS $f$
+BEGIN
+	FOR i IN 1..n LOOP
+		EXECUTE format(stmt, t || '_g', i);
+		EXECUTE format(stmt, t || '_b', i);
+	END LOOP;
+END $f$;
+
+-- a row into each twin: the TIDs the heap gave it
+CREATE FUNCTION sr_insert(t text, a int4, b text, OUT g tid, OUT bt tid) LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE format('INSERT INTO %I VALUES ($1, $2) RETURNING ctid', t || '_g') INTO g USING a, b;
+	EXECUTE format('INSERT INTO %I VALUES ($1, $2) RETURNING ctid', t || '_b') INTO bt USING a, b;
+END $f$;
+
 -- Keys of words alone: 240 rows, one at a time; the root leaf (160 slots
 -- at four words) splits at the 161st, halves: row 81 starts the right leaf,
 -- which the next 79 rows fill.
-CREATE TABLE sr_g (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off);
-CREATE TABLE sr_b (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off);
-CREATE INDEX sr_g_k ON sr_g USING gbtree (a, b);
-CREATE INDEX sr_b_k ON sr_b USING btree (a, b);
-DO $$ BEGIN
-	FOR i IN 1..240 LOOP
-		INSERT INTO sr_g VALUES (i, 'k');
-		INSERT INTO sr_b VALUES (i, 'k');
-	END LOOP;
-END $$;
-DELETE FROM sr_g WHERE a IN (5, 81);
-DELETE FROM sr_b WHERE a IN (5, 81);
+SELECT sr_twins('sr');
+SELECT sr_both('sr', 'INSERT INTO %1$I VALUES (%2$s, ''k'')', 240);
+SELECT sr_both('sr', 'DELETE FROM %I WHERE a IN (5, 81)');
 VACUUM (INDEX_CLEANUP ON) sr_g, sr_b;
 -- a new session (no target block cached): the free space map's first page
 \c
 -- row 5's TID, a key of the right leaf, which is full again; then row 81's
 -- key at row 81's TID, the separator itself
-INSERT INTO sr_g VALUES (200, 'k2') RETURNING ctid;
-INSERT INTO sr_g VALUES (81, 'k') RETURNING ctid;
-INSERT INTO sr_b VALUES (200, 'k2') RETURNING ctid;
-INSERT INTO sr_b VALUES (81, 'k') RETURNING ctid;
+SELECT * FROM sr_insert('sr', 200, 'k2');
+SELECT * FROM sr_insert('sr', 81, 'k');
 SELECT sr_diff('sr_g', 'sr_b');
 SELECT gbtree_check('sr_g_k', true);
 
@@ -68,26 +82,16 @@ SELECT gbtree_check('sr_g_k', true);
 -- a split keeps the right page's first entry whole as the separator, tail
 -- and all.  A tailed leaf holds 80: the root splits at the 81st row, row
 -- 41 starts the right leaf, and 120 rows fill it.
-CREATE TABLE st_g (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off);
-CREATE TABLE st_b (a int4, b varchar COLLATE "C") WITH (autovacuum_enabled = off);
-CREATE INDEX st_g_k ON st_g USING gbtree (a, b);
-CREATE INDEX st_b_k ON st_b USING btree (a, b);
-DO $$ BEGIN
-	FOR i IN 1..120 LOOP
-		INSERT INTO st_g VALUES (1, repeat('x', 40));
-		INSERT INTO st_b VALUES (1, repeat('x', 40));
-	END LOOP;
-END $$;
-DELETE FROM st_g WHERE ctid IN ('(0,5)', '(0,41)');
-DELETE FROM st_b WHERE ctid IN ('(0,5)', '(0,41)');
+SELECT sr_twins('st');
+SELECT sr_both('st', 'INSERT INTO %I VALUES (1, repeat(''x'', 40))', 120);
+SELECT sr_both('st', 'DELETE FROM %I WHERE ctid IN (''(0,5)'', ''(0,41)'')');
 VACUUM (INDEX_CLEANUP ON) st_g, st_b;
 \c
-INSERT INTO st_g VALUES (1, repeat('x', 40) || 'z') RETURNING ctid;
-INSERT INTO st_g VALUES (1, repeat('x', 40)) RETURNING ctid;
-INSERT INTO st_b VALUES (1, repeat('x', 40) || 'z') RETURNING ctid;
-INSERT INTO st_b VALUES (1, repeat('x', 40)) RETURNING ctid;
+SELECT * FROM sr_insert('st', 1, repeat('x', 40) || 'z');
+SELECT * FROM sr_insert('st', 1, repeat('x', 40));
 SELECT sr_diff('st_g', 'st_b');
 SELECT gbtree_check('st_g_k', true);
 
 DROP TABLE sr_g, sr_b, st_g, st_b;
-DROP FUNCTION sr_diff(text, text);
+DROP FUNCTION sr_diff(text, text), sr_twins(text), sr_both(text, text, int),
+	sr_insert(text, int4, text);

@@ -100,16 +100,43 @@ report_inconsistent(Relation index, Buffer buf, const char *what)
 			 errhint("Please REINDEX it.")));
 }
 
-/* the child of a locked inner page to descend to for (key, tail, tid) */
+/* whether used slot s holds these words and this tail, byte for byte */
+static bool
+slot_is(const GbtNode *node, int s, const uint64 *key, GbtTail tail)
+{
+	GbtTail		t = gbt_node_slot_tail(node, s);
+
+	if (node->keys[s] != key[0] || t.len != tail.len ||
+		(tail.len > 0 && memcmp(t.data, tail.data, tail.len) != 0))
+		return false;
+	for (int k = 1; k < node->nwords; k++)
+		if (node->xkeys[k - 1][s] != key[k])
+			return false;
+	return true;
+}
+
+/*
+ * The child of a locked inner page to descend to for (key, tail, tid): the
+ * last downlink whose separator lies below the target, or (forward) at it.
+ * A separator equal to the target, words, tail and TID, starts the page
+ * that holds it: the right page's first entry when its leaf split, or a
+ * build's leaf bound, removed since and its key written again at the TID
+ * VACUUM freed.  A forward descent could also take the page before and
+ * move right, but the structure change does not move right.
+ */
 static BlockNumber
-inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid)
+inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid,
+			bool backward)
 {
 	GbtNode		node;
 	int			s;
 	BlockNumber child;
 
 	gbt_node_view((char *) BufferGetPage(buf), &node);
-	s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len, tid));
+	s = gbt_node_next_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len, tid));
+	if (backward || s >= node.nslots || node.tids[s] != tid ||
+		!slot_is(&node, s, key, tail))
+		s = gbt_node_prev_used(&node, s);
 	if (s < 0)
 		s = gbt_node_first_used(&node);
 	if (s >= node.nslots)
@@ -118,38 +145,6 @@ inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 
 	if (child == GBT_NO_BLOCK || child < GBT_FIRST_FREE_BLKNO)
 		report_inconsistent(index, buf, "an invalid downlink");
 	return child;
-}
-
-/*
- * inner_child for the structure change, which does not move right: a
- * separator equal to the target, words, tail and TID (the right page's
- * first entry when its leaf split, or a build's leaf bound; the entry
- * itself removed since, and its key written again at its TID, which
- * VACUUM freed), leads to the page it starts, where inner_child takes
- * the one before, whose high key it is.
- */
-static BlockNumber
-inner_child_at_or_below(Relation index, Buffer buf, const uint64 *key, GbtTail tail,
-						uint64 tid)
-{
-	GbtNode		node;
-	int			s;
-	uint64		k[GBT_MAX_KEY_WORDS];
-
-	gbt_node_view((char *) BufferGetPage(buf), &node);
-	s = gbt_node_next_used(&node, gbt_node_lower_bound_tail(&node, key, tail.data, tail.len, tid));
-	if (s < node.nslots)
-	{
-		gbt_walk_slot_words(&node, s, k);
-		if (gbt_tentry_cmp(k, gbt_node_slot_tail(&node, s), node.tids[s], key, tail, tid,
-						   node.nwords) == 0)
-		{
-			if (node.child[s] == GBT_NO_BLOCK || node.child[s] < GBT_FIRST_FREE_BLKNO)
-				report_inconsistent(index, buf, "an invalid downlink");
-			return node.child[s];
-		}
-	}
-	return inner_child(index, buf, key, tail, tid);
 }
 
 /*
@@ -218,7 +213,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, Gb
 			mode = BUFFER_LOCK_SHARE;
 			continue;
 		}
-		child = inner_child(index, buf, key, tail, tid);
+		child = inner_child(index, buf, key, tail, tid, backward);
 		expect_level = op->level - 1;
 		mode = op->level == 1 ? leaflock : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
@@ -631,7 +626,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					UnlockReleaseBuffer(rbuf);
 				break;
 			}
-			cbuf = ReadBuffer(index, inner_child_at_or_below(index, buf, key, tail, tid));
+			cbuf = ReadBuffer(index, inner_child(index, buf, key, tail, tid, false));
 			LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
 			gbt_wide_check_page(index, cbuf, nw);
 			/* nothing splits but under the structure lock: no need to move right */
@@ -703,13 +698,7 @@ leaf_holds(GbtNode *node, const uint64 *key, uint64 tid)
 {
 	int			s = gbt_node_next_used(node, gbt_node_lower_bound_tail(node, key, NULL, 0, tid));
 
-	if (s >= node->nslots || node->tids[s] != tid || node->keys[s] != key[0] ||
-		gbt_node_slot_tail(node, s).len != 0)
-		return false;
-	for (int k = 1; k < node->nwords; k++)
-		if (node->xkeys[k - 1][s] != key[k])
-			return false;
-	return true;
+	return s < node->nslots && node->tids[s] == tid && slot_is(node, s, key, GBT_NO_TAIL);
 }
 
 /*
