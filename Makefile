@@ -15,7 +15,7 @@ REGRESS_OPTS = --inputdir=.
 override with_llvm = no
 
 # before PGXS: it folds PG_CPPFLAGS into CPPFLAGS when included
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/cuda
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/cuda -idirafter $(srcdir)/src/icu_types
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

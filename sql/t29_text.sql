@@ -3,8 +3,9 @@
 -- a key is the value's bytes, zero-padded, in the field the index's other
 -- columns leave of its four words: 32 bytes alone, less beside other
 -- columns.  A longer value keeps its first bytes there and the rest in a
--- tail (t30_long_text); an index under another collation is refused
--- (0A000).  Every query runs on a
+-- tail (t30_long_text); ICU collations key by sort keys
+-- (t32_icu_collation), libc ones other than "C" are refused (0A000).
+-- Every query runs on a
 -- gbtree table and on its btree twin; rows are compared under forced index,
 -- index-only, bitmap and sequential scans, and the plans of both under the
 -- same settings.
@@ -256,9 +257,10 @@ SELECT i_both('CREATE UNIQUE INDEX %1$I_pay ON %1$I USING %2$s (pay) WHERE pay <
 SELECT i_both('INSERT INTO %1$I (e, pay) VALUES (''dup'', ''2'')', 'xg', 'xb');
 SELECT gbtree_check('xg_e', true), gbtree_check('xg_le', true), gbtree_check('xg_pay', true);
 
--- 5. Refused: a collation that does not order by bytes (every
--- non-deterministic collation is one), and a key too wide for a text
--- field.  (The tests' databases are SQL_ASCII, where ICU cannot be used.)
+-- 5. Refused: a libc collation other than "C" and "POSIX" (its sort keys
+-- are not trusted), and a key too wide for a text field.  (The tests'
+-- databases are SQL_ASCII, where ICU cannot be used: t32_icu_collation
+-- makes its own.)
 CREATE COLLATION t29_c_utf8 (provider = libc, locale = 'C.UTF-8');
 SELECT i_one('CREATE INDEX sg_cu ON sg USING gbtree (s COLLATE t29_c_utf8)');
 SELECT i_one('CREATE INDEX sg_cu ON sg USING gbtree (v COLLATE t29_c_utf8 DESC)');

@@ -117,6 +117,8 @@ typedef struct GbtIndexInfo
 	Oid			coltypes[GBT_MAX_KEY_COLS];
 	int			text_bytes;		/* bytes of each text column's field, or 0 */
 	bool		is_text[GBT_MAX_KEY_COLS];	/* by shape column */
+	/* by shape column: the collation whose sort keys order a text key, or 0 */
+	Oid			sortkey_coll[GBT_MAX_KEY_COLS];
 	Oid			indexrelid;		/* for messages */
 } GbtIndexInfo;
 

@@ -66,6 +66,12 @@ gbt_scan_is_wide(IndexScanDesc scan)
 	return (*(GbtIndexInfo **) scan->opaque)->wide;
 }
 
+/* collate.c */
+extern void gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s);
+extern const unsigned char *gbt_text_key(const GbtIndexInfo *info, int s, const text *t,
+										 int *len, bool *alloc);
+extern int	gbt_text_key_value_start(const unsigned char *k, int len);
+
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
@@ -112,6 +118,8 @@ typedef struct GbtItupPlan
 	bool		varwidth;		/* a text column: offsets found as it goes */
 	Size		size;			/* without text: the data's size */
 	bool		text_alone;		/* one text column, the key's four words */
+	bool		decode;			/* a text column's words hold its order key
+								 * (collate.c), not its bytes: no plan */
 	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */
 } GbtItupPlan;
 

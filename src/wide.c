@@ -77,80 +77,6 @@ gbt_type_is_text(Oid typid)
 }
 
 /* a catalog row's text column, or NULL */
-static char *
-catalog_text(int cacheid, HeapTuple tup, AttrNumber att)
-{
-	bool		isnull;
-	Datum		d = SysCacheGetAttr(cacheid, tup, att, &isnull);
-
-	return isnull ? NULL : TextDatumGetCString(d);
-}
-
-/*
- * Whether text under this collation orders by its bytes, so that a
- * zero-padded prefix of them is an order key: the libc locales "C" and
- * "POSIX", and PostgreSQL 17's builtin provider (code point order, which
- * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
- * from the catalogs: pg_locale.h needs ICU's headers to build against.
- */
-static bool
-locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate)
-{
-	char	   *loc;
-
-	if (provider == 'b')
-		return true;			/* COLLPROVIDER_BUILTIN (PostgreSQL 17) */
-	if (provider != COLLPROVIDER_LIBC)
-		return false;
-	loc = catalog_text(cacheid, tup, collcollate);
-	return loc != NULL && (strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0);
-}
-
-/* the database's LC_COLLATE, for messages */
-static char *
-database_collate(void)
-{
-	HeapTuple	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
-	char	   *result = NULL;
-
-	if (HeapTupleIsValid(tup))
-	{
-		result = catalog_text(DATABASEOID, tup, Anum_pg_database_datcollate);
-		ReleaseSysCache(tup);
-	}
-	return result ? result : "?";
-}
-
-static bool
-collation_is_bytewise(Oid collid)
-{
-	HeapTuple	tup;
-	bool		result;
-
-	if (collid == C_COLLATION_OID)
-		return true;
-	if (!OidIsValid(collid))
-		return false;
-	if (collid == DEFAULT_COLLATION_OID)
-	{
-		tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
-		result = locale_is_bytewise(((Form_pg_database) GETSTRUCT(tup))->datlocprovider,
-									tup, DATABASEOID, Anum_pg_database_datcollate);
-	}
-	else
-	{
-		tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for collation %u", collid);
-		result = locale_is_bytewise(((Form_pg_collation) GETSTRUCT(tup))->collprovider,
-									tup, COLLOID, Anum_pg_collation_collcollate);
-	}
-	ReleaseSysCache(tup);
-	return result;
-}
-
 /* signed types narrower than a word: the field is the value's low bits */
 static bool
 type_is_narrow_signed(Oid typid)
@@ -169,6 +95,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 
 	memset(shape, 0, sizeof(GbtKeyShape));
 	memset(info->is_text, 0, sizeof(info->is_text));
+	memset(info->sortkey_coll, 0, sizeof(info->sortkey_coll));
 	info->nkeycols = IndexRelationGetNumberOfKeyAttributes(index);
 	info->tidcol = natts > info->nkeycols ? info->nkeycols : -1;
 	if (natts + (info->tidcol >= 0 ? 1 : 0) > GBT_MAX_KEY_COLS)
@@ -200,18 +127,12 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 		if (gbt_type_is_text(info->coltypes[s]))
 		{
 			/*
-			 * A key's bytes are its order under "C" only; an INCLUDE column
-			 * is not ordered by, only stored.
+			 * A key's bytes are its order under "C"; other collations take
+			 * sort keys (collate.c).  An INCLUDE column is not ordered by,
+			 * only stored.
 			 */
-			if (a < info->nkeycols && !collation_is_bytewise(index->rd_indcollation[a]))
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("gbtree supports text keys only under the \"C\" or \"POSIX\" collation, not \"%s\"",
-								get_collation_name(index->rd_indcollation[a])),
-						 index->rd_indcollation[a] == DEFAULT_COLLATION_OID ?
-						 errdetail("The column takes the database's default collation (LC_COLLATE \"%s\").",
-								   database_collate()) : 0,
-						 errhint("Give the column COLLATE \"C\" in the table or in CREATE INDEX, or use btree.")));
+			if (a < info->nkeycols)
+				gbt_collate_column(index, info, a, s);
 			ntext++;
 			info->is_text[s] = true;
 		}
@@ -271,9 +192,13 @@ gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue 
 	if (gbt_type_is_text(coltype))
 	{
 		text	   *t = DatumGetTextPP(value);
-		int			len = VARSIZE_ANY_EXHDR(t);
+		int			len;
+		bool		alloc;
+		const unsigned char *k = gbt_text_key(info, col, t, &len, &alloc);
 
-		gbt_bytes_field((const unsigned char *) VARDATA_ANY(t), len, bits / 8, v);
+		gbt_bytes_field(k, len, bits / 8, v);
+		if (alloc)
+			pfree((void *) k);
 		if ((Pointer) t != DatumGetPointer(value))
 			pfree(t);
 		/* longer than the field: above its first bytes, below what follows */
@@ -365,6 +290,7 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 	const GbtKeyShape *shape = &info->shape;
 	GbtColInput in[GBT_MAX_KEY_COLS];
 	text	   *detoasted[GBT_MAX_KEY_COLS];
+	const unsigned char *keys[GBT_MAX_KEY_COLS];	/* order keys palloc'd */
 	uint16		flags;
 
 	*tlen = 0;
@@ -378,6 +304,7 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 	}
 	memset(in, 0, sizeof(in));
 	memset(detoasted, 0, sizeof(detoasted));
+	memset(keys, 0, sizeof(keys));
 	for (int s = 0; s < shape->ncols; s++)
 	{
 		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
@@ -397,10 +324,13 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 		{
 			text	   *t = DatumGetTextPP(values[c]);
 
+			bool		alloc;
+
 			if ((Pointer) t != DatumGetPointer(values[c]))
 				detoasted[s] = t;
-			in[s].bytes = (const unsigned char *) VARDATA_ANY(t);
-			in[s].len = VARSIZE_ANY_EXHDR(t);
+			in[s].bytes = gbt_text_key(info, s, t, &in[s].len, &alloc);
+			if (alloc)
+				keys[s] = in[s].bytes;
 			gbt_bytes_field(in[s].bytes, in[s].len, shape->col[s].bits / 8, &in[s].val);
 			continue;
 		}
@@ -421,8 +351,12 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 						   gbt_tail_max(shape->nwords)),
 				 errhint("Use btree for such values, or index an MD5 hash of the value.")));
 	for (int s = 0; s < shape->ncols; s++)
+	{
 		if (detoasted[s])
 			pfree(detoasted[s]);
+		if (keys[s])
+			pfree((void *) keys[s]);
+	}
 	return true;
 }
 
@@ -435,6 +369,24 @@ gbt_tail_corrupted(Oid indexrelid)
 			 errmsg("index \"%s\" contains an entry whose tail does not decode",
 					get_rel_name(indexrelid)),
 			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Where a value's bytes start in its order key of len bytes at k
+ * (collate.c)
+ */
+static int
+text_in_key(GbtIndexInfo *info, const unsigned char *k, int len)
+{
+	int			start = gbt_text_key_value_start(k, len);
+
+	if (start < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains a text key without its value",
+						get_rel_name(info->indexrelid)),
+				 errhint("Please REINDEX it.")));
+	return start;
 }
 
 /*
@@ -489,9 +441,19 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 			if (t == UUIDOID)
 				gbt_uuid_from_field(&v, (unsigned char *) buf->bytes);
 			else
-				SET_VARSIZE(buf->bytes, VARHDRSZ +
-							gbt_bytes_from_field(&v, bits / 8,
-												 (unsigned char *) VARDATA(buf->bytes)));
+			{
+				unsigned char *b = (unsigned char *) VARDATA(buf->bytes);
+				int			len = gbt_bytes_from_field(&v, bits / 8, b);
+
+				if (OidIsValid(info->sortkey_coll[s]))
+				{
+					int			start = text_in_key(info, b, len);
+
+					len -= start;
+					memmove(b, b + start, len);
+				}
+				SET_VARSIZE(buf->bytes, VARHDRSZ + len);
+			}
 			values[c] = PointerGetDatum(buf->bytes);
 			pos += bits;
 			continue;
@@ -540,8 +502,11 @@ gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned cha
 			continue;
 		if (info->is_text[s])
 		{
-			values[c] = PointerGetDatum(cstring_to_text_with_len((const char *) in[s].bytes,
-																 in[s].len));
+			int			start = OidIsValid(info->sortkey_coll[s]) ?
+				text_in_key(info, in[s].bytes, in[s].len) : 0;
+
+			values[c] = PointerGetDatum(cstring_to_text_with_len((const char *) in[s].bytes + start,
+																 in[s].len - start));
 			continue;
 		}
 		if (t == UUIDOID)
@@ -577,6 +542,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 
 	plan->nsteps = 0;
 	plan->varwidth = false;
+	plan->decode = false;
 	for (int s = 0; s < shape->ncols; s++)
 	{
 		int			c = info->tidcol >= 0 && s > info->tidcol ? s - 1 : s;
@@ -629,6 +595,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 			case TEXTOID:
 			case VARCHAROID:
 				Assert(st->bits / 8 + VARHDRSZ_SHORT <= VARATT_SHORT_MAX);
+				plan->decode |= OidIsValid(info->sortkey_coll[s]);
 				st->kind = GBT_ITUP_TEXT;
 				plan->varwidth = true;
 				break;
@@ -643,7 +610,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 		pos += st->bits;
 	}
 	plan->size = off;
-	plan->text_alone = plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
+	plan->text_alone = !plan->decode && plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
 		plan->step[0].nullpos < 0 && plan->step[0].pos == 0 &&
 		plan->step[0].bits == GBT_MAX_KEY_WORDS * 64;
 }
@@ -784,6 +751,8 @@ bool
 gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 				   Size *size)
 {
+	if (plan->decode)
+		return false;
 	if (plan->varwidth)
 		return itup_fill(plan, words, tid, data, size, true);
 	return itup_fill(plan, words, tid, data, size, false);

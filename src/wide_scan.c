@@ -215,19 +215,44 @@ key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
 static bool
 long_text(GbtWideScan so, int col, Datum value, GbtBytes *out)
 {
-	text	   *t;
 	int			len;
+	bool		alloc;
+	const unsigned char *k;
 
 	if (!so->info->is_text[col])
 		return false;
-	t = DatumGetTextPP(value);
-	len = VARSIZE_ANY_EXHDR(t);
+	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
 	if (len < so->info->shape.col[col].bits / 8)
+	{
+		if (alloc)
+			pfree((void *) k);
 		return false;
+	}
 	out->len = len;
-	out->data = palloc(Max(len, 1));
-	memcpy((unsigned char *) out->data, VARDATA_ANY(t), len);
+	if (alloc)
+		out->data = k;
+	else
+	{
+		out->data = palloc(Max(len, 1));
+		memcpy((unsigned char *) out->data, k, len);
+	}
 	return true;
+}
+
+/* the length of a text value's order key (collate.c) */
+static int
+text_key_len(GbtWideScan so, int col, Datum value)
+{
+	int			len;
+	bool		alloc;
+	const unsigned char *k;
+
+	if (!OidIsValid(so->info->sortkey_coll[col]))
+		return toast_raw_datum_size(value) - VARHDRSZ;
+	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
+	if (alloc)
+		pfree((void *) k);
+	return len;
 }
 
 /*
@@ -369,12 +394,12 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 			for (int i = 0; i < nelems; i++)
 			{
 				text	   *t;
+				bool		alloc;
 
 				if (nulls[i])
 					continue;
 				t = DatumGetTextPP(elems[i]);
-				tarr[nt].len = VARSIZE_ANY_EXHDR(t);
-				tarr[nt].data = (const unsigned char *) VARDATA_ANY(t);
+				tarr[nt].data = gbt_text_key(so->info, col, t, &tarr[nt].len, &alloc);
 				nt++;
 			}
 			qsort(tarr, nt, sizeof(GbtBytes), gbt_bytes_qcmp);
@@ -442,8 +467,7 @@ row_cond(GbtWideScan so, ScanKey header, GbtColCond *cond)
 		else if (key_value(so, col, sub->sk_argument, sub->sk_subtype, &vals[n]) != GBT_CLAMP_NONE)
 			return false;
 		else if (so->info->is_text[col] &&
-				 toast_raw_datum_size(sub->sk_argument) - VARHDRSZ >=
-				 so->info->shape.col[col].bits / 8)
+				 text_key_len(so, col, sub->sk_argument) >= so->info->shape.col[col].bits / 8)
 			return false;		/* a cut entry's later fields are not its own */
 		n++;
 		if (sub->sk_flags & SK_ROW_END)
@@ -1306,7 +1330,7 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
 		for (int c = 0; c < desc->natts; c++)
 			hasnull |= isnull[c];
-		Assert(hasnull);
+		Assert(hasnull || so->itup_plan.decode);
 		hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
 		data_size = heap_compute_data_size(desc, values, isnull);
 		memset(so->itup, 0, MAXALIGN(hoff + data_size));

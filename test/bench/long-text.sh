@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # test/bench/long-text.sh: text longer than gbtree's key field (32 bytes
-# for a text column alone), under gbtree.develop_long_text (src/README,
-# "What is left", item 4), against btree on the same rows.  For each data
+# for a text column alone; src/README, "Text keys" and "What is left",
+# item 4), against btree on the same rows, under the
+# collation COLL ("C" unless given; an ICU one such as und-x-icu needs a
+# UTF8 database: src/README, "Collations").  For each data
 # set: CREATE INDEX and INSERT ... SELECT into an indexed table, gbtree
 # and btree interleaved run by run, REPEAT runs, median and spread; the
 # indexes' pages; and a range count and an ORDER BY through either index
-# that must agree.  Needs a superuser (the switch):
+# that must agree:
 #   PGHOST=... PGPORT=... [ROWS=100000] [REPEAT=3] [DATASETS="urls words long shared"] \
-#       test/bench/long-text.sh [OUT.md]
-# Data sets (all COLLATE "C"):
+#       [COLL=C] test/bench/long-text.sh [OUT.md]
+# Data sets (all COLLATE "$COLL"):
 #   urls    'https://example.com/some/path/' || md5 || 0-29 'x': 62-91 bytes
 #   words   2-12 random words of 3-9 letters: 8-120 bytes, half within 32
 #   long    200-700 bytes of random letters
@@ -18,7 +20,8 @@ ROWS=${ROWS:-100000}
 REPEAT=${REPEAT:-3}
 OUT=${1:-}
 PSQL="psql -qXAt -v ON_ERROR_STOP=1"
-SET="SET client_min_messages = warning; SET gbtree.develop_long_text = on;"
+COLL=${COLL:-C}
+SET="SET client_min_messages = warning;"
 
 $PSQL -c "CREATE EXTENSION IF NOT EXISTS gbtree"
 gen() {
@@ -35,9 +38,9 @@ ms() { sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1; }
 stats() { sort -g | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f (%.1f-%.1f)", m, a[1], a[NR]}'; }
 
 {
-echo "# Long text: gbtree (develop_long_text) against btree"
+echo "# Long text: gbtree against btree, COLLATE \"$COLL\""
 echo
-echo "\`ROWS=$ROWS REPEAT=$REPEAT test/bench/long-text.sh\`, $(date -u +%Y-%m-%d), revision ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')},"
+echo "\`ROWS=$ROWS REPEAT=$REPEAT COLL=$COLL test/bench/long-text.sh\`, $(date -u +%Y-%m-%d), revision ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')},"
 echo "$(nproc) cores, $(psql -qXAt -c 'SHOW server_version'), default settings but the harness's."
 echo "Times in ms, median (min-max) of $REPEAT runs, engines interleaved."
 echo
@@ -47,8 +50,8 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 for ds in ${DATASETS:-urls words long shared}; do
     $PSQL -c "$SET DROP TABLE IF EXISTS lt_src, lt_g, lt_b;
-        CREATE TABLE lt_src AS SELECT $(gen $ds) COLLATE \"C\" AS t FROM generate_series(1, $ROWS) g;
-        CREATE TABLE lt_g (t text COLLATE \"C\"); CREATE TABLE lt_b (t text COLLATE \"C\");
+        CREATE TABLE lt_src AS SELECT $(gen $ds) COLLATE \"$COLL\" AS t FROM generate_series(1, $ROWS) g;
+        CREATE TABLE lt_g (t text COLLATE \"$COLL\"); CREATE TABLE lt_b (t text COLLATE \"$COLL\");
         "
     $PSQL -c "VACUUM ANALYZE lt_src"
     avg=$($PSQL -c "SELECT round(avg(octet_length(t))) FROM lt_src")

@@ -1,0 +1,162 @@
+--
+-- text keys under ICU collations (src/README, "Collations"): a key orders
+-- by K(s), the collation's sort key, escaped, then the value's bytes
+-- (collate.c), so that gbtree orders exactly as btree's varstr_cmp does:
+-- the collation first, the bytes where it ties.  The tests' own databases
+-- are SQL_ASCII, where ICU cannot be used, so this one makes a UTF8
+-- database whose default collation is ICU's too.  Every query runs on a
+-- gbtree table and on its btree twin; rows are compared under forced index,
+-- index-only, bitmap and sequential scans, and the plans of both.  A server
+-- built without ICU skips it (expected/t32_icu_collation_1.out).
+--
+SET client_min_messages = warning;
+SELECT NOT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i') AS no_icu \gset
+\if :no_icu
+\echo 'this server has no ICU collations'
+\quit
+\endif
+\set regdb :DBNAME
+DROP DATABASE IF EXISTS gbtree_t32_icu;
+CREATE DATABASE gbtree_t32_icu TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'
+	LOCALE_PROVIDER icu ICU_LOCALE 'en';
+\c gbtree_t32_icu
+SET client_min_messages = warning;
+CREATE EXTENSION gbtree;
+SET max_parallel_workers_per_gather = 0;
+SET jit = off;
+
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set twins :abs_srcdir '/sql/helpers/twins.sql'
+\i :twins
+
+-- 1. One column of the database's default collation (ICU "en") and one of
+-- Swedish (where 'ä' sorts after 'z'): NULLs, empty strings, case and
+-- accents, a precomposed 'é' and 'e' with a combining accent (canonically
+-- equal: ICU ties them, the bytes decide), full-width letters, 'ß' and
+-- 'ss', punctuation and digits, heavy duplicates, long values that differ
+-- only at their end (their order keys go on in tails), scripts beyond
+-- Latin.
+CREATE TABLE zg (id serial, s text, v varchar(60) COLLATE "sv-x-icu");
+CREATE TABLE zb (id serial, s text, v varchar(60) COLLATE "sv-x-icu");
+CREATE TABLE u_vals (k int, x text);
+INSERT INTO u_vals VALUES
+	(0, NULL), (1, ''), (2, 'a'), (3, 'A'), (4, 'b'), (5, 'B'), (6, 'é'),
+	(7, 'e' || U&'\0301'), (8, 'e'), (9, 'E'), (10, 'É'), (11, 'ä'), (12, 'Ä'),
+	(13, 'ae'), (14, 'z'), (15, 'Z'), (16, 'ß'), (17, 'ss'), (18, 'SS'),
+	(19, 'ａ'), (20, 'Ａ'), (21, '-'), (22, '_'), (23, ' '), (24, '1'), (25, '10'),
+	(26, '9'), (27, 'résumé'), (28, 'resume'), (29, 'Résumé'), (30, 'RESUME'),
+	(31, 'ö'), (32, 'o'), (33, 'å'), (34, 'Ω'), (35, 'ж'), (36, '日本'), (37, '한국'),
+	(38, 'x-y'), (39, 'xy'), (40, 'x y'), (41, 'co-op'), (42, 'coop'), (43, 'ǅ'),
+	(44, 'ﬁ'), (45, 'fi'), (46, '🙂'), (47, U&'\00C5'), (48, 'A' || U&'\030A');
+INSERT INTO zg (s, v)
+  SELECT CASE WHEN g % 7 = 0 THEN md5(g::text)
+			  WHEN g % 7 = 1 THEN repeat('Lorem ipsum dolor ', 3) || (g % 50)
+			  WHEN g % 7 = 2 THEN upper(repeat('lorem ipsum dolor ', 3)) || (g % 50)
+			  ELSE (SELECT x FROM u_vals WHERE k = g % 49) END,
+		 CASE WHEN g % 5 = 0 THEN NULL
+			  WHEN g % 5 = 1 THEN (SELECT x FROM u_vals WHERE k = (g * 7) % 49)
+			  ELSE substr(md5((g % 300)::text), 1, 1 + g % 20) || 'ä' END
+  FROM generate_series(1, 6000) g;
+INSERT INTO zb SELECT * FROM zg ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_s ON %1$I USING %2$s (s)', 'zg', 'zb');
+SELECT tw_both('CREATE INDEX %1$I_v ON %1$I USING %2$s (v DESC NULLS FIRST)', 'zg', 'zb');
+VACUUM ANALYZE zg, zb;
+SELECT tw_order('zg', 'zb', 's', 's') AS s_asc, tw_order('zg', 'zb', 's', 's DESC') AS s_desc,
+	tw_order('zg', 'zb', 'v', 'v DESC NULLS FIRST') AS v_desc, tw_order('zg', 'zb', 'v', 'v') AS v_asc;
+SELECT tw_diff('zg', 'zb', 's', 's = ''é''');
+SELECT tw_diff('zg', 'zb', 's', 's = ''e'' || U&''\0301''');
+SELECT tw_diff('zg', 'zb', 's', 's = ''''');
+SELECT tw_diff('zg', 'zb', 's', 's < ''e''');
+SELECT tw_diff('zg', 'zb', 's', 's >= ''E'' AND s <= ''f''');
+SELECT tw_diff('zg', 'zb', 's', 's > ''ss'' AND s < ''st''');
+SELECT tw_diff('zg', 'zb', 's', 's BETWEEN ''LOREM'' AND ''lorem ipsum dolor lorem ipsum dolor lorem ipsum dolor 3''');
+SELECT tw_diff('zg', 'zb', 's', 's = ''Lorem ipsum dolor Lorem ipsum dolor Lorem ipsum dolor 22''');
+SELECT tw_diff('zg', 'zb', 's', 's = ANY (ARRAY[''a'', ''A'', ''ß'', NULL, ''ａ'', ''nope'', repeat(''Lorem ipsum dolor '', 3) || ''8''])');
+SELECT tw_diff('zg', 'zb', 's', 's = ANY (ARRAY(SELECT x FROM u_vals ORDER BY md5(k::text)))');
+SELECT tw_diff('zg', 'zb', 's', 's IS NULL');
+SELECT tw_diff('zg', 'zb', 's', 'true', 's', 400);
+SELECT tw_diff('zg', 'zb', 's', 's > ''b''', 's DESC', 300);
+SELECT tw_diff('zg', 'zb', 's', 's < ''ä''', 's DESC NULLS LAST', 80);
+SELECT tw_diff('zg', 'zb', 's', 's < ANY (ARRAY[''b'', repeat(''Lorem'', 20)])');
+SELECT tw_diff('zg', 'zb', 's', 's > ALL (ARRAY[''b'', ''LOREM IPSUM''])');
+SELECT tw_diff('zg', 'zb', 'v', 'v > ''z''');
+SELECT tw_diff('zg', 'zb', 'v', 'v = ''ä''');
+SELECT tw_diff('zg', 'zb', 'v', 'v < ''b''', 'v DESC NULLS FIRST', 100);
+SELECT tw_diff('zg', 'zb', 'v', 'v >= ''a'' AND v < ''b''', 'v', 100);
+-- the query's collation must be the index's for the planner to use it
+SELECT tw_diff('zg', 'zb', 's', 's COLLATE "C" < ''b''');
+SELECT gbtree_check('zg_s', true), gbtree_check('zg_v', true);
+
+-- 2. Writes: inserts one by one and in a batch, updates, deletes, VACUUM,
+-- REINDEX
+SELECT tw_both('INSERT INTO %1$I (s, v) SELECT x, upper(x) FROM u_vals', 'zg', 'zb');
+SELECT tw_both('INSERT INTO %1$I (s, v) VALUES (''Ä'' || repeat(''ä'', 30), ''Ö'')', 'zg', 'zb');
+SELECT tw_both('INSERT INTO %1$I (s, v) SELECT ''ins '' || g || '' é'', g FROM generate_series(1, 3000) g', 'zg', 'zb');
+SELECT tw_both('UPDATE %1$I SET s = upper(s) WHERE s LIKE ''ins 1%%''', 'zg', 'zb');
+SELECT tw_both('DELETE FROM %1$I WHERE s > ''INS 2'' AND s < ''ins 5''', 'zg', 'zb');
+VACUUM ANALYZE zg, zb;
+SELECT tw_order('zg', 'zb', 's', 's') AS s_asc, tw_order('zg', 'zb', 'v', 'v DESC NULLS FIRST') AS v_desc;
+SELECT tw_diff('zg', 'zb', 's', 's >= ''ins 2'' AND s < ''INS 3''', 's', 500);
+SELECT tw_diff('zg', 'zb', 's', 's > ''Ä''', 's', 50);
+SELECT gbtree_check('zg_s', true), gbtree_check('zg_v', true);
+SELECT tw_both('REINDEX INDEX %1$I_s', 'zg', 'zb');
+SELECT tw_order('zg', 'zb', 's', 's') AS s_asc;
+SELECT gbtree_check('zg_s', true);
+
+-- 3. Several columns: (int4, ICU text), (ICU text DESC, "C" text); row
+-- comparisons, = ANY on either column, ORDER BY a prefix both ways.
+CREATE TABLE mg (id serial, t int4, n text COLLATE "de-x-icu", m text COLLATE "C");
+CREATE TABLE mb (id serial, t int4, n text COLLATE "de-x-icu", m text COLLATE "C");
+INSERT INTO mg (t, n, m)
+  SELECT CASE WHEN g % 17 = 0 THEN NULL ELSE g % 30 END,
+		 CASE WHEN g % 13 = 0 THEN NULL
+			  ELSE (SELECT x FROM u_vals WHERE k = g % 49) || ' ' || (g * 7919) % 40 END,
+		 CASE WHEN g % 3 = 0 THEN NULL ELSE left(md5(g::text), g % 9) END
+  FROM generate_series(1, 8000) g;
+INSERT INTO mb SELECT * FROM mg ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_tn ON %1$I USING %2$s (t, n)', 'mg', 'mb');
+SELECT tw_both('CREATE INDEX %1$I_nm ON %1$I USING %2$s (n DESC, m NULLS FIRST)', 'mg', 'mb');
+VACUUM ANALYZE mg, mb;
+SELECT tw_order('mg', 'mb', 't, n', 't, n') AS tn, tw_order('mg', 'mb', 'n, m', 'n DESC, m NULLS FIRST') AS nm;
+SELECT tw_diff('mg', 'mb', 't, n', 't = 5 AND n > ''é''');
+-- (btree filters the second = ANY, gbtree takes it as an index condition:
+-- rows only)
+SELECT tw_diff('mg', 'mb', 't, n', 't = ANY (''{1,2,29}'') AND n = ANY (ARRAY[''a 1'', ''A 1'', ''ß 3'', ''ss 3''])', NULL, NULL, false);
+SELECT tw_diff('mg', 'mb', 't, n', '(t, n) > (28, ''s'')', 't, n', 300, false);
+SELECT tw_diff('mg', 'mb', 't, n', '(t, n) < (2, ''Ä'')', 't DESC, n DESC', 300, false);
+SELECT tw_diff('mg', 'mb', 'n, m', 'n = ''ä 7''', 'n DESC, m NULLS FIRST', 100);
+SELECT tw_diff('mg', 'mb', 'n, m', 'n < ''b'' AND m > ''8''');
+SELECT gbtree_check('mg_tn', true), gbtree_check('mg_nm', true);
+
+-- 4. Unique: values the collation ties but whose bytes differ are
+-- distinct, as in btree; a duplicate gives btree's 23505, the value read
+-- back from the order key.
+CREATE TABLE qg (id serial, e text COLLATE "und-x-icu");
+CREATE TABLE qb (id serial, e text COLLATE "und-x-icu");
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_e ON %1$I USING %2$s (e)', 'qg', 'qb');
+SELECT tw_both('INSERT INTO %1$I (e) SELECT x FROM u_vals WHERE x IS NOT NULL', 'qg', 'qb');
+SELECT tw_both('INSERT INTO %1$I (e) VALUES (''é'')', 'qg', 'qb');
+SELECT tw_both('INSERT INTO %1$I (e) VALUES (''e'' || U&''\0301'')', 'qg', 'qb');
+SELECT tw_both('INSERT INTO %1$I (e) VALUES (repeat(''Ünïcödé '', 8))', 'qg', 'qb');
+SELECT tw_both('INSERT INTO %1$I (e) VALUES (repeat(''Ünïcödé '', 8))', 'qg', 'qb');
+SELECT tw_both('UPDATE %1$I SET e = ''ß'' WHERE e = ''ss''', 'qg', 'qb');
+SELECT tw_diff('qg', 'qb', 'e', 'e > ''a''', 'e', 100);
+SELECT gbtree_check('qg_e', true);
+
+-- 5. Refused (0A000): a nondeterministic collation, and a libc one other
+-- than "C" and "POSIX", whose strxfrm is not trusted.  A long value's
+-- order key is longer than its bytes, so the longest value gbtree takes is
+-- shorter than under "C" (54000).
+CREATE COLLATION t32_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE COLLATION t32_libc (provider = libc, locale = 'C.UTF-8');
+SELECT tw_one('CREATE INDEX zg_ci ON zg USING gbtree (s COLLATE t32_ci)');
+SELECT tw_one('CREATE INDEX zg_libc ON zg USING gbtree (v COLLATE t32_libc)');
+CREATE TABLE lg (t text, c text COLLATE "C");
+SELECT tw_one('CREATE INDEX lg_t ON lg USING gbtree (t)');
+SELECT tw_one('CREATE INDEX lg_c ON lg USING gbtree (c)');
+SELECT tw_one('INSERT INTO lg VALUES (repeat(''Ünïcödé '', 20), repeat(''Ünïcödé '', 60))');
+SELECT tw_one('INSERT INTO lg VALUES (repeat(''Ünïcödé '', 60), repeat(''Ünïcödé '', 60))');
+SELECT count(*) FROM lg;
+
+\c :regdb
+DROP DATABASE gbtree_t32_icu;
