@@ -211,9 +211,11 @@ key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
  * the current context), or false.  The field then holds only its first
  * bytes, and the index may hold longer values that begin with them (cut
  * entries, gbtree_tail.h): the ranges take the field, the filter the text.
+ * With v, the value's field too (as key_value's), from the same order key:
+ * an = ANY of ICU text makes each element's sort key once.
  */
 static bool
-long_text(GbtWideScan so, int col, Datum value, GbtBytes *out)
+long_text(GbtWideScan so, int col, Datum value, GbtBytes *out, GbtColValue *v)
 {
 	int			len;
 	bool		alloc;
@@ -222,6 +224,11 @@ long_text(GbtWideScan so, int col, Datum value, GbtBytes *out)
 	if (!so->info->is_text[col])
 		return false;
 	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
+	if (v)
+	{
+		memset(v, 0, sizeof(GbtColValue));
+		gbt_bytes_field(k, len, so->info->shape.col[col].bits / 8, v);
+	}
 	if (len < so->info->shape.col[col].bits / 8)
 	{
 		if (alloc)
@@ -303,7 +310,7 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 
 		if (nulls[i])
 			continue;
-		if (long_text(so, col, elems[i], &lt))
+		if (long_text(so, col, elems[i], &lt, &vals[n]))
 		{
 			pfree((void *) lt.data);
 			if (sk->sk_strategy != BTEqualStrategyNumber)
@@ -315,8 +322,13 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 				return true;
 			}
 			/* = ANY: its first bytes as a point, the whole in tarr */
-			(void) key_value(so, col, elems[i], elemtype, &vals[n++]);
+			n++;
 			any_long = true;
+			continue;
+		}
+		if (so->info->is_text[col])
+		{
+			n++;				/* shorter than the field: exact */
 			continue;
 		}
 		c = key_value(so, col, elems[i], elemtype, &vals[n]);
@@ -528,7 +540,7 @@ keys_to_conds(IndexScanDesc scan)
 			elog(ERROR, "gbtree: unexpected strategy number %d", sk->sk_strategy);
 		clamp = key_value(so, col, sk->sk_argument, sk->sk_subtype, &cond->value);
 		cond->op = sk->sk_strategy;
-		if (long_text(so, col, sk->sk_argument, &cond->text))
+		if (long_text(so, col, sk->sk_argument, &cond->text, NULL))
 		{
 			/*
 			 * Over its first bytes, as wide as needed: x < it holds only
