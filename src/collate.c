@@ -228,11 +228,10 @@ gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 static unsigned char *
 sort_key(Oid collid, const char *src, int len, int *xlen)
 {
-	pg_locale_t locale = pg_newlocale_from_collation(collid);
 	size_t		cap = (size_t) len * 3 + 32;
 	unsigned char *x = palloc(cap);
-
 #if PG_VERSION_NUM >= 160000
+	pg_locale_t locale = pg_newlocale_from_collation(collid);
 	size_t		n = pg_strnxfrm((char *) x, cap, src, len, locale);
 
 	if (n >= cap)
@@ -245,13 +244,15 @@ sort_key(Oid collid, const char *src, int len, int *xlen)
 	}
 	*xlen = (int) strnlen((char *) x, n);
 #elif defined(USE_ICU)
+	pg_locale_t locale = pg_newlocale_from_collation(collid);
 	GetSortKeyFn get = icu_get_sort_key();
 	UChar	   *u = NULL;
-	int32_t		ulen = icu_to_uchar(&u, src, len);
+	int32_t		ulen;
 	int32_t		n;
 
 	if (get == NULL)
 		elog(ERROR, "ICU's ucol_getSortKey not found");
+	ulen = icu_to_uchar(&u, src, len);
 	n = get(locale->info.icu.ucol, u, ulen, x, (int32_t) cap);
 	if (n <= 0)
 		elog(ERROR, "ICU gave no sort key");

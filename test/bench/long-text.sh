@@ -6,8 +6,9 @@
 # UTF8 database: src/README, "Collations").  For each data
 # set: CREATE INDEX and INSERT ... SELECT into an indexed table, gbtree
 # and btree interleaved run by run, REPEAT runs, median and spread; the
-# indexes' pages; and a range count and an ORDER BY through either index
-# that must agree:
+# indexes' pages; a count of = ANY of 2,000 values under default
+# settings (its plans shown); and a range count and an ORDER BY through
+# either index that must agree:
 #   PGHOST=... PGPORT=... [ROWS=100000] [REPEAT=3] [DATASETS="urls words long shared"] \
 #       [COLL=C] test/bench/long-text.sh [OUT.md]
 # Data sets (all COLLATE "$COLL"):
@@ -44,8 +45,8 @@ echo "\`ROWS=$ROWS REPEAT=$REPEAT COLL=$COLL test/bench/long-text.sh\`, $(date -
 echo "$(nproc) cores, $(psql -qXAt -c 'SHOW server_version'), default settings but the harness's."
 echo "Times in ms, median (min-max) of $REPEAT runs, engines interleaved."
 echo
-echo "| data | avg bytes | build gbtree | build btree | ratio | pages gbtree | pages btree | insert gbtree | insert btree | ratio | pages after insert gbtree | btree | answers |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| data | avg bytes | build gbtree | build btree | ratio | pages gbtree | pages btree | insert gbtree | insert btree | ratio | pages after insert gbtree | btree | = ANY gbtree | = ANY btree | ratio | plans | answers |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > /tmp/long-text.$$.md
 
 for ds in ${DATASETS:-urls words long shared}; do
@@ -77,13 +78,28 @@ for ds in ${DATASETS:-urls words long shared}; do
        SELECT md5(string_agg(t, ',' ORDER BY t)) || count(*) FROM (SELECT t FROM lt_%s WHERE t > (SELECT t FROM lt_src ORDER BY t OFFSET $ROWS / 3 LIMIT 1) ORDER BY t) s"
     ag=$($PSQL -c "$(printf "$q" g)" | tail -1); ab=$($PSQL -c "$(printf "$q" b)" | tail -1)
     same=$([ "$ag" = "$ab" ] && echo same || echo "DIFFER")
+    # a count of = ANY of 2,000 of the values (an array made once), under
+    # default settings, REPEAT * 2 runs interleaved; the plans' index nodes
+    $PSQL -c "DROP TABLE IF EXISTS lt_arr; CREATE TABLE lt_arr AS
+        SELECT array_agg(t) a FROM (SELECT t FROM lt_src ORDER BY md5(t) LIMIT 2000) s; ANALYZE lt_g, lt_b"
+    aq="SELECT count(*) FROM lt_%s WHERE t = ANY ((SELECT a FROM lt_arr)::text[]);"
+    : > /tmp/lt-ag.$$; : > /tmp/lt-ab.$$
+    for r in $(seq $((REPEAT * 2))); do
+        for e in g b; do
+            printf '%s\n\\timing on\n%s\n' "$SET" "$(printf "$aq" $e)" | psql -qX -v ON_ERROR_STOP=1 | ms >> /tmp/lt-a$e.$$
+        done
+    done
+    plans=$(for e in g b; do $PSQL -c "EXPLAIN (COSTS OFF) $(printf "$aq" $e)" |
+        grep -o 'Index Only Scan\|Bitmap Index Scan\|Index Scan\|Seq Scan' | head -1; done | paste -sd/ -)
     bg=$(stats < /tmp/lt-bg.$$); bb=$(stats < /tmp/lt-bb.$$); ig=$(stats < /tmp/lt-ig.$$); ib=$(stats < /tmp/lt-ib.$$)
+    ag_=$(stats < /tmp/lt-ag.$$); ab_=$(stats < /tmp/lt-ab.$$)
+    ra=$(awk -v a="${ag_%% *}" -v b="${ab_%% *}" 'BEGIN {printf "%.2f", a / b}')
     rb=$(awk -v a="${bg%% *}" -v b="${bb%% *}" 'BEGIN {printf "%.2f", a / b}')
     ri=$(awk -v a="${ig%% *}" -v b="${ib%% *}" 'BEGIN {printf "%.2f", a / b}')
-    echo "| $ds | $avg | $bg | $bb | $rb | $pg_b | $pb_b | $ig | $ib | $ri | $pg_i | $pb_i | $same |" >> /tmp/long-text.$$.md
+    echo "| $ds | $avg | $bg | $bb | $rb | $pg_b | $pb_b | $ig | $ib | $ri | $pg_i | $pb_i | $ag_ | $ab_ | $ra | $plans | $same |" >> /tmp/long-text.$$.md
     [ "$same" = same ] || { echo "long-text: $ds: gbtree $ag, btree $ab" >&2; }
 done
-$PSQL -c "DROP TABLE lt_src, lt_g, lt_b"
+$PSQL -c "DROP TABLE lt_src, lt_g, lt_b, lt_arr"
 cat /tmp/long-text.$$.md
 [ -n "$OUT" ] && cp /tmp/long-text.$$.md "$OUT"
-rm -f /tmp/long-text.$$.md /tmp/lt-[bi][gb].$$
+rm -f /tmp/long-text.$$.md /tmp/lt-[bia][gb].$$
