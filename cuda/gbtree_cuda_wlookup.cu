@@ -173,6 +173,9 @@ wl_walk(const WLParams &prm, uint64_t q, uint64_t *out_words, uint64_t *out_tids
 		leaf = (op->flags & GBT_F_LEAF) != 0;
 		w = wl_page(pg, nw, leaf);
 		wl_bound(op, w.xb, nw, true, bk, &bt);
+		/* a tailed high key's unseen tail: only greater words move right */
+		if (op->flags & GBT_F_TAILS)
+			bt = ~(u64) 0;
 		if ((op->flags & GBT_F_DELETED) ||
 			(!(op->flags & GBT_F_RIGHTMOST) && !wl_lt(lo, 0, bk, bt, nw)))
 		{

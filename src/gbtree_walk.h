@@ -107,6 +107,14 @@ gbt_walk_descend_words(const char *img, uint32_t nblocks, uint32_t root, int nw,
 			return -1;
 		gbt_node_view(page, &node);
 		gbt_walk_bound_words(&node, true, bk, &bt);
+
+		/*
+		 * A tailed page's high key may end in a tail this walk does not see
+		 * (a truncated separator, TID 0): entries of its words, below it by
+		 * their tails, stay on this page, so only greater words move right.
+		 */
+		if (op->flags & GBT_F_TAILS)
+			bt = UINT64_MAX;
 		if ((op->flags & GBT_F_DELETED) ||
 			(!(op->flags & GBT_F_RIGHTMOST) && !gbt_wentry_lt(key, tid, bk, bt, nw)))
 		{

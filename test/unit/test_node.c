@@ -1459,6 +1459,28 @@ tail_walk_match(void *arg, const uint64_t *key, GbtTail tail, uint64_t tid)
 		wc->ok = false;
 }
 
+/* first of the n sorted entries whose words are >= key (> key: upper) */
+static size_t
+words_bound(const uint64_t *e, size_t n, int nw, const uint64_t *key, bool upper)
+{
+	size_t		lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		int			c = 0;
+
+		for (int k = 0; k < nw && c == 0; k++)
+			c = e[mid * (nw + 1) + k] < key[k] ? -1 : e[mid * (nw + 1) + k] > key[k];
+		if (c < 0 || (upper && c == 0))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* first entry at or above (key, tail, tid) */
 static size_t
 te_lower_bound(const TailEntries *te, size_t n, const uint64_t *key, GbtTail tail, uint64_t tid)
@@ -1731,6 +1753,28 @@ test_tail_trees(void)
 				CHECK(got == (int64_t) (z - a) && wc.ok,
 					  "tail tree of %d words, kind %d: walk gave %lld entries, want %zu (in order: %d)",
 					  nw, kind, (long long) got, z - a, wc.ok);
+
+				/*
+				 * The kernels' walk, of words alone (gbtree_walk.h, the
+				 * device lookups' reference): every entry whose words lie
+				 * in [lo, hi], whatever its tail, in index order.  A
+				 * truncated high key of those words (TID 0, its tail unseen)
+				 * must not send the descent right of them.
+				 */
+				{
+					size_t		wa = words_bound(se, n, nw, lo, false),
+								wz = words_bound(se, n, nw, hi, true);
+					WalkCheck	wwc = {se, nw, (int64_t) wa, true};
+					int64_t		wgot;
+
+					if (wz < wa)
+						wz = wa;
+					wgot = gbt_walk_range_words(img, nblocks, root, nw, lo, 0, hi, UINT64_MAX,
+												walk_match, &wwc);
+					CHECK(wgot == (int64_t) (wz - wa) && wwc.ok,
+						  "tail tree of %d words, kind %d: words walk gave %lld entries, want %zu (in order: %d)",
+						  nw, kind, (long long) wgot, wz - wa, wwc.ok);
+				}
 			}
 			free(e);
 			free(se);
