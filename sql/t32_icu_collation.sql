@@ -201,5 +201,43 @@ SELECT tw_one('INSERT INTO lg VALUES (repeat(''Ünïcödé '', 20), repeat(''Ün
 SELECT tw_one('INSERT INTO lg VALUES (repeat(''Ünïcödé '', 60), repeat(''Ünïcödé '', 60))');
 SELECT count(*) FROM lg;
 
+-- 7. Values that share a long prefix (URLs): their keys tie in the words,
+-- under ICU for the whole prefix, so a scan of a long constant is bounded
+-- by the constant's tail too (src/README, item 4 (c')): equality, = ANY of
+-- many such values (with absent ones, duplicates, the bare prefix and,
+-- under "C", a value exactly as long as the field: 'https://...path/ab'),
+-- ranges both ways,
+-- under ICU and "C", ascending and descending.
+CREATE TABLE pg_ (id serial, i text COLLATE "und-x-icu", c text COLLATE "C");
+CREATE TABLE pb_ (id serial, i text COLLATE "und-x-icu", c text COLLATE "C");
+INSERT INTO pg_ (i, c)
+  SELECT v, v FROM (SELECT CASE WHEN g % 50 = 0 THEN NULL
+							   WHEN g % 41 = 0 THEN 'https://example.com/some/path/'
+							   WHEN g % 37 = 0 THEN 'https://example.com/some/path/ab'
+							   ELSE 'https://example.com/some/path/' || md5((g % 2500)::text) ||
+									repeat('x', g % 7) END v
+					FROM generate_series(1, 6000) g) q;
+INSERT INTO pb_ SELECT * FROM pg_ ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_i ON %1$I USING %2$s (i)', 'pg_', 'pb_');
+SELECT tw_both('CREATE INDEX %1$I_c ON %1$I USING %2$s (c DESC)', 'pg_', 'pb_');
+VACUUM ANALYZE pg_, pb_;
+CREATE TABLE p_arr AS SELECT id, i FROM pb_;
+SELECT col, tw_diff('pg_', 'pb_', col, format('%s = %L', col, v)) AS eq,
+	tw_diff('pg_', 'pb_', col, format('%s < %L', col, v), col || ' DESC', 40) AS lt_desc,
+	tw_diff('pg_', 'pb_', col, format('%s >= %L', col, v), col, 40) AS ge,
+	tw_diff('pg_', 'pb_', col, format('%s > %L AND %s <= %L', col, v, col, v || 'z'), NULL, NULL, false) AS between_
+FROM unnest(ARRAY['i', 'c']) col,
+	 unnest(ARRAY['https://example.com/some/path/' || md5('7') || 'xx',
+				  'https://example.com/some/path/' || md5('8'),
+				  'https://example.com/some/path/ab', 'https://example.com/some/path/',
+				  'https://example.com/some/path/' || md5('no such'),
+				  'https://example.com/some/path/ab12']) WITH ORDINALITY AS u(v, k)
+ORDER BY col, k;
+SELECT tw_diff('pg_', 'pb_', 'i', 'i = ANY (ARRAY(SELECT i FROM p_arr WHERE id % 11 = 0) || ARRAY[''nope'', ''https://example.com/some/path/zz'', NULL])');
+SELECT tw_diff('pg_', 'pb_', 'c', 'c = ANY (ARRAY(SELECT i COLLATE "C" FROM p_arr WHERE id % 11 = 0) || ARRAY[''nope'', ''https://example.com/some/path/zz'', ''https://example.com/some/pat'', NULL])');
+SELECT tw_diff('pg_', 'pb_', 'i', 'i = ANY (ARRAY(SELECT i FROM p_arr WHERE id % 13 = 0))', 'i DESC', 200);
+SELECT tw_diff('pg_', 'pb_', 'c', 'c = ANY (ARRAY(SELECT i COLLATE "C" FROM p_arr WHERE id % 13 = 0))', 'c', 200);
+SELECT gbtree_check('pg__i', true), gbtree_check('pg__c', true);
+
 \c :regdb
 DROP DATABASE gbtree_t32_icu;

@@ -60,6 +60,15 @@ typedef struct WideSeg
 	BlockNumber root;
 	GbtWordRange *ranges;
 	int			nranges;
+
+	/*
+	 * Each range's ends as (words, tail): the tails of its lo and hi, or
+	 * NULL when every range is bounded by its words alone (lotail lowest,
+	 * hitail highest).  range_tails sets them for a long text constant,
+	 * whose words alone are only its first bytes.
+	 */
+	GbtTail    *lotails;
+	GbtTail    *hitails;
 } WideSeg;
 
 /* A leaf's matching entries, and where the leaf sits */
@@ -76,6 +85,8 @@ typedef struct WidePos
 	unsigned char lowtail[GBT_TAIL_HIGHEST_LEN];
 	uint64		hikey[GBT_MAX_KEY_WORDS];
 	uint64		hitid;
+	int			hitaillen;		/* and its tail (tailed leaves) */
+	unsigned char hitail[GBT_TAIL_HIGHEST_LEN];
 	XLogRecPtr	lsn;			/* the leaf's LSN when read */
 	bool		pinned;			/* its pin kept since (needs_pin) */
 	int			nitems;
@@ -560,6 +571,193 @@ keys_to_conds(IndexScanDesc scan)
 }
 
 /* Turn the scan keys into segments and ranges, in keycxt. */
+/*
+ * A text constant's key as an entry's: its words and, when it is longer
+ * than the field, its tail (palloc'd) in *tail; false when it has none.
+ */
+static bool
+text_entry(GbtWideScan so, const GbtBytes *k, uint64 *words, GbtTail *tail)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	GbtColInput in[1];
+	unsigned char *t = palloc(gbt_tail_max(shape->nwords) + 1);
+	int			tlen;
+
+	memset(in, 0, sizeof(in));
+	in[0].bytes = k->data;
+	in[0].len = k->len;
+	gbt_bytes_field(k->data, k->len, shape->col[0].bits / 8, &in[0].val);
+	tlen = gbt_shape_encode_cut(shape, so->info->is_text, in, words, t,
+								gbt_tail_max(shape->nwords));
+	if (tlen <= 0)
+	{
+		pfree(t);
+		return false;
+	}
+	tail->data = t;
+	tail->len = tlen;
+	return true;
+}
+
+/*
+ * Tails for the ranges of an index of one text column (nothing else in its
+ * key) whose only condition compares it with text longer than the field:
+ * the words of such a constant are its first bytes, which many values may
+ * share (under an ICU collation, those of a common prefix of a dozen
+ * characters), and the range they make holds all of them.  An end of a
+ * range at a constant's words takes the constant's tail too, so the scan
+ * starts and stops at the entry itself (src/README, "What is left", item 4
+ * (c')); the filter still compares whole texts, so a bound is never
+ * tighter than the condition, only than the words.  For = ANY, a point's
+ * bounds are the least and the greatest tail of the elements of its words;
+ * a point of an element without a tail (exactly as long as the field)
+ * keeps the words alone.
+ */
+static void
+range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	int			nw = so->nw;
+	GbtTail    *lo,
+			   *hi;
+	bool		any = false;
+
+	if (shape->ncols != 1 || !so->info->is_text[0] || c->col != 0 ||
+		!(c->text.data || c->tarr))
+		return;
+	lo = palloc(sizeof(GbtTail) * seg->nranges);
+	hi = palloc(sizeof(GbtTail) * seg->nranges);
+	for (int i = 0; i < seg->nranges; i++)
+	{
+		lo[i] = GBT_TAIL_LOWEST;
+		hi[i] = GBT_TAIL_HIGHEST;
+	}
+	if (c->text.data)
+	{
+		uint64		w[GBT_MAX_KEY_WORDS];
+		GbtTail		t;
+
+		/* one condition: one range, an end of it at the constant's words */
+		if (seg->nranges == 1 && text_entry(so, &c->text, w, &t))
+		{
+			if (gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0)
+			{
+				lo[0] = t;
+				any = true;
+			}
+			if (gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0)
+			{
+				hi[0] = t;
+				any = true;
+			}
+		}
+	}
+	else
+	{
+		/*
+		 * = ANY: a point range of words that long elements share is split
+		 * into one range per element, in index order, so that the scan
+		 * reads only the entries of each, not the run between them.
+		 */
+		int			n = 0;
+		int			cap = seg->nranges + c->ntarr;
+		GbtWordRange *ranges = palloc(sizeof(GbtWordRange) * cap);
+		GbtTail    *elo = palloc(sizeof(GbtTail) * cap);
+		GbtTail    *ehi = palloc(sizeof(GbtTail) * cap);
+		int		   *first = palloc(sizeof(int) * (seg->nranges + 1));
+		int		   *count = palloc0(sizeof(int) * seg->nranges);
+		bool	   *plain = palloc0(sizeof(bool) * seg->nranges);
+		GbtTail    *etail = palloc(sizeof(GbtTail) * Max(c->ntarr, 1));
+		int		   *erange = palloc(sizeof(int) * Max(c->ntarr, 1));
+
+		for (int e = 0; e < c->ntarr; e++)
+		{
+			uint64		w[GBT_MAX_KEY_WORDS];
+			bool		tailed = text_entry(so, &c->tarr[e], w, &etail[e]);
+			int			a = 0,
+						b = seg->nranges;
+
+			erange[e] = -1;
+			/* the point range of its words (ranges are sorted, disjoint) */
+			while (a < b)
+			{
+				int			m = a + (b - a) / 2;
+
+				if (gbt_words_cmp(seg->ranges[m].hi, w, nw) < 0)
+					a = m + 1;
+				else
+					b = m;
+			}
+			if (a >= seg->nranges ||
+				gbt_words_cmp(seg->ranges[a].lo, w, nw) != 0 ||
+				gbt_words_cmp(seg->ranges[a].hi, w, nw) != 0)
+				continue;
+			if (!tailed)
+				plain[a] = true;
+			else
+			{
+				erange[e] = a;
+				count[a]++;
+			}
+		}
+		/* each point's elements together (a counting sort by range) */
+		first[0] = 0;
+		for (int i = 0; i < seg->nranges; i++)
+			first[i + 1] = first[i] + count[i];
+		{
+			GbtTail    *byrange = palloc(sizeof(GbtTail) * Max(first[seg->nranges], 1));
+			int		   *at = palloc(sizeof(int) * seg->nranges);
+
+			memcpy(at, first, sizeof(int) * seg->nranges);
+			for (int e = 0; e < c->ntarr; e++)
+				if (erange[e] >= 0)
+					byrange[at[erange[e]]++] = etail[e];
+			for (int i = 0; i < seg->nranges; i++)
+			{
+				int			k = count[i];
+				GbtTail    *t = &byrange[first[i]];
+
+				if (k == 0 || plain[i])
+				{
+					ranges[n] = seg->ranges[i];
+					elo[n] = GBT_TAIL_LOWEST;
+					ehi[n++] = GBT_TAIL_HIGHEST;
+					continue;
+				}
+				/* in index order: insertion sort of a point's few tails */
+				for (int x = 1; x < k; x++)
+					for (int y = x; y > 0 && gbt_tail_cmp(t[y - 1].data, t[y - 1].len,
+														  t[y].data, t[y].len) > 0; y--)
+					{
+						GbtTail		tmp = t[y];
+
+						t[y] = t[y - 1];
+						t[y - 1] = tmp;
+					}
+				for (int x = 0; x < k; x++)
+				{
+					ranges[n] = seg->ranges[i];
+					elo[n] = ehi[n] = t[x];
+					n++;
+				}
+				any = true;
+			}
+		}
+		if (any)
+		{
+			seg->ranges = ranges;
+			seg->nranges = n;
+			lo = elo;
+			hi = ehi;
+		}
+	}
+	if (any)
+	{
+		seg->lotails = lo;
+		seg->hitails = hi;
+	}
+}
+
 static void
 prepare_scan_in(IndexScanDesc scan)
 {
@@ -630,6 +828,9 @@ prepare_scan_in(IndexScanDesc scan)
 			seg->root = GBT_ROOT_BLKNO;
 			seg->ranges = ranges;
 			seg->nranges = nr;
+			seg->lotails = seg->hitails = NULL;
+			if (nv == 1 && !so->filter_all)
+				range_tails(so, &vconds[0], seg);
 		}
 	}
 	if (want_nulls)
@@ -639,6 +840,7 @@ prepare_scan_in(IndexScanDesc scan)
 		seg->root = GBT_NULLROOT_BLKNO;
 		seg->ranges = palloc0(sizeof(GbtWordRange));
 		seg->nranges = 1;
+		seg->lotails = seg->hitails = NULL;
 		/* NULLS FIRST: the NULLs come before the values */
 		if (so->info->nulls_first && so->nsegs == 2)
 		{
@@ -993,17 +1195,31 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	gbt_walk_bound_words(&node, true, pos->hikey, &pos->hitid);
 	{
 		GbtTail		lt = gbt_node_bound_tail(&node, 1);
+		GbtTail		ht = gbt_node_bound_tail(&node, 0);
 
 		pos->lowtaillen = lt.len;
 		memcpy(pos->lowtail, lt.data, lt.len);
+		pos->hitaillen = ht.len;
+		memcpy(pos->hitail, ht.data, ht.len);
 	}
 	/*
 	 * The used slots from the first key >= lo to the last <= hi; an end the
 	 * range leaves open (a scan of the whole index, ORDER BY) needs no count.
 	 */
-	end = words_are(r->hi, nw, UINT64_MAX) ? node.nslots :
-		gbt_node_upper_bound_words(&node, r->hi);
-	start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
+	if (so->segs[seg].lotails)
+	{
+		GbtTail		lt = so->segs[seg].lotails[range],
+					ht = so->segs[seg].hitails[range];
+
+		end = gbt_node_upper_bound_tail(&node, r->hi, ht.data, ht.len);
+		start = gbt_node_lower_bound_tail(&node, r->lo, lt.data, lt.len, 0);
+	}
+	else
+	{
+		end = words_are(r->hi, nw, UINT64_MAX) ? node.nslots :
+			gbt_node_upper_bound_words(&node, r->hi);
+		start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
+	}
 	switch (nw)
 	{
 		case 2:
@@ -1029,6 +1245,19 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 		UnlockReleaseBuffer(buf);
 }
 
+/* the tails that bound range (seg, range) below and above */
+static GbtTail
+range_lotail(GbtWideScan so, int seg, int range)
+{
+	return so->segs[seg].lotails ? so->segs[seg].lotails[range] : GBT_TAIL_LOWEST;
+}
+
+static GbtTail
+range_hitail(GbtWideScan so, int seg, int range)
+{
+	return so->segs[seg].hitails ? so->segs[seg].hitails[range] : GBT_TAIL_HIGHEST;
+}
+
 /* Read the leaf where range (seg, range) starts, in direction dir. */
 static void
 read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
@@ -1040,7 +1269,7 @@ read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
 
 	buf = gbt_wide_descend(scan->indexRelation, so->segs[seg].root, so->nw,
 						   backward ? r->hi : r->lo,
-						   backward ? GBT_TAIL_HIGHEST : GBT_TAIL_LOWEST,
+						   backward ? range_hitail(so, seg, range) : range_lotail(so, seg, range),
 						   backward ? UINT64_MAX : 0, backward, BUFFER_LOCK_SHARE);
 	read_leaf(scan, buf, seg, range);
 	so->pos.itemIndex = backward ? so->pos.nitems - 1 : 0;
@@ -1065,7 +1294,12 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 	mark_killed(scan);			/* while the leaf's pin still vouches */
 	if (ScanDirectionIsForward(dir))
 	{
-		if (!pos->rightmost && gbt_words_cmp(pos->hikey, r->hi, nw) <= 0)
+		/* the range goes on right of this leaf: its high key is within */
+		if (!pos->rightmost &&
+			(so->segs[seg].hitails ?
+			 gbt_tentry_cmp(pos->hikey, (GbtTail) {pos->hitail, pos->hitaillen}, pos->hitid,
+							r->hi, so->segs[seg].hitails[range], UINT64_MAX, nw) <= 0 :
+			 gbt_words_cmp(pos->hikey, r->hi, nw) <= 0))
 		{
 			Buffer		buf = ReadBuffer(index, pos->next);
 
@@ -1095,7 +1329,7 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 		 * unless that is minus infinity (zero words, TID 0: the first leaf).
 		 */
 		if ((pos->lowtid != 0 || !words_are(pos->lowkey, nw, 0)) &&
-			gbt_tentry_cmp(r->lo, GBT_TAIL_LOWEST, 0, pos->lowkey,
+			gbt_tentry_cmp(r->lo, range_lotail(so, seg, range), 0, pos->lowkey,
 						   (GbtTail) {pos->lowtail, pos->lowtaillen}, pos->lowtid, nw) < 0)
 		{
 			uint64		lk[GBT_MAX_KEY_WORDS],
@@ -1147,10 +1381,18 @@ step(IndexScanDesc scan, ScanDirection dir)
 		if (gbt_device_mode != GBT_DEVICE_CPU)
 		{
 			int			nq = 0;
+			bool		tails = false;
 
+			/*
+			 * Ranges bounded by tails are the CPU's: the kernels search
+			 * words, and ranges split by tails share their words.
+			 */
 			for (int sg = 0; sg < so->nsegs; sg++)
+			{
 				nq += so->segs[sg].nranges;
-			if (gbt_gpu_wanted(nq) && gpu_fetch(scan))
+				tails |= so->segs[sg].lotails != NULL;
+			}
+			if (!tails && gbt_gpu_wanted(nq) && gpu_fetch(scan))
 				so->gpu_i = ScanDirectionIsForward(dir) ? -1 : so->gpu_n;
 		}
 		if (so->gpu_items)

@@ -6,8 +6,8 @@
 # UTF8 database: src/README, "Collations").  For each data
 # set: CREATE INDEX and INSERT ... SELECT into an indexed table, gbtree
 # and btree interleaved run by run, REPEAT runs, median and spread; the
-# indexes' pages; a count of = ANY of 2,000 values under default
-# settings (its plans shown); and a range count and an ORDER BY through
+# indexes' pages; 2,000 point lookups, each a query of one parameter
+# (its plans shown); and a range count and an ORDER BY through
 # either index that must agree:
 #   PGHOST=... PGPORT=... [ROWS=100000] [REPEAT=3] [DATASETS="urls words long shared"] \
 #       [COLL=C] test/bench/long-text.sh [OUT.md]
@@ -45,7 +45,7 @@ echo "\`ROWS=$ROWS REPEAT=$REPEAT COLL=$COLL test/bench/long-text.sh\`, $(date -
 echo "$(nproc) cores, $(psql -qXAt -c 'SHOW server_version'), default settings but the harness's."
 echo "Times in ms, median (min-max) of $REPEAT runs, engines interleaved."
 echo
-echo "| data | avg bytes | build gbtree | build btree | ratio | pages gbtree | pages btree | insert gbtree | insert btree | ratio | pages after insert gbtree | btree | = ANY gbtree | = ANY btree | ratio | plans | answers |"
+echo "| data | avg bytes | build gbtree | build btree | ratio | pages gbtree | pages btree | insert gbtree | insert btree | ratio | pages after insert gbtree | btree | 2,000 lookups gbtree | btree | ratio | plans | answers |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > /tmp/long-text.$$.md
 
@@ -78,18 +78,24 @@ for ds in ${DATASETS:-urls words long shared}; do
        SELECT md5(string_agg(t, ',' ORDER BY t)) || count(*) FROM (SELECT t FROM lt_%s WHERE t > (SELECT t FROM lt_src ORDER BY t OFFSET $ROWS / 3 LIMIT 1) ORDER BY t) s"
     ag=$($PSQL -c "$(printf "$q" g)" | tail -1); ab=$($PSQL -c "$(printf "$q" b)" | tail -1)
     same=$([ "$ag" = "$ab" ] && echo same || echo "DIFFER")
-    # a count of = ANY of 2,000 of the values (an array made once), under
-    # default settings, REPEAT * 2 runs interleaved; the plans' index nodes
-    $PSQL -c "DROP TABLE IF EXISTS lt_arr; CREATE TABLE lt_arr AS
-        SELECT array_agg(t) a FROM (SELECT t FROM lt_src ORDER BY md5(t) LIMIT 2000) s; ANALYZE lt_g, lt_b"
-    aq="SELECT count(*) FROM lt_%s WHERE t = ANY ((SELECT a FROM lt_arr)::text[]);"
+    # point lookups: 2,000 of the values, each a plpgsql query of one
+    # parameter (an index scan under default settings, as an application's
+    # prepared statement), REPEAT * 3 runs interleaved; the plans' nodes
+    $PSQL -c "ANALYZE lt_g, lt_b; DROP TABLE IF EXISTS lt_arr; CREATE TABLE lt_arr AS
+        SELECT array_agg(t) a FROM (SELECT t FROM lt_src ORDER BY md5(t) LIMIT 2000) s"
+    aq='DO $lookups$ DECLARE v text; n int8; m int8 := 0;
+        BEGIN FOREACH v IN ARRAY (SELECT a FROM lt_arr) LOOP
+            SELECT count(*) INTO n FROM lt_@ WHERE t = v; m := m + n; END LOOP;
+        IF m < 2000 THEN RAISE EXCEPTION $m$lookups found %$m$, m; END IF; END $lookups$;'
     : > /tmp/lt-ag.$$; : > /tmp/lt-ab.$$
-    for r in $(seq $((REPEAT * 2))); do
+    for r in $(seq $((REPEAT * 3))); do
         for e in g b; do
-            printf '%s\n\\timing on\n%s\n' "$SET" "$(printf "$aq" $e)" | psql -qX -v ON_ERROR_STOP=1 | ms >> /tmp/lt-a$e.$$
+            printf '%s\n\\timing on\n%s\n' "$SET" "${aq//lt_@/lt_$e}" | psql -qX -v ON_ERROR_STOP=1 | ms >> /tmp/lt-a$e.$$
         done
     done
-    plans=$(for e in g b; do $PSQL -c "EXPLAIN (COSTS OFF) $(printf "$aq" $e)" |
+    plans=$(for e in g b; do
+        $PSQL -c "PREPARE lk(text) AS SELECT count(*) FROM lt_$e WHERE t = \$1;
+                  SET plan_cache_mode = force_generic_plan; EXPLAIN (COSTS OFF) EXECUTE lk('x')" |
         grep -o 'Index Only Scan\|Bitmap Index Scan\|Index Scan\|Seq Scan' | head -1; done | paste -sd/ -)
     bg=$(stats < /tmp/lt-bg.$$); bb=$(stats < /tmp/lt-bb.$$); ig=$(stats < /tmp/lt-ig.$$); ib=$(stats < /tmp/lt-ib.$$)
     ag_=$(stats < /tmp/lt-ag.$$); ab_=$(stats < /tmp/lt-ab.$$)
