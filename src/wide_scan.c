@@ -637,15 +637,26 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 		uint64		w[GBT_MAX_KEY_WORDS];
 		GbtTail		t;
 
-		/* one condition: one range, an end of it at the constant's words */
+		/*
+		 * One condition, one range: the end the constant bounds (x >= c
+		 * its lower end, under DESC its upper; = both), which lies at its
+		 * words.  The other end may have the same words (greatest words
+		 * for x >= c, 0xFF bytes): it stays open.
+		 */
+		bool		desc = shape->col[0].desc;
+		bool		at_lo = c->op == BTEqualStrategyNumber ||
+			(c->op == BTGreaterEqualStrategyNumber) != desc;
+		bool		at_hi = c->op == BTEqualStrategyNumber ||
+			(c->op == BTLessEqualStrategyNumber) != desc;
+
 		if (seg->nranges == 1 && text_entry(so, &c->text, w, &t))
 		{
-			if (gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0)
+			if (at_lo && gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0)
 			{
 				lo[0] = t;
 				any = true;
 			}
-			if (gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0)
+			if (at_hi && gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0)
 			{
 				hi[0] = t;
 				any = true;
