@@ -155,33 +155,42 @@ icu_get_sort_key(void)
 }
 #endif
 
+/* why a collation's sort keys cannot order a gbtree text key */
+typedef enum SortKeyRefusal
+{
+	SORTKEY_OK,
+	SORTKEY_UNTRUSTED,			/* libc's strxfrm, or no sort keys at all */
+	SORTKEY_NONDETERMINISTIC,
+	SORTKEY_NO_ICU_CALL			/* 15: the server's ICU lacks ucol_getSortKey */
+} SortKeyRefusal;
+
 /*
- * Why collation collid cannot order a gbtree text key, or NULL when its
- * sort keys can.  The "C"-like collations (bytes) are the caller's.
+ * Whether collation collid's sort keys can order a gbtree text key.  The
+ * "C"-like collations (bytes) are the caller's.
  */
-static const char *
-sortkey_unsupported(Oid collid)
+static SortKeyRefusal
+sortkey_refusal(Oid collid)
 {
 #if PG_VERSION_NUM >= 160000
 	pg_locale_t locale = pg_newlocale_from_collation(collid);
 
 	if (locale && !locale->deterministic)
-		return "nondeterministic";
+		return SORTKEY_NONDETERMINISTIC;
 	if (!pg_strxfrm_enabled(locale))
-		return "untrusted";
-	return NULL;
+		return SORTKEY_UNTRUSTED;
+	return SORTKEY_OK;
 #elif defined(USE_ICU)
 	pg_locale_t locale = pg_newlocale_from_collation(collid);
 
 	if (!locale || locale->provider != COLLPROVIDER_ICU)
-		return "untrusted";
+		return SORTKEY_UNTRUSTED;
 	if (!locale->deterministic)
-		return "nondeterministic";
+		return SORTKEY_NONDETERMINISTIC;
 	if (icu_get_sort_key() == NULL)
-		return "noicu";
-	return NULL;
+		return SORTKEY_NO_ICU_CALL;
+	return SORTKEY_OK;
 #else
-	return "untrusted";
+	return SORTKEY_UNTRUSTED;
 #endif
 }
 
@@ -194,18 +203,18 @@ void
 gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 {
 	Oid			collid = index->rd_indcollation[a];
-	const char *why;
+	SortKeyRefusal why;
 
 	info->sortkey_coll[s] = InvalidOid;
 	if (collation_is_bytewise(collid))
 		return;
-	why = OidIsValid(collid) ? sortkey_unsupported(collid) : "untrusted";
-	if (why == NULL)
+	why = OidIsValid(collid) ? sortkey_refusal(collid) : SORTKEY_UNTRUSTED;
+	if (why == SORTKEY_OK)
 	{
 		info->sortkey_coll[s] = collid;
 		return;
 	}
-	if (strcmp(why, "nondeterministic") == 0)
+	if (why == SORTKEY_NONDETERMINISTIC)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("gbtree does not support nondeterministic collations such as \"%s\"",
@@ -218,7 +227,7 @@ gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 			 collid == DEFAULT_COLLATION_OID ?
 			 errdetail("The column takes the database's default collation (LC_COLLATE \"%s\").",
 					   database_collate()) :
-			 strcmp(why, "noicu") == 0 ?
+			 why == SORTKEY_NO_ICU_CALL ?
 			 errdetail("The server's ICU library gives no sort keys here.") :
 			 errdetail("Its order comes from the C library, whose sort keys (strxfrm) are not trusted to order as its comparison does."),
 			 errhint("Give the column COLLATE \"C\" or an ICU collation such as \"und-x-icu\" in the table or in CREATE INDEX, or use btree.")));

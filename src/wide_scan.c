@@ -599,6 +599,48 @@ text_entry(GbtWideScan so, const GbtBytes *k, uint64 *words, GbtTail *tail)
 	return true;
 }
 
+/* the point range [w, w] of seg's sorted, disjoint ranges, or -1 */
+static int
+point_range(const WideSeg *seg, const uint64 *w, int nw)
+{
+	int			a = 0,
+				b = seg->nranges;
+
+	while (a < b)
+	{
+		int			m = a + (b - a) / 2;
+
+		if (gbt_words_cmp(seg->ranges[m].hi, w, nw) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a >= seg->nranges ||
+		gbt_words_cmp(seg->ranges[a].lo, w, nw) != 0 ||
+		gbt_words_cmp(seg->ranges[a].hi, w, nw) != 0)
+		return -1;
+	return a;
+}
+
+/* an = ANY element's tail and the point range of its words */
+typedef struct RangeTail
+{
+	int			range;
+	GbtTail		tail;
+} RangeTail;
+
+/* by range, then in index order */
+static int
+range_tail_cmp(const void *a, const void *b)
+{
+	const RangeTail *x = (const RangeTail *) a;
+	const RangeTail *y = (const RangeTail *) b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? -1 : 1;
+	return gbt_tail_cmp(x->tail.data, x->tail.len, y->tail.data, y->tail.len);
+}
+
 /*
  * Tails for the ranges of an index of one text column (nothing else in its
  * key) whose only condition compares it with text longer than the field:
@@ -608,30 +650,21 @@ text_entry(GbtWideScan so, const GbtBytes *k, uint64 *words, GbtTail *tail)
  * range at a constant's words takes the constant's tail too, so the scan
  * starts and stops at the entry itself (src/README, "What is left", item 4
  * (c')); the filter still compares whole texts, so a bound is never
- * tighter than the condition, only than the words.  For = ANY, a point's
- * bounds are the least and the greatest tail of the elements of its words;
- * a point of an element without a tail (exactly as long as the field)
- * keeps the words alone.
+ * tighter than the condition, only than the words.  For = ANY, a point of
+ * words that long elements share becomes one range per element, in index
+ * order, so that the scan reads the entries of each, not the run between
+ * them; a point of an element without a tail (exactly as long as the
+ * field) keeps the words alone.
  */
 static void
 range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 {
 	const GbtKeyShape *shape = &so->info->shape;
 	int			nw = so->nw;
-	GbtTail    *lo,
-			   *hi;
-	bool		any = false;
 
 	if (shape->ncols != 1 || !so->info->is_text[0] || c->col != 0 ||
 		!(c->text.data || c->tarr))
 		return;
-	lo = palloc(sizeof(GbtTail) * seg->nranges);
-	hi = palloc(sizeof(GbtTail) * seg->nranges);
-	for (int i = 0; i < seg->nranges; i++)
-	{
-		lo[i] = GBT_TAIL_LOWEST;
-		hi[i] = GBT_TAIL_HIGHEST;
-	}
 	if (c->text.data)
 	{
 		uint64		w[GBT_MAX_KEY_WORDS];
@@ -649,123 +682,66 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 		bool		at_hi = c->op == BTEqualStrategyNumber ||
 			(c->op == BTLessEqualStrategyNumber) != desc;
 
-		if (seg->nranges == 1 && text_entry(so, &c->text, w, &t))
-		{
-			if (at_lo && gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0)
-			{
-				lo[0] = t;
-				any = true;
-			}
-			if (at_hi && gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0)
-			{
-				hi[0] = t;
-				any = true;
-			}
-		}
+		if (seg->nranges != 1 || !text_entry(so, &c->text, w, &t))
+			return;
+		at_lo = at_lo && gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0;
+		at_hi = at_hi && gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0;
+		if (!at_lo && !at_hi)
+			return;
+		seg->lotails = palloc(sizeof(GbtTail));
+		seg->hitails = palloc(sizeof(GbtTail));
+		seg->lotails[0] = at_lo ? t : GBT_TAIL_LOWEST;
+		seg->hitails[0] = at_hi ? t : GBT_TAIL_HIGHEST;
 	}
 	else
 	{
-		/*
-		 * = ANY: a point range of words that long elements share is split
-		 * into one range per element, in index order, so that the scan
-		 * reads only the entries of each, not the run between them.
-		 */
-		int			n = 0;
-		int			cap = seg->nranges + c->ntarr;
-		GbtWordRange *ranges = palloc(sizeof(GbtWordRange) * cap);
-		GbtTail    *elo = palloc(sizeof(GbtTail) * cap);
-		GbtTail    *ehi = palloc(sizeof(GbtTail) * cap);
-		int		   *first = palloc(sizeof(int) * (seg->nranges + 1));
-		int		   *count = palloc0(sizeof(int) * seg->nranges);
+		RangeTail  *rt = palloc(sizeof(RangeTail) * Max(c->ntarr, 1));
 		bool	   *plain = palloc0(sizeof(bool) * seg->nranges);
-		GbtTail    *etail = palloc(sizeof(GbtTail) * Max(c->ntarr, 1));
-		int		   *erange = palloc(sizeof(int) * Max(c->ntarr, 1));
+		int			nrt = 0,
+					n = 0,
+					cap;
+		GbtWordRange *ranges;
 
 		for (int e = 0; e < c->ntarr; e++)
 		{
 			uint64		w[GBT_MAX_KEY_WORDS];
-			bool		tailed = text_entry(so, &c->tarr[e], w, &etail[e]);
-			int			a = 0,
-						b = seg->nranges;
+			bool		tailed = text_entry(so, &c->tarr[e], w, &rt[nrt].tail);
+			int			r = point_range(seg, w, nw);
 
-			erange[e] = -1;
-			/* the point range of its words (ranges are sorted, disjoint) */
-			while (a < b)
-			{
-				int			m = a + (b - a) / 2;
-
-				if (gbt_words_cmp(seg->ranges[m].hi, w, nw) < 0)
-					a = m + 1;
-				else
-					b = m;
-			}
-			if (a >= seg->nranges ||
-				gbt_words_cmp(seg->ranges[a].lo, w, nw) != 0 ||
-				gbt_words_cmp(seg->ranges[a].hi, w, nw) != 0)
+			if (r < 0)
 				continue;
 			if (!tailed)
-				plain[a] = true;
+				plain[r] = true;
 			else
-			{
-				erange[e] = a;
-				count[a]++;
-			}
+				rt[nrt++].range = r;
 		}
-		/* each point's elements together (a counting sort by range) */
-		first[0] = 0;
-		for (int i = 0; i < seg->nranges; i++)
-			first[i + 1] = first[i] + count[i];
+		if (nrt == 0)
+			return;
+		qsort(rt, nrt, sizeof(RangeTail), range_tail_cmp);
+		cap = seg->nranges + nrt;
+		ranges = palloc(sizeof(GbtWordRange) * cap);
+		seg->lotails = palloc(sizeof(GbtTail) * cap);
+		seg->hitails = palloc(sizeof(GbtTail) * cap);
+		for (int r = 0, k = 0; r < seg->nranges; r++)
 		{
-			GbtTail    *byrange = palloc(sizeof(GbtTail) * Max(first[seg->nranges], 1));
-			int		   *at = palloc(sizeof(int) * seg->nranges);
+			bool		split = k < nrt && rt[k].range == r && !plain[r];
 
-			memcpy(at, first, sizeof(int) * seg->nranges);
-			for (int e = 0; e < c->ntarr; e++)
-				if (erange[e] >= 0)
-					byrange[at[erange[e]]++] = etail[e];
-			for (int i = 0; i < seg->nranges; i++)
+			if (!split)
 			{
-				int			k = count[i];
-				GbtTail    *t = &byrange[first[i]];
-
-				if (k == 0 || plain[i])
+				ranges[n] = seg->ranges[r];
+				seg->lotails[n] = GBT_TAIL_LOWEST;
+				seg->hitails[n++] = GBT_TAIL_HIGHEST;
+			}
+			for (; k < nrt && rt[k].range == r; k++)
+				if (split)
 				{
-					ranges[n] = seg->ranges[i];
-					elo[n] = GBT_TAIL_LOWEST;
-					ehi[n++] = GBT_TAIL_HIGHEST;
-					continue;
-				}
-				/* in index order: insertion sort of a point's few tails */
-				for (int x = 1; x < k; x++)
-					for (int y = x; y > 0 && gbt_tail_cmp(t[y - 1].data, t[y - 1].len,
-														  t[y].data, t[y].len) > 0; y--)
-					{
-						GbtTail		tmp = t[y];
-
-						t[y] = t[y - 1];
-						t[y - 1] = tmp;
-					}
-				for (int x = 0; x < k; x++)
-				{
-					ranges[n] = seg->ranges[i];
-					elo[n] = ehi[n] = t[x];
+					ranges[n] = seg->ranges[r];
+					seg->lotails[n] = seg->hitails[n] = rt[k].tail;
 					n++;
 				}
-				any = true;
-			}
 		}
-		if (any)
-		{
-			seg->ranges = ranges;
-			seg->nranges = n;
-			lo = elo;
-			hi = ehi;
-		}
-	}
-	if (any)
-	{
-		seg->lotails = lo;
-		seg->hitails = hi;
+		seg->ranges = ranges;
+		seg->nranges = n;
 	}
 }
 
