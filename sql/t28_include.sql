@@ -10,99 +10,10 @@ CREATE EXTENSION IF NOT EXISTS gbtree;
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 
-CREATE FUNCTION i_one(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	n bigint;
-	st text;
-	msg text;
-	det text;
-BEGIN
-	EXECUTE stmt;
-	GET DIAGNOSTICS n = ROW_COUNT;
-	RETURN 'ok ' || n;
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-		det = PG_EXCEPTION_DETAIL;
-	RETURN st || ' ' || msg || coalesce(' / ' || nullif(det, ''), '');
-END;
-$$;
-
-CREATE FUNCTION i_both(stmt text, g text, b text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	rg text := replace(i_one(format(stmt, g, 'gbtree')), g, 'T');
-	rb text := replace(i_one(format(stmt, b, 'btree')), b, 'T');
-BEGIN
-	IF rg = rb THEN
-		RETURN 'same: ' || rg;
-	END IF;
-	RETURN 'DIFFERENT: gbtree ' || rg || ' | btree ' || rb;
-END;
-$$;
-
--- the plan's node types, the table names written T
-CREATE FUNCTION i_shape(q text, t text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	ln text;
-	r text := '';
-BEGIN
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF ln ~ '^\s*(->\s*)?[A-Z]' THEN
-			r := r || CASE WHEN r = '' THEN '' ELSE ' > ' END ||
-				regexp_replace(regexp_replace(ln, '^\s*(->\s*)?', ''), '\(.*$', '');
-		END IF;
-	END LOOP;
-	RETURN btrim(replace(r, t, 'T'));
-END;
-$$;
-
--- rows of cols matching cond on g, under each forced kind of scan,
--- against b read by a sequential scan; ordered by ord (at most lim), against
--- b under the same settings; and g's plan of each kind against b's
-CREATE FUNCTION i_diff(g text, b text, cols text, cond text, ord text DEFAULT NULL,
-					   lim int DEFAULT NULL) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	qry text;
-	ref text;
-	got text;
-	bad text := '';
-	k text;
-BEGIN
-	qry := 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','' ' ||
-		CASE WHEN ord IS NULL THEN 'ORDER BY s::text' ELSE '' END ||
-		')), '''') FROM (SELECT %1$s FROM %2$I WHERE %3$s' ||
-		coalesce(' ORDER BY ' || ord, '') || coalesce(' LIMIT ' || lim, '') || ') s';
-	SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off;
-	SET LOCAL enable_indexonlyscan = off; SET LOCAL enable_bitmapscan = off;
-	EXECUTE format(qry, cols, b, cond) INTO ref;
-	FOREACH k IN ARRAY ARRAY['index', 'indexonly', 'bitmap'] LOOP
-		IF k = 'bitmap' AND ord IS NOT NULL THEN
-			CONTINUE;
-		END IF;
-		EXECUTE format('SET LOCAL enable_seqscan = %s', false);
-		EXECUTE format('SET LOCAL enable_indexscan = %s', k IN ('index', 'indexonly'));
-		EXECUTE format('SET LOCAL enable_indexonlyscan = %s', k = 'indexonly');
-		EXECUTE format('SET LOCAL enable_bitmapscan = %s', k = 'bitmap');
-		EXECUTE format(qry, cols, g, cond) INTO got;
-		/* ordered: equal keys come in btree's order, so its plan is the reference */
-		IF ord IS NOT NULL THEN
-			EXECUTE format(qry, cols, b, cond) INTO ref;
-		END IF;
-		IF got IS DISTINCT FROM ref THEN
-			bad := bad || 'rows ' || k || ' ';
-		END IF;
-		IF i_shape(format(qry, cols, g, cond), g) IS DISTINCT FROM
-		   i_shape(format(qry, cols, b, cond), b) THEN
-			bad := bad || 'plan ' || k || ': ' || i_shape(format(qry, cols, g, cond), g) ||
-				' | ' || i_shape(format(qry, cols, b, cond), b) || ' ';
-		END IF;
-	END LOOP;
-	RETURN coalesce('DIFFERENT: ' || nullif(bad, ''), 'same ' || split_part(ref, ':', 1));
-END;
-$$;
+-- the twins' functions (tw_one, tw_both, tw_shape, tw_diff)
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set twins :abs_srcdir '/sql/helpers/twins.sql'
+\i :twins
 
 -- 1. One key column and INCLUDE columns of several widths, with NULLs in
 -- any of them (all the columns' bits count against the 256 of a key); a build, then inserts, updates of INCLUDE columns only
@@ -114,28 +25,28 @@ INSERT INTO ig (k, p, q, r, s, t)
 		 CASE g % 7 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0' ELSE g / 7.0 END, g % 2 = 0, 'x' || g
   FROM generate_series(1, 12000) g;
 INSERT INTO ib SELECT * FROM ig ORDER BY id;
-SELECT i_both('CREATE INDEX %1$I_k ON %1$I USING %2$s (k) INCLUDE (p, r, s)', 'ig', 'ib');
-SELECT i_both('CREATE INDEX %1$I_kq ON %1$I USING %2$s (k) INCLUDE (q)', 'ig', 'ib');
+SELECT tw_both('CREATE INDEX %1$I_k ON %1$I USING %2$s (k) INCLUDE (p, r, s)', 'ig', 'ib');
+SELECT tw_both('CREATE INDEX %1$I_kq ON %1$I USING %2$s (k) INCLUDE (q)', 'ig', 'ib');
 VACUUM ANALYZE ig, ib;
-SELECT i_diff('ig', 'ib', 'k, p, r, s', 'k = 17');
-SELECT i_diff('ig', 'ib', 'k, p, r, s', 'k BETWEEN 100 AND 140');
-SELECT i_diff('ig', 'ib', 'k, p, r', 'k = ANY (''{1,5,2999,NULL,-1}'')');
-SELECT i_diff('ig', 'ib', 'k, q', 'k > 2990', 'k', 40);
-SELECT i_diff('ig', 'ib', 'k, q', 'k = 44');
-SELECT i_diff('ig', 'ib', 'k, q', 'k < 10', 'k DESC', 40);
-SELECT i_diff('ig', 'ib', 'k, p', 'k = 5 AND p IS NULL');
-SELECT i_diff('ig', 'ib', 'k, p', 'k = 5 AND p > 6000');
-SELECT i_diff('ig', 'ib', 'k, s', 'k IS NULL');
-SELECT i_both('INSERT INTO %1$I (k, p, q, r, s) SELECT mod(g, 4000), g, NULL, NULL, NULL FROM generate_series(1, 6000) g', 'ig', 'ib');
-SELECT i_both('UPDATE %1$I SET p = p + 1, q = NULL WHERE k = 17', 'ig', 'ib');
-SELECT i_both('UPDATE %1$I SET k = NULL WHERE k = 18', 'ig', 'ib');
-SELECT i_both('DELETE FROM %1$I WHERE k BETWEEN 200 AND 400', 'ig', 'ib');
+SELECT tw_diff('ig', 'ib', 'k, p, r, s', 'k = 17');
+SELECT tw_diff('ig', 'ib', 'k, p, r, s', 'k BETWEEN 100 AND 140');
+SELECT tw_diff('ig', 'ib', 'k, p, r', 'k = ANY (''{1,5,2999,NULL,-1}'')');
+SELECT tw_diff('ig', 'ib', 'k, q', 'k > 2990', 'k', 40);
+SELECT tw_diff('ig', 'ib', 'k, q', 'k = 44');
+SELECT tw_diff('ig', 'ib', 'k, q', 'k < 10', 'k DESC', 40);
+SELECT tw_diff('ig', 'ib', 'k, p', 'k = 5 AND p IS NULL');
+SELECT tw_diff('ig', 'ib', 'k, p', 'k = 5 AND p > 6000');
+SELECT tw_diff('ig', 'ib', 'k, s', 'k IS NULL');
+SELECT tw_both('INSERT INTO %1$I (k, p, q, r, s) SELECT mod(g, 4000), g, NULL, NULL, NULL FROM generate_series(1, 6000) g', 'ig', 'ib');
+SELECT tw_both('UPDATE %1$I SET p = p + 1, q = NULL WHERE k = 17', 'ig', 'ib');
+SELECT tw_both('UPDATE %1$I SET k = NULL WHERE k = 18', 'ig', 'ib');
+SELECT tw_both('DELETE FROM %1$I WHERE k BETWEEN 200 AND 400', 'ig', 'ib');
 VACUUM ANALYZE ig, ib;
-SELECT i_diff('ig', 'ib', 'k, p, r, s', 'k = 17');
-SELECT i_diff('ig', 'ib', 'k, p, r, s', 'k IS NULL');
-SELECT i_diff('ig', 'ib', 'k, p', 'k BETWEEN 150 AND 450');
-SELECT i_diff('ig', 'ib', 'k, q', 'k BETWEEN 150 AND 450');
-SELECT i_diff('ig', 'ib', 'k, p', 'k >= 3990', 'k', 100);
+SELECT tw_diff('ig', 'ib', 'k, p, r, s', 'k = 17');
+SELECT tw_diff('ig', 'ib', 'k, p, r, s', 'k IS NULL');
+SELECT tw_diff('ig', 'ib', 'k, p', 'k BETWEEN 150 AND 450');
+SELECT tw_diff('ig', 'ib', 'k, q', 'k BETWEEN 150 AND 450');
+SELECT tw_diff('ig', 'ib', 'k, p', 'k >= 3990', 'k', 100);
 SELECT gbtree_check('ig_k', true), gbtree_check('ig_kq', true);
 -- gbtree's count, array and join scans take one-column one-word indexes
 -- only: on an index with INCLUDE columns the core's plans run instead
@@ -150,39 +61,39 @@ RESET enable_seqscan;
 
 -- 2. Two key columns, DESC, and an INCLUDE column; conditions on the keys
 -- only can use the index, ORDER BY the keys in either direction.
-SELECT i_both('CREATE INDEX %1$I_kp ON %1$I USING %2$s (k DESC, s) INCLUDE (r)', 'ig', 'ib');
+SELECT tw_both('CREATE INDEX %1$I_kp ON %1$I USING %2$s (k DESC, s) INCLUDE (r)', 'ig', 'ib');
 VACUUM ANALYZE ig, ib;
-SELECT i_diff('ig', 'ib', 'k, s, r', 'k = 9 AND s > false');
-SELECT i_diff('ig', 'ib', 'k, s, r', 'k = 9', 'k DESC, s', 10);
-SELECT i_diff('ig', 'ib', 'k, s, r', 'k < 50', 'k, s DESC', 60);
+SELECT tw_diff('ig', 'ib', 'k, s, r', 'k = 9 AND s > false');
+SELECT tw_diff('ig', 'ib', 'k, s, r', 'k = 9', 'k DESC, s', 10);
+SELECT tw_diff('ig', 'ib', 'k, s, r', 'k < 50', 'k, s DESC', 60);
 SELECT gbtree_check('ig_kp', true);
 
 -- 3. Unique over the key columns only: an equal key with other INCLUDE
 -- values is a duplicate; NULL keys are distinct.
 CREATE TABLE ug (id serial, k int4, pay int8);
 CREATE TABLE ub (id serial, k int4, pay int8);
-SELECT i_both('CREATE UNIQUE INDEX %1$I_k ON %1$I USING %2$s (k) INCLUDE (pay)', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) SELECT g, g * 10 FROM generate_series(1, 5000) g', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (77, 770)', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (77, 1)', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (77, NULL)', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (NULL, 1), (NULL, 1)', 'ug', 'ub');
-SELECT i_both('UPDATE %1$I SET pay = -pay WHERE k BETWEEN 10 AND 20', 'ug', 'ub');
-SELECT i_both('UPDATE %1$I SET k = 11 WHERE k = 12', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (5001, 0), (5002, 0), (5001, 9)', 'ug', 'ub');
-SELECT i_both('CREATE UNIQUE INDEX %1$I_kp2 ON %1$I USING %2$s (pay) INCLUDE (k)', 'ug', 'ub');
-SELECT i_both('INSERT INTO %1$I (k, pay) VALUES (6000, 1)', 'ug', 'ub');
-SELECT i_both('CREATE UNIQUE INDEX %1$I_kp3 ON %1$I USING %2$s (pay) INCLUDE (k)', 'ug', 'ub');
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_k ON %1$I USING %2$s (k) INCLUDE (pay)', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) SELECT g, g * 10 FROM generate_series(1, 5000) g', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (77, 770)', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (77, 1)', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (77, NULL)', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (NULL, 1), (NULL, 1)', 'ug', 'ub');
+SELECT tw_both('UPDATE %1$I SET pay = -pay WHERE k BETWEEN 10 AND 20', 'ug', 'ub');
+SELECT tw_both('UPDATE %1$I SET k = 11 WHERE k = 12', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (5001, 0), (5002, 0), (5001, 9)', 'ug', 'ub');
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_kp2 ON %1$I USING %2$s (pay) INCLUDE (k)', 'ug', 'ub');
+SELECT tw_both('INSERT INTO %1$I (k, pay) VALUES (6000, 1)', 'ug', 'ub');
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_kp3 ON %1$I USING %2$s (pay) INCLUDE (k)', 'ug', 'ub');
 VACUUM ANALYZE ug, ub;
-SELECT i_diff('ug', 'ub', 'k, pay', 'k BETWEEN 5 AND 25');
-SELECT i_diff('ug', 'ub', 'k, pay', 'k IS NULL');
+SELECT tw_diff('ug', 'ub', 'k, pay', 'k BETWEEN 5 AND 25');
+SELECT tw_diff('ug', 'ub', 'k, pay', 'k IS NULL');
 SELECT gbtree_check('ug_k', true);
 
 -- 4. A text INCLUDE column takes the room the key leaves (t29_text);
 -- refused: a key wider than 256 bits with its INCLUDE columns.
-SELECT i_one('CREATE INDEX ig_t ON ig USING gbtree (k) INCLUDE (t)');
-SELECT i_one('CREATE INDEX ig_w ON ig USING gbtree (q) INCLUDE (q, r)');
+SELECT tw_one('CREATE INDEX ig_t ON ig USING gbtree (k) INCLUDE (t)');
+SELECT tw_one('CREATE INDEX ig_w ON ig USING gbtree (q) INCLUDE (q, r)');
 
 DROP TABLE ig, ib, ug, ub;
-DROP FUNCTION i_one(text), i_both(text, text, text), i_shape(text, text),
-	i_diff(text, text, text, text, text, int);
+DROP FUNCTION tw_one(text), tw_both(text, text, text), tw_shape(text, text),
+	tw_diff(text, text, text, text, text, int, boolean), tw_order(text, text, text, text);
