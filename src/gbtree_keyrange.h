@@ -23,7 +23,7 @@
  * ascending order whatever its DESC, which only maps them onto words.
  *
  * Multi-column scans' conditions (src/README, "Multi-word keys"), for
- * wide_scan.c; plain C, tested exhaustively over small columns by
+ * wide_scankey.c; plain C, tested exhaustively over small columns by
  * test/unit/test_keys.c.
  *
  *-------------------------------------------------------------------------
@@ -72,12 +72,13 @@ typedef struct GbtColCond
 	int			rowop;			/* GBT_COND_ROW: its strategy */
 
 	/*
-	 * A text value at least as long as its field (the caller's, wide_scan.c:
-	 * values longer than the field are cut, gbtree_tail.h): the ranges take
-	 * op over the field, which holds only its first bytes, so they hold more
-	 * than the condition does (lossy: the column goes to the filter), and
-	 * the filter compares the whole text by textop (the strategy) or, for
-	 * = ANY, with every element of tarr[0..ntarr) (sorted by bytes).
+	 * A text value at least as long as its field (the caller's,
+	 * wide_scankey.c: values longer than the field are cut, gbtree_tail.h):
+	 * the ranges take op over the field, which holds only its first bytes,
+	 * so they hold more than the condition does (lossy: the column goes to
+	 * the filter), and the filter compares the whole text by textop (the
+	 * strategy) or, for = ANY, with every element of tarr[0..ntarr) (sorted
+	 * by bytes).
 	 */
 	bool		lossy;
 	int			textop;

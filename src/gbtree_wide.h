@@ -4,9 +4,10 @@
  *	  Indexes with multi-word keys: several key columns, or one column
  *	  wider than a word (uuid).  Their trees are node.c's pages of
  *	  keywords words (src/README, "Multi-word keys"); wide.c builds them,
- *	  wide_tree.c descends and inserts, wide_scan.c scans them;
- *	  vacuum.c vacuums them with the one-word leaves.  They stay on the CPU: no device copy is made
- *	  of them, no batch, GPU scan, count or join path takes them.
+ *	  wide_tree.c descends and inserts, wide_scankey.c and wide_scan.c
+ *	  scan them (on the GPU too); vacuum.c vacuums them with the one-word
+ *	  leaves.  Builds and inserts stay on the CPU, and the batch, count,
+ *	  array-scan and join paths do not take them.
  *
  * An entry is nwords key words and the packed TID, one after another
  * ("stride" words), as gbtree_wsort.h sorts them.

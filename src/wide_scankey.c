@@ -1,0 +1,707 @@
+/*-------------------------------------------------------------------------
+ *
+ * wide_scankey.c
+ *	  Turning the scan keys of an index with multi-word keys into what
+ *	  wide_scan.c reads: conditions in each column's own field, sorted
+ *	  ranges of key words in segments (the tree of values, the tree of
+ *	  NULLs of a one-column index, or both), and the tails that bound a
+ *	  range's ends when a text constant is longer than its field.
+ *
+ * The conditions are gbtree_keyrange.h's: comparisons, = ANY arrays
+ * (sorted and deduplicated here), IS [NOT] NULL and row comparisons.
+ * gbt_key_ranges turns them into sorted ranges of key words and says how
+ * many leading columns those ranges enforce; wide_scan.c's filter checks
+ * the conditions on later columns, and every row comparison, on each
+ * entry's decoded fields.  Everything lives in the scan's keycxt, reset by
+ * each rescan.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/nbtree.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/uuid.h"
+
+#include "gbtree_wide_scan.h"
+
+/*
+ * Scan keys to conditions
+ * -----------------------
+ */
+
+/* a scan key's value of type subtype as column col's field */
+static GbtClamp
+key_value(GbtWideScan so, int col, Datum value, Oid subtype, GbtColValue *v)
+{
+	uint16		flags;			/* -0.0 compares as 0.0 */
+
+	if (!OidIsValid(subtype))
+		subtype = so->info->coltypes[col];
+	return gbt_wide_field(so->info, col, value, subtype, v, &flags);
+}
+
+/*
+ * A text value of column col at least as long as its field, in full (in
+ * the current context), or false.  The field then holds only its first
+ * bytes, and the index may hold longer values that begin with them (cut
+ * entries, gbtree_tail.h): the ranges take the field, the filter the text.
+ * With v, the value's field too (as key_value's), from the same order key:
+ * an = ANY of ICU text makes each element's sort key once.
+ */
+static bool
+long_text(GbtWideScan so, int col, Datum value, GbtBytes *out, GbtColValue *v)
+{
+	int			len;
+	bool		alloc;
+	const unsigned char *k;
+
+	if (!so->info->is_text[col])
+		return false;
+	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
+	if (v)
+	{
+		memset(v, 0, sizeof(GbtColValue));
+		gbt_bytes_field(k, len, so->info->shape.col[col].bits / 8, v);
+	}
+	if (len < so->info->shape.col[col].bits / 8)
+	{
+		if (alloc)
+			pfree((void *) k);
+		return false;
+	}
+	out->len = len;
+	if (alloc)
+		out->data = k;
+	else
+	{
+		out->data = palloc(Max(len, 1));
+		memcpy((unsigned char *) out->data, k, len);
+	}
+	return true;
+}
+
+/* the length of a text value's order key (collate.c) */
+static int
+text_key_len(GbtWideScan so, int col, Datum value)
+{
+	int			len;
+	bool		alloc;
+	const unsigned char *k;
+
+	if (!OidIsValid(so->info->sortkey_coll[col]))
+		return toast_raw_datum_size(value) - VARHDRSZ;
+	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
+	if (alloc)
+		pfree((void *) k);
+	return len;
+}
+
+/*
+ * A scalar comparison whose value was clamped: always true for a value of
+ * the column (then only IS NOT NULL is left), or never.
+ */
+static bool
+clamped_cond(int strategy, GbtClamp clamp, GbtColCond *cond)
+{
+	bool		always;
+
+	if (clamp == GBT_CLAMP_BELOW)
+		always = strategy == BTGreaterStrategyNumber ||
+			strategy == BTGreaterEqualStrategyNumber;
+	else
+		always = strategy == BTLessStrategyNumber ||
+			strategy == BTLessEqualStrategyNumber;
+	if (always)
+		cond->op = GBT_COND_NOTNULL;
+	return always;
+}
+
+/* An = ANY (or < ANY ...) array; false when nothing can match. */
+static bool
+array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	GbtColValue *vals;
+	int			n = 0;
+	bool		any_above = false,
+				any_below = false;
+	bool		any_long = false;
+	GbtBytes	lt;
+
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
+	vals = palloc(sizeof(GbtColValue) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		GbtClamp	c;
+
+		if (nulls[i])
+			continue;
+		if (long_text(so, col, elems[i], &lt, &vals[n]))
+		{
+			pfree((void *) lt.data);
+			if (sk->sk_strategy != BTEqualStrategyNumber)
+			{
+				/* x < ANY (...) with a long text: left to the recheck */
+				so->recheck = true;
+				cond->op = GBT_COND_NOTNULL;
+				cond->col = col;
+				return true;
+			}
+			/* = ANY: its first bytes as a point, the whole in tarr */
+			n++;
+			any_long = true;
+			continue;
+		}
+		if (so->info->is_text[col])
+		{
+			n++;				/* shorter than the field: exact */
+			continue;
+		}
+		c = key_value(so, col, elems[i], elemtype, &vals[n]);
+		if (c == GBT_CLAMP_NONE)
+			n++;
+		else if (c == GBT_CLAMP_ABOVE)
+			any_above = true;
+		else if (c == GBT_CLAMP_BELOW)
+			any_below = true;
+		else if (sk->sk_strategy != BTEqualStrategyNumber)
+		{
+			/* a text past the field: leave x < ANY (...) to the recheck */
+			so->recheck = true;
+			cond->op = GBT_COND_NOTNULL;
+			cond->col = col;
+			return true;
+		}
+		/* equal to no value of the column (GBT_CLAMP_PAST): dropped */
+	}
+	cond->col = col;
+	if (sk->sk_strategy == BTEqualStrategyNumber)
+	{
+		int			m = 0;
+
+		if (n == 0)
+			return false;
+		if (gbt_field_wide_words(so->info->shape.col[col].bits) == 0)
+		{
+			/*
+			 * A field of one word: sort the words alone (the build's radix
+			 * sort), not values four words wide, which cost an = ANY of
+			 * 100k tenants a quarter of its time.
+			 */
+			uint64	   *keys = palloc(sizeof(uint64) * n);
+
+			for (int i = 0; i < n; i++)
+				keys[i] = vals[i].v[0];
+			m = gbt_sort_unique_u64(keys, n);
+			memset(vals, 0, sizeof(GbtColValue) * m);
+			for (int i = 0; i < m; i++)
+				vals[i].v[0] = keys[i];
+			pfree(keys);
+		}
+		else
+		{
+			/*
+			 * A wider field (a uuid, a text): its words, by an MSD radix
+			 * sort (sort.c), a quarter of the build's LSD sort's time for 1M
+			 * uuids and a sixteenth of qsort's of four-word values.
+			 */
+			int			nwf = gbt_field_wide_words(so->info->shape.col[col].bits);
+			uint64	   *keys = MemoryContextAllocHuge(CurrentMemoryContext,
+													  sizeof(uint64) * nwf * n);
+
+			for (int i = 0; i < n; i++)
+				memcpy(&keys[(Size) i * nwf], vals[i].v, sizeof(uint64) * nwf);
+			m = gbt_sort_unique_words(keys, n, nwf);
+			for (int i = 0; i < m; i++)
+			{
+				memset(&vals[i], 0, sizeof(GbtColValue));
+				memcpy(vals[i].v, &keys[(Size) i * nwf], sizeof(uint64) * nwf);
+			}
+			pfree(keys);
+		}
+		cond->op = GBT_COND_EQ;
+		cond->arr = vals;
+		cond->narr = m;
+		if (any_long)
+		{
+			/* every element in full, sorted and distinct, for the filter */
+			GbtBytes   *tarr = palloc(sizeof(GbtBytes) * nelems);
+			int			nt = 0,
+						k = 0;
+
+			for (int i = 0; i < nelems; i++)
+			{
+				text	   *t;
+				bool		alloc;
+
+				if (nulls[i])
+					continue;
+				t = DatumGetTextPP(elems[i]);
+				tarr[nt].data = gbt_text_key(so->info, col, t, &tarr[nt].len, &alloc);
+				nt++;
+			}
+			qsort(tarr, nt, sizeof(GbtBytes), gbt_bytes_qcmp);
+			for (int i = 0; i < nt; i++)
+				if (k == 0 || gbt_bytes_qcmp(&tarr[k - 1], &tarr[i]) != 0)
+					tarr[k++] = tarr[i];
+			cond->lossy = true;
+			cond->textop = BTEqualStrategyNumber;
+			cond->tarr = tarr;
+			cond->ntarr = k;
+		}
+		return true;
+	}
+	/* x < ANY (array): x < its greatest element; > ANY: its least */
+	if (sk->sk_strategy == BTLessStrategyNumber || sk->sk_strategy == BTLessEqualStrategyNumber)
+	{
+		if (any_above)
+			return clamped_cond(sk->sk_strategy, GBT_CLAMP_ABOVE, cond);
+		if (n == 0)
+			return false;
+		cond->value = vals[0];
+		for (int i = 1; i < n; i++)
+			if (gbt_field_cmp(&vals[i], &cond->value) > 0)
+				cond->value = vals[i];
+	}
+	else
+	{
+		if (any_below)
+			return clamped_cond(sk->sk_strategy, GBT_CLAMP_BELOW, cond);
+		if (n == 0)
+			return false;
+		cond->value = vals[0];
+		for (int i = 1; i < n; i++)
+			if (gbt_field_cmp(&vals[i], &cond->value) < 0)
+				cond->value = vals[i];
+	}
+	cond->op = sk->sk_strategy;
+	return true;
+}
+
+/*
+ * A row comparison, (a, b) > (x, y): its members must be consecutive index
+ * columns in order, with no value clamped; any other is left to the heap's
+ * recheck (false).
+ */
+static bool
+row_cond(GbtWideScan so, ScanKey header, GbtColCond *cond)
+{
+	ScanKey		sub = (ScanKey) DatumGetPointer(header->sk_argument);
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	int			n = 0;
+
+	for (;; sub++)
+	{
+		int			col = sub->sk_attno - 1;
+
+		if (n >= GBT_MAX_KEY_COLS || col != (int) (header->sk_attno - 1) + n ||
+			sub->sk_strategy != header->sk_strategy)
+			return false;
+		if (sub->sk_flags & SK_ISNULL)
+		{
+			memset(&vals[n], 0, sizeof(GbtColValue));
+			vals[n].isnull = true;
+		}
+		else if (key_value(so, col, sub->sk_argument, sub->sk_subtype, &vals[n]) != GBT_CLAMP_NONE)
+			return false;
+		else if (so->info->is_text[col] &&
+				 text_key_len(so, col, sub->sk_argument) >= so->info->shape.col[col].bits / 8)
+			return false;		/* a cut entry's later fields are not its own */
+		n++;
+		if (sub->sk_flags & SK_ROW_END)
+			break;
+	}
+	cond->col = header->sk_attno - 1;
+	cond->op = GBT_COND_ROW;
+	cond->rowop = header->sk_strategy;
+	cond->narr = n;
+	cond->arr = palloc(sizeof(GbtColValue) * n);
+	memcpy((void *) cond->arr, vals, sizeof(GbtColValue) * n);
+	return true;
+}
+
+/* The scan keys as conditions; false when nothing can match. */
+static bool
+keys_to_conds(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+
+	so->conds = palloc0(sizeof(GbtColCond) * Max(scan->numberOfKeys, 1));
+	so->nconds = 0;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		GbtColCond *cond = &so->conds[so->nconds];
+		int			col = sk->sk_attno - 1;
+		GbtClamp	clamp;
+
+		cond->col = col;
+		if (sk->sk_flags & SK_ROW_HEADER)
+		{
+			if (row_cond(so, sk, cond))
+				so->nconds++;
+			else
+				so->recheck = true;
+			continue;
+		}
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				cond->op = GBT_COND_ISNULL;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				cond->op = GBT_COND_NOTNULL;
+			else
+				return false;	/* a comparison with NULL */
+			so->nconds++;
+			continue;
+		}
+		if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			if (!array_cond(so, sk, col, cond))
+				return false;
+			so->nconds++;
+			continue;
+		}
+		if (sk->sk_strategy < BTLessStrategyNumber || sk->sk_strategy > BTGreaterStrategyNumber)
+			elog(ERROR, "gbtree: unexpected strategy number %d", sk->sk_strategy);
+		clamp = key_value(so, col, sk->sk_argument, sk->sk_subtype, &cond->value);
+		cond->op = sk->sk_strategy;
+		if (long_text(so, col, sk->sk_argument, &cond->text, NULL))
+		{
+			/*
+			 * Over its first bytes, as wide as needed: x < it holds only
+			 * where those bytes are at most its own, x > it where at least.
+			 */
+			cond->textop = sk->sk_strategy;
+			cond->op = sk->sk_strategy < BTEqualStrategyNumber ? BTLessEqualStrategyNumber :
+				sk->sk_strategy > BTEqualStrategyNumber ? BTGreaterEqualStrategyNumber :
+				BTEqualStrategyNumber;
+			cond->lossy = true;
+		}
+		else if (clamp != GBT_CLAMP_NONE && !clamped_cond(sk->sk_strategy, clamp, cond))
+			return false;
+		so->nconds++;
+	}
+	return true;
+}
+
+/* Turn the scan keys into segments and ranges, in keycxt. */
+/*
+ * A text constant's key as an entry's: its words and, when it is longer
+ * than the field, its tail (palloc'd) in *tail; false when it has none.
+ */
+static bool
+text_entry(GbtWideScan so, const GbtBytes *k, uint64 *words, GbtTail *tail)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	GbtColInput in[1];
+	unsigned char *t = palloc(gbt_tail_max(shape->nwords) + 1);
+	int			tlen;
+
+	memset(in, 0, sizeof(in));
+	in[0].bytes = k->data;
+	in[0].len = k->len;
+	gbt_bytes_field(k->data, k->len, shape->col[0].bits / 8, &in[0].val);
+	tlen = gbt_shape_encode_cut(shape, so->info->is_text, in, words, t,
+								gbt_tail_max(shape->nwords));
+	if (tlen <= 0)
+	{
+		pfree(t);
+		return false;
+	}
+	tail->data = t;
+	tail->len = tlen;
+	return true;
+}
+
+/* the point range [w, w] of seg's sorted, disjoint ranges, or -1 */
+static int
+point_range(const WideSeg *seg, const uint64 *w, int nw)
+{
+	int			a = 0,
+				b = seg->nranges;
+
+	while (a < b)
+	{
+		int			m = a + (b - a) / 2;
+
+		if (gbt_words_cmp(seg->ranges[m].hi, w, nw) < 0)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (a >= seg->nranges ||
+		gbt_words_cmp(seg->ranges[a].lo, w, nw) != 0 ||
+		gbt_words_cmp(seg->ranges[a].hi, w, nw) != 0)
+		return -1;
+	return a;
+}
+
+/* an = ANY element's tail and the point range of its words */
+typedef struct RangeTail
+{
+	int			range;
+	GbtTail		tail;
+} RangeTail;
+
+/* by range, then in index order */
+static int
+range_tail_cmp(const void *a, const void *b)
+{
+	const RangeTail *x = (const RangeTail *) a;
+	const RangeTail *y = (const RangeTail *) b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? -1 : 1;
+	return gbt_tail_cmp(x->tail.data, x->tail.len, y->tail.data, y->tail.len);
+}
+
+/*
+ * Tails for the ranges of an index of one text column (nothing else in its
+ * key) whose only condition compares it with text longer than the field:
+ * the words of such a constant are its first bytes, which many values may
+ * share (under an ICU collation, those of a common prefix of a dozen
+ * characters), and the range they make holds all of them.  An end of a
+ * range at a constant's words takes the constant's tail too, so the scan
+ * starts and stops at the entry itself (src/README, "What is left", item 4
+ * (c')); the filter still compares whole texts, so a bound is never
+ * tighter than the condition, only than the words.  For = ANY, a point of
+ * words that long elements share becomes one range per element, in index
+ * order, so that the scan reads the entries of each, not the run between
+ * them; a point of an element without a tail (exactly as long as the
+ * field) keeps the words alone.
+ */
+static void
+range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	int			nw = so->nw;
+
+	if (shape->ncols != 1 || !so->info->is_text[0] || c->col != 0 ||
+		!(c->text.data || c->tarr))
+		return;
+	if (c->text.data)
+	{
+		uint64		w[GBT_MAX_KEY_WORDS];
+		GbtTail		t;
+
+		/*
+		 * One condition, one range: the end the constant bounds (x >= c
+		 * its lower end, under DESC its upper; = both), which lies at its
+		 * words.  The other end may have the same words (greatest words
+		 * for x >= c, 0xFF bytes): it stays open.
+		 */
+		bool		desc = shape->col[0].desc;
+		bool		at_lo = c->op == BTEqualStrategyNumber ||
+			(c->op == BTGreaterEqualStrategyNumber) != desc;
+		bool		at_hi = c->op == BTEqualStrategyNumber ||
+			(c->op == BTLessEqualStrategyNumber) != desc;
+
+		if (seg->nranges != 1 || !text_entry(so, &c->text, w, &t))
+			return;
+		at_lo = at_lo && gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0;
+		at_hi = at_hi && gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0;
+		if (!at_lo && !at_hi)
+			return;
+		seg->lotails = palloc(sizeof(GbtTail));
+		seg->hitails = palloc(sizeof(GbtTail));
+		seg->lotails[0] = at_lo ? t : GBT_TAIL_LOWEST;
+		seg->hitails[0] = at_hi ? t : GBT_TAIL_HIGHEST;
+	}
+	else
+	{
+		RangeTail  *rt = palloc(sizeof(RangeTail) * Max(c->ntarr, 1));
+		bool	   *plain = palloc0(sizeof(bool) * seg->nranges);
+		int			nrt = 0,
+					n = 0,
+					cap;
+		GbtWordRange *ranges;
+
+		for (int e = 0; e < c->ntarr; e++)
+		{
+			uint64		w[GBT_MAX_KEY_WORDS];
+			bool		tailed = text_entry(so, &c->tarr[e], w, &rt[nrt].tail);
+			int			r = point_range(seg, w, nw);
+
+			if (r < 0)
+				continue;
+			if (!tailed)
+				plain[r] = true;
+			else
+				rt[nrt++].range = r;
+		}
+		if (nrt == 0)
+			return;
+		qsort(rt, nrt, sizeof(RangeTail), range_tail_cmp);
+		cap = seg->nranges + nrt;
+		ranges = palloc(sizeof(GbtWordRange) * cap);
+		seg->lotails = palloc(sizeof(GbtTail) * cap);
+		seg->hitails = palloc(sizeof(GbtTail) * cap);
+		for (int r = 0, k = 0; r < seg->nranges; r++)
+		{
+			bool		split = k < nrt && rt[k].range == r && !plain[r];
+
+			if (!split)
+			{
+				ranges[n] = seg->ranges[r];
+				seg->lotails[n] = GBT_TAIL_LOWEST;
+				seg->hitails[n++] = GBT_TAIL_HIGHEST;
+			}
+			for (; k < nrt && rt[k].range == r; k++)
+				if (split)
+				{
+					ranges[n] = seg->ranges[r];
+					seg->lotails[n] = seg->hitails[n] = rt[k].tail;
+					n++;
+				}
+		}
+		seg->ranges = ranges;
+		seg->nranges = n;
+	}
+}
+
+static void
+prepare_scan_in(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	const GbtKeyShape *shape = &so->info->shape;
+	GbtColFold *fold;
+	GbtColCond *vconds;
+	int			nv = 0;
+	bool		want_nulls = true,
+				want_values = true;
+	Size		maxr = 1;
+	GbtWordRange *ranges;
+	int			nr;
+
+	if (!keys_to_conds(scan))
+	{
+		so->impossible = true;
+		return;
+	}
+
+	/* a one-column index: IS [NOT] NULL chooses the trees */
+	vconds = palloc(sizeof(GbtColCond) * Max(so->nconds, 1));
+	for (int i = 0; i < so->nconds; i++)
+	{
+		if (!shape->nullbits && so->conds[i].op == GBT_COND_ISNULL)
+			want_values = false;
+		else if (!shape->nullbits)
+		{
+			want_nulls = false;
+			if (so->conds[i].op != GBT_COND_NOTNULL)
+				vconds[nv++] = so->conds[i];
+		}
+		else
+			vconds[nv++] = so->conds[i];
+		if (so->conds[i].op == GBT_COND_EQ && so->conds[i].arr)
+			maxr = Min(maxr * so->conds[i].narr, WIDE_MAX_RANGES + 1);
+	}
+	if (shape->nullbits)
+		want_nulls = false;		/* NULLs are in the words */
+	if (!want_values && !want_nulls)
+	{
+		so->impossible = true;
+		return;
+	}
+
+	fold = palloc(sizeof(GbtColFold) * shape->ncols);
+	if (want_values)
+	{
+		ranges = palloc(sizeof(GbtWordRange) * Min(maxr, WIDE_MAX_RANGES));
+		nr = gbt_key_ranges(shape, vconds, nv, fold, ranges, (int) Min(maxr, WIDE_MAX_RANGES),
+							&so->nrequired);
+		if (nr < 0)
+		{
+			/* too many combinations: the arrays only filter */
+			int			m = 0;
+
+			for (int i = 0; i < nv; i++)
+				if (!(vconds[i].op == GBT_COND_EQ && vconds[i].arr))
+					vconds[m++] = vconds[i];
+			nr = gbt_key_ranges(shape, vconds, m, fold, ranges, 1, &so->nrequired);
+			so->filter_all = true;
+			Assert(nr >= 0);
+		}
+		if (nr > 0)
+		{
+			WideSeg    *seg = &so->segs[so->nsegs++];
+
+			seg->root = GBT_ROOT_BLKNO;
+			seg->ranges = ranges;
+			seg->nranges = nr;
+			seg->lotails = seg->hitails = NULL;
+			if (nv == 1 && !so->filter_all)
+				range_tails(so, &vconds[0], seg);
+		}
+	}
+	if (want_nulls)
+	{
+		WideSeg    *seg = &so->segs[so->nsegs++];
+
+		seg->root = GBT_NULLROOT_BLKNO;
+		seg->ranges = palloc0(sizeof(GbtWordRange));
+		seg->nranges = 1;
+		seg->lotails = seg->hitails = NULL;
+		/* NULLS FIRST: the NULLs come before the values */
+		if (so->info->nulls_first && so->nsegs == 2)
+		{
+			WideSeg		t = so->segs[0];
+
+			so->segs[0] = so->segs[1];
+			so->segs[1] = t;
+		}
+	}
+	if (!shape->nullbits)
+	{
+		/* ISNULL/NOTNULL went to the trees; keep the value conditions */
+		so->conds = vconds;
+		so->nconds = nv;
+	}
+	so->need_filter = so->text_filter = false;
+	for (int i = 0; i < so->nconds; i++)
+	{
+		if (so->filter_all || so->conds[i].col >= so->nrequired ||
+			so->conds[i].op == GBT_COND_ROW)
+			so->need_filter = true;
+		if (so->conds[i].text.data || so->conds[i].tarr)
+			so->text_filter = true;
+	}
+	if (so->nsegs == 0)
+		so->impossible = true;
+}
+
+void
+gbt_wide_prepare_scan(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	MemoryContext old;
+
+	so->impossible = false;
+	so->recheck = false;
+	so->nsegs = 0;
+	so->nrequired = 0;
+	so->filter_all = false;
+	so->need_filter = false;
+	if (so->keycxt)
+		MemoryContextReset(so->keycxt);
+	else
+		so->keycxt = AllocSetContextCreate(GetMemoryChunkContext(so), "gbtree wide scan keys",
+										   ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(so->keycxt);
+	prepare_scan_in(scan);
+	MemoryContextSwitchTo(old);
+}
