@@ -222,5 +222,41 @@ RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE lff, lffb;
 
+-- entries with tails through the insert batch (batch.c): a transaction's
+-- long values wait in the backend with their tails and reach the leaves
+-- leaf by leaf, sorted by (words, tail, TID), under one WAL record a leaf;
+-- the transaction reads its own rows (reading lg flushes first), ROLLBACK
+-- TO drops a savepoint's, an abort drops all, and a small
+-- gbtree.insert_batch_memory flushes in the middle of a statement.  The
+-- values share their first 43 bytes, or differ only past the words.
+BEGIN;
+INSERT INTO lg SELECT g, 'https://example.com/some/long/common/path/' || md5(g::text) ||
+  repeat('q', g % 40), g % 7 FROM generate_series(20001, 23000) g;
+INSERT INTO lb SELECT * FROM lg WHERE id BETWEEN 20001 AND 23000;
+SELECT lt_cmp($$t >= 'https://example.com/some/long/common/path/8'$$);
+SAVEPOINT s1;
+INSERT INTO lg SELECT g, 'https://example.com/some/long/common/path/' || md5(g::text), g % 7
+  FROM generate_series(23001, 24000) g;
+ROLLBACK TO s1;
+SET LOCAL gbtree.insert_batch_memory = 64;
+INSERT INTO lg SELECT g, repeat('s', 40 + g % 200) || g, g % 5 FROM generate_series(24001, 27000) g;
+COMMIT;
+INSERT INTO lb SELECT * FROM lg WHERE id BETWEEN 24001 AND 27000;
+BEGIN;
+INSERT INTO lg SELECT g, repeat('a', 100) || g, 1 FROM generate_series(28001, 29000) g;
+ROLLBACK;
+SELECT count(*) FROM lg WHERE id > 20000;
+SELECT gbtree_check('lg_t', true), gbtree_check('lg_tn', true), gbtree_check('lg_nt', true);
+SELECT p, lt_cmp(p) FROM unnest(lt_preds() || ARRAY[
+ $$t >= 'https://example.com/some/long/common/path/0' AND t < 'https://example.com/some/long/common/path/1'$$,
+ $$t = 'https://example.com/some/long/common/path/' || md5('21234') || repeat('q', 21234 % 40)$$,
+ $$t > repeat('s', 100) AND t < repeat('s', 150)$$,
+ $$t = repeat('s', 40 + 25000 % 200) || 25000$$,
+ $$t LIKE 'aaaa%'$$])
+ WITH ORDINALITY AS x(p, i) WHERE i % 3 = 2 OR i > 21;
+SELECT lt_cmp($$t <= repeat('s', 120) AND n = 3$$, 't DESC, n', 'coalesce(t, ''N'') || n');
+SELECT lt_cmp($$n = 4 AND t > 'https://example.com/some/long/common/path/c'$$, 'n, t NULLS FIRST',
+  'n || coalesce(t, ''N'')');
+
 DROP TABLE lg, lb, lu, lu2, lu3, lu4, lu5b, lu5g;
 DROP FUNCTION lt_cmp(text, text, text), lt_preds(), lt_cursor(text);

@@ -498,16 +498,17 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 }
 
 /*
- * The same for an entry of a multi-word index: its nw words and TID fill
- * gbt_wide_batch_slots(nw) consecutive slots of the arrays, so the counts
- * (and the subtransactions' marks) stay in slots and every cut falls
- * between entries.  isnull: the tree of NULLs (one-column indexes).
+ * The same for an entry of a multi-word index: its nw words, TID, tail
+ * length and tail fill gbt_wide_batch_slots(nw, tail.len) consecutive
+ * slots of the arrays, so the counts (and the subtransactions' marks) stay
+ * in slots and every cut falls between entries.  isnull: the tree of NULLs
+ * (one-column indexes).
  */
 void
 gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *words, int nw,
-					uint64 tid)
+					GbtTail tail, uint64 tid)
 {
-	Size		slots = gbt_wide_batch_slots(nw);
+	Size		slots = gbt_wide_batch_slots(nw, tail.len);
 	GbtBatch   *b;
 	uint64	   *at;
 
@@ -518,7 +519,7 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull, slots))
 		{
-			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, GBT_NO_TAIL,
+			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, tail,
 							tid);
 			return;
 		}
@@ -527,6 +528,9 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 	memset(at, 0, sizeof(GbtEntry) * slots);
 	memcpy(at, words, sizeof(uint64) * nw);
 	at[nw] = tid;
+	at[nw + 1] = tail.len;
+	if (tail.len > 0)
+		memcpy(&at[nw + 2], tail.data, tail.len);
 	if (isnull)
 		b->nnulls += slots;
 	else

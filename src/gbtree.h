@@ -227,7 +227,7 @@ extern void gbt_batch_init(void);
 extern bool gbt_batch_accepts(Relation index, struct IndexInfo *indexInfo);
 extern void gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid);
 extern void gbt_batch_add_words(Relation index, Relation heap, bool isnull,
-								const uint64 *words, int nw, uint64 tid);
+								const uint64 *words, int nw, GbtTail tail, uint64 tid);
 extern void gbt_batch_flush_all(void);
 extern void gbt_batch_flush_index(Oid indexoid);
 extern void gbt_batch_forget_index(Oid indexoid);

@@ -178,11 +178,14 @@ extern void gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64
 								  Size nslots, bool skip_present);
 extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
 
-/* GbtEntry slots an insert batch gives an entry of nw words and its TID */
+/*
+ * GbtEntry slots an insert batch gives an entry of nw words, its TID, the
+ * length of its tail and the tail's bytes (gbt_batch_add_words)
+ */
 static inline Size
-gbt_wide_batch_slots(int nw)
+gbt_wide_batch_slots(int nw, int tlen)
 {
-	return (nw + 2) / 2;
+	return (nw + 2 + (tlen + 7) / 8 + 1) / 2;
 }
 extern bool gbt_wide_move_right(Page page, int nw, const uint64 *key, GbtTail tail, uint64 tid,
 								bool backward);

@@ -915,10 +915,9 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 										  (GbtTail) {tail, tlen}, tid, values, isnull);
 		if (checkUnique == UNIQUE_CHECK_EXISTING)
 			return true;
-		/* an entry with a tail goes straight in */
-		if (tlen == 0 && checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
+		if (checkUnique == UNIQUE_CHECK_NO && gbt_batch_accepts(index, indexInfo))
 			gbt_batch_add_words(index, heapRel, root == GBT_NULLROOT_BLKNO, words,
-								info->nwords, tid);
+								info->nwords, (GbtTail) {tail, tlen}, tid);
 		else
 			gbt_wide_insert(index, root, words, (GbtTail) {tail, tlen}, tid);
 		return checkUnique != UNIQUE_CHECK_NO;

@@ -692,49 +692,81 @@ gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, GbtTail tai
 		gbt_wide_smo(index, root, key, tail, tid, NULL, NULL);
 }
 
-/* whether the leaf already holds the entry (key, tid), which has no tail */
+/* whether the leaf already holds the entry (key, tail, tid) */
 static bool
-leaf_holds(GbtNode *node, const uint64 *key, uint64 tid)
+leaf_holds(GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid)
 {
-	int			s = gbt_node_next_used(node, gbt_node_lower_bound_tail(node, key, NULL, 0, tid));
+	int			s = gbt_node_next_used(node, gbt_node_lower_bound_tail(node, key, tail.data,
+																		tail.len, tid));
 
-	return s < node->nslots && node->tids[s] == tid && slot_is(node, s, key, GBT_NO_TAIL);
+	return s < node->nslots && node->tids[s] == tid && slot_is(node, s, key, tail);
 }
 
 /*
  * Merge an insert batch's entries (batch.c: nslots GbtEntry slots, each
- * entry gbt_wide_batch_slots of them) into the tree under root.  Sorted
- * first, they go in leaf by leaf: every entry that belongs in the locked
- * leaf and fits goes in under one generic WAL record, so a leaf costs one
- * page diff a flush instead of one an entry; an entry that meets a full
- * leaf goes in alone through the split path (gbt_wide_smo).  skip_present:
- * a flush failed midway before, so entries already in their leaf are
- * skipped.
+ * entry gbt_wide_batch_slots of them: words, TID, tail length and tail)
+ * into the tree under root.  Sorted first by (words, tail, TID), they go in
+ * leaf by leaf: every entry that belongs in the locked leaf and fits goes
+ * in under one generic WAL record (a page of words alone becomes tailed
+ * for the first entry with a tail), so a leaf costs one page diff a flush
+ * instead of one an entry; an entry that meets a full leaf goes in alone
+ * through the split path (gbt_wide_smo).  skip_present: a flush failed
+ * midway before, so entries already in their leaf are skipped.
  */
 void
 gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Size nslots,
 					  bool skip_present)
 {
 	int			nw = gbt_index_info(index)->nwords;
-	Size		per = gbt_wide_batch_slots(nw) * 2;	/* words an entry takes */
-	Size		n = nslots * 2 / per;
-	int			stride = nw + 1;
-	uint64	   *e = MemoryContextAllocHuge(CurrentMemoryContext,
-										   sizeof(uint64) * stride * Max(n, 1));
+	int			stride = nw + 2;	/* words, TID, the tail's index << 16 */
+	const uint64 *in = slots;
+	const uint64 *in_end = slots + nslots * 2;
+	Size		n = 0;
+	uint64	   *e;
+	GbtTail    *tails;
+	Size		ntails = 1;
 	Size		i = 0;
 
-	for (Size j = 0; j < n; j++)
-		memcpy(&e[j * stride], &slots[j * per], sizeof(uint64) * stride);
-	gbt_wide_sort_entries(e, n, nw);
+	/* at most one entry a gbt_wide_batch_slots(nw, 0) slots */
+	Size		maxn = nslots / gbt_wide_batch_slots(nw, 0);
+
+	e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * stride * Max(maxn, 1));
+	tails = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtTail) * (maxn + 1));
+	tails[0] = GBT_NO_TAIL;
+	while (in < in_end)
+	{
+		int			tlen = (int) in[nw + 1];
+
+		memcpy(&e[n * stride], in, sizeof(uint64) * (nw + 1));
+		if (tlen > 0)
+		{
+			tails[ntails] = (GbtTail) {(const unsigned char *) &in[nw + 2], tlen};
+			e[n * stride + nw + 1] = (uint64) ntails++ << 16;
+		}
+		else
+			e[n * stride + nw + 1] = 0;
+		n++;
+		in += gbt_wide_batch_slots(nw, tlen) * 2;
+	}
+	if (n > 1)
+	{
+		uint64	   *scratch = MemoryContextAllocHuge(CurrentMemoryContext,
+													 sizeof(uint64) * stride * n);
+		size_t	   *hist = palloc(gbt_wsort_hist_size(nw + 1) * sizeof(size_t));
+
+		gbt_tail_sort(e, scratch, n, nw, tails, hist);
+		pfree(hist);
+		pfree(scratch);
+	}
 	while (i < n)
 	{
 		const uint64 *first = &e[i * stride];
-		Buffer		buf = gbt_wide_descend(index, root, nw, first, GBT_NO_TAIL, first[nw], false,
+		GbtTail		ftail = tails[first[nw + 1] >> 16];
+		Buffer		buf = gbt_wide_descend(index, root, nw, first, ftail, first[nw], false,
 										   BUFFER_LOCK_EXCLUSIVE);
 		Page		page = BufferGetPage(buf);
 		GbtPageOpaque op = gbt_page_opaque((char *) page);
 		bool		rightmost = (op->flags & GBT_F_RIGHTMOST) != 0;
-		int			room;
 		uint64		hk[GBT_MAX_KEY_WORDS],
 					ht;
 		GbtTail		htail;
@@ -742,7 +774,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		GenericXLogState *state;
 		GbtNode		node;
 		int			added = 0;
-		bool		failed = false;
+		bool		full = false;	/* entry i does not fit */
 
 		CHECK_FOR_INTERRUPTS();
 		/* the high key with a copy of its tail (the page changes below) */
@@ -755,16 +787,15 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		}
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
-		room = op->nslots - op->nused;
-		if (room == 0)
+		if (!page_has_room(page, ftail))
 		{
 			bool		present;
 
 			gbt_node_view((char *) page, &node);
-			present = skip_present && leaf_holds(&node, first, first[nw]);
+			present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
 			UnlockReleaseBuffer(buf);
 			if (!present)
-				gbt_wide_smo(index, root, first, GBT_NO_TAIL, first[nw], NULL, NULL);
+				gbt_wide_smo(index, root, first, ftail, first[nw], NULL, NULL);
 			if (hbytes)
 				pfree(hbytes);
 			i++;
@@ -774,30 +805,38 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		page = GenericXLogRegisterBuffer(state, buf, 0);
 		gbt_node_view((char *) page, &node);
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
-		for (; i < n && room > 0; i++)
+		for (; i < n; i++)
 		{
 			const uint64 *x = &e[i * stride];
+			GbtTail		xtail = tails[x[nw + 1] >> 16];
 
-			if (!rightmost && gbt_tentry_cmp(x, GBT_NO_TAIL, x[nw], hk, htail, ht, nw) >= 0)
+			if (!rightmost && gbt_tentry_cmp(x, xtail, x[nw], hk, htail, ht, nw) >= 0)
 				break;			/* its place is right of this leaf */
-			if (skip_present && leaf_holds(&node, x, x[nw]))
+			if (skip_present && leaf_holds(&node, x, xtail, x[nw]))
 				continue;
-			if (gbt_node_insert_words(&node, x, x[nw], 0) < 0)
+			full = !page_has_room(page, xtail);
+			if (!full && xtail.len > 0 && !node.toff)
 			{
-				failed = true;
-				break;
+				/* the leaf's first tail: it becomes tailed */
+				full = !gbt_node_to_tails((char *) page);
+				gbt_node_view((char *) page, &node);
 			}
-			room--;
+			if (!full)
+				full = gbt_node_insert_tail(&node, x, xtail.data, xtail.len, x[nw], 0) < 0;
+			if (full)
+				break;
 			added++;
 		}
-		if (failed && added == 0)
+		if (full && added == 0)
 		{
 			/* no room after all: this entry through the split path */
+			const uint64 *x = &e[i * stride];
+
 			GenericXLogAbort(state);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
-			gbt_wide_smo(index, root, &e[i * stride], GBT_NO_TAIL, e[i * stride + nw], NULL, NULL);
+			gbt_wide_smo(index, root, x, tails[x[nw + 1] >> 16], x[nw], NULL, NULL);
 			i++;
 			continue;
 		}
@@ -805,6 +844,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		{
 			BlockNumber blkno = BufferGetBlockNumber(buf);
 
+			gbt_wide_set_lower(page);
 			GenericXLogFinish(state);
 			gbt_gpu_note_changes(index, &blkno, 1, false);
 		}
@@ -814,6 +854,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		if (hbytes)
 			pfree(hbytes);
 	}
+	pfree(tails);
 	pfree(e);
 }
 
