@@ -239,5 +239,48 @@ SELECT tw_diff('pg_', 'pb_', 'i', 'i = ANY (ARRAY(SELECT i FROM p_arr WHERE id %
 SELECT tw_diff('pg_', 'pb_', 'c', 'c = ANY (ARRAY(SELECT i COLLATE "C" FROM p_arr WHERE id % 13 = 0))', 'c', 200);
 SELECT gbtree_check('pg__i', true), gbtree_check('pg__c', true);
 
+-- 8. The same in indexes of several columns (item 4 (c')): a condition on
+-- the URL column beside equality on the columns before it (=, = ANY, IS
+-- NULL) is bounded in each range by the constant's tails, ASC and DESC,
+-- with INCLUDE; and the URL first, a later column beside it.
+CREATE TABLE mg_ (id serial, tn int, i text COLLATE "und-x-icu", c text COLLATE "C", x int);
+CREATE TABLE mb_ (id serial, tn int, i text COLLATE "und-x-icu", c text COLLATE "C", x int);
+INSERT INTO mg_ (tn, i, c, x)
+  SELECT CASE WHEN g % 97 = 0 THEN NULL ELSE g % 7 END, v, v, g % 5
+  FROM (SELECT g, CASE WHEN g % 50 = 0 THEN NULL
+						WHEN g % 41 = 0 THEN 'https://example.com/some/path/'
+						WHEN g % 37 = 0 THEN 'https://example.com/some/path/ab'
+						ELSE 'https://example.com/some/path/' || md5((g % 900)::text) ||
+							 repeat('x', g % 3) END v
+		FROM generate_series(1, 6000) g) q;
+INSERT INTO mb_ SELECT * FROM mg_ ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_ti ON %1$I USING %2$s (tn, i)', 'mg_', 'mb_');
+SELECT tw_both('CREATE INDEX %1$I_tc ON %1$I USING %2$s (tn DESC, c DESC) INCLUDE (x)', 'mg_', 'mb_');
+CREATE TABLE ng_ AS SELECT * FROM mg_;
+CREATE TABLE nb_ AS SELECT * FROM mb_;
+SELECT tw_both('CREATE INDEX %1$I_ix ON %1$I USING %2$s (i, x)', 'ng_', 'nb_');
+SELECT tw_both('CREATE INDEX %1$I_cx ON %1$I USING %2$s (c DESC, x)', 'ng_', 'nb_');
+VACUUM ANALYZE mg_, mb_, ng_, nb_;
+SELECT col, tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 3 AND %s = %L', col, v)) AS eq,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = ANY (ARRAY[1, 3, 6]) AND %s >= %L', col, v),
+			NULL, NULL, false) AS any_ge,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 2 AND %s < %L', col, v),
+			col || ' DESC', 40) AS lt_desc,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn IS NULL AND %s > %L', col, v), col, 40) AS null_gt,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 4 AND %s <= %L', col, v), NULL, NULL, false) AS le,
+	tw_diff('ng_', 'nb_', col || ', x', format('%s = %L AND x = 2', col, v)) AS first_eq,
+	tw_diff('ng_', 'nb_', col || ', x', format('%s > %L AND x > 1', col, v), NULL, NULL, false) AS first_gt
+FROM unnest(ARRAY['i', 'c']) col,
+	 unnest(ARRAY['https://example.com/some/path/' || md5('7') || 'xx',
+				  'https://example.com/some/path/' || md5('8'),
+				  'https://example.com/some/path/ab', 'https://example.com/some/path/',
+				  'https://example.com/some/path/' || md5('no such'),
+				  'https://example.com/some/path/ab12',
+				  'https://example.com/some/path/' || md5('10') || 'x',
+				  'https://example.com/some/path/' || md5('12')]) WITH ORDINALITY AS u(v, k)
+ORDER BY col, k;
+SELECT gbtree_check('mg__ti', true), gbtree_check('mg__tc', true),
+	gbtree_check('ng__ix', true), gbtree_check('ng__cx', true);
+
 \c :regdb
 DROP DATABASE gbtree_t32_icu;

@@ -573,6 +573,149 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 	}
 }
 
+/*
+ * The same for an index of several columns (or INCLUDE columns), when one
+ * condition compares a text column c with one text longer than its field
+ * and the columns before c are not text: in each range where those
+ * columns are one value each (equality or = ANY on them, which the ranges
+ * enforce), every value whose columns 0..c match the range's values and
+ * the constant lies between gbt_shape_prefix_lower_cut's bound L and
+ * gbt_shape_prefix_upper_cut's U (the tail T0 then +infinity, written out
+ * as T0 then 0xFF bytes past the longest tail an entry has).  The ends the
+ * condition bounds move there: both for =, the lower one for >= (U for
+ * >), the upper one for <= (L for <), mirrored under DESC.  So a lookup of
+ * (tenant, url) reads the entries of that URL, not every URL of the tenant
+ * that shares its first bytes (src/README, "What is left", item 4 (c')).
+ */
+static void
+range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *seg)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	const bool *is_text = so->info->is_text;
+	int			nw = so->nw;
+	int			cap = gbt_tail_max(nw);
+	const GbtColCond *lc = NULL;
+	int			col,
+				op;
+	bool		any = false;
+	GbtTail    *lotails,
+			   *hitails;
+	unsigned char *lbytes = NULL,
+			   *ubytes = NULL;
+	int			llen = 0,
+				ulen = 0;
+
+	for (int i = 0; i < nconds; i++)
+		if (conds[i].text.data || conds[i].tarr)
+		{
+			if (lc || conds[i].tarr)
+				return;
+			lc = &conds[i];
+		}
+	if (lc == NULL || !is_text[lc->col])
+		return;
+	col = lc->col;
+	for (int d = 0; d < col; d++)
+		if (is_text[d])
+			return;
+	/* the condition in index order: DESC mirrors it */
+	op = lc->textop;
+	if (shape->col[col].desc && op != BTEqualStrategyNumber)
+		op = BTMaxStrategyNumber + 1 - op;
+	lotails = palloc(sizeof(GbtTail) * seg->nranges);
+	hitails = palloc(sizeof(GbtTail) * seg->nranges);
+	for (int r = 0; r < seg->nranges; r++)
+	{
+		GbtWordRange *range = &seg->ranges[r];
+		GbtColValue lo[GBT_MAX_KEY_COLS],
+					hi[GBT_MAX_KEY_COLS];
+		GbtColInput in[GBT_MAX_KEY_COLS];
+		uint64		lw[GBT_MAX_KEY_WORDS],
+					uw[GBT_MAX_KEY_WORDS];
+		unsigned char *lt = palloc(cap + 1);
+		unsigned char *ut = palloc(cap + 2);
+		int			ll,
+					ul;
+		bool		point = true;
+
+		lotails[r] = GBT_TAIL_LOWEST;
+		hitails[r] = GBT_TAIL_HIGHEST;
+		gbt_shape_decode(shape, range->lo, lo);
+		gbt_shape_decode(shape, range->hi, hi);
+		memset(in, 0, sizeof(in));
+		for (int d = 0; d < col && point; d++)
+		{
+			point = lo[d].isnull == hi[d].isnull &&
+				(lo[d].isnull || memcmp(lo[d].v, hi[d].v, sizeof(lo[d].v)) == 0);
+			in[d].val = lo[d];
+		}
+		in[col].bytes = lc->text.data;
+		in[col].len = lc->text.len;
+		gbt_bytes_field(lc->text.data, lc->text.len, shape->col[col].bits / 8, &in[col].val);
+		ll = point ? gbt_shape_prefix_lower_cut(shape, is_text, in, col + 1, lw, lt, cap) : -1;
+		ul = ll > 0 ? gbt_shape_prefix_upper_cut(shape, is_text, in, col + 1, uw, ut, cap) : -1;
+		if (ul <= 0)
+		{
+			pfree(lt);
+			pfree(ut);
+			continue;
+		}
+		/* U: its bytes, then 0xFF past any entry's tail */
+		memset(ut + ul, 0xFF, cap + 2 - ul);
+		ul = cap + 2;
+		/* the ranges' tails alike share one copy (only their words differ) */
+		if (lbytes && ll == llen && memcmp(lt, lbytes, ll) == 0)
+			pfree(lt);
+		else
+		{
+			lbytes = lt;
+			llen = ll;
+		}
+		if (ubytes && ul == ulen && memcmp(ut, ubytes, ul) == 0)
+			pfree(ut);
+		else
+		{
+			ubytes = ut;
+			ulen = ul;
+		}
+		/* an end moves only inward: the ranges stay sorted and apart */
+		if (op == BTEqualStrategyNumber || op == BTGreaterEqualStrategyNumber ||
+			op == BTGreaterStrategyNumber)
+		{
+			bool		past = op == BTGreaterStrategyNumber;
+			const uint64 *w = past ? uw : lw;
+
+			if (gbt_words_cmp(w, range->lo, nw) >= 0)
+			{
+				memcpy(range->lo, w, sizeof(uint64) * nw);
+				lotails[r] = past ? (GbtTail) {ubytes, ulen} : (GbtTail) {lbytes, llen};
+				any = true;
+			}
+		}
+		if (op == BTEqualStrategyNumber || op == BTLessEqualStrategyNumber ||
+			op == BTLessStrategyNumber)
+		{
+			bool		before = op == BTLessStrategyNumber;
+			const uint64 *w = before ? lw : uw;
+
+			if (gbt_words_cmp(w, range->hi, nw) <= 0)
+			{
+				memcpy(range->hi, w, sizeof(uint64) * nw);
+				hitails[r] = before ? (GbtTail) {lbytes, llen} : (GbtTail) {ubytes, ulen};
+				any = true;
+			}
+		}
+	}
+	if (!any)
+	{
+		pfree(lotails);
+		pfree(hitails);
+		return;
+	}
+	seg->lotails = lotails;
+	seg->hitails = hitails;
+}
+
 static void
 prepare_scan_in(IndexScanDesc scan)
 {
@@ -644,8 +787,10 @@ prepare_scan_in(IndexScanDesc scan)
 			seg->ranges = ranges;
 			seg->nranges = nr;
 			seg->lotails = seg->hitails = NULL;
-			if (nv == 1 && !so->filter_all)
+			if (nv == 1 && !so->filter_all && shape->ncols == 1)
 				range_tails(so, &vconds[0], seg);
+			else if (!so->filter_all && shape->ncols > 1)
+				range_tails_cols(so, vconds, nv, seg);
 		}
 	}
 	if (want_nulls)
