@@ -281,6 +281,32 @@ FROM unnest(ARRAY['i', 'c']) col,
 ORDER BY col, k;
 SELECT gbtree_check('mg__ti', true), gbtree_check('mg__tc', true),
 	gbtree_check('ng__ix', true), gbtree_check('ng__cx', true);
+-- and unique indexes over such values: a key's check reads that key's
+-- entries, not every URL that shares its words; each duplicate gives
+-- 23505 and each new key goes in, as in btree (ICU with INCLUDE, "C" DESC)
+CREATE TABLE ug_ (tn int, v text COLLATE "und-x-icu", x int);
+CREATE TABLE ub_ (tn int, v text COLLATE "und-x-icu", x int);
+CREATE TABLE vg_ (tn int, v text COLLATE "C", x int);
+CREATE TABLE vb_ (tn int, v text COLLATE "C", x int);
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_tv ON %1$I USING %2$s (tn, v) INCLUDE (x)', 'ug_', 'ub_');
+SELECT tw_both('CREATE UNIQUE INDEX %1$I_v ON %1$I USING %2$s (v DESC) INCLUDE (tn)', 'vg_', 'vb_');
+CREATE FUNCTION uq_load(t text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE ok int := 0; dup int := 0;
+BEGIN
+  FOR g IN 1..2500 LOOP
+    BEGIN
+      EXECUTE format('INSERT INTO %I VALUES ($1, $2, $3)', t)
+        USING g % 4 / 2, 'https://example.com/some/path/' || md5((g % 1100)::text) || repeat('x', g % 2), g;
+      ok := ok + 1;
+    EXCEPTION WHEN unique_violation THEN dup := dup + 1;
+    END;
+  END LOOP;
+  RETURN ok || ' ok, ' || dup || ' 23505';
+END $f$;
+SELECT uq_load('ug_') AS ug, uq_load('ub_') AS ub, uq_load('vg_') AS vg, uq_load('vb_') AS vb;
+SELECT tw_diff('ug_', 'ub_', 'tn, v, x', 'tn = 1 AND v >= ''https://example.com/some/path/8''', NULL, NULL, false),
+	tw_diff('vg_', 'vb_', 'v, tn', 'v < ''https://example.com/some/path/4''', NULL, NULL, false);
+SELECT gbtree_check('ug__tv', true), gbtree_check('vg__v', true);
 
 \c :regdb
 DROP DATABASE gbtree_t32_icu;

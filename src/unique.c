@@ -308,6 +308,42 @@ tail_key_len(GbtUniqueInsert *u, GbtTail t)
 }
 
 /*
+ * Where the entries of the new entry's key start: for a key cut at a key
+ * column (tkeylen > 0), at the entry's own words and its tail's key bytes,
+ * which every entry of that key has (the cut words fill the later fields
+ * alike, and the forms end themselves, so no other key's tail starts with
+ * them); they end before those bytes followed by +infinity.  Other keys
+ * start at their key columns' bits and run through the INCLUDE columns'.
+ * Without this, a key that shares its words with many others (URLs under
+ * ICU, whose common prefix fills the words) was checked against all of
+ * them, at every insert.
+ */
+static const uint64 *
+run_words(GbtUniqueInsert *u)
+{
+	return u->tkeylen > 0 ? u->words : u->kmin;
+}
+
+static GbtTail
+run_tail(GbtUniqueInsert *u)
+{
+	return u->tkeylen > 0 ? (GbtTail) {u->tail.data, u->tkeylen} : GBT_TAIL_LOWEST;
+}
+
+/* whether (words, tail) lies past the run of the key's entries */
+static bool
+past_run(GbtUniqueInsert *u, const uint64 *words, GbtTail tail)
+{
+	int			c;
+
+	if (u->tkeylen == 0)
+		return gbt_words_prefix_cmp(words, u->kmin, u->keybits) > 0;
+	c = gbt_words_cmp(words, u->words, u->nw);
+	return c > 0 ||
+		(c == 0 && gbt_tail_cmp_bound(tail.data, tail.len, u->tail.data, u->tkeylen, true) > 0);
+}
+
+/*
  * The entries whose key columns equal the new entry's: the same bits of
  * the words, and the same key bytes of the tail (none for a key that is
  * not cut, tailed page or not).
@@ -318,15 +354,22 @@ wide_leaf_equal_tids(Page page, GbtUniqueInsert *u, uint64 *tids, int *slots)
 	GbtNode		node;
 	const uint64 *dead = gbt_leaf_dead((char *) page);
 	int			n = 0;
+	GbtTail		rt = run_tail(u);
+	int			start;
 
 	gbt_node_view((char *) page, &node);
-	for (int s = gbt_node_next_used(&node, gbt_node_lower_bound_words(&node, u->kmin));
+	start = u->tkeylen > 0 && node.toff ?
+		gbt_node_lower_bound_tail(&node, u->words, rt.data, rt.len, 0) :
+		gbt_node_lower_bound_words(&node, u->kmin);
+	for (int s = gbt_node_next_used(&node, start);
 		 s < node.nslots; s = gbt_node_next_used(&node, s + 1))
 	{
 		uint64		k[GBT_MAX_KEY_WORDS];
 
 		gbt_walk_slot_words(&node, s, k);
-		if (gbt_words_prefix_cmp(k, u->kmin, u->keybits) != 0)
+		if (gbt_words_prefix_cmp(k, u->kmin, u->keybits) != 0 ||
+			(u->tkeylen > 0 && past_run(u, k, node.toff ? gbt_node_slot_tail(&node, s) :
+										GBT_NO_TAIL)))
 			break;
 		if ((dead[s >> 6] >> (s & 63)) & 1)
 			continue;
@@ -366,9 +409,15 @@ wide_check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 			break;
 		if (op->flags & GBT_F_RIGHTMOST)
 			break;
-		gbt_wide_page_bounds(page, true, hk, &ht);
-		if (gbt_words_prefix_cmp(hk, u->kmin, u->keybits) > 0)
-			break;
+		{
+			GbtNode		node;
+			GbtTail		htail;
+
+			gbt_node_view((char *) page, &node);
+			gbt_walk_bound_tail(&node, true, hk, &htail, &ht);
+			if (past_run(u, hk, htail))
+				break;
+		}
 		next = gbt_wide_lock_right_sibling(u->index, buf, u->nw, BUFFER_LOCK_SHARE);
 		if (buf != first)
 			UnlockReleaseBuffer(buf);
@@ -415,7 +464,7 @@ wide_unique_at_leaf(Relation index, Buffer buf, void *arg)
 	gbt_node_view((char *) BufferGetPage(buf), &node);
 	gbt_walk_bound_tail(&node, false, lk, &ltail, &lt);
 	if (node.opaque->leftlink != GBT_NO_BLOCK &&
-		gbt_tentry_cmp(u->kmin, GBT_TAIL_LOWEST, 0, lk, ltail, lt, u->nw) < 0)
+		gbt_tentry_cmp(run_words(u), run_tail(u), 0, lk, ltail, lt, u->nw) < 0)
 		return GBT_WIDE_MAKE_ROOM;
 	u->verdict = wide_check_from_first_leaf(u, buf);
 	if (u->verdict != GBT_UNIQUE_OK || u->mode == UNIQUE_CHECK_EXISTING)
@@ -524,7 +573,7 @@ smo(GbtUniqueInsert *u, BlockNumber root)
 static Buffer
 wide_first_leaf(GbtUniqueInsert *u, BlockNumber root)
 {
-	return gbt_wide_descend(u->index, root, u->nw, u->kmin, GBT_TAIL_LOWEST, 0, false,
+	return gbt_wide_descend(u->index, root, u->nw, run_words(u), run_tail(u), 0, false,
 							BUFFER_LOCK_EXCLUSIVE);
 }
 
