@@ -268,6 +268,8 @@ SELECT col, tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 3 AND %s = %L', co
 			col || ' DESC', 40) AS lt_desc,
 	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn IS NULL AND %s > %L', col, v), col, 40) AS null_gt,
 	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 4 AND %s <= %L', col, v), NULL, NULL, false) AS le,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('tn = 5 AND %s > %L AND %s <= %L', col, v, col, v || 'z'),
+			NULL, NULL, false) AS between_,
 	tw_diff('ng_', 'nb_', col || ', x', format('%s = %L AND x = 2', col, v)) AS first_eq,
 	tw_diff('ng_', 'nb_', col || ', x', format('%s > %L AND x > 1', col, v), NULL, NULL, false) AS first_gt
 FROM unnest(ARRAY['i', 'c']) col,
@@ -279,6 +281,17 @@ FROM unnest(ARRAY['i', 'c']) col,
 				  'https://example.com/some/path/' || md5('10') || 'x',
 				  'https://example.com/some/path/' || md5('12')]) WITH ORDINALITY AS u(v, k)
 ORDER BY col, k;
+-- LIKE of a prefix longer than the field: >= and < on one column
+SELECT p, tw_diff('mg_', 'mb_', 'tn, c', p, NULL, NULL, false) AS twin,
+	tw_diff('ng_', 'nb_', 'c, x', replace(p, 'tn = ANY (ARRAY[2, 4]) AND ', ''), NULL, NULL, false) AS first
+FROM unnest(ARRAY['tn = ANY (ARRAY[2, 4]) AND c LIKE ''https://example.com/some/path/a%''',
+				  'tn = ANY (ARRAY[2, 4]) AND c LIKE ''https://example.com/some/path/' || left(md5('7'), 6) || '%''',
+				  'tn = ANY (ARRAY[2, 4]) AND c LIKE ''https://example.com/some/path/' || md5('8') || '%''',
+				  'tn = ANY (ARRAY[2, 4]) AND c BETWEEN ''https://example.com/some/path/1'' AND ''https://example.com/some/path/3''',
+				  'tn = ANY (ARRAY[2, 4]) AND c > ''https://example.com/some/path/1'' AND c <= ''https://example.com/some/path/' || md5('16') || 'x''']) AS u(p);
+SELECT tw_diff('mg_', 'mb_', 'tn, i', 'tn = ANY (ARRAY[2, 4]) AND i > ''https://example.com/some/path/1'' AND i <= ''https://example.com/some/path/' || md5('16') || 'x''', NULL, NULL, false) AS asc_le,
+	tw_diff('ng_', 'nb_', 'i, x', 'i >= ''https://example.com/some/path/' || md5('16') || 'x'' AND i < ''https://example.com/some/path/d''', NULL, NULL, false) AS first_ge,
+	tw_diff('ng_', 'nb_', 'i, x', 'i > ''https://example.com/some/path/1'' AND i <= ''https://example.com/some/path/' || md5('16') || 'x''', NULL, NULL, false) AS first_le;
 SELECT gbtree_check('mg__ti', true), gbtree_check('mg__tc', true),
 	gbtree_check('ng__ix', true), gbtree_check('ng__cx', true);
 -- and unique indexes over such values: a key's check reads that key's

@@ -574,19 +574,25 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 }
 
 /*
- * The same for an index of several columns (or INCLUDE columns), when one
- * condition compares a text column c with one text longer than its field
- * and the columns before c are not text: in each range where those
- * columns are one value each (equality or = ANY on them, which the ranges
- * enforce), every value whose columns 0..c match the range's values and
- * the constant lies between gbt_shape_prefix_lower_cut's bound L and
- * gbt_shape_prefix_upper_cut's U (the tail T0 then +infinity, written out
- * as T0 then 0xFF bytes past the longest tail an entry has).  The ends the
- * condition bounds move there: both for =, the lower one for >= (U for
- * >), the upper one for <= (L for <), mirrored under DESC.  So a lookup of
+ * The same for an index of several columns (or INCLUDE columns), or for
+ * several conditions, when the conditions that compare a text column c
+ * with text longer than its field are on c alone (at most
+ * WIDE_TAIL_CONDS, each of one constant) and the columns before c are not
+ * text: in each range where those columns are one value each (equality,
+ * = ANY or IS NULL on them, which the ranges enforce), every value whose
+ * columns 0..c match the range's values and a constant lies between
+ * gbt_shape_prefix_lower_cut's bound L and gbt_shape_prefix_upper_cut's U
+ * (the tail T0 then +infinity, written out as T0 then 0xFF bytes past the
+ * longest tail an entry has).  The ends a condition bounds move there:
+ * both for =, the lower one for >= (U for >), the upper one for <= (L for
+ * <), mirrored under DESC; each end only inward, so the ranges stay sorted
+ * and apart, and the tighter of two conditions wins.  So a lookup of
  * (tenant, url) reads the entries of that URL, not every URL of the tenant
- * that shares its first bytes (src/README, "What is left", item 4 (c')).
+ * that shares its first bytes, and url LIKE 'a long prefix%' (>= and <)
+ * the URLs that start with it (src/README, "What is left", item 4 (c')).
  */
+#define WIDE_TAIL_CONDS 4
+
 static void
 range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *seg)
 {
@@ -594,34 +600,33 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	const bool *is_text = so->info->is_text;
 	int			nw = so->nw;
 	int			cap = gbt_tail_max(nw);
-	const GbtColCond *lc = NULL;
-	int			col,
-				op;
+	const GbtColCond *lcs[WIDE_TAIL_CONDS];
+	int			nlc = 0,
+				col;
 	bool		any = false;
 	GbtTail    *lotails,
 			   *hitails;
-	unsigned char *lbytes = NULL,
-			   *ubytes = NULL;
-	int			llen = 0,
-				ulen = 0;
+
+	/* per condition: its L and U bytes, shared by the ranges alike */
+	GbtTail		lshared[WIDE_TAIL_CONDS],
+				ushared[WIDE_TAIL_CONDS];
 
 	for (int i = 0; i < nconds; i++)
 		if (conds[i].text.data || conds[i].tarr)
 		{
-			if (lc || conds[i].tarr)
+			if (conds[i].tarr || nlc == WIDE_TAIL_CONDS ||
+				(nlc > 0 && conds[i].col != lcs[0]->col))
 				return;
-			lc = &conds[i];
+			lcs[nlc++] = &conds[i];
 		}
-	if (lc == NULL || !is_text[lc->col])
+	if (nlc == 0 || !is_text[lcs[0]->col])
 		return;
-	col = lc->col;
+	col = lcs[0]->col;
 	for (int d = 0; d < col; d++)
 		if (is_text[d])
 			return;
-	/* the condition in index order: DESC mirrors it */
-	op = lc->textop;
-	if (shape->col[col].desc && op != BTEqualStrategyNumber)
-		op = BTMaxStrategyNumber + 1 - op;
+	memset(lshared, 0, sizeof(lshared));
+	memset(ushared, 0, sizeof(ushared));
 	lotails = palloc(sizeof(GbtTail) * seg->nranges);
 	hitails = palloc(sizeof(GbtTail) * seg->nranges);
 	for (int r = 0; r < seg->nranges; r++)
@@ -630,12 +635,6 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 		GbtColValue lo[GBT_MAX_KEY_COLS],
 					hi[GBT_MAX_KEY_COLS];
 		GbtColInput in[GBT_MAX_KEY_COLS];
-		uint64		lw[GBT_MAX_KEY_WORDS],
-					uw[GBT_MAX_KEY_WORDS];
-		unsigned char *lt = palloc(cap + 1);
-		unsigned char *ut = palloc(cap + 2);
-		int			ll,
-					ul;
 		bool		point = true;
 
 		lotails[r] = GBT_TAIL_LOWEST;
@@ -649,60 +648,72 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 				(lo[d].isnull || memcmp(lo[d].v, hi[d].v, sizeof(lo[d].v)) == 0);
 			in[d].val = lo[d];
 		}
-		in[col].bytes = lc->text.data;
-		in[col].len = lc->text.len;
-		gbt_bytes_field(lc->text.data, lc->text.len, shape->col[col].bits / 8, &in[col].val);
-		ll = point ? gbt_shape_prefix_lower_cut(shape, is_text, in, col + 1, lw, lt, cap) : -1;
-		ul = ll > 0 ? gbt_shape_prefix_upper_cut(shape, is_text, in, col + 1, uw, ut, cap) : -1;
-		if (ul <= 0)
-		{
-			pfree(lt);
-			pfree(ut);
+		if (!point)
 			continue;
-		}
-		/* U: its bytes, then 0xFF past any entry's tail */
-		memset(ut + ul, 0xFF, cap + 2 - ul);
-		ul = cap + 2;
-		/* the ranges' tails alike share one copy (only their words differ) */
-		if (lbytes && ll == llen && memcmp(lt, lbytes, ll) == 0)
-			pfree(lt);
-		else
+		for (int k = 0; k < nlc; k++)
 		{
-			lbytes = lt;
-			llen = ll;
-		}
-		if (ubytes && ul == ulen && memcmp(ut, ubytes, ul) == 0)
-			pfree(ut);
-		else
-		{
-			ubytes = ut;
-			ulen = ul;
-		}
-		/* an end moves only inward: the ranges stay sorted and apart */
-		if (op == BTEqualStrategyNumber || op == BTGreaterEqualStrategyNumber ||
-			op == BTGreaterStrategyNumber)
-		{
-			bool		past = op == BTGreaterStrategyNumber;
-			const uint64 *w = past ? uw : lw;
+			const GbtColCond *lc = lcs[k];
+			uint64		lw[GBT_MAX_KEY_WORDS],
+						uw[GBT_MAX_KEY_WORDS];
+			unsigned char *lt = palloc(cap + 1);
+			unsigned char *ut = palloc(cap + 2);
+			int			ll,
+						ul;
 
-			if (gbt_words_cmp(w, range->lo, nw) >= 0)
+			/* the condition in index order: DESC mirrors it */
+			int			op = lc->textop;
+
+			if (shape->col[col].desc && op != BTEqualStrategyNumber)
+				op = BTMaxStrategyNumber + 1 - op;
+			in[col].bytes = lc->text.data;
+			in[col].len = lc->text.len;
+			gbt_bytes_field(lc->text.data, lc->text.len, shape->col[col].bits / 8, &in[col].val);
+			ll = gbt_shape_prefix_lower_cut(shape, is_text, in, col + 1, lw, lt, cap);
+			ul = ll > 0 ? gbt_shape_prefix_upper_cut(shape, is_text, in, col + 1, uw, ut, cap) : -1;
+			if (ul <= 0)
 			{
-				memcpy(range->lo, w, sizeof(uint64) * nw);
-				lotails[r] = past ? (GbtTail) {ubytes, ulen} : (GbtTail) {lbytes, llen};
-				any = true;
+				pfree(lt);
+				pfree(ut);
+				continue;
 			}
-		}
-		if (op == BTEqualStrategyNumber || op == BTLessEqualStrategyNumber ||
-			op == BTLessStrategyNumber)
-		{
-			bool		before = op == BTLessStrategyNumber;
-			const uint64 *w = before ? lw : uw;
-
-			if (gbt_words_cmp(w, range->hi, nw) <= 0)
+			/* U: its bytes, then 0xFF past any entry's tail */
+			memset(ut + ul, 0xFF, cap + 2 - ul);
+			ul = cap + 2;
+			if (lshared[k].data && lshared[k].len == ll && memcmp(lt, lshared[k].data, ll) == 0)
+				pfree(lt);
+			else
+				lshared[k] = (GbtTail) {lt, ll};
+			if (ushared[k].data && ushared[k].len == ul && memcmp(ut, ushared[k].data, ul) == 0)
+				pfree(ut);
+			else
+				ushared[k] = (GbtTail) {ut, ul};
+			if (op == BTEqualStrategyNumber || op == BTGreaterEqualStrategyNumber ||
+				op == BTGreaterStrategyNumber)
 			{
-				memcpy(range->hi, w, sizeof(uint64) * nw);
-				hitails[r] = before ? (GbtTail) {lbytes, llen} : (GbtTail) {ubytes, ulen};
-				any = true;
+				bool		past = op == BTGreaterStrategyNumber;
+				const uint64 *w = past ? uw : lw;
+				GbtTail		t = past ? ushared[k] : lshared[k];
+
+				if (gbt_tentry_cmp(w, t, 0, range->lo, lotails[r], 0, nw) > 0)
+				{
+					memcpy(range->lo, w, sizeof(uint64) * nw);
+					lotails[r] = t;
+					any = true;
+				}
+			}
+			if (op == BTEqualStrategyNumber || op == BTLessEqualStrategyNumber ||
+				op == BTLessStrategyNumber)
+			{
+				bool		before = op == BTLessStrategyNumber;
+				const uint64 *w = before ? lw : uw;
+				GbtTail		t = before ? lshared[k] : ushared[k];
+
+				if (gbt_tentry_cmp(w, t, 0, range->hi, hitails[r], 0, nw) < 0)
+				{
+					memcpy(range->hi, w, sizeof(uint64) * nw);
+					hitails[r] = t;
+					any = true;
+				}
 			}
 		}
 	}
@@ -789,7 +800,7 @@ prepare_scan_in(IndexScanDesc scan)
 			seg->lotails = seg->hitails = NULL;
 			if (nv == 1 && !so->filter_all && shape->ncols == 1)
 				range_tails(so, &vconds[0], seg);
-			else if (!so->filter_all && shape->ncols > 1)
+			else if (!so->filter_all)
 				range_tails_cols(so, vconds, nv, seg);
 		}
 	}
