@@ -30,8 +30,9 @@ typedef struct WideSeg
 	/*
 	 * Each range's ends as (words, tail): the tails of its lo and hi, or
 	 * NULL when every range is bounded by its words alone (lotail lowest,
-	 * hitail highest).  range_tails sets them for a long text constant,
-	 * whose words alone are only its first bytes.
+	 * hitail highest).  range_tails_cols and range_tails (wide_scankey.c)
+	 * set them for a long text constant, whose words alone are only its
+	 * first bytes.
 	 */
 	GbtTail    *lotails;
 	GbtTail    *hitails;

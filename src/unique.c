@@ -365,17 +365,16 @@ wide_leaf_equal_tids(Page page, GbtUniqueInsert *u, uint64 *tids, int *slots)
 		 s < node.nslots; s = gbt_node_next_used(&node, s + 1))
 	{
 		uint64		k[GBT_MAX_KEY_WORDS];
+		GbtTail		t = node.toff ? gbt_node_slot_tail(&node, s) : GBT_NO_TAIL;
 
+		/* the slots start at or after the run's start, so past it is the end */
 		gbt_walk_slot_words(&node, s, k);
-		if (gbt_words_prefix_cmp(k, u->kmin, u->keybits) != 0 ||
-			(u->tkeylen > 0 && past_run(u, k, node.toff ? gbt_node_slot_tail(&node, s) :
-										GBT_NO_TAIL)))
+		if (past_run(u, k, t))
 			break;
 		if ((dead[s >> 6] >> (s & 63)) & 1)
 			continue;
 		if (node.toff || u->tkeylen > 0)
 		{
-			GbtTail		t = node.toff ? gbt_node_slot_tail(&node, s) : GBT_NO_TAIL;
 			int			len = tail_key_len(u, t);
 
 			if (len != u->tkeylen || memcmp(t.data, u->tail.data, len) != 0)

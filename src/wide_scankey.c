@@ -471,114 +471,81 @@ range_tail_cmp(const void *a, const void *b)
 
 /*
  * Tails for the ranges of an index of one text column (nothing else in its
- * key) whose only condition compares it with text longer than the field:
- * the words of such a constant are its first bytes, which many values may
+ * key) whose only condition is = ANY of texts, some longer than the field:
+ * the words of such an element are its first bytes, which many values may
  * share (under an ICU collation, those of a common prefix of a dozen
- * characters), and the range they make holds all of them.  An end of a
- * range at a constant's words takes the constant's tail too, so the scan
- * starts and stops at the entry itself (src/README, "What is left", item 4
- * (c')); the filter still compares whole texts, so a bound is never
- * tighter than the condition, only than the words.  For = ANY, a point of
- * words that long elements share becomes one range per element, in index
- * order, so that the scan reads the entries of each, not the run between
- * them; a point of an element without a tail (exactly as long as the
- * field) keeps the words alone.
+ * characters), and the point range they make holds all of them.  A point
+ * of words that long elements share becomes one range per element, in
+ * index order, bounded by the element's tail at both ends, so that the
+ * scan reads the entries of each, not the run between them (src/README,
+ * "What is left", item 4 (c')); a point of an element without a tail
+ * (exactly as long as the field) keeps the words alone.  The filter still
+ * compares whole texts.  Comparisons with one constant are
+ * range_tails_cols'.
  */
 static void
 range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 {
 	const GbtKeyShape *shape = &so->info->shape;
 	int			nw = so->nw;
+	RangeTail  *rt;
+	bool	   *plain;
+	int			nrt = 0,
+				n = 0,
+				cap;
+	GbtWordRange *ranges;
 
-	if (shape->ncols != 1 || !so->info->is_text[0] || c->col != 0 ||
-		!(c->text.data || c->tarr))
+	if (shape->ncols != 1 || !so->info->is_text[0] || c->col != 0 || !c->tarr)
 		return;
-	if (c->text.data)
+	rt = palloc(sizeof(RangeTail) * Max(c->ntarr, 1));
+	plain = palloc0(sizeof(bool) * seg->nranges);
+	for (int e = 0; e < c->ntarr; e++)
 	{
 		uint64		w[GBT_MAX_KEY_WORDS];
-		GbtTail		t;
+		bool		tailed = text_entry(so, &c->tarr[e], w, &rt[nrt].tail);
+		int			r = point_range(seg, w, nw);
 
-		/*
-		 * One condition, one range: the end the constant bounds (x >= c
-		 * its lower end, under DESC its upper; = both), which lies at its
-		 * words.  The other end may have the same words (greatest words
-		 * for x >= c, 0xFF bytes): it stays open.
-		 */
-		bool		desc = shape->col[0].desc;
-		bool		at_lo = c->op == BTEqualStrategyNumber ||
-			(c->op == BTGreaterEqualStrategyNumber) != desc;
-		bool		at_hi = c->op == BTEqualStrategyNumber ||
-			(c->op == BTLessEqualStrategyNumber) != desc;
-
-		if (seg->nranges != 1 || !text_entry(so, &c->text, w, &t))
-			return;
-		at_lo = at_lo && gbt_words_cmp(seg->ranges[0].lo, w, nw) == 0;
-		at_hi = at_hi && gbt_words_cmp(seg->ranges[0].hi, w, nw) == 0;
-		if (!at_lo && !at_hi)
-			return;
-		seg->lotails = palloc(sizeof(GbtTail));
-		seg->hitails = palloc(sizeof(GbtTail));
-		seg->lotails[0] = at_lo ? t : GBT_TAIL_LOWEST;
-		seg->hitails[0] = at_hi ? t : GBT_TAIL_HIGHEST;
+		if (r < 0)
+			continue;
+		if (!tailed)
+			plain[r] = true;
+		else
+			rt[nrt++].range = r;
 	}
-	else
+	if (nrt == 0)
+		return;
+	qsort(rt, nrt, sizeof(RangeTail), range_tail_cmp);
+	cap = seg->nranges + nrt;
+	ranges = palloc(sizeof(GbtWordRange) * cap);
+	seg->lotails = palloc(sizeof(GbtTail) * cap);
+	seg->hitails = palloc(sizeof(GbtTail) * cap);
+	for (int r = 0, k = 0; r < seg->nranges; r++)
 	{
-		RangeTail  *rt = palloc(sizeof(RangeTail) * Max(c->ntarr, 1));
-		bool	   *plain = palloc0(sizeof(bool) * seg->nranges);
-		int			nrt = 0,
-					n = 0,
-					cap;
-		GbtWordRange *ranges;
+		bool		split = k < nrt && rt[k].range == r && !plain[r];
 
-		for (int e = 0; e < c->ntarr; e++)
+		if (!split)
 		{
-			uint64		w[GBT_MAX_KEY_WORDS];
-			bool		tailed = text_entry(so, &c->tarr[e], w, &rt[nrt].tail);
-			int			r = point_range(seg, w, nw);
-
-			if (r < 0)
-				continue;
-			if (!tailed)
-				plain[r] = true;
-			else
-				rt[nrt++].range = r;
+			ranges[n] = seg->ranges[r];
+			seg->lotails[n] = GBT_TAIL_LOWEST;
+			seg->hitails[n++] = GBT_TAIL_HIGHEST;
 		}
-		if (nrt == 0)
-			return;
-		qsort(rt, nrt, sizeof(RangeTail), range_tail_cmp);
-		cap = seg->nranges + nrt;
-		ranges = palloc(sizeof(GbtWordRange) * cap);
-		seg->lotails = palloc(sizeof(GbtTail) * cap);
-		seg->hitails = palloc(sizeof(GbtTail) * cap);
-		for (int r = 0, k = 0; r < seg->nranges; r++)
-		{
-			bool		split = k < nrt && rt[k].range == r && !plain[r];
-
-			if (!split)
+		for (; k < nrt && rt[k].range == r; k++)
+			if (split)
 			{
 				ranges[n] = seg->ranges[r];
-				seg->lotails[n] = GBT_TAIL_LOWEST;
-				seg->hitails[n++] = GBT_TAIL_HIGHEST;
+				seg->lotails[n] = seg->hitails[n] = rt[k].tail;
+				n++;
 			}
-			for (; k < nrt && rt[k].range == r; k++)
-				if (split)
-				{
-					ranges[n] = seg->ranges[r];
-					seg->lotails[n] = seg->hitails[n] = rt[k].tail;
-					n++;
-				}
-		}
-		seg->ranges = ranges;
-		seg->nranges = n;
 	}
+	seg->ranges = ranges;
+	seg->nranges = n;
 }
 
 /*
- * The same for an index of several columns (or INCLUDE columns), or for
- * several conditions, when the conditions that compare a text column c
- * with text longer than its field are on c alone (at most
- * WIDE_TAIL_CONDS, each of one constant) and the columns before c are not
- * text: in each range where those columns are one value each (equality,
+ * Tails for the ranges of any index whose conditions that compare a text
+ * column c with text longer than its field are on c alone (at most
+ * WIDE_TAIL_CONDS, each of one constant; = ANY of texts is range_tails')
+ * and whose columns before c are not text: in each range where those columns are one value each (equality,
  * = ANY or IS NULL on them, which the ranges enforce), every value whose
  * columns 0..c match the range's values and a constant lies between
  * gbt_shape_prefix_lower_cut's bound L and gbt_shape_prefix_upper_cut's U
@@ -592,6 +559,19 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
  * the URLs that start with it (src/README, "What is left", item 4 (c')).
  */
 #define WIDE_TAIL_CONDS 4
+
+/* *shared takes a copy of bytes[0..len) unless it holds those bytes already */
+static void
+share_bytes(GbtTail *shared, const unsigned char *bytes, int len)
+{
+	unsigned char *copy;
+
+	if (shared->data && shared->len == len && memcmp(shared->data, bytes, len) == 0)
+		return;
+	copy = palloc(len);
+	memcpy(copy, bytes, len);
+	*shared = (GbtTail) {copy, len};
+}
 
 static void
 range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *seg)
@@ -610,6 +590,8 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	/* per condition: its L and U bytes, shared by the ranges alike */
 	GbtTail		lshared[WIDE_TAIL_CONDS],
 				ushared[WIDE_TAIL_CONDS];
+	unsigned char *lt,
+			   *ut;				/* scratch for a range's bounds */
 
 	for (int i = 0; i < nconds; i++)
 		if (conds[i].text.data || conds[i].tarr)
@@ -627,6 +609,8 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 			return;
 	memset(lshared, 0, sizeof(lshared));
 	memset(ushared, 0, sizeof(ushared));
+	lt = palloc(cap + 1);
+	ut = palloc(cap + 2);
 	lotails = palloc(sizeof(GbtTail) * seg->nranges);
 	hitails = palloc(sizeof(GbtTail) * seg->nranges);
 	for (int r = 0; r < seg->nranges; r++)
@@ -655,8 +639,6 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 			const GbtColCond *lc = lcs[k];
 			uint64		lw[GBT_MAX_KEY_WORDS],
 						uw[GBT_MAX_KEY_WORDS];
-			unsigned char *lt = palloc(cap + 1);
-			unsigned char *ut = palloc(cap + 2);
 			int			ll,
 						ul;
 
@@ -671,22 +653,12 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 			ll = gbt_shape_prefix_lower_cut(shape, is_text, in, col + 1, lw, lt, cap);
 			ul = ll > 0 ? gbt_shape_prefix_upper_cut(shape, is_text, in, col + 1, uw, ut, cap) : -1;
 			if (ul <= 0)
-			{
-				pfree(lt);
-				pfree(ut);
 				continue;
-			}
 			/* U: its bytes, then 0xFF past any entry's tail */
 			memset(ut + ul, 0xFF, cap + 2 - ul);
 			ul = cap + 2;
-			if (lshared[k].data && lshared[k].len == ll && memcmp(lt, lshared[k].data, ll) == 0)
-				pfree(lt);
-			else
-				lshared[k] = (GbtTail) {lt, ll};
-			if (ushared[k].data && ushared[k].len == ul && memcmp(ut, ushared[k].data, ul) == 0)
-				pfree(ut);
-			else
-				ushared[k] = (GbtTail) {ut, ul};
+			share_bytes(&lshared[k], lt, ll);
+			share_bytes(&ushared[k], ut, ul);
 			if (op == BTEqualStrategyNumber || op == BTGreaterEqualStrategyNumber ||
 				op == BTGreaterStrategyNumber)
 			{
@@ -717,6 +689,8 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 			}
 		}
 	}
+	pfree(lt);
+	pfree(ut);
 	if (!any)
 	{
 		pfree(lotails);
@@ -798,9 +772,11 @@ prepare_scan_in(IndexScanDesc scan)
 			seg->ranges = ranges;
 			seg->nranges = nr;
 			seg->lotails = seg->hitails = NULL;
-			if (nv == 1 && !so->filter_all && shape->ncols == 1)
+			if (so->filter_all)
+				;
+			else if (nv == 1 && shape->ncols == 1 && vconds[0].tarr)
 				range_tails(so, &vconds[0], seg);
-			else if (!so->filter_all)
+			else
 				range_tails_cols(so, vconds, nv, seg);
 		}
 	}

@@ -275,9 +275,25 @@ inner_is_full(Buffer buf, bool tails_ready)
 }
 
 /*
- * Insert (key, tail, tid) into the page under generic WAL, making a page
- * of words alone tailed first when the entry has a tail; false (nothing
- * written) if it does not fit.
+ * Put (key, tail, tid) into the page node views (page_has_room said yes),
+ * making a page of words alone tailed first when the entry has a tail;
+ * false if it does not fit after all.
+ */
+static bool
+node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid, uint32 child)
+{
+	if (tail.len > 0 && !node->toff)
+	{
+		if (!gbt_node_to_tails((char *) page))
+			return false;
+		gbt_node_view((char *) page, node);
+	}
+	return gbt_node_insert_tail(node, key, tail.data, tail.len, tid, child) >= 0;
+}
+
+/*
+ * Insert (key, tail, tid) into the page under generic WAL (node_put);
+ * false (nothing written) if it does not fit.
  */
 static bool
 insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid,
@@ -292,18 +308,9 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buf, 0);
 	gbt_node_view((char *) page, &node);
-	if (tail.len > 0 && !node.toff)
-	{
-		if (!gbt_node_to_tails((char *) page))
-		{
-			GenericXLogAbort(state);
-			return false;
-		}
-		gbt_node_view((char *) page, &node);
-	}
 	if (node.opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
-	if (gbt_node_insert_tail(&node, key, tail.data, tail.len, tid, child) < 0)
+	if (!node_put(page, &node, key, tail, tid, child))
 	{
 		GenericXLogAbort(state);
 		return false;
@@ -453,14 +460,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
 	gbt_node_view((char *) pp, &node);
-	if (ws->septail.len > 0 && !node.toff && !gbt_node_to_tails((char *) pp))
-	{
-		GenericXLogAbort(state);
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	}
-	gbt_node_view((char *) pp, &node);
-	if (gbt_node_insert_tail(&node, ws->sep, ws->septail.data, ws->septail.len, ws->septid,
-							 rblk) < 0)
+	if (!node_put(pp, &node, ws->sep, ws->septail, ws->septid, rblk))
 	{
 		GenericXLogAbort(state);
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
@@ -814,15 +814,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 				break;			/* its place is right of this leaf */
 			if (skip_present && leaf_holds(&node, x, xtail, x[nw]))
 				continue;
-			full = !page_has_room(page, xtail);
-			if (!full && xtail.len > 0 && !node.toff)
-			{
-				/* the leaf's first tail: it becomes tailed */
-				full = !gbt_node_to_tails((char *) page);
-				gbt_node_view((char *) page, &node);
-			}
-			if (!full)
-				full = gbt_node_insert_tail(&node, x, xtail.data, xtail.len, x[nw], 0) < 0;
+			full = !page_has_room(page, xtail) || !node_put(page, &node, x, xtail, x[nw], 0);
 			if (full)
 				break;
 			added++;
