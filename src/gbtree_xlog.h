@@ -47,8 +47,9 @@
 
 /*
  * XLOG_GBT_WINSERT: block 0's data is one entry of a multi-word tree (the
- * leaf's keywords words, then the TID), inserted with
- * gbt_node_insert_words.  Multi-word splits are generic WAL (wide_tree.c).
+ * leaf's keywords words, the TID, then its tail's bytes if it has one, on
+ * a page already tailed), inserted with gbt_node_insert_tail.  Multi-word
+ * splits are generic WAL (wide_tree.c).
  */
 
 /*
@@ -130,7 +131,7 @@ extern void gbt_wal_abort(GbtWal *w);
 extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys,
 								   const uint64 *tids, const uint32 *child, int n);
 extern bool gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key,
-										 uint64 tid);
+										 GbtTail tail, uint64 tid);
 
 /*
  * The page changes, applied alike when a change is made and when its

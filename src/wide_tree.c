@@ -333,8 +333,8 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	gbt_leaf_reclaim_dead(index, buf);
 	if (!page_has_room(BufferGetPage(buf), tail))
 		return false;
-	/* with gbtree's resource manager, its own small record (no tail) */
-	if (tail.len > 0 || !gbt_wal_insert_words_inplace(index, buf, key, tid))
+	/* with gbtree's resource manager, its own small record */
+	if (!gbt_wal_insert_words_inplace(index, buf, key, tail, tid))
 	{
 		if (!insert_logged(index, buf, key, tail, tid, 0))
 			return false;

@@ -13,6 +13,8 @@
 #     (an index scan, as an application's prepared statement), and the plans;
 #   - the indexes' pages, and a range of one tenant through either index,
 #     which must give the same rows in the same order.
+#   Unique inserts log each leaf insert: with gbtree preloaded by its own
+#   WINSERT record, otherwise by generic WAL (the header says which).
 #   PGHOST=... PGPORT=... [ROWS=100000] [TENANTS=100] [REPEAT=3] [COLL=C] \
 #       test/bench/tenant-text.sh [OUT.md]
 set -eu
@@ -84,7 +86,12 @@ ag=$(stats < $tmp/ag); ab=$(stats < $tmp/ab)
 echo "# (tenant, URL) keys: gbtree against btree, COLLATE \"$COLL\""
 echo
 echo "\`ROWS=$ROWS TENANTS=$TENANTS REPEAT=$REPEAT COLL=$COLL test/bench/tenant-text.sh\`, $(date -u +%Y-%m-%d), revision ${GIT_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')},"
-echo "$(nproc) cores, $(psql -qXAt -c 'SHOW server_version'), default settings but the harness's."
+PRELOAD=$(psql -qXAt -c 'SHOW shared_preload_libraries')
+case ",$PRELOAD," in
+    *,gbtree,*|*,\ gbtree,*) WALNOTE="gbtree preloaded: its own WAL records (a leaf insert is a WINSERT record)" ;;
+    *) WALNOTE="gbtree not preloaded: generic WAL (a leaf insert logs the page's diff)" ;;
+esac
+echo "$(nproc) cores, $(psql -qXAt -c 'SHOW server_version'), default settings but the harness's; $WALNOTE."
 echo "Times in ms, median (min-max) of $REPEAT runs ($((REPEAT * 3)) for the lookups), engines interleaved."
 echo
 echo "| measure | gbtree | btree | gbtree/btree |"

@@ -10,7 +10,7 @@
 # leave trees that gbtree_check(idx, true) passes: order of (words, tail,
 # TID), bounds, links, and every heap row's words and tail found at its
 # TID.  Every page change is checked on replay (wal_consistency_checking
-# on a streaming standby, then the primary's own crash recovery), and the
+# of generic WAL and gbtree's records on a streaming standby, then the primary's own crash recovery), and the
 # standby's and the recovered primary's trees pass the same checks.  Index
 # and bitmap scans answer as a sequential scan does, on the primary, the
 # standby and after the crash.  A unique index finds equal long keys
@@ -32,7 +32,7 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'gbtree'
-wal_consistency_checking = 'generic'
+wal_consistency_checking = 'generic, gbtree'
 autovacuum = off
 log_min_messages = warning
 checkpoint_timeout = 1h
@@ -145,12 +145,37 @@ $primary->safe_psql('postgres', q{
 like($err, qr/duplicate key value violates unique constraint "u_g"/,
 	'a unique index refuses a long value it holds');
 $primary->safe_psql('postgres', q{INSERT INTO u SELECT repeat('u', 50) || '77x'});
+
+# unique (tenant, URL) keys whose URLs share more than the words hold: each
+# insert checks at once and goes in alone, by gbtree's WINSERT record with
+# the tail once its leaf is tailed; deletes, VACUUM and refills make those
+# inserts compact the leaves' tail areas, which replay must redo byte for
+# byte
+$primary->safe_psql('postgres', q{
+	CREATE TABLE tu (tenant int, url text COLLATE "C", n int);
+	CREATE UNIQUE INDEX tu_g ON tu USING gbtree (tenant, url) INCLUDE (n);
+	INSERT INTO tu SELECT g % 7, 'https://shop.example.com/catalog/item/' || (g * 7919) % 100003, g
+		FROM generate_series(1, 6000) g;
+	DELETE FROM tu WHERE n % 3 <> 0;
+	VACUUM tu;
+	INSERT INTO tu SELECT g % 7, 'https://shop.example.com/catalog/item/' || (g * 7919) % 100003
+		|| repeat('/x', g % 9), g
+		FROM generate_series(6001, 12000) g;});
+($rc, $out, $err) = $primary->psql('postgres',
+	q{INSERT INTO tu SELECT 6006 % 7, 'https://shop.example.com/catalog/item/' || (6006 * 7919) % 100003 || repeat('/x', 6006 % 9), 0});
+like($err, qr/duplicate key value violates unique constraint "tu_g"/,
+	'a unique (tenant, URL) index refuses a key it took by WINSERT');
+is($primary->safe_psql('postgres', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM tu WHERE tenant = 3 AND url > 'https://shop.example.com/catalog/item/5'}),
+	$primary->safe_psql('postgres', $seq . q{
+	SELECT count(*) FROM tu WHERE tenant = 3 AND url > 'https://shop.example.com/catalog/item/5'}),
+	'an index scan of the unique (tenant, URL) index answers as a sequential scan');
 ($rc, $out, $err) = $primary->psql('postgres', q{INSERT INTO b SELECT 0, repeat('z', 2000)});
 like($err, qr/index row too long for gbtree index "b_g"/, 'a tail past the longest is refused');
 is($primary->safe_psql('postgres', $seq . q{SELECT count(*) FROM b WHERE t = repeat('z', 2000)}),
 	'0', 'and nothing of it was kept');
 
-my %rows = (a => 26667, c => 20000, d => 20000);
+my %rows = (a => 26667, c => 20000, d => 20000, tu => 8000);
 for my $t (sort keys %rows)
 {
 	is($primary->safe_psql('postgres', "$seq SELECT count(*) FROM $t"), $rows{$t}, "table $t rows");
