@@ -292,6 +292,37 @@ FROM unnest(ARRAY['tn = ANY (ARRAY[2, 4]) AND c LIKE ''https://example.com/some/
 SELECT tw_diff('mg_', 'mb_', 'tn, i', 'tn = ANY (ARRAY[2, 4]) AND i > ''https://example.com/some/path/1'' AND i <= ''https://example.com/some/path/' || md5('16') || 'x''', NULL, NULL, false) AS asc_le,
 	tw_diff('ng_', 'nb_', 'i, x', 'i >= ''https://example.com/some/path/' || md5('16') || 'x'' AND i < ''https://example.com/some/path/d''', NULL, NULL, false) AS first_ge,
 	tw_diff('ng_', 'nb_', 'i, x', 'i > ''https://example.com/some/path/1'' AND i <= ''https://example.com/some/path/' || md5('16') || 'x''', NULL, NULL, false) AS first_le;
+-- = ANY of URLs beside the columns before them (=, = ANY, IS NULL): each
+-- element its own range, cut by its tails (range_tails_any), in index
+-- order both ways; elements absent, repeated, NULL, short, the bare
+-- prefix, exactly the field's length under "C"; with one past the longest
+-- tail, the range stays whole; many elements on one leaf, read again for
+-- the next range rather than descended to (reread_leaf)
+CREATE TABLE m_arr AS SELECT id, i FROM mb_ WHERE i IS NOT NULL;
+CREATE FUNCTION m_any(col text) RETURNS text LANGUAGE sql AS $f$
+SELECT format('ARRAY(SELECT i COLLATE %s FROM m_arr WHERE id %% 23 = 0) || ARRAY[%s]',
+	CASE col WHEN 'i' THEN '"und-x-icu"' ELSE '"C"' END,
+	$$'nope', NULL, 'https://example.com/some/path/', 'https://example.com/some/path/ab',
+	'https://example.com/some/path/zz', 'https://example.com/some/pat',
+	'https://example.com/some/path/' || md5('8'), 'https://example.com/some/path/' || md5('8')$$)
+$f$;
+SELECT col, w, tw_diff('mg_', 'mb_', 'tn, ' || col, format('%s AND %s = ANY (%s)', w, col, m_any(col)),
+			NULL, NULL, false) AS any_,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('%s AND %s = ANY (%s)', w, col, m_any(col)),
+			format('tn DESC, %s DESC', col), NULL, false) AS desc_,
+	tw_diff('mg_', 'mb_', 'tn, ' || col, format('%s AND %s = ANY (%s)', w, col, m_any(col)),
+			format('tn, %s', col), 300, false) AS asc_
+FROM unnest(ARRAY['i', 'c']) col,
+	 unnest(ARRAY['tn = 3', 'tn = ANY (ARRAY[1, 3, 6, NULL])', 'tn IS NULL', 'tn >= 5']) WITH ORDINALITY AS t(w, tk)
+ORDER BY col, tk;
+SELECT col, tw_diff('mg_', 'mb_', 'tn, ' || col,
+			format('tn = 3 AND %s = ANY (%s || ARRAY[repeat(''https://example.com/some/path/'', 90)])',
+				   col, m_any(col)), NULL, NULL, false) AS past_longest_tail
+FROM unnest(ARRAY['i', 'c']) col;
+SELECT tw_diff('ng_', 'nb_', 'i, x', 'i = ANY (ARRAY(SELECT i FROM m_arr WHERE id % 5 = 0)) AND x = 2',
+			NULL, NULL, false) AS first_any,
+	tw_diff('ng_', 'nb_', 'c, x', 'c = ANY (ARRAY(SELECT i COLLATE "C" FROM m_arr WHERE id % 5 = 0)) AND x = ANY (ARRAY[1, 4])',
+			NULL, NULL, false) AS first_any_desc;
 SELECT gbtree_check('mg__ti', true), gbtree_check('mg__tc', true),
 	gbtree_check('ng__ix', true), gbtree_check('ng__cx', true);
 -- and unique indexes over such values: a key's check reads that key's

@@ -489,6 +489,41 @@ read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
 }
 
 /*
+ * The leaf the position is on, read again for range (seg, range) of the
+ * same segment when that starts on it, instead of a descent (each range
+ * of an = ANY costs one otherwise): forward, the range starts below the
+ * leaf's high key, and above its low key as the ranges are sorted, and
+ * the page is as it was read (its LSN: a split, a deletion or an insert
+ * would have moved it; without WAL it does not move, so this is not
+ * tried).  False, nothing read, to descend.
+ */
+static bool
+reread_leaf(IndexScanDesc scan, int seg, int range)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	WidePos    *pos = &so->pos;
+	Relation	index = scan->indexRelation;
+	const GbtWordRange *r = &so->segs[seg].ranges[range];
+	Buffer		buf;
+
+	if (seg != pos->seg || !RelationNeedsWAL(index) ||
+		(!pos->rightmost &&
+		 gbt_tentry_cmp(r->lo, range_lotail(so, seg, range), 0, pos->hikey,
+						(GbtTail) {pos->hitail, pos->hitaillen}, pos->hitid, so->nw) >= 0))
+		return false;
+	buf = ReadBuffer(index, pos->blk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	if (BufferGetLSNAtomic(buf) != pos->lsn)
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	read_leaf(scan, buf, seg, range);
+	pos->itemIndex = 0;
+	return true;
+}
+
+/*
  * The next leaf in direction dir: the rest of the current range, or the
  * start of the next one; false at the end (the position stays).
  */
@@ -534,6 +569,8 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 				return false;
 			range = 0;
 		}
+		if (reread_leaf(scan, seg, range))
+			return true;
 	}
 	else
 	{

@@ -542,6 +542,174 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 }
 
 /*
+ * The point values of columns 0..col-1 in the range, as encoder input, or
+ * false when one of them spans several values there.
+ */
+static bool
+range_prefix(const GbtKeyShape *shape, const GbtWordRange *range, int col, GbtColInput *in)
+{
+	GbtColValue lo[GBT_MAX_KEY_COLS],
+				hi[GBT_MAX_KEY_COLS];
+
+	gbt_shape_decode(shape, range->lo, lo);
+	gbt_shape_decode(shape, range->hi, hi);
+	memset(in, 0, sizeof(GbtColInput) * GBT_MAX_KEY_COLS);
+	for (int d = 0; d < col; d++)
+	{
+		if (lo[d].isnull != hi[d].isnull ||
+			(!lo[d].isnull && memcmp(lo[d].v, hi[d].v, sizeof(lo[d].v)) != 0))
+			return false;
+		in[d].val = lo[d];
+	}
+	return true;
+}
+
+/* a bounded range: its words and tails at both ends */
+typedef struct TailRange
+{
+	GbtWordRange r;
+	GbtTail		lo;
+	GbtTail		hi;
+} TailRange;
+
+static int	tail_range_nw;		/* for tail_range_cmp: qsort has no argument */
+
+static int
+tail_range_cmp(const void *a, const void *b)
+{
+	const TailRange *x = (const TailRange *) a;
+	const TailRange *y = (const TailRange *) b;
+
+	return gbt_tentry_cmp(x->r.lo, x->lo, 0, y->r.lo, y->lo, 0, tail_range_nw);
+}
+
+/*
+ * = ANY of texts on a text column c of an index of several columns, some
+ * element at least as long as c's field (the one condition that compares
+ * c with such text; range_tails_cols' rules otherwise): the ranges hold
+ * the elements' first bytes, so one range holds every value that shares
+ * them (a tenant's URLs), and the filter picks the elements out of it.  In
+ * each range whose columns before c are one value each, every element
+ * becomes its own range, cut to gbt_shape_prefix_lower_cut's L and
+ * _upper_cut's U for (those values, the element) as one constant's = is,
+ * where that meets the range (elements of other words meet none); they
+ * are disjoint, as the prefixes are, and sorted in index order within the
+ * range they came from, so the ranges stay sorted and apart.  A range an
+ * element's bounds cannot be written for (past the longest tail) stays
+ * whole.  So (tenant, url) = (5, ANY of ten URLs) reads the entries of
+ * ten URLs, not the tenant's.
+ */
+static void
+range_tails_any(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
+{
+	const GbtKeyShape *shape = &so->info->shape;
+	const bool *is_text = so->info->is_text;
+	int			nw = so->nw;
+	int			col = c->col;
+	int			cap = gbt_tail_max(nw);
+	unsigned char *lt = palloc(cap + 1),
+			   *ut = palloc(cap + 2);
+	TailRange  *out;
+	int			nout = 0,
+				maxout = seg->nranges + c->ntarr;
+	bool		any = false;
+
+	/* every element against every range: bounded by the ranges' own cap */
+	if ((double) seg->nranges * c->ntarr > WIDE_MAX_RANGES)
+		return;
+	out = palloc(sizeof(TailRange) * maxout);
+	for (int r = 0; r < seg->nranges; r++)
+	{
+		const GbtWordRange *range = &seg->ranges[r];
+		GbtColInput in[GBT_MAX_KEY_COLS];
+		int			first = nout;
+		bool		whole = !range_prefix(shape, range, col, in);
+
+		for (int e = 0; e < c->ntarr && !whole; e++)
+		{
+			TailRange	tr;
+			int			ll,
+						ul;
+
+			in[col].bytes = c->tarr[e].data;
+			in[col].len = c->tarr[e].len;
+			gbt_bytes_field(c->tarr[e].data, c->tarr[e].len, shape->col[col].bits / 8,
+							&in[col].val);
+			ll = gbt_shape_prefix_lower_cut(shape, is_text, in, col + 1, tr.r.lo, lt, cap);
+			ul = ll > 0 ? gbt_shape_prefix_upper_cut(shape, is_text, in, col + 1, tr.r.hi, ut,
+													 cap) : -1;
+			if (ul <= 0)
+			{
+				whole = true;
+				break;
+			}
+			memset(ut + ul, 0xFF, cap + 2 - ul);
+			ul = cap + 2;
+			tr.lo = (GbtTail) {lt, ll};
+			tr.hi = (GbtTail) {ut, ul};
+			/* the range's ends, where they lie inside the element's */
+			if (gbt_tentry_cmp(range->lo, GBT_TAIL_LOWEST, 0, tr.r.lo, tr.lo, 0, nw) > 0)
+			{
+				memcpy(tr.r.lo, range->lo, sizeof(uint64) * nw);
+				tr.lo = GBT_TAIL_LOWEST;
+			}
+			if (gbt_tentry_cmp(range->hi, GBT_TAIL_HIGHEST, 0, tr.r.hi, tr.hi, 0, nw) < 0)
+			{
+				memcpy(tr.r.hi, range->hi, sizeof(uint64) * nw);
+				tr.hi = GBT_TAIL_HIGHEST;
+			}
+			if (gbt_tentry_cmp(tr.r.lo, tr.lo, 0, tr.r.hi, tr.hi, 0, nw) > 0)
+				continue;		/* another range's element */
+			if (tr.lo.data == lt)
+				tr.lo.data = memcpy(palloc(ll), lt, ll);
+			if (tr.hi.data == ut)
+				tr.hi.data = memcpy(palloc(ul), ut, ul);
+			if (nout == maxout)
+			{
+				maxout *= 2;
+				out = repalloc(out, sizeof(TailRange) * maxout);
+			}
+			out[nout++] = tr;
+		}
+		if (whole)
+		{
+			nout = first;
+			if (nout == maxout)
+			{
+				maxout *= 2;
+				out = repalloc(out, sizeof(TailRange) * maxout);
+			}
+			out[nout].r = *range;
+			out[nout].lo = GBT_TAIL_LOWEST;
+			out[nout++].hi = GBT_TAIL_HIGHEST;
+			continue;
+		}
+		any = true;
+		tail_range_nw = nw;
+		qsort(out + first, nout - first, sizeof(TailRange), tail_range_cmp);
+	}
+	pfree(lt);
+	pfree(ut);
+	/* no element met any range: nothing matches, but the ranges say so too */
+	if (!any || nout == 0)
+	{
+		pfree(out);
+		return;
+	}
+	seg->ranges = palloc(sizeof(GbtWordRange) * nout);
+	seg->lotails = palloc(sizeof(GbtTail) * nout);
+	seg->hitails = palloc(sizeof(GbtTail) * nout);
+	for (int i = 0; i < nout; i++)
+	{
+		seg->ranges[i] = out[i].r;
+		seg->lotails[i] = out[i].lo;
+		seg->hitails[i] = out[i].hi;
+	}
+	seg->nranges = nout;
+	pfree(out);
+}
+
+/*
  * Tails for the ranges of any index whose conditions that compare a text
  * column c with text longer than its field are on c alone (at most
  * WIDE_TAIL_CONDS, each of one constant; = ANY of texts is range_tails')
@@ -596,8 +764,7 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	for (int i = 0; i < nconds; i++)
 		if (conds[i].text.data || conds[i].tarr)
 		{
-			if (conds[i].tarr || nlc == WIDE_TAIL_CONDS ||
-				(nlc > 0 && conds[i].col != lcs[0]->col))
+			if (nlc == WIDE_TAIL_CONDS || (nlc > 0 && conds[i].col != lcs[0]->col))
 				return;
 			lcs[nlc++] = &conds[i];
 		}
@@ -606,6 +773,14 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	col = lcs[0]->col;
 	for (int d = 0; d < col; d++)
 		if (is_text[d])
+			return;
+	if (nlc == 1 && lcs[0]->tarr)
+	{
+		range_tails_any(so, lcs[0], seg);
+		return;
+	}
+	for (int k = 0; k < nlc; k++)
+		if (lcs[k]->tarr)
 			return;
 	memset(lshared, 0, sizeof(lshared));
 	memset(ushared, 0, sizeof(ushared));
