@@ -392,15 +392,23 @@ gbt_bytes_field(const unsigned char *bytes, int len, int nbytes, GbtColValue *v)
 static inline int
 gbt_bytes_from_field(const GbtColValue *v, int nbytes, unsigned char *out)
 {
-	int			len = 0;
-	uint64_t	v0 = nbytes < 8 ? v->v[0] << (64 - 8 * nbytes) : v->v[0];
+	int			len = nbytes;
 
-	for (int i = 0; i < nbytes; i++)
+	/* a word at a time: each holds its bytes from the top, first byte first */
+	for (int k = 0; 8 * k < nbytes; k++)
 	{
-		out[i] = (unsigned char) ((i < 8 ? v0 : v->v[i / 8]) >> (56 - 8 * (i % 8)));
-		if (out[i] != 0)
-			len = i + 1;
+		uint64_t	w = k > 0 ? v->v[k] : nbytes < 8 ? v->v[0] << (64 - 8 * nbytes) : v->v[0];
+		uint64_t	be = __builtin_bswap64(w);
+		int			n = nbytes - 8 * k < 8 ? nbytes - 8 * k : 8;
+
+		if (n == 8)
+			memcpy(out + 8 * k, &be, 8);
+		else
+			for (int i = 0; i < n; i++)
+				out[8 * k + i] = (unsigned char) (w >> (56 - 8 * i));
 	}
+	while (len > 0 && out[len - 1] == 0)
+		len--;
 	return len;
 }
 

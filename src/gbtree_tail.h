@@ -508,17 +508,21 @@ gbt_shape_decode_cut(const GbtKeyShape *shape, const bool *is_text, const uint64
 	/* c's rest, at least one byte, up to its end byte: buf after its field */
 	{
 		unsigned char inv = shape->col[c].desc ? 0xFF : 0;
+		const unsigned char *end = tlen > 1 ?
+			memchr(tail + 1, inv, (size_t) (tlen - 1)) : NULL;
+		int			m = end ? (int) (end - (tail + 1)) : 0;
 
-		for (n = 1; n < tlen && tail[n] != inv; n++)
-		{
-			if (used >= cap)
-				return -1;
-			buf[used++] = tail[n] ^ inv;
-		}
-		if (n >= tlen || n == 1)
+		/* found, not at once, and the rest fits */
+		if (end == NULL || m == 0 || used + m > cap)
 			return -1;
-		out[c].len += n - 1;
-		n++;
+		if (inv == 0)
+			memcpy(buf + used, tail + 1, m);
+		else
+			for (int i = 0; i < m; i++)
+				buf[used + i] = tail[1 + i] ^ inv;
+		used += m;
+		out[c].len += m;
+		n = m + 2;
 	}
 	for (int d = c + 1; d < shape->ncols; d++)
 	{
