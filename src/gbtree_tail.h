@@ -493,11 +493,18 @@ gbt_shape_decode_cut(const GbtKeyShape *shape, const bool *is_text, const uint64
 		out[d].val = vals[d];
 		if (!is_text[d] || vals[d].isnull)
 			continue;
-		len = gbt_bytes_from_field(&vals[d], shape->col[d].bits / 8, field);
+		/* straight into buf where the whole field fits, else by field */
+		if (used + shape->col[d].bits / 8 <= cap)
+			len = gbt_bytes_from_field(&vals[d], shape->col[d].bits / 8, buf + used);
+		else
+		{
+			len = gbt_bytes_from_field(&vals[d], shape->col[d].bits / 8, field);
+			if (used + len <= cap)
+				memcpy(buf + used, field, len);
+		}
 		/* a cut value fills its field */
 		if ((d == c && len != shape->col[d].bits / 8) || used + len > cap)
 			return -1;
-		memcpy(buf + used, field, len);
 		out[d].bytes = buf + used;
 		out[d].len = len;
 		used += len;

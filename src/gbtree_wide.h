@@ -81,9 +81,12 @@ extern bool gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull
 								 ItemPointer htid, uint64 *words, uint16 *tidflags,
 								 unsigned char *tail, int *tlen);
 extern void gbt_tail_corrupted(Oid indexrelid);
+/* gbt_wide_decode_tail's scratch: every value's bytes, headers and alignment */
+#define GBT_DECODE_SCRATCH \
+	(GBT_TAIL_HIGHEST_LEN + GBT_MAX_KEY_WORDS * 8 + GBT_MAX_KEY_COLS * (VARHDRSZ + MAXIMUM_ALIGNOF + 16))
 extern void gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words,
 								 const unsigned char *tail, int tlen, uint64 tid,
-								 Datum *values, bool *isnull);
+								 Datum *values, bool *isnull, char *scratch);
 extern void gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid,
 							Datum *values, bool *isnull, GbtColBuf *bufs);
 /* An index-only tuple's columns, written from the words (wide.c) */

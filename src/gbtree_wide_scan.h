@@ -95,7 +95,9 @@ typedef struct GbtWideScanData
 	WidePos    *mark;
 	bool		markValid;
 	IndexTuple	itup;			/* index-only results, built in place */
-	IndexTuple	itup_tail;		/* ... or formed, for an entry with a tail */
+	IndexTuple	itup_tail;		/* ... or, for an entry with a tail, here */
+	Size		itup_tail_cap;	/* its allocation */
+	char	   *decode_scratch; /* that entry's values (GBT_DECODE_SCRATCH) */
 	Size		itup_len;		/* without NULLs */
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */

@@ -797,7 +797,8 @@ wide_check_tree_unique(Relation heap, Relation index, BlockNumber root, bool nul
 					isnull[0] = true;
 				}
 				else
-					gbt_wide_decode_tail(info, run, runtail, runtlen, rtids[0], values, isnull);
+					gbt_wide_decode_tail(info, run, runtail, runtlen, rtids[0], values, isnull,
+										 NULL);
 				for (int c = 0; c < info->nkeycols; c++)
 					anynull |= isnull[c];
 				if (n > 1 && (nulls_equal || !anynull))

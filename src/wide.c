@@ -469,12 +469,13 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 }
 
 /*
- * gbt_wide_decode for an entry with a tail (tlen > 0): the values in full,
- * text and uuid palloc'd (gbt_shape_decode_cut).
+ * gbt_wide_decode for an entry with a tail (tlen > 0): the values in full
+ * (gbt_shape_decode_cut), text and uuid palloc'd or, with scratch (of
+ * GBT_DECODE_SCRATCH bytes), laid out there, valid until its next use.
  */
 void
 gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned char *tail,
-					 int tlen, uint64 tid, Datum *values, bool *isnull)
+					 int tlen, uint64 tid, Datum *values, bool *isnull, char *scratch)
 {
 	const GbtKeyShape *shape = &info->shape;
 	uint16		flags = gbt_tid_flags(tid);
@@ -505,14 +506,25 @@ gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned cha
 			int			start = OidIsValid(info->sortkey_coll[s]) ?
 				text_in_key(info, in[s].bytes, in[s].len) : 0;
 
-			values[c] = PointerGetDatum(cstring_to_text_with_len((const char *) in[s].bytes + start,
-																 in[s].len - start));
+			if (scratch)
+			{
+				/* the decoded bytes of all values fit buf, so all fit scratch */
+				SET_VARSIZE(scratch, VARHDRSZ + in[s].len - start);
+				memcpy(VARDATA(scratch), in[s].bytes + start, in[s].len - start);
+				values[c] = PointerGetDatum(scratch);
+				scratch += INTALIGN(VARHDRSZ + in[s].len - start);
+			}
+			else
+				values[c] = PointerGetDatum(cstring_to_text_with_len((const char *) in[s].bytes + start,
+																	 in[s].len - start));
 			continue;
 		}
 		if (t == UUIDOID)
 		{
-			pg_uuid_t  *u = palloc(sizeof(pg_uuid_t));
+			pg_uuid_t  *u = scratch ? (pg_uuid_t *) scratch : palloc(sizeof(pg_uuid_t));
 
+			if (scratch)
+				scratch += MAXALIGN(sizeof(pg_uuid_t));
 			gbt_uuid_from_field(&in[s].val, u->data);
 			values[c] = UUIDPGetDatum(u);
 			continue;

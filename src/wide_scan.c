@@ -68,6 +68,8 @@ gbt_wide_beginscan(IndexScanDesc scan)
 	so->markValid = false;
 	so->itup = NULL;
 	so->itup_tail = NULL;
+	so->itup_tail_cap = 0;
+	so->decode_scratch = NULL;
 	so->itup_dirty = false;
 	so->gpu_items = NULL;
 	so->gpu_locked = false;
@@ -739,22 +741,41 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			(so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
-		/* an entry with a tail: its values in full, a tuple of any length */
+		/*
+		 * An entry with a tail: its values in full, decoded into scratch and
+		 * laid out as index_form_tuple would (no value is long enough to be
+		 * compressed), in a buffer kept for the scan: no allocation a row.
+		 */
 		if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
 		{
-			MemoryContext old;
 			int			i = so->pos.itemIndex;
+			Size		need;
 
-			if (so->itup_tail)
-				pfree(so->itup_tail);
+			if (so->decode_scratch == NULL)
+				so->decode_scratch = MemoryContextAlloc(GetMemoryChunkContext(so),
+														GBT_DECODE_SCRATCH);
 			gbt_wide_decode_tail(so->info, item, so->pos.tbytes + so->pos.itoff[i],
-								 so->pos.itlen[i], item[nw], values, isnull);
-			old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
-			so->itup_tail = index_form_tuple(desc, values, isnull);
-			MemoryContextSwitchTo(old);
+								 so->pos.itlen[i], item[nw], values, isnull,
+								 so->decode_scratch);
 			for (int c = 0; c < desc->natts; c++)
-				if (!isnull[c] && !TupleDescAttr(desc, c)->attbyval)
-					pfree(DatumGetPointer(values[c]));
+				hasnull |= isnull[c];
+			hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
+			data_size = heap_compute_data_size(desc, values, isnull);
+			need = MAXALIGN(hoff + data_size);
+			if (need > so->itup_tail_cap)
+			{
+				if (so->itup_tail)
+					pfree(so->itup_tail);
+				so->itup_tail_cap = Max(need, 1024);
+				so->itup_tail = MemoryContextAlloc(GetMemoryChunkContext(so),
+												   so->itup_tail_cap);
+			}
+			memset(so->itup_tail, 0, need);
+			heap_fill_tuple(desc, values, isnull, (char *) so->itup_tail + hoff, data_size,
+							&mask, hasnull ? (bits8 *) ((char *) so->itup_tail +
+														sizeof(IndexTupleData)) : NULL);
+			so->itup_tail->t_info = (unsigned short) need |
+				(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
 			scan->xs_itup = so->itup_tail;
 			return true;
 		}
