@@ -11,6 +11,11 @@
 #     inserts check each key at once, so they are not batched);
 #   - 2,000 lookups WHERE tenant = $1 AND url = $2, each a PL/pgSQL query
 #     (an index scan, as an application's prepared statement), and the plans;
+#   - 3 x TENANTS lookups WHERE tenant = $1 AND url = ANY ($2) of ten of
+#     the tenant's URLs, and whether the plans take url = ANY as an index
+#     condition;
+#   - an index-only scan of each tenant's URLs (count(url): the values
+#     are formed from the index);
 #   - the indexes' pages, and a range of one tenant through either index,
 #     which must give the same rows in the same order.
 #   Unique inserts log each leaf insert: with gbtree preloaded by its own
@@ -32,7 +37,7 @@ tmp=/tmp/tenant-text.$$
 mkdir -p $tmp
 
 $PSQL -c "CREATE EXTENSION IF NOT EXISTS gbtree"
-$PSQL -c "$SET DROP TABLE IF EXISTS tt_src, tt_g, tt_b, tt_ug, tt_ub, tt_arr;
+$PSQL -c "$SET DROP TABLE IF EXISTS tt_src, tt_g, tt_b, tt_ug, tt_ub, tt_arr, tt_any;
     CREATE TABLE tt_src AS SELECT g % $TENANTS AS tenant,
         ('https://example.com/some/path/' || md5(g::text) || repeat('x', g % 30)) COLLATE \"$COLL\" AS url
         FROM generate_series(1, $ROWS) g ORDER BY md5(g::text || 'o');
@@ -76,12 +81,37 @@ for r in $(seq $((REPEAT * 3))); do
         printf '%s\n\\timing on\n%s\n' "$SET" "${aq//tt_@/tt_$e}" | psql -qX -v ON_ERROR_STOP=1 | ms >> $tmp/a$e
     done
 done
+# = ANY of ten URLs of one tenant, 300 times; every tenant's URLs read
+# back by index-only scans (count(url) needs the values)
+$PSQL -c "CREATE TABLE tt_any AS SELECT tenant, (array_agg(url ORDER BY md5(url)))[1:10] u
+    FROM tt_src GROUP BY tenant"
+yq='DO $lookups$ DECLARE n int8; m int8 := 0; r record;
+    BEGIN FOR i IN 1 .. 3 LOOP FOR r IN SELECT * FROM tt_any LOOP
+        SELECT count(*) INTO n FROM tt_@ WHERE tenant = r.tenant AND url = ANY (r.u); m := m + n;
+        END LOOP; END LOOP;
+    IF m <> 30 * (SELECT count(*) FROM tt_any) THEN RAISE EXCEPTION $m$= ANY found %$m$, m; END IF;
+    END $lookups$;'
+oq='DO $scans$ DECLARE n int8; m int8 := 0;
+    BEGIN FOR t IN 0 .. '$((TENANTS - 1))' LOOP
+        SELECT count(url) INTO n FROM tt_@ WHERE tenant = t; m := m + n; END LOOP;
+    IF m <> '$ROWS' THEN RAISE EXCEPTION $m$index-only scans found %$m$, m; END IF; END $scans$;'
+for r in $(seq $((REPEAT * 3))); do
+    for e in g b; do
+        printf '%s\n\\timing on\n%s\n' "$SET" "${yq//tt_@/tt_$e}" | psql -qX -v ON_ERROR_STOP=1 | ms >> $tmp/y$e
+        printf '%s\n\\timing on\n%s\n' "$SET" "${oq//tt_@/tt_$e}" | psql -qX -v ON_ERROR_STOP=1 | ms >> $tmp/o$e
+    done
+done
+anyplans=$(for e in g b; do
+    $PSQL -c "PREPARE ya(int, text[]) AS SELECT count(*) FROM tt_$e WHERE tenant = \$1 AND url = ANY (\$2);
+              SET plan_cache_mode = force_generic_plan; EXPLAIN (COSTS OFF) EXECUTE ya(1, '{x}')" |
+    grep -q 'Index Cond: .*url = ANY' && echo "index condition" || echo "filter"; done | paste -sd/ -)
 plans=$(for e in g b; do
     $PSQL -c "PREPARE lk(int, text) AS SELECT count(*) FROM tt_$e WHERE tenant = \$1 AND url = \$2;
               SET plan_cache_mode = force_generic_plan; EXPLAIN (COSTS OFF) EXECUTE lk(1, 'x')" |
     grep -o 'Index Only Scan\|Bitmap Index Scan\|Index Scan\|Seq Scan' | head -1; done | paste -sd/ -)
 ig=$(stats < $tmp/ig); ib=$(stats < $tmp/ib); iug=$(stats < $tmp/iug); iub=$(stats < $tmp/iub)
 ag=$(stats < $tmp/ag); ab=$(stats < $tmp/ab)
+yg=$(stats < $tmp/yg); yb=$(stats < $tmp/yb); og=$(stats < $tmp/og); ob=$(stats < $tmp/ob)
 {
 echo "# (tenant, URL) keys: gbtree against btree, COLLATE \"$COLL\""
 echo
@@ -99,12 +129,14 @@ echo "|---|---|---|---|"
 echo "| INSERT ... SELECT, (tenant, url) index | $ig | $ib | $(ratio "$ig" "$ib") |"
 echo "| INSERT ... SELECT, UNIQUE (tenant, url) | $iug | $iub | $(ratio "$iug" "$iub") |"
 echo "| 2,000 lookups tenant = \$1 AND url = \$2 | $ag | $ab | $(ratio "$ag" "$ab") |"
+echo "| $((TENANTS * 3)) lookups tenant = \$1 AND url = ANY (10 URLs) | $yg | $yb | $(ratio "$yg" "$yb") |"
+echo "| index-only scans of every tenant's URLs (count(url), $TENANTS scans) | $og | $ob | $(ratio "$og" "$ob") |"
 echo "| index pages after the inserts | $pg | $pb | $(ratio "$pg" "$pb") |"
 echo "| UNIQUE index pages | $pug | $pub | $(ratio "$pug" "$pub") |"
 echo
-echo "Plans of the lookup (gbtree/btree): $plans. A range of one tenant through either index: $same."
+echo "Plans of the lookup (gbtree/btree): $plans; url = ANY as: $anyplans. A range of one tenant through either index: $same."
 } > $tmp/out.md
-$PSQL -c "DROP TABLE tt_src, tt_g, tt_b, tt_ug, tt_ub, tt_arr"
+$PSQL -c "DROP TABLE tt_src, tt_g, tt_b, tt_ug, tt_ub, tt_arr, tt_any"
 cat $tmp/out.md
 [ -n "$OUT" ] && cp $tmp/out.md "$OUT"
 rm -rf $tmp
