@@ -18,6 +18,8 @@
 #     are formed from the index);
 #   - the indexes' pages, and a range of one tenant through either index,
 #     which must give the same rows in the same order.
+#   The lookups and scans run after VACUUM ANALYZE, so that index-only
+#   scans read no heap pages, as on a table autovacuum keeps.
 #   Unique inserts log each leaf insert: with gbtree preloaded by its own
 #   WINSERT record, otherwise by generic WAL (the header says which).
 #   PGHOST=... PGPORT=... [ROWS=100000] [TENANTS=100] [REPEAT=3] [COLL=C] \
@@ -69,7 +71,8 @@ for e in g ug; do
     a=$($PSQL -c "$(printf "$q" $e)" | tail -1); b=$($PSQL -c "$(printf "$q" ${e/g/b})" | tail -1)
     [ "$a" = "$b" ] || { same=DIFFER; echo "tenant-text: tt_$e $a, its btree twin $b" >&2; }
 done
-$PSQL -c "ANALYZE tt_g, tt_b; CREATE TABLE tt_arr AS
+$PSQL -c "VACUUM ANALYZE tt_g, tt_b"
+$PSQL -c "CREATE TABLE tt_arr AS
     SELECT array_agg(tenant) tn, array_agg(url) u FROM (SELECT * FROM tt_src ORDER BY md5(url) LIMIT 2000) s"
 aq='DO $lookups$ DECLARE n int8; m int8 := 0; tn int[]; u text[];
     BEGIN SELECT a.tn, a.u INTO tn, u FROM tt_arr a;
