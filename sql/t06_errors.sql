@@ -22,8 +22,8 @@ INSERT INTO e (i4, i8, txt) SELECT g, g, g::text FROM generate_series(1, 100) g;
 -- without an operator class, text under a collation that does not order
 -- by bytes (UNIQUE is: t25_unique; several columns and uuid:
 -- t26_multiword; INCLUDE: t28_include; text under "C": t29_text)
--- (glibc's C.UTF-8 orders by code point, but gbtree, as PostgreSQL 15's
--- own abbreviated keys, takes only "C" and "POSIX" for byte order)
+-- (glibc's C.UTF-8 orders by code point, UTF-8's byte order: gbtree takes
+-- it as such in a UTF8 database, t32_icu_collation; these are SQL_ASCII)
 CREATE COLLATION c_utf8 (provider = libc, locale = 'C.UTF-8');
 CREATE INDEX e_bad ON e USING gbtree (i4) INCLUDE (n);
 CREATE INDEX e_bad ON e USING gbtree (txt COLLATE c_utf8);

@@ -4,8 +4,8 @@
 -- columns leave of its four words: 32 bytes alone, less beside other
 -- columns.  A longer value keeps its first bytes there and the rest in a
 -- tail (t30_long_text); ICU collations key by sort keys
--- (t32_icu_collation), libc ones other than "C" are refused (0A000).
--- Every query runs on a
+-- (t32_icu_collation), libc ones other than "C" are refused (0A000) but
+-- C.UTF-8 in a UTF8 database (t32_icu_collation).  Every query runs on a
 -- gbtree table and on its btree twin; rows are compared under forced index,
 -- index-only, bitmap and sequential scans, and the plans of both under the
 -- same settings.
@@ -168,9 +168,9 @@ SELECT tw_both('INSERT INTO %1$I (e, pay) VALUES (''dup'', ''2'')', 'xg', 'xb');
 SELECT gbtree_check('xg_e', true), gbtree_check('xg_le', true), gbtree_check('xg_pay', true);
 
 -- 5. Refused: a libc collation other than "C" and "POSIX" (its sort keys
--- are not trusted), and a key too wide for a text field.  (The tests'
--- databases are SQL_ASCII, where ICU cannot be used: t32_icu_collation
--- makes its own.)
+-- are not trusted; C.UTF-8 is taken only in a UTF8 database), and a key
+-- too wide for a text field.  (The tests' databases are SQL_ASCII, where
+-- ICU cannot be used: t32_icu_collation makes its own.)
 CREATE COLLATION t29_c_utf8 (provider = libc, locale = 'C.UTF-8');
 SELECT tw_one('CREATE INDEX sg_cu ON sg USING gbtree (s COLLATE t29_c_utf8)');
 SELECT tw_one('CREATE INDEX sg_cu ON sg USING gbtree (v COLLATE t29_c_utf8 DESC)');

@@ -187,13 +187,49 @@ SELECT tw_order('rg', 'rb', 's', 's') AS asc_;
 SELECT gbtree_check('rg_s', true);
 
 -- 6. Refused (0A000): a nondeterministic collation, and a libc one other
--- than "C" and "POSIX", whose strxfrm is not trusted.  A long value's
--- order key is longer than its bytes, so the longest value gbtree takes is
--- shorter than under "C" (54000).
+-- than "C", "POSIX" and C.UTF-8 (whose strxfrm is not trusted; each such
+-- locale the system has is tried, none taken).  C.UTF-8 is taken in this
+-- UTF8 database: glibc 2.35 and later compare by code point, UTF-8's byte
+-- order (collate.c checks it), so its keys are the bytes as under "C",
+-- and it answers as btree under it (the whole order, ranges, = ANY; a
+-- database whose default it is: TAP 013).  A long value's order key is
+-- longer than its bytes, so the longest value gbtree takes is shorter
+-- than under "C" (54000).
 CREATE COLLATION t32_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 CREATE COLLATION t32_libc (provider = libc, locale = 'C.UTF-8');
 SELECT tw_one('CREATE INDEX zg_ci ON zg USING gbtree (s COLLATE t32_ci)');
-SELECT tw_one('CREATE INDEX zg_libc ON zg USING gbtree (v COLLATE t32_libc)');
+CREATE FUNCTION other_libc_taken() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE c record; taken int := 0;
+BEGIN
+  FOR c IN SELECT oid::regcollation AS coll FROM pg_collation
+		   WHERE collprovider = 'c' AND collencoding IN (-1, 6)
+			 AND collcollate NOT IN ('C', 'POSIX') AND collcollate !~* '^c\.utf-?8$' LOOP
+	BEGIN
+	  EXECUTE format('CREATE INDEX zg_other ON zg USING gbtree (v COLLATE %s)', c.coll);
+	  taken := taken + 1;
+	  DROP INDEX zg_other;
+	EXCEPTION WHEN feature_not_supported THEN NULL;
+	END;
+  END LOOP;
+  RETURN taken;
+END $$;
+SELECT other_libc_taken();
+CREATE TABLE ug8 (id serial, s text COLLATE t32_libc, v varchar(60) COLLATE t32_libc);
+CREATE TABLE ub8 (id serial, s text COLLATE t32_libc, v varchar(60) COLLATE t32_libc);
+INSERT INTO ug8 (s, v) SELECT s, v FROM zb ORDER BY id;
+INSERT INTO ug8 (s, v) SELECT s || repeat('ü', id % 40), 'https://例え.jp/パス/' || md5(id::text)
+	FROM zb WHERE id % 3 = 0;
+INSERT INTO ub8 SELECT * FROM ug8 ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_s ON %1$I USING %2$s (s)', 'ug8', 'ub8');
+SELECT tw_both('CREATE INDEX %1$I_v ON %1$I USING %2$s (v DESC NULLS FIRST, id)', 'ug8', 'ub8');
+VACUUM ANALYZE ug8, ub8;
+SELECT tw_order('ug8', 'ub8', 's', 's') AS s_asc, tw_order('ug8', 'ub8', 's', 's DESC') AS s_desc,
+	tw_order('ug8', 'ub8', 'v', 'v DESC NULLS FIRST') AS v_desc;
+SELECT tw_diff('ug8', 'ub8', 's', 's >= ''é'' AND s < ''ü''', 's', 50) AS range_,
+	tw_diff('ug8', 'ub8', 'v, id', 'v = ANY (ARRAY(SELECT v FROM ub8 WHERE id % 7 = 0)) AND id > 10',
+			NULL, NULL, false) AS any_,
+	tw_diff('ug8', 'ub8', 'v, id', 'v LIKE ''https://例え.jp/パス/a%''', NULL, NULL, false) AS like_;
+SELECT gbtree_check('ug8_s', true), gbtree_check('ug8_v', true);
 CREATE TABLE lg (t text, c text COLLATE "C");
 SELECT tw_one('CREATE INDEX lg_t ON lg USING gbtree (t)');
 SELECT tw_one('CREATE INDEX lg_c ON lg USING gbtree (c)');
@@ -325,6 +361,38 @@ SELECT tw_diff('ng_', 'nb_', 'i, x', 'i = ANY (ARRAY(SELECT i FROM m_arr WHERE i
 			NULL, NULL, false) AS first_any_desc;
 SELECT gbtree_check('mg__ti', true), gbtree_check('mg__tc', true),
 	gbtree_check('ng__ix', true), gbtree_check('ng__cx', true);
+-- a text column before the URL's (slug, URL): bounded where the slug is
+-- one value shorter than its field (its words hold all of it), left whole
+-- where it fills the field (it may be cut there: a long slug, and under
+-- ICU most, whose order key is longer than its bytes); "C", C.UTF-8, ICU
+CREATE TABLE sg8 (id serial, sc text COLLATE "C", uc text COLLATE "C",
+	s8 text COLLATE t32_libc, u8 text COLLATE t32_libc,
+	si text COLLATE "und-x-icu", ui text COLLATE "und-x-icu");
+CREATE TABLE sb8 (LIKE sg8);
+INSERT INTO sg8 (sc, uc, s8, u8, si, ui)
+  SELECT s, u, s, u, s, u
+  FROM (SELECT CASE WHEN g % 53 = 0 THEN NULL WHEN g % 11 = 0 THEN 'a-tenant-slug-longer-than-its-field-' || g % 3
+					WHEN g % 13 = 0 THEN 'é' || g % 4 ELSE 'tenant-' || g % 9 END s,
+			   CASE WHEN g % 47 = 0 THEN NULL
+					ELSE 'https://example.com/some/path/' || md5((g % 700)::text) || repeat('x', g % 3) END u
+		FROM generate_series(1, 5000) g) q;
+INSERT INTO sb8 SELECT * FROM sg8 ORDER BY id;
+SELECT tw_both('CREATE INDEX %1$I_c ON %1$I USING %2$s (sc, uc)', 'sg8', 'sb8');
+SELECT tw_both('CREATE INDEX %1$I_8 ON %1$I USING %2$s (s8 DESC, u8 DESC)', 'sg8', 'sb8');
+SELECT tw_both('CREATE INDEX %1$I_i ON %1$I USING %2$s (si, ui)', 'sg8', 'sb8');
+VACUUM ANALYZE sg8, sb8;
+SELECT k, tw_diff('sg8', 'sb8', replace(replace('@S, @U', '@S', 's' || k), '@U', 'u' || k),
+				  replace(replace(w, '@S', 's' || k), '@U', 'u' || k), NULL, NULL, false) AS twin
+FROM unnest(ARRAY['c', '8', 'i']) k,
+	 unnest(ARRAY['@S = ''tenant-1'' AND @U = ''https://example.com/some/path/'' || md5(''12'') || ''x''',
+				  '@S = ANY (ARRAY[''tenant-1'', ''tenant-4'', ''é2'', NULL]) AND @U = ANY (ARRAY(SELECT @U FROM sb8 WHERE id % 9 = 0))',
+				  '@S = ''tenant-5'' AND @U >= ''https://example.com/some/path/'' || md5(''30'')',
+				  '@S = ''tenant-5'' AND @U < ''https://example.com/some/path/'' || md5(''30'')',
+				  '@S = ''a-tenant-slug-longer-than-its-field-2'' AND @U = ''https://example.com/some/path/'' || md5(''532'') || ''xx''',
+				  '@S IS NULL AND @U > ''https://example.com/some/path/8''',
+				  '@S = ''é1'' AND @U LIKE ''https://example.com/some/path/c%''']) WITH ORDINALITY AS q(w, n)
+ORDER BY k, n;
+SELECT gbtree_check('sg8_c', true), gbtree_check('sg8_8', true), gbtree_check('sg8_i', true);
 -- and unique indexes over such values: a key's check reads that key's
 -- entries, not every URL that shares its words; each duplicate gives
 -- 23505 and each new key goes in, as in btree (ICU with INCLUDE, "C" DESC)

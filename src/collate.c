@@ -31,15 +31,20 @@
 #include "postgres.h"
 
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
 
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_database.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
 #include "utils/syscache.h"
+#include "utils/varlena.h"
 
 #include "gbtree.h"
 #include "gbtree_wide.h"
@@ -53,16 +58,90 @@ catalog_text(int cacheid, HeapTuple tup, AttrNumber att)
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
+static int
+cstring_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* "C.UTF-8", "C.utf8" and the like: the C locale with UTF-8 characters */
+static bool
+is_c_utf8_name(const char *loc)
+{
+	return pg_strncasecmp(loc, "C.", 2) == 0 &&
+		(pg_strcasecmp(loc + 2, "UTF-8") == 0 || pg_strcasecmp(loc + 2, "utf8") == 0);
+}
+
+/*
+ * Whether the C library's C.UTF-8 compares text of this UTF-8 database as
+ * its bytes do.  glibc's does from 2.35 ("codepoint_collation": code point
+ * order, which is UTF-8's byte order), so btree's order there, strcoll's
+ * then strcmp's on ties, is the bytes'.  Not taken on trust: the library
+ * must be glibc 2.35 or later, and its comparison must order these probes
+ * (ASCII case and punctuation, Latin accents precomposed and combining,
+ * ligatures, other scripts, characters beyond the BMP) exactly as their
+ * bytes do, each below the next; once a backend for each collation.  Elsewhere C.UTF-8 stays
+ * refused, as a libc locale whose order is its own.
+ */
+static bool
+c_utf8_orders_by_bytes(Oid collid)
+{
+	static const char *const probes[] = {
+		"", " ", "!", "0", "9", "A", "B", "Z", "_", "a", "a b", "a-b", "ab", "b",
+		"z", "~", "\xc2\xa0", "\xc3\x80", "\xc3\x9f", "\xc3\xa1", "\xc3\xa4",
+		"a\xcc\x81", "e\xcc\x81", "\xc3\xa9", "ss", "\xc4\xb1", "I", "i",
+		"\xc7\x85", "\xce\xa9", "\xcf\x89", "\xd0\xaf", "\xe4\xb8\xad",
+		"\xe6\x97\xa5", "\xef\xbb\xbf", "\xef\xbf\xbd", "\xf0\x9f\x98\x80",
+		"\xf4\x8f\xbf\xbf", "AB", "Ab", "aB", "\xef\xac\x81", "fi"
+	};
+	static Oid	checked[8];
+	static bool verdict[8];
+	static int	nchecked = 0;
+	bool		ok = true;
+	const char *sorted[lengthof(probes)];
+
+#ifdef __GLIBC__
+	int			major = 0,
+				minor = 0;
+
+	if (GetDatabaseEncoding() != PG_UTF8 ||
+		sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 ||
+		major < 2 || (major == 2 && minor < 35))
+		return false;
+#else
+	return false;
+#endif
+	for (int i = 0; i < nchecked; i++)
+		if (checked[i] == collid)
+			return verdict[i];
+	/* in byte order (strcmp: no zero bytes), each below the next for it too */
+	memcpy(sorted, probes, sizeof(probes));
+	qsort(sorted, lengthof(sorted), sizeof(char *), cstring_cmp);
+	for (int i = 0; i + 1 < lengthof(sorted) && ok; i++)
+		ok = varstr_cmp(sorted[i], strlen(sorted[i]), sorted[i + 1], strlen(sorted[i + 1]),
+						collid) < 0 &&
+			varstr_cmp(sorted[i + 1], strlen(sorted[i + 1]), sorted[i], strlen(sorted[i]),
+					   collid) > 0;
+	if (nchecked < lengthof(checked))
+	{
+		checked[nchecked] = collid;
+		verdict[nchecked++] = ok;
+	}
+	return ok;
+}
+
 /*
  * Whether text under this collation orders by its bytes, so that a
  * zero-padded prefix of them is an order key: the libc locales "C" and
  * "POSIX", and PostgreSQL 17's builtin provider (code point order, which
- * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it.  Read
- * from the catalogs, which every major keeps alike (pg_locale_t's fields
- * differ).
+ * is UTF-8's byte order), as PostgreSQL's own collate_is_c has it; and
+ * the C library's C.UTF-8 where it is checked to compare as the bytes do
+ * (c_utf8_orders_by_bytes).  Read from the catalogs, which every major
+ * keeps alike (pg_locale_t's fields differ).
  */
 static bool
-locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate)
+locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate,
+				   Oid collid)
 {
 	char	   *loc;
 
@@ -71,7 +150,11 @@ locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcol
 	if (provider != COLLPROVIDER_LIBC)
 		return false;
 	loc = catalog_text(cacheid, tup, collcollate);
-	return loc != NULL && (strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0);
+	if (loc == NULL)
+		return false;
+	if (strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0)
+		return true;
+	return is_c_utf8_name(loc) && c_utf8_orders_by_bytes(collid);
 }
 
 /* the database's LC_COLLATE, for messages */
@@ -105,7 +188,7 @@ collation_is_bytewise(Oid collid)
 		if (!HeapTupleIsValid(tup))
 			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
 		result = locale_is_bytewise(((Form_pg_database) GETSTRUCT(tup))->datlocprovider,
-									tup, DATABASEOID, Anum_pg_database_datcollate);
+									tup, DATABASEOID, Anum_pg_database_datcollate, collid);
 	}
 	else
 	{
@@ -113,7 +196,7 @@ collation_is_bytewise(Oid collid)
 		if (!HeapTupleIsValid(tup))
 			elog(ERROR, "cache lookup failed for collation %u", collid);
 		result = locale_is_bytewise(((Form_pg_collation) GETSTRUCT(tup))->collprovider,
-									tup, COLLOID, Anum_pg_collation_collcollate);
+									tup, COLLOID, Anum_pg_collation_collcollate, collid);
 	}
 	ReleaseSysCache(tup);
 	return result;
@@ -194,6 +277,27 @@ sortkey_refusal(Oid collid)
 #endif
 }
 
+/* whether a libc collation other than the default is named C.UTF-8 */
+static bool
+collation_is_c_utf8(Oid collid)
+{
+	HeapTuple	tup;
+	bool		result = false;
+
+	if (!OidIsValid(collid) || collid == DEFAULT_COLLATION_OID)
+		return false;
+	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+	if (HeapTupleIsValid(tup))
+	{
+		char	   *loc = catalog_text(COLLOID, tup, Anum_pg_collation_collcollate);
+
+		result = ((Form_pg_collation) GETSTRUCT(tup))->collprovider == COLLPROVIDER_LIBC &&
+			loc != NULL && is_c_utf8_name(loc);
+		ReleaseSysCache(tup);
+	}
+	return result;
+}
+
 /*
  * Check that text key column a of index (shape column s) can be ordered
  * under its collation, and note the collation in info when it takes sort
@@ -222,13 +326,15 @@ gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 				 errhint("Use btree for this column, or index it under a deterministic collation.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("gbtree supports text keys only under the \"C\" or \"POSIX\" collation or a deterministic ICU collation, not \"%s\"",
+			 errmsg("gbtree supports text keys only under the \"C\", \"POSIX\" or C.UTF-8 collation or a deterministic ICU collation, not \"%s\"",
 					OidIsValid(collid) ? get_collation_name(collid) : "?"),
 			 collid == DEFAULT_COLLATION_OID ?
 			 errdetail("The column takes the database's default collation (LC_COLLATE \"%s\").",
 					   database_collate()) :
 			 why == SORTKEY_NO_ICU_CALL ?
 			 errdetail("The server's ICU library gives no sort keys here.") :
+			 collation_is_c_utf8(collid) ?
+			 errdetail("C.UTF-8 is taken as byte order only in a UTF8 database, with glibc 2.35 or later, whose C.UTF-8 compares by code point.") :
 			 errdetail("Its order comes from the C library, whose sort keys (strxfrm) are not trusted to order as its comparison does."),
 			 errhint("Give the column COLLATE \"C\" or an ICU collation such as \"und-x-icu\" in the table or in CREATE INDEX, or use btree.")));
 }

@@ -541,12 +541,19 @@ range_tails(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 	seg->nranges = n;
 }
 
+/* a text field's bytes, for each column before the compared one */
+typedef unsigned char RangeFieldBytes[GBT_MAX_KEY_COLS][GBT_FIELD_WORDS * 8];
+
 /*
  * The point values of columns 0..col-1 in the range, as encoder input, or
- * false when one of them spans several values there.
+ * false when one of them spans several values there.  A text column among
+ * them is a point only when its field is not full: its value is then all
+ * there (bytes, no zero byte, into fb), while a full field may be a longer
+ * value cut there, whose rest the range does not know.
  */
 static bool
-range_prefix(const GbtKeyShape *shape, const GbtWordRange *range, int col, GbtColInput *in)
+range_prefix(const GbtKeyShape *shape, const bool *is_text, const GbtWordRange *range,
+			 int col, GbtColInput *in, RangeFieldBytes fb)
 {
 	GbtColValue lo[GBT_MAX_KEY_COLS],
 				hi[GBT_MAX_KEY_COLS];
@@ -560,6 +567,15 @@ range_prefix(const GbtKeyShape *shape, const GbtWordRange *range, int col, GbtCo
 			(!lo[d].isnull && memcmp(lo[d].v, hi[d].v, sizeof(lo[d].v)) != 0))
 			return false;
 		in[d].val = lo[d];
+		if (is_text[d] && !lo[d].isnull)
+		{
+			int			p = shape->col[d].bits / 8;
+
+			in[d].len = gbt_bytes_from_field(&lo[d], p, fb[d]);
+			in[d].bytes = fb[d];
+			if (in[d].len >= p)
+				return false;
+		}
 	}
 	return true;
 }
@@ -622,8 +638,9 @@ range_tails_any(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 	{
 		const GbtWordRange *range = &seg->ranges[r];
 		GbtColInput in[GBT_MAX_KEY_COLS];
+		RangeFieldBytes fb;
 		int			first = nout;
-		bool		whole = !range_prefix(shape, range, col, in);
+		bool		whole = !range_prefix(shape, is_text, range, col, in, fb);
 
 		for (int e = 0; e < c->ntarr && !whole; e++)
 		{
@@ -712,9 +729,10 @@ range_tails_any(GbtWideScan so, const GbtColCond *c, WideSeg *seg)
 /*
  * Tails for the ranges of any index whose conditions that compare a text
  * column c with text longer than its field are on c alone (at most
- * WIDE_TAIL_CONDS, each of one constant; = ANY of texts is range_tails')
- * and whose columns before c are not text: in each range where those columns are one value each (equality,
- * = ANY or IS NULL on them, which the ranges enforce), every value whose
+ * WIDE_TAIL_CONDS, each of one constant; = ANY of texts is
+ * range_tails_any's): in each range where the columns before c are one
+ * value each (equality, = ANY or IS NULL on them, which the ranges
+ * enforce; a text one not filling its field, range_prefix), every value whose
  * columns 0..c match the range's values and a constant lies between
  * gbt_shape_prefix_lower_cut's bound L and gbt_shape_prefix_upper_cut's U
  * (the tail T0 then +infinity, written out as T0 then 0xFF bytes past the
@@ -771,9 +789,6 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	if (nlc == 0 || !is_text[lcs[0]->col])
 		return;
 	col = lcs[0]->col;
-	for (int d = 0; d < col; d++)
-		if (is_text[d])
-			return;
 	if (nlc == 1 && lcs[0]->tarr)
 	{
 		range_tails_any(so, lcs[0], seg);
@@ -791,23 +806,12 @@ range_tails_cols(GbtWideScan so, const GbtColCond *conds, int nconds, WideSeg *s
 	for (int r = 0; r < seg->nranges; r++)
 	{
 		GbtWordRange *range = &seg->ranges[r];
-		GbtColValue lo[GBT_MAX_KEY_COLS],
-					hi[GBT_MAX_KEY_COLS];
 		GbtColInput in[GBT_MAX_KEY_COLS];
-		bool		point = true;
+		RangeFieldBytes fb;
 
 		lotails[r] = GBT_TAIL_LOWEST;
 		hitails[r] = GBT_TAIL_HIGHEST;
-		gbt_shape_decode(shape, range->lo, lo);
-		gbt_shape_decode(shape, range->hi, hi);
-		memset(in, 0, sizeof(in));
-		for (int d = 0; d < col && point; d++)
-		{
-			point = lo[d].isnull == hi[d].isnull &&
-				(lo[d].isnull || memcmp(lo[d].v, hi[d].v, sizeof(lo[d].v)) == 0);
-			in[d].val = lo[d];
-		}
-		if (!point)
+		if (!range_prefix(shape, is_text, range, col, in, fb))
 			continue;
 		for (int k = 0; k < nlc; k++)
 		{

@@ -175,6 +175,39 @@ like($err, qr/index row too long for gbtree index "b_g"/, 'a tail past the longe
 is($primary->safe_psql('postgres', $seq . q{SELECT count(*) FROM b WHERE t = repeat('z', 2000)}),
 	'0', 'and nothing of it was kept');
 
+# a UTF8 database whose default collation is the C library's C.UTF-8:
+# text keys without COLLATE take it, as byte order (glibc 2.35 and later
+# compare by code point; collate.c checks it), and answer as btree's
+$primary->safe_psql('postgres', q{CREATE DATABASE cutf8 TEMPLATE template0 ENCODING 'UTF8'
+	LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'});
+$primary->safe_psql('cutf8', q{
+	CREATE EXTENSION gbtree;
+	CREATE TABLE w (id int, slug text, url text);
+	CREATE INDEX w_g ON w USING gbtree (slug, url);
+	CREATE TABLE wb (id int, slug text, url text);
+	CREATE INDEX w_b ON wb USING btree (slug, url);
+	INSERT INTO w SELECT g, CASE WHEN g % 7 = 0 THEN 'ü' || g % 5 ELSE 'tenant-' || g % 9 END,
+		'https://例え.jp/パス/' || md5((g % 900)::text) || repeat('é', g % 4) FROM generate_series(1, 6000) g;
+	INSERT INTO wb SELECT * FROM w;
+	VACUUM ANALYZE w; VACUUM ANALYZE wb;});
+for my $pred (q{slug = 'tenant-3' AND url = 'https://例え.jp/パス/' || md5('12') || 'ééé'},
+	q{slug = ANY (ARRAY['ü1', 'tenant-2']) AND url > 'https://例え.jp/パス/8'},
+	q{slug >= 'tenant-7' OR slug < 'ü'})
+{
+	my $ord = 'slug, url, id';
+	my $g = $primary->safe_psql('cutf8', "SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*) || ':' || md5(string_agg(id::text, ',' ORDER BY $ord)) FROM w WHERE $pred");
+	my $b = $primary->safe_psql('cutf8', "SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*) || ':' || md5(string_agg(id::text, ',' ORDER BY $ord)) FROM wb WHERE $pred");
+	is($g, $b, "C.UTF-8 database: gbtree answers as btree where $pred");
+	unlike($g, qr/^0:/, "C.UTF-8 database: rows where $pred");
+}
+is($primary->safe_psql('cutf8', q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT string_agg(url, '|' ORDER BY slug, url) = (SELECT string_agg(url, '|' ORDER BY slug COLLATE "C", url COLLATE "C") FROM wb)
+	FROM (SELECT slug, url FROM w ORDER BY slug, url) s}), 't',
+	'C.UTF-8 database: the index order is the bytes\' order');
+is($primary->safe_psql('cutf8', q{SELECT gbtree_check('w_g', true)}), '', 'C.UTF-8 database: gbtree_check');
+
 my %rows = (a => 26667, c => 20000, d => 20000, tu => 8000);
 for my $t (sort keys %rows)
 {
