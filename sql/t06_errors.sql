@@ -23,11 +23,15 @@ INSERT INTO e (i4, i8, txt) SELECT g, g, g::text FROM generate_series(1, 100) g;
 -- by bytes (UNIQUE is: t25_unique; several columns and uuid:
 -- t26_multiword; INCLUDE: t28_include; text under "C": t29_text)
 -- (glibc's C.UTF-8 orders by code point, UTF-8's byte order: gbtree takes
--- it as such in a UTF8 database, t32_icu_collation; these are SQL_ASCII)
+-- it as such in a UTF8 database, t32_icu_collation, and refuses it in
+-- others; sql/helpers/c_utf8.sql)
 CREATE COLLATION c_utf8 (provider = libc, locale = 'C.UTF-8');
 CREATE INDEX e_bad ON e USING gbtree (i4) INCLUDE (n);
-CREATE INDEX e_bad ON e USING gbtree (txt COLLATE c_utf8);
-CREATE INDEX e_bad ON e USING gbtree (vc COLLATE c_utf8);
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set c_utf8 :abs_srcdir '/sql/helpers/c_utf8.sql'
+\i :c_utf8
+SELECT c_utf8_index('CREATE INDEX e_bad ON e USING gbtree (txt COLLATE c_utf8)', 'e_bad'),
+	c_utf8_index('CREATE INDEX e_bad ON e USING gbtree (vc COLLATE c_utf8)', 'e_bad');
 
 -- types without a default gbtree operator class
 CREATE INDEX e_bad ON e USING gbtree (n);

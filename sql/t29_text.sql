@@ -172,8 +172,10 @@ SELECT gbtree_check('xg_e', true), gbtree_check('xg_le', true), gbtree_check('xg
 -- too wide for a text field.  (The tests' databases are SQL_ASCII, where
 -- ICU cannot be used: t32_icu_collation makes its own.)
 CREATE COLLATION t29_c_utf8 (provider = libc, locale = 'C.UTF-8');
-SELECT tw_one('CREATE INDEX sg_cu ON sg USING gbtree (s COLLATE t29_c_utf8)');
-SELECT tw_one('CREATE INDEX sg_cu ON sg USING gbtree (v COLLATE t29_c_utf8 DESC)');
+\set c_utf8 :abs_srcdir '/sql/helpers/c_utf8.sql'
+\i :c_utf8
+SELECT c_utf8_index('CREATE INDEX sg_cu ON sg USING gbtree (s COLLATE t29_c_utf8)', 'sg_cu'),
+	c_utf8_index('CREATE INDEX sg_cu ON sg USING gbtree (v COLLATE t29_c_utf8 DESC)', 'sg_cu');
 CREATE TABLE dg (a int8, b int8, c int8, d int8, s text COLLATE "C");
 SELECT tw_one('CREATE INDEX dg_wide ON dg USING gbtree (a, b, c, d, s)');
 -- INCLUDE text is stored, never ordered: a collation that does not order
