@@ -141,7 +141,7 @@ c_utf8_orders_by_bytes(Oid collid)
  */
 static bool
 locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcollate,
-				   Oid collid)
+				   Oid collid, bool *c_utf8)
 {
 	char	   *loc;
 
@@ -154,7 +154,8 @@ locale_is_bytewise(char provider, HeapTuple tup, int cacheid, AttrNumber collcol
 		return false;
 	if (strcmp(loc, "C") == 0 || strcmp(loc, "POSIX") == 0)
 		return true;
-	return is_c_utf8_name(loc) && c_utf8_orders_by_bytes(collid);
+	*c_utf8 = is_c_utf8_name(loc);
+	return *c_utf8 && c_utf8_orders_by_bytes(collid);
 }
 
 /* the database's LC_COLLATE, for messages */
@@ -172,12 +173,14 @@ database_collate(void)
 	return result ? result : "?";
 }
 
+/* ... and *c_utf8 whether it is a libc C.UTF-8 (for the refusal's reason) */
 static bool
-collation_is_bytewise(Oid collid)
+collation_is_bytewise(Oid collid, bool *c_utf8)
 {
 	HeapTuple	tup;
 	bool		result;
 
+	*c_utf8 = false;
 	if (collid == C_COLLATION_OID)
 		return true;
 	if (!OidIsValid(collid))
@@ -188,7 +191,8 @@ collation_is_bytewise(Oid collid)
 		if (!HeapTupleIsValid(tup))
 			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
 		result = locale_is_bytewise(((Form_pg_database) GETSTRUCT(tup))->datlocprovider,
-									tup, DATABASEOID, Anum_pg_database_datcollate, collid);
+									tup, DATABASEOID, Anum_pg_database_datcollate, collid,
+									c_utf8);
 	}
 	else
 	{
@@ -196,7 +200,8 @@ collation_is_bytewise(Oid collid)
 		if (!HeapTupleIsValid(tup))
 			elog(ERROR, "cache lookup failed for collation %u", collid);
 		result = locale_is_bytewise(((Form_pg_collation) GETSTRUCT(tup))->collprovider,
-									tup, COLLOID, Anum_pg_collation_collcollate, collid);
+									tup, COLLOID, Anum_pg_collation_collcollate, collid,
+									c_utf8);
 	}
 	ReleaseSysCache(tup);
 	return result;
@@ -277,27 +282,6 @@ sortkey_refusal(Oid collid)
 #endif
 }
 
-/* whether a libc collation other than the default is named C.UTF-8 */
-static bool
-collation_is_c_utf8(Oid collid)
-{
-	HeapTuple	tup;
-	bool		result = false;
-
-	if (!OidIsValid(collid) || collid == DEFAULT_COLLATION_OID)
-		return false;
-	tup = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
-	if (HeapTupleIsValid(tup))
-	{
-		char	   *loc = catalog_text(COLLOID, tup, Anum_pg_collation_collcollate);
-
-		result = ((Form_pg_collation) GETSTRUCT(tup))->collprovider == COLLPROVIDER_LIBC &&
-			loc != NULL && is_c_utf8_name(loc);
-		ReleaseSysCache(tup);
-	}
-	return result;
-}
-
 /*
  * Check that text key column a of index (shape column s) can be ordered
  * under its collation, and note the collation in info when it takes sort
@@ -308,9 +292,10 @@ gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 {
 	Oid			collid = index->rd_indcollation[a];
 	SortKeyRefusal why;
+	bool		c_utf8;
 
 	info->sortkey_coll[s] = InvalidOid;
-	if (collation_is_bytewise(collid))
+	if (collation_is_bytewise(collid, &c_utf8))
 		return;
 	why = OidIsValid(collid) ? sortkey_refusal(collid) : SORTKEY_UNTRUSTED;
 	if (why == SORTKEY_OK)
@@ -333,7 +318,7 @@ gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s)
 					   database_collate()) :
 			 why == SORTKEY_NO_ICU_CALL ?
 			 errdetail("The server's ICU library gives no sort keys here.") :
-			 collation_is_c_utf8(collid) ?
+			 c_utf8 ?
 			 errdetail("C.UTF-8 is taken as byte order only in a UTF8 database, with glibc 2.35 or later, whose C.UTF-8 compares by code point.") :
 			 errdetail("Its order comes from the C library, whose sort keys (strxfrm) are not trusted to order as its comparison does."),
 			 errhint("Give the column COLLATE \"C\" or an ICU collation such as \"und-x-icu\" in the table or in CREATE INDEX, or use btree.")));

@@ -209,6 +209,23 @@ gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uin
 }
 
 /*
+ * WINSERT's page change, alike on insert and on replay: the slots move, so
+ * the dead marks go; a tailed page's pd_upper follows its tails (the
+ * insert may have compacted them).  False if the entry does not fit.
+ */
+static bool
+winsert_apply(Page page, GbtNode *node, const uint64 *key, const unsigned char *tail, int tlen,
+			  uint64 tid)
+{
+	gbt_leaf_clear_dead((char *) page);
+	if (gbt_node_insert_tail(node, key, tail, tlen, tid, 0) < 0)
+		return false;
+	if (node->toff)
+		gbt_wide_set_lower(page);
+	return true;
+}
+
+/*
  * The same for one entry of a multi-word leaf that has a free slot
  * (wide_tree.c): an XLOG_GBT_WINSERT record of its words, TID and tail,
  * where generic WAL would copy the page twice and diff it (with a tail,
@@ -236,11 +253,8 @@ gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key, GbtT
 	memcpy(e, key, sizeof(uint64) * node.nwords);
 	e[node.nwords] = tid;
 	START_CRIT_SECTION();
-	gbt_leaf_clear_dead((char *) page);
-	if (gbt_node_insert_tail(&node, key, tail.data, tail.len, tid, 0) < 0)
+	if (!winsert_apply(page, &node, key, tail.data, tail.len, tid))
 		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
-	if (node.toff)
-		gbt_wide_set_lower(page);	/* pd_upper follows the tails */
 	MarkBufferDirty(buf);
 	if (RelationNeedsWAL(index))
 	{
@@ -485,10 +499,9 @@ redo_winsert(XLogReaderState *record)
 	{
 		Page		page = BufferGetPage(buf);
 		GbtNode		node;
-		Size		len;
+		Size		len,
+					tlen;
 		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
-
-		Size		tlen;
 
 		gbt_node_view((char *) page, &node);
 		if (e == NULL || len < sizeof(uint64) * (node.nwords + 1))
@@ -497,12 +510,9 @@ redo_winsert(XLogReaderState *record)
 		tlen = len - sizeof(uint64) * (node.nwords + 1);
 		if (tlen > 0 && !node.toff)
 			elog(PANIC, "gbtree redo: an entry with a tail for a page without tails");
-		gbt_leaf_clear_dead((char *) page);
-		if (gbt_node_insert_tail(&node, e, (const unsigned char *) (e + node.nwords + 1),
-								 (int) tlen, e[node.nwords], 0) < 0)
+		if (!winsert_apply(page, &node, e, (const unsigned char *) (e + node.nwords + 1),
+						   (int) tlen, e[node.nwords]))
 			elog(PANIC, "gbtree redo: entries do not fit");
-		if (node.toff)
-			gbt_wide_set_lower(page);
 		redo_done(buf, record->EndRecPtr);
 	}
 	if (BufferIsValid(buf))
