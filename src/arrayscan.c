@@ -339,7 +339,7 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 				continue;
 			if (IsA(qual, ScalarArrayOpExpr))
 				has_array = true;
-			iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual));
+			iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual, 0));
 			quals = lappend(quals, qual);
 			index_rinfos = lappend(index_rinfos, rinfo);
 		}

@@ -19,12 +19,15 @@
  * does.  The answer is the same by construction; gbtree.enable_count_scan
  * turns the path off.
  *
- * The plan node's custom_scan_tlist is (count(*), the index column), so
- * that setrefs turns the count(*) of the target list into a reference to
- * the node's output and the index column in the quals (custom_exprs) into
- * INDEX_VAR 2, which EXPLAIN prints as the column.  At execution the quals
- * become ordinary index scan keys (ExecIndexBuildScanKeys), parameters and
- * all.
+ * The plan node's custom_scan_tlist is (count(*), the index's key
+ * columns), so that setrefs turns the count(*) of the target list into a
+ * reference to the node's output and each key column in the quals
+ * (custom_exprs) into INDEX_VAR k + 1, which EXPLAIN prints as the column.
+ * At execution the quals become ordinary index scan keys
+ * (ExecIndexBuildScanKeys), parameters and all.  A multi-column or
+ * multi-word index counts through gbt_wide_scan_tids, with any of its key
+ * columns' conditions; not x < ANY (...) there, which such a scan may leave
+ * to the heap's recheck.
  *
  *-------------------------------------------------------------------------
  */
@@ -129,15 +132,15 @@ static const CustomExecMethods count_exec_methods = {
  * ------------------------------------------------------------------------
  */
 
-/* Is node the index column (a Var of rel, maybe relabelled)? */
+/* Is node the index's column col (a Var of rel, maybe relabelled)? */
 static bool
-is_index_column(Node *node, RelOptInfo *rel, IndexOptInfo *index)
+is_index_column(Node *node, RelOptInfo *rel, IndexOptInfo *index, int col)
 {
 	if (node && IsA(node, RelabelType))
 		node = (Node *) ((RelabelType *) node)->arg;
 	return node && IsA(node, Var) &&
 		((Var *) node)->varno == rel->relid &&
-		((Var *) node)->varattno == index->indexkeys[0] &&
+		((Var *) node)->varattno == index->indexkeys[col] &&
 		((Var *) node)->varlevelsup == 0;
 }
 
@@ -150,14 +153,14 @@ is_scan_constant(Node *node)
 }
 
 /*
- * The clause of rinfo as an index qual of index's column, the column on
- * the left; NULL when it is not one.
+ * The clause of rinfo as an index qual of index's key column col, the
+ * column on the left; NULL when it is not one.
  */
-Expr *
-gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
+static Expr *
+index_qual_for_column(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index, int col)
 {
 	Expr	   *clause = rinfo->clause;
-	Oid			opfamily = index->opfamily[0];
+	Oid			opfamily = index->opfamily[col];
 
 	if (rinfo->pseudoconstant)
 		return NULL;
@@ -167,13 +170,13 @@ gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
 		Node	   *left = linitial(op->args);
 		Node	   *right = lsecond(op->args);
 
-		if (op->inputcollid != index->indexcollations[0] &&
-			OidIsValid(index->indexcollations[0]))
+		if (op->inputcollid != index->indexcollations[col] &&
+			OidIsValid(index->indexcollations[col]))
 			return NULL;
-		if (is_index_column(left, rel, index) && is_scan_constant(right) &&
+		if (is_index_column(left, rel, index, col) && is_scan_constant(right) &&
 			op_in_opfamily(op->opno, opfamily))
 			return clause;
-		if (is_index_column(right, rel, index) && is_scan_constant(left))
+		if (is_index_column(right, rel, index, col) && is_scan_constant(left))
 		{
 			Oid			comm = get_commutator(op->opno);
 			OpExpr	   *c;
@@ -194,7 +197,7 @@ gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
 		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
 
 		if (saop->useOr &&
-			is_index_column(linitial(saop->args), rel, index) &&
+			is_index_column(linitial(saop->args), rel, index, col) &&
 			is_scan_constant(lsecond(saop->args)) &&
 			op_in_opfamily(saop->opno, opfamily))
 			return clause;
@@ -204,15 +207,22 @@ gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
 	{
 		NullTest   *nt = (NullTest *) clause;
 
-		if (!nt->argisrow && is_index_column((Node *) nt->arg, rel, index))
+		if (!nt->argisrow && is_index_column((Node *) nt->arg, rel, index, col))
 			return clause;
 	}
 	return NULL;
 }
 
-/* rinfo as an exact qual of index column 1, qual its column-left form */
+/* The clause of rinfo as an index qual of index's first column */
+Expr *
+gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
+{
+	return index_qual_for_column(rinfo, rel, index, 0);
+}
+
+/* rinfo as an exact qual of index column col + 1, qual its column-left form */
 IndexClause *
-gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual)
+gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual, int col)
 {
 	IndexClause *ic = makeNode(IndexClause);
 
@@ -220,7 +230,7 @@ gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual)
 	ic->indexquals = list_make1(qual == rinfo->clause ? rinfo :
 								make_simple_restrictinfo(root, qual));
 	ic->lossy = false;
-	ic->indexcol = 0;
+	ic->indexcol = col;
 	ic->indexcols = NIL;
 	return ic;
 }
@@ -261,27 +271,47 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 {
 	List	   *iclauses = NIL;
 	List	   *quals = NIL;
+	List	   *col_iclauses[INDEX_MAX_KEYS] = {NIL};
+	List	   *col_quals[INDEX_MAX_KEYS] = {NIL};
+	List	   *columns = NIL;
 	ListCell   *lc;
 	IndexPath  *ipath;
 	Cost		counted_cost;
 	CustomPath *cpath;
-	Var		   *column;
-	AttrNumber	attno = index->indexkeys[0];
-	Oid			typid;
-	int32		typmod;
-	Oid			collid;
+	bool		one_word = index->ncolumns == 1 &&
+		gbt_type_supported(index->opcintype[0]);
 
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
+		Expr	   *qual = NULL;
+		int			col;
 
-		if (qual == NULL || rinfo->security_level > 0)
+		if (rinfo->security_level > 0)
 			return NULL;
-		iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual));
-		quals = lappend(quals, qual);
-	}
+		for (col = 0; col < index->nkeycolumns && qual == NULL; col++)
+			qual = index_qual_for_column(rinfo, rel, index, col);
+		if (qual == NULL)
+			return NULL;
+		col--;
 
+		/*
+		 * A multi-word scan leaves x < ANY (...) with a text past its field
+		 * to the heap's recheck (wide_scankey.c), which a count cannot do.
+		 */
+		if (!one_word && IsA(qual, ScalarArrayOpExpr) &&
+			get_op_opfamily_strategy(((ScalarArrayOpExpr *) qual)->opno,
+									 index->opfamily[col]) != BTEqualStrategyNumber)
+			return NULL;
+		col_iclauses[col] = lappend(col_iclauses[col], gbt_index_clause(root, rinfo, qual, col));
+		col_quals[col] = lappend(col_quals[col], qual);
+	}
+	/* in index column order, as the cost estimate and EXPLAIN expect */
+	for (int col = 0; col < index->nkeycolumns; col++)
+	{
+		iclauses = list_concat(iclauses, col_iclauses[col]);
+		quals = list_concat(quals, col_quals[col]);
+	}
 	/*
 	 * Costed as the index-only scan it replaces, less returning the rows
 	 * it only counts: a block the visibility map calls all visible counts
@@ -294,8 +324,17 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 							  ForwardScanDirection, true, NULL, 1.0, false);
 	counted_cost = ipath->path.total_cost -
 		cpu_tuple_cost * ipath->path.rows * rel->allvisfrac;
-	get_atttypetypmodcoll(rte->relid, attno, &typid, &typmod, &collid);
-	column = makeVar(rel->relid, attno, typid, typmod, collid, 0);
+	/* the key columns, which the quals' Vars become (count_plan) */
+	for (int col = 0; col < index->nkeycolumns; col++)
+	{
+		Oid			typid;
+		int32		typmod;
+		Oid			collid;
+
+		get_atttypetypmodcoll(rte->relid, index->indexkeys[col], &typid, &typmod, &collid);
+		columns = lappend(columns, makeVar(rel->relid, index->indexkeys[col], typid, typmod,
+										   collid, 0));
+	}
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -322,9 +361,27 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 	cpath->flags = 0;
 	cpath->custom_paths = NIL;
 	cpath->custom_private = list_make4(makeInteger(index->indexoid),
-									   quals, countref, column);
+									   quals, countref, columns);
 	cpath->methods = &count_path_methods;
 	return cpath;
+}
+
+/*
+ * Are the index's key columns table columns, each once?  The quals' Vars
+ * become references to them (count_plan), one index column each.
+ */
+static bool
+plain_key_columns(IndexOptInfo *index)
+{
+	for (int col = 0; col < index->nkeycolumns; col++)
+	{
+		if (index->indexkeys[col] == 0)
+			return false;
+		for (int other = 0; other < col; other++)
+			if (index->indexkeys[other] == index->indexkeys[col])
+				return false;
+	}
+	return true;
 }
 
 static void
@@ -365,9 +422,7 @@ gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		CustomPath *cpath;
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
-			index->indexkeys[0] == 0 ||
-			index->indpred != NIL)
+			index->indpred != NIL || !plain_key_columns(index))
 			continue;
 		cpath = count_path(root, input_rel, output_rel, rte, index, countref);
 		if (cpath && (best == NULL || cpath->path.total_cost < best->path.total_cost))
@@ -385,7 +440,8 @@ count_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Oid			indexoid = intVal(linitial(best_path->custom_private));
 	List	   *quals = (List *) lsecond(best_path->custom_private);
 	Aggref	   *countref = (Aggref *) lthird(best_path->custom_private);
-	Var		   *column = (Var *) lfourth(best_path->custom_private);
+	List	   *columns = (List *) lfourth(best_path->custom_private);
+	ListCell   *lc;
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
@@ -395,8 +451,12 @@ count_plan(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_exprs = copyObject(quals);
 	cscan->custom_private = list_make1_oid(indexoid);
 	cscan->custom_scan_tlist =
-		list_make2(makeTargetEntry((Expr *) copyObject(countref), 1, "count", false),
-				   makeTargetEntry((Expr *) copyObject(column), 2, NULL, true));
+		list_make1(makeTargetEntry((Expr *) copyObject(countref), 1, "count", false));
+	foreach(lc, columns)
+		cscan->custom_scan_tlist =
+			lappend(cscan->custom_scan_tlist,
+					makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+									list_length(cscan->custom_scan_tlist) + 1, NULL, true));
 	cscan->methods = &count_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -415,7 +475,7 @@ count_create_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
-/* INDEX_VAR 2 (the node's column entry) becomes index column 1 */
+/* INDEX_VAR k + 1 (the node's entry for key column k) becomes index column k */
 static Node *
 to_index_column(Node *node, void *context)
 {
@@ -425,7 +485,7 @@ to_index_column(Node *node, void *context)
 	{
 		Var		   *v = (Var *) copyObject(node);
 
-		v->varattno = 1;
+		v->varattno -= 1;
 		return (Node *) v;
 	}
 	return expression_tree_mutator(node, to_index_column, context);
@@ -624,8 +684,11 @@ count_fill(GbtCountState *st, TupleTableSlot *slot)
 	st->done = true;
 	slot->tts_values[0] = Int64GetDatum(run_count(st));
 	slot->tts_isnull[0] = false;
-	slot->tts_values[1] = (Datum) 0;
-	slot->tts_isnull[1] = true;
+	for (int i = 1; i < slot->tts_tupleDescriptor->natts; i++)
+	{
+		slot->tts_values[i] = (Datum) 0;
+		slot->tts_isnull[i] = true;
+	}
 	ExecStoreVirtualTuple(slot);
 	return true;
 }

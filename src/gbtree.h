@@ -281,7 +281,8 @@ extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 extern bool gbt_enable_count_scan;
 extern void gbt_count_init(void);
 extern Expr *gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index);
-extern IndexClause *gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual);
+extern IndexClause *gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual,
+										 int col);
 
 /* arrayscan.c */
 extern void gbt_array_scan_init(void);

@@ -124,6 +124,8 @@ extern bool gbt_wal_rmgr;
 extern void gbt_wal_register_rmgr(void);
 extern GbtWal *gbt_wal_start(Relation index);
 extern Page gbt_wal_register(GbtWal *w, Buffer buf, int flags);
+extern Page gbt_generic_register(struct GenericXLogState *state, Relation index,
+								 Buffer buf, int flags);
 extern void gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len);
 extern void gbt_wal_main_data(GbtWal *w, const void *data, Size len);
 extern void gbt_wal_finish(GbtWal *w, uint8 info);

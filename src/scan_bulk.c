@@ -243,6 +243,8 @@ gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 {
 	GbtMatchSink ms = {.tids = sink,.arg = arg};
 
+	if (gbt_scan_is_wide(scan))
+		return gbt_wide_scan_tids(scan, sink, arg, max);
 	return scan_matches(scan, &ms, max);
 }
 
@@ -250,6 +252,8 @@ int64
 gbt_scan_entries(IndexScanDesc scan, GbtEntrySink sink, void *arg, int max)
 {
 	GbtMatchSink ms = {.entries = sink,.arg = arg};
+
+	Assert(!gbt_scan_is_wide(scan));
 
 	return scan_matches(scan, &ms, max);
 }

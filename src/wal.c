@@ -67,6 +67,23 @@ gbt_wal_start(Relation index)
 	return w;
 }
 
+/*
+ * GenericXLogRegisterBuffer, asking for the page's image where the record
+ * takes it anyway: a page's first change after a checkpoint is logged as
+ * its image whatever else the record holds, so generic WAL's delta (a byte
+ * comparison of the whole page) would be thrown away.  A checkpoint that
+ * begins after this check only makes the record take the image it would
+ * have taken anyway, so either way the record replays the same page.
+ */
+Page
+gbt_generic_register(GenericXLogState *state, Relation index, Buffer buf, int flags)
+{
+	if (!(flags & GENERIC_XLOG_FULL_IMAGE) && RelationNeedsWAL(index) &&
+		XLogCheckBufferNeedsBackup(buf))
+		flags |= GENERIC_XLOG_FULL_IMAGE;
+	return GenericXLogRegisterBuffer(state, buf, flags);
+}
+
 /* A copy of the buffer's page to change; block ids follow the calls. */
 Page
 gbt_wal_register(GbtWal *w, Buffer buf, int flags)
@@ -78,9 +95,9 @@ gbt_wal_register(GbtWal *w, Buffer buf, int flags)
 	w->flags[i] = flags;
 	w->ndata[i] = 0;
 	if (w->generic)
-		return GenericXLogRegisterBuffer(w->generic, buf,
-										 (flags & (GBT_WAL_NEW | GBT_WAL_WHOLE)) ?
-										 GENERIC_XLOG_FULL_IMAGE : 0);
+		return gbt_generic_register(w->generic, w->index, buf,
+									(flags & (GBT_WAL_NEW | GBT_WAL_WHOLE)) ?
+									GENERIC_XLOG_FULL_IMAGE : 0);
 	/* allocated here: generic WAL keeps copies of its own */
 	w->copy[i] = palloc(sizeof(PGAlignedBlock));
 	memcpy(w->copy[i]->data, BufferGetPage(buf), BLCKSZ);

@@ -911,6 +911,98 @@ gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	return n;
 }
 
+/*
+ * gbt_scan_tids for a multi-word index (scan_bulk.c says what it gives):
+ * every TID the scan matches, packed as block << 16 | offset, in chunks of
+ * at most max.  As an index-only scan, it keeps the current leaf pinned
+ * (needs_pin) or holds GBT_GPU_SCAN_LOCK, so that VACUUM removes none of
+ * the entries before the sink has seen their heap tuples; without the
+ * lock a leaf's TIDs go to the sink while its pin is held.
+ */
+int64
+gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			nw = so->nw;
+	bool		locked;
+	uint64	   *buf;
+	int			n = 0;
+	int64		total = 0;
+
+	Assert(scan->parallel_scan == NULL);
+	max = Max(max, GBT_MAX_SLOTS);
+	scan->xs_want_itup = true;
+	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+	if (!step(scan, ForwardScanDirection))
+	{
+		drop_pin(so);
+		gpu_release(scan);
+		if (locked)
+			UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+		return 0;
+	}
+
+	/*
+	 * The planner gives a count no condition the heap would have to
+	 * recheck (count.c); a count cannot recheck one.
+	 */
+	if (so->recheck)
+		elog(ERROR, "gbtree TID scan of \"%s\" with a condition left to the heap's recheck",
+			 RelationGetRelationName(index));
+	if (so->gpu_items)
+	{
+		buf = palloc_extended(sizeof(uint64) * Min(so->gpu_n, (int64) max), MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < so->gpu_n; i += n)
+		{
+			n = (int) Min(so->gpu_n - i, (int64) max);
+			for (int j = 0; j < n; j++)
+				buf[j] = so->gpu_items[(i + j) * (nw + 1) + nw] >> 16;
+			sink(arg, buf, n, true);
+			CHECK_FOR_INTERRUPTS();
+		}
+		total = so->gpu_n;
+		gpu_release(scan);
+	}
+	else
+	{
+		WidePos    *pos = &so->pos;
+
+		buf = palloc_extended(sizeof(uint64) * max, MCXT_ALLOC_HUGE);
+		for (;;)
+		{
+			if (n + pos->nitems - pos->itemIndex > max)
+			{
+				sink(arg, buf, n, false);
+				total += n;
+				n = 0;
+			}
+			for (int i = pos->itemIndex; i < pos->nitems; i++)
+				buf[n++] = pos->items[i * (nw + 1) + nw] >> 16;
+			if (!locked && n > 0)
+			{
+				/* this leaf is still pinned */
+				sink(arg, buf, n, false);
+				total += n;
+				n = 0;
+			}
+			pos->itemIndex = pos->nitems - 1;
+			if (!step(scan, ForwardScanDirection))
+				break;
+		}
+		if (n > 0)
+		{
+			sink(arg, buf, n, false);
+			total += n;
+		}
+		drop_pin(so);
+	}
+	pfree(buf);
+	if (locked)
+		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
+	return total;
+}
+
 void
 gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys)
 {

@@ -306,7 +306,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	if (!page_has_room(BufferGetPage(buf), tail))
 		return false;
 	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buf, 0);
+	page = gbt_generic_register(state, index, buf, 0);
 	gbt_node_view((char *) page, &node);
 	if (node.opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
@@ -449,7 +449,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	state = GenericXLogStart(index);
 	lp = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
 	rp = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	pp = GenericXLogRegisterBuffer(state, pbuf, 0);
+	pp = gbt_generic_register(state, index, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
 	put_body(lp, ws->left.data);
@@ -468,7 +468,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	gbt_wide_set_lower(pp);
 	if (BufferIsValid(sbuf))
 	{
-		Page		sp = GenericXLogRegisterBuffer(state, sbuf, 0);
+		Page		sp = gbt_generic_register(state, index, sbuf, 0);
 
 		gbt_page_opaque((char *) sp)->leftlink = rblk;
 	}
@@ -802,7 +802,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			continue;
 		}
 		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
+		page = gbt_generic_register(state, index, buf, 0);
 		gbt_node_view((char *) page, &node);
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 		for (; i < n; i++)
