@@ -16,10 +16,13 @@
  * them).  The TIDs are used after the index scan ends, as a bitmap heap
  * scan uses its bitmap: safe under an MVCC snapshot.
  *
- * The path is offered for a plain table whose restrictions include an
- * "indexed column = ANY (array)" qual of a single-column gbtree index (the
- * column's other index quals join it; every other restriction stays a
- * filter), wherever a bitmap heap scan over the same index would be: it
+ * The path is offered for a plain table whose restrictions include a
+ * "key column = ANY (array)" qual of a gbtree index whose key columns are
+ * table columns (the key columns' other index quals join it, in index
+ * column order; every other restriction stays a filter, and so does
+ * x < ANY (...) on a multi-column or multi-word index, which such a scan
+ * may leave to the heap's recheck), wherever a bitmap heap scan over the
+ * same index would be: it
  * is costed as that scan with a bitmap that never goes lossy, less the
  * recheck of the index quals it never needs.  enable_indexscan or enable_bitmapscan off, or
  * gbtree.enable_array_scan off, keeps the core's plans.  Parallel-aware:
@@ -285,7 +288,7 @@ exact_bitmap_path(PlannerInfo *root, RelOptInfo *rel, Path *ipath, int workers)
 
 /*
  * set_rel_pathlist_hook: offer GbtreeArrayScan for a plain table with an
- * "= ANY" index qual on a single-column gbtree index.
+ * "= ANY" index qual on a key column of a gbtree index.
  */
 static void
 gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
@@ -318,7 +321,10 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 		List	   *iclauses = NIL;
 		List	   *quals = NIL;
 		List	   *index_rinfos = NIL;
+		List	   *col_iclauses[INDEX_MAX_KEYS] = {NIL};
+		List	   *col_quals[INDEX_MAX_KEYS] = {NIL};
 		bool		has_array = false;
+		bool		one_word;
 		IndexPath  *ipath;
 		BitmapHeapPath *bitmap;
 		QualCost	qualcost;
@@ -326,25 +332,46 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 		ListCell   *lc2;
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
-			index->indexkeys[0] == 0 ||
+			!gbt_plain_key_columns(index) ||
 			(index->indpred != NIL && !index->predOK))
 			continue;
+		one_word = index->ncolumns == 1 && gbt_type_supported(index->opcintype[0]);
 		foreach(lc2, rel->baserestrictinfo)
 		{
 			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			Expr	   *qual = gbt_index_qual_for(rinfo, rel, index);
+			Expr	   *qual = NULL;
+			int			col;
 
+			for (col = 0; col < index->nkeycolumns && qual == NULL; col++)
+				qual = gbt_index_qual_for(rinfo, rel, index, col);
 			if (qual == NULL)
 				continue;
+			col--;
 			if (IsA(qual, ScalarArrayOpExpr))
+			{
+				/*
+				 * A multi-word scan may leave x < ANY (...) to the heap's
+				 * recheck (wide_scankey.c), which this node never does: a
+				 * filter then.
+				 */
+				if (!one_word &&
+					get_op_opfamily_strategy(((ScalarArrayOpExpr *) qual)->opno,
+											 index->opfamily[col]) != BTEqualStrategyNumber)
+					continue;
 				has_array = true;
-			iclauses = lappend(iclauses, gbt_index_clause(root, rinfo, qual, 0));
-			quals = lappend(quals, qual);
+			}
+			col_iclauses[col] = lappend(col_iclauses[col], gbt_index_clause(root, rinfo, qual, col));
+			col_quals[col] = lappend(col_quals[col], qual);
 			index_rinfos = lappend(index_rinfos, rinfo);
 		}
 		if (!has_array)
 			continue;
+		/* in index column order, as the cost estimate and EXPLAIN expect */
+		for (int col = 0; col < index->nkeycolumns; col++)
+		{
+			iclauses = list_concat(iclauses, col_iclauses[col]);
+			quals = list_concat(quals, col_quals[col]);
+		}
 
 		ipath = create_index_path(root, index, iclauses, NIL, NIL, NIL,
 								  ForwardScanDirection, false, NULL, 1.0, false);
@@ -540,23 +567,29 @@ array_create_state(CustomScan *cscan)
 typedef struct ToIndexColumn
 {
 	Index		scanrelid;
-	AttrNumber	attno;
+	Relation	index;
 } ToIndexColumn;
 
-/* the scan relation's indexed column becomes index column 1 (INDEX_VAR) */
+/* the scan relation's key columns become index columns (INDEX_VAR) */
 static Node *
 to_index_column(Node *node, ToIndexColumn *cxt)
 {
 	if (node == NULL)
 		return NULL;
 	if (IsA(node, Var) && ((Var *) node)->varno == cxt->scanrelid &&
-		((Var *) node)->varattno == cxt->attno && ((Var *) node)->varlevelsup == 0)
+		((Var *) node)->varlevelsup == 0)
 	{
-		Var		   *v = (Var *) copyObject(node);
+		int			nkeys = IndexRelationGetNumberOfKeyAttributes(cxt->index);
 
-		v->varno = INDEX_VAR;
-		v->varattno = 1;
-		return (Node *) v;
+		for (int col = 0; col < nkeys; col++)
+			if (((Var *) node)->varattno == cxt->index->rd_index->indkey.values[col])
+			{
+				Var		   *v = (Var *) copyObject(node);
+
+				v->varno = INDEX_VAR;
+				v->varattno = col + 1;
+				return (Node *) v;
+			}
 	}
 	return expression_tree_mutator(node, to_index_column, (void *) cxt);
 }
@@ -606,7 +639,7 @@ array_begin(CustomScanState *node, EState *estate, int eflags)
 	st->index = index_open((Oid) intVal(linitial(cscan->custom_private)),
 						   exec_rt_fetch(scanrelid, estate)->rellockmode);
 	cxt.scanrelid = scanrelid;
-	cxt.attno = st->index->rd_index->indkey.values[0];
+	cxt.index = st->index;
 	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
 						   (List *) to_index_column((Node *) cscan->custom_exprs, &cxt),
 						   false, &st->keys, &st->nkeys, &st->rtkeys, &st->nrtkeys,

@@ -156,8 +156,8 @@ is_scan_constant(Node *node)
  * The clause of rinfo as an index qual of index's key column col, the
  * column on the left; NULL when it is not one.
  */
-static Expr *
-index_qual_for_column(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index, int col)
+Expr *
+gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index, int col)
 {
 	Expr	   *clause = rinfo->clause;
 	Oid			opfamily = index->opfamily[col];
@@ -211,13 +211,6 @@ index_qual_for_column(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index,
 			return clause;
 	}
 	return NULL;
-}
-
-/* The clause of rinfo as an index qual of index's first column */
-Expr *
-gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index)
-{
-	return index_qual_for_column(rinfo, rel, index, 0);
 }
 
 /* rinfo as an exact qual of index column col + 1, qual its column-left form */
@@ -290,7 +283,7 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 		if (rinfo->security_level > 0)
 			return NULL;
 		for (col = 0; col < index->nkeycolumns && qual == NULL; col++)
-			qual = index_qual_for_column(rinfo, rel, index, col);
+			qual = gbt_index_qual_for(rinfo, rel, index, col);
 		if (qual == NULL)
 			return NULL;
 		col--;
@@ -368,10 +361,11 @@ count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 
 /*
  * Are the index's key columns table columns, each once?  The quals' Vars
- * become references to them (count_plan), one index column each.
+ * become references to them (count_plan, arrayscan.c), one index column
+ * each.
  */
-static bool
-plain_key_columns(IndexOptInfo *index)
+bool
+gbt_plain_key_columns(IndexOptInfo *index)
 {
 	for (int col = 0; col < index->nkeycolumns; col++)
 	{
@@ -422,7 +416,7 @@ gbt_upper_paths(PlannerInfo *root, UpperRelationKind stage,
 		CustomPath *cpath;
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->indpred != NIL || !plain_key_columns(index))
+			index->indpred != NIL || !gbt_plain_key_columns(index))
 			continue;
 		cpath = count_path(root, input_rel, output_rel, rte, index, countref);
 		if (cpath && (best == NULL || cpath->path.total_cost < best->path.total_cost))

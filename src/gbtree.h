@@ -280,7 +280,9 @@ extern void gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 /* count.c */
 extern bool gbt_enable_count_scan;
 extern void gbt_count_init(void);
-extern Expr *gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index);
+extern Expr *gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index,
+								int col);
+extern bool gbt_plain_key_columns(IndexOptInfo *index);
 extern IndexClause *gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual,
 										 int col);
 
