@@ -36,6 +36,12 @@ typedef int (*gbt_count16_words_fn) (const uint64_t *const *w, int at, const uin
 
 extern gbt_count16_words_fn gbt_count_words16;
 
+/* the first index in [from, to) where a and b differ, or to */
+typedef int (*gbt_first_diff_fn) (const char *a, const char *b, int from, int to);
+extern gbt_first_diff_fn gbt_first_diff;
+extern int	gbt_first_diff_scalar(const char *a, const char *b, int from, int to);
+extern int	gbt_first_diff_avx2(const char *a, const char *b, int from, int to);
+
 extern GbtSimdLevel gbt_simd_best(void);
 extern GbtSimdLevel gbt_simd_active(void);
 extern int	gbt_simd_set(GbtSimdLevel level);	/* 0 ok, -1 if CPU lacks it */

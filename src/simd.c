@@ -11,10 +11,37 @@
  */
 #include "gbtree_simd.h"
 
+#include <string.h>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GBT_HAVE_X86 1
 #include <immintrin.h>
 #endif
+
+/*
+ * The first index in [from, to) where the bytes of a and b differ, or to
+ * (gbtree's generic WAL writer, wal.c, looks for a page's changes so).
+ */
+int
+gbt_first_diff_scalar(const char *a, const char *b, int from, int to)
+{
+	int			i = from;
+
+	for (; i + 8 <= to; i += 8)
+	{
+		uint64_t	u,
+					v;
+
+		memcpy(&u, a + i, sizeof(u));
+		memcpy(&v, b + i, sizeof(v));
+		if (u != v)
+			break;
+	}
+	for (; i < to; i++)
+		if (a[i] != b[i])
+			return i;
+	return to;
+}
 
 int
 gbt_count_lt16_scalar(const uint64_t *p, uint64_t x)
@@ -229,7 +256,31 @@ gbt_count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x, in
 	}
 }
 
+__attribute__((target("avx2")))
+int
+gbt_first_diff_avx2(const char *a, const char *b, int from, int to)
+{
+	int			i = from;
+
+	for (; i + 32 <= to; i += 32)
+	{
+		__m256i		x = _mm256_loadu_si256((const __m256i *) (a + i));
+		__m256i		y = _mm256_loadu_si256((const __m256i *) (b + i));
+		uint32_t	eq = (uint32_t) _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, y));
+
+		if (eq != 0xFFFFFFFFu)
+			return i + __builtin_ctz(~eq);
+	}
+	return gbt_first_diff_scalar(a, b, i, to);
+}
+
 #else							/* !GBT_HAVE_X86 */
+
+int
+gbt_first_diff_avx2(const char *a, const char *b, int from, int to)
+{
+	return gbt_first_diff_scalar(a, b, from, to);
+}
 
 int
 gbt_count_lt16_avx2(const uint64_t *p, uint64_t x)
@@ -269,6 +320,7 @@ gbt_count_words16_avx512(const uint64_t *const *w, int at, const uint64_t *x, in
 gbt_count16_fn gbt_count_lt16 = gbt_count_lt16_scalar;
 gbt_count16_fn gbt_count_le16 = gbt_count_le16_scalar;
 gbt_count16_words_fn gbt_count_words16 = gbt_count_words16_scalar;
+gbt_first_diff_fn gbt_first_diff = gbt_first_diff_scalar;
 static GbtSimdLevel active_level = GBT_SIMD_SCALAR;
 
 GbtSimdLevel
@@ -315,16 +367,19 @@ gbt_simd_set(GbtSimdLevel level)
 			gbt_count_lt16 = gbt_count_lt16_avx512;
 			gbt_count_le16 = gbt_count_le16_avx512;
 			gbt_count_words16 = gbt_count_words16_avx512;
+			gbt_first_diff = gbt_first_diff_avx2;
 			break;
 		case GBT_SIMD_AVX2:
 			gbt_count_lt16 = gbt_count_lt16_avx2;
 			gbt_count_le16 = gbt_count_le16_avx2;
 			gbt_count_words16 = gbt_count_words16_avx2;
+			gbt_first_diff = gbt_first_diff_avx2;
 			break;
 		default:
 			gbt_count_lt16 = gbt_count_lt16_scalar;
 			gbt_count_le16 = gbt_count_le16_scalar;
 			gbt_count_words16 = gbt_count_words16_scalar;
+			gbt_first_diff = gbt_first_diff_scalar;
 			break;
 	}
 	active_level = level;

@@ -299,24 +299,24 @@ static bool
 insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 tid,
 			  uint32 child)
 {
-	GenericXLogState *state;
+	GbtGxlog   *state;
 	Page		page;
 	GbtNode		node;
 
 	if (!page_has_room(BufferGetPage(buf), tail))
 		return false;
-	state = GenericXLogStart(index);
-	page = gbt_generic_register(state, index, buf, 0);
+	state = gbt_gxlog_start(index);
+	page = gbt_gxlog_register(state, buf, 0);
 	gbt_node_view((char *) page, &node);
 	if (node.opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 	if (!node_put(page, &node, key, tail, tid, child))
 	{
-		GenericXLogAbort(state);
+		gbt_gxlog_abort(state);
 		return false;
 	}
 	gbt_wide_set_lower(page);
-	GenericXLogFinish(state);
+	gbt_gxlog_finish(state);
 	return true;
 }
 
@@ -405,7 +405,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	Buffer		rbuf,
 				sbuf = InvalidBuffer;
 	BlockNumber rblk;
-	GenericXLogState *state;
+	GbtGxlog   *state;
 	Page		lp,
 				rp,
 				pp;
@@ -446,10 +446,10 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 		gbt_wide_check_page(index, sbuf, nw);
 	}
 
-	state = GenericXLogStart(index);
-	lp = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	rp = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	pp = gbt_generic_register(state, index, pbuf, 0);
+	state = gbt_gxlog_start(index);
+	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	pp = gbt_gxlog_register(state, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
 	put_body(lp, ws->left.data);
@@ -462,17 +462,17 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	gbt_node_view((char *) pp, &node);
 	if (!node_put(pp, &node, ws->sep, ws->septail, ws->septid, rblk))
 	{
-		GenericXLogAbort(state);
+		gbt_gxlog_abort(state);
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
 	}
 	gbt_wide_set_lower(pp);
 	if (BufferIsValid(sbuf))
 	{
-		Page		sp = gbt_generic_register(state, index, sbuf, 0);
+		Page		sp = gbt_gxlog_register(state, sbuf, 0);
 
 		gbt_page_opaque((char *) sp)->leftlink = rblk;
 	}
-	GenericXLogFinish(state);
+	gbt_gxlog_finish(state);
 	/* the separator's tail, from the page now that the images are gone */
 	gbt_node_view((char *) BufferGetPage(rbuf), &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);
@@ -500,7 +500,7 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	uint16		tree = old.flags & GBT_F_NULLTREE;
 	Buffer		abuf,
 				bbuf;
-	GenericXLogState *state;
+	GbtGxlog   *state;
 	Page		rp,
 				ap,
 				bp;
@@ -515,10 +515,10 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	abuf = gbt_new_buffer(index, false);
 	bbuf = gbt_new_buffer(index, false);
 
-	state = GenericXLogStart(index);
-	rp = GenericXLogRegisterBuffer(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
-	ap = GenericXLogRegisterBuffer(state, abuf, GENERIC_XLOG_FULL_IMAGE);
-	bp = GenericXLogRegisterBuffer(state, bbuf, GENERIC_XLOG_FULL_IMAGE);
+	state = gbt_gxlog_start(index);
+	rp = gbt_gxlog_register(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
+	ap = gbt_gxlog_register(state, abuf, GENERIC_XLOG_FULL_IMAGE);
+	bp = gbt_gxlog_register(state, bbuf, GENERIC_XLOG_FULL_IMAGE);
 
 	PageInit(ap, BLCKSZ, GBT_OPAQUE_SIZE);
 	PageInit(bp, BLCKSZ, GBT_OPAQUE_SIZE);
@@ -544,7 +544,7 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	else
 		gbt_node_load_spread(&node, 2, rkeys, rtids, rchild, true);
 	gbt_wide_set_lower(rp);
-	GenericXLogFinish(state);
+	gbt_gxlog_finish(state);
 	{
 		BlockNumber changed[3] = {BufferGetBlockNumber(rootbuf), BufferGetBlockNumber(abuf),
 		BufferGetBlockNumber(bbuf)};
@@ -771,7 +771,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 					ht;
 		GbtTail		htail;
 		unsigned char *hbytes = NULL;
-		GenericXLogState *state;
+		GbtGxlog   *state;
 		GbtNode		node;
 		int			added = 0;
 		bool		full = false;	/* entry i does not fit */
@@ -801,8 +801,8 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			i++;
 			continue;
 		}
-		state = GenericXLogStart(index);
-		page = gbt_generic_register(state, index, buf, 0);
+		state = gbt_gxlog_start(index);
+		page = gbt_gxlog_register(state, buf, 0);
 		gbt_node_view((char *) page, &node);
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
 		for (; i < n; i++)
@@ -824,7 +824,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			/* no room after all: this entry through the split path */
 			const uint64 *x = &e[i * stride];
 
-			GenericXLogAbort(state);
+			gbt_gxlog_abort(state);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
@@ -837,11 +837,11 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			BlockNumber blkno = BufferGetBlockNumber(buf);
 
 			gbt_wide_set_lower(page);
-			GenericXLogFinish(state);
+			gbt_gxlog_finish(state);
 			gbt_gpu_note_changes(index, &blkno, 1, false);
 		}
 		else
-			GenericXLogAbort(state);
+			gbt_gxlog_abort(state);
 		UnlockReleaseBuffer(buf);
 		if (hbytes)
 			pfree(hbytes);

@@ -820,7 +820,8 @@ random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few)
 			}
 			if (xrand() % 2)
 			{
-				gbt_node_format_tails(page, leaf, leaf ? 0 : 1, 0, nw);
+				/* the page's own layout: a page of few slots holds more tail bytes */
+				gbt_node_format_tails(page, leaf, leaf ? 0 : 1, few ? GBT_F_TAILS_FEW : 0, nw);
 				gbt_node_view(page, &node);
 				for (int b = 0; b < 2; b++)
 					CHECK(gbt_node_set_bound_tail(&node, b, btail[b], blen[b]),
@@ -1819,12 +1820,63 @@ test_tail_limit(void)
 		  "tail limit: %s", gbt_node_check(&node) ? gbt_node_check(&node) : "accepted");
 }
 
+/*
+ * gbt_first_diff (generic WAL's changed bytes, wal.c) against a byte loop:
+ * two 8 kB pages that differ in 0-40 random bytes and runs, every start
+ * and end around them, at each SIMD level.
+ */
+static void
+test_first_diff(int best)
+{
+	static char a[8192],
+				b[8192];
+	unsigned int seed = 4242;
+
+	for (int simd = 0; simd <= best; simd++)
+	{
+		gbt_simd_set((GbtSimdLevel) simd);
+		for (int round = 0; round < 300; round++)
+		{
+			int			ndiff = (int) (rand_r(&seed) % 41);
+
+			for (int i = 0; i < 8192; i++)
+				a[i] = b[i] = (char) rand_r(&seed);
+			for (int d = 0; d < ndiff; d++)
+			{
+				int			at = (int) (rand_r(&seed) % 8192);
+				int			len = 1 + (int) (rand_r(&seed) % (d % 3 == 0 ? 40 : 2));
+
+				for (int k = at; k < at + len && k < 8192; k++)
+					b[k] = (char) (a[k] ^ (1 + rand_r(&seed) % 255));
+			}
+			for (int t = 0; t < 40; t++)
+			{
+				int			from = (int) (rand_r(&seed) % 8193);
+				int			to = from + (int) (rand_r(&seed) % (8193 - from));
+				int			want = to;
+
+				for (int i = from; i < to; i++)
+					if (a[i] != b[i])
+					{
+						want = i;
+						break;
+					}
+				CHECK(gbt_first_diff(a, b, from, to) == want,
+					  "first_diff simd %d [%d, %d): %d, want %d", simd, from, to,
+					  gbt_first_diff(a, b, from, to), want);
+			}
+		}
+	}
+	gbt_simd_set((GbtSimdLevel) best);
+}
+
 int
 main(void)
 {
 	int			best = gbt_simd_best();
 
 	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
+	test_first_diff(best);
 	test_counts(best);
 	test_word_counts(best);
 	test_word_trees();
