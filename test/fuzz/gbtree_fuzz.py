@@ -107,9 +107,10 @@ under the planner's defaults or forced scans: count(*) WHERE lead = ANY
 = ANY(...), and joins on the leading column (inner, left, counted per
 outer key, EXISTS, IN, NOT EXISTS; the gbtree twin's with the core's
 join methods off at times) selecting the inner row's INCLUDE columns;
-the rows must match the btree twin's, and no plan may hold GbtreeCount,
-GbtreeArrayScan or GbtreeJoin (they take one-column one-word indexes
-only).  The batchers' transactions run on the INCLUDE twins as on the
+the rows must match the btree twin's, and no plan may hold GbtreeJoin
+(it takes one-column one-word indexes only; GbtreeCount and
+GbtreeArrayScan take these indexes too, and how often they planned the
+count/array-scan shapes is counted).  The batchers' transactions run on the INCLUDE twins as on the
 composites (their extra index: the key columns reversed, INCLUDE ones
 too).  Unique: u2 UNIQUE (a int4, b int2), un UNIQUE (a int2, b uuid)
 INCLUDE (c int4) NULLS NOT DISTINCT, uu UNIQUE (a uuid), each as the
@@ -252,7 +253,9 @@ UNIQUE_BULK = {
 }
 # the custom scans that take one-column one-word indexes only: never the
 # plan of a query on the INCLUDE and unique twins
-ONE_WORD_SCANS = ["GbtreeCount", "GbtreeArrayScan", "GbtreeJoin"]
+ONE_WORD_SCANS = ["GbtreeJoin"]
+# the custom scans that take any gbtree index's key columns: counted
+KEY_COLUMN_SCANS = ["GbtreeCount", "GbtreeArrayScan"]
 # the access method of the "gbtree" twins (--am)
 AM = "gbtree"
 
@@ -1654,6 +1657,7 @@ def check_onescan(cur, t, rnd, stats, sel=False):
         return err
     found, plan = one_word_scans(cur, settings, q.format(side="g"), RESET, sel)
     stats["new_plans"] += 1
+    stats["new_key_column_scans"] += 1 if any(n in plan for n in KEY_COLUMN_SCANS) else 0
     if found:
         return "query (%s scans): %s\n planned with %s on an index of twin %s (%s):\n%s" % (
             mode, q.format(side="g"), ", ".join(found), t, index_def(t), plan)
@@ -3596,12 +3600,13 @@ def main():
     if nw:
         print("gbtree_fuzz: INCLUDE and unique twins: checker's checks %s; batched transactions %s; "
               "every column ORDER BY key columns: %d queries (index-only scans in %d of %d sampled plans); "
-              "count/array-scan shapes %d, joins %d (%d rows), in %d plans explained none by %s"
+              "count/array-scan shapes %d, joins %d (%d rows), in %d plans explained none by %s "
+              "(%d by %s)"
               % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in nw),
                  ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in nw),
                  stats["new_key_order"], stats["new_key_order_ios"], stats["new_key_order_explained"],
                  stats["new_onescan"], stats["new_joins"], stats["new_join_rows"], stats["new_plans"],
-                 "/".join(ONE_WORD_SCANS)))
+                 "/".join(ONE_WORD_SCANS), stats["new_key_column_scans"], "/".join(KEY_COLUMN_SCANS)))
     if any(text_bytes(t) for t in types):
         print("gbtree_fuzz: text twins (fields of %s bytes): writes of a value past the longest tail on the gbtree twin, "
               "refused with 54000: %d; entries audited against the heap (audit_entries): %d times"
