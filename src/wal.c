@@ -204,12 +204,24 @@ gxlog_region(GxlogPage *p, const char *cur, const char *target, int start, int e
 	for (int i = cstart; i < cend;)
 	{
 		int			d = gbt_first_diff(cur, target, i, cend);
+		int			last = d;
+		int			j;
 
 		if (d >= cend)
 			break;
-		if (!gxlog_add(p, target, &fbeg, &fend, d, d + 1))
+
+		/*
+		 * The run of changes from d, byte by byte here: a run (slots that
+		 * moved) is many bytes, and a call for each would cost more than
+		 * the search.  It ends after more equal bytes than a fragment's
+		 * header, where a new fragment costs no more than going on.
+		 */
+		for (j = d + 1; j < cend && j - last <= GXLOG_FRAG_HEADER; j++)
+			if (cur[j] != target[j])
+				last = j;
+		if (!gxlog_add(p, target, &fbeg, &fend, d, last + 1))
 			return false;
-		i = d + 1;
+		i = j;
 	}
 	if (end > cend && !gxlog_add(p, target, &fbeg, &fend, cend, end))
 		return false;
