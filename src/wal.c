@@ -69,12 +69,13 @@ struct GbtWal
  * gbt_gxlog_* write the same records, in the format generic_redo reads
  * (per block, fragments of offset, length and bytes; the hole between
  * pd_lower and pd_upper zeroed on the page and left out), finding the
- * changed bytes eight at a time.  The page is changed exactly as
- * GenericXLogFinish changes it, so replay (checked by
- * wal_consistency_checking = generic in TAP 009 and 013) gives the same
- * page.  A page's first change since the checkpoint is logged as its
- * image without computing a delta, which the image would replace anyway;
- * so is a page whose delta would not be smaller than the page.
+ * next change 32 bytes at a time (gbt_first_diff) and following its run
+ * byte by byte.  The page is changed exactly as GenericXLogFinish changes
+ * it, so replay (checked by wal_consistency_checking = generic in TAP 003,
+ * 009 and 013) gives the same page.  A page's first change since the
+ * checkpoint is logged as its image without computing a delta, which the
+ * image would replace anyway; so is a page whose delta would not fit in a
+ * page.
  */
 #define GXLOG_FRAG_HEADER	(2 * (int) sizeof(uint16))
 
