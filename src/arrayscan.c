@@ -318,13 +318,10 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 	foreach(lc, rel->indexlist)
 	{
 		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
-		List	   *iclauses = NIL;
-		List	   *quals = NIL;
-		List	   *index_rinfos = NIL;
-		List	   *col_iclauses[INDEX_MAX_KEYS] = {NIL};
-		List	   *col_quals[INDEX_MAX_KEYS] = {NIL};
+		List	   *iclauses;
+		List	   *quals;
+		List	   *index_rinfos;
 		bool		has_array = false;
-		bool		one_word;
 		IndexPath  *ipath;
 		BitmapHeapPath *bitmap;
 		QualCost	qualcost;
@@ -335,43 +332,12 @@ gbt_array_paths(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rt
 			!gbt_plain_key_columns(index) ||
 			(index->indpred != NIL && !index->predOK))
 			continue;
-		one_word = index->ncolumns == 1 && gbt_type_supported(index->opcintype[0]);
-		foreach(lc2, rel->baserestrictinfo)
-		{
-			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
-			Expr	   *qual = NULL;
-			int			col;
-
-			for (col = 0; col < index->nkeycolumns && qual == NULL; col++)
-				qual = gbt_index_qual_for(rinfo, rel, index, col);
-			if (qual == NULL)
-				continue;
-			col--;
-			if (IsA(qual, ScalarArrayOpExpr))
-			{
-				/*
-				 * A multi-word scan may leave x < ANY (...) to the heap's
-				 * recheck (wide_scankey.c), which this node never does: a
-				 * filter then.
-				 */
-				if (!one_word &&
-					get_op_opfamily_strategy(((ScalarArrayOpExpr *) qual)->opno,
-											 index->opfamily[col]) != BTEqualStrategyNumber)
-					continue;
-				has_array = true;
-			}
-			col_iclauses[col] = lappend(col_iclauses[col], gbt_index_clause(root, rinfo, qual, col));
-			col_quals[col] = lappend(col_quals[col], qual);
-			index_rinfos = lappend(index_rinfos, rinfo);
-		}
+		/* every other restriction, x < ANY (...) on a multi-word index too, a filter */
+		(void) gbt_key_quals(root, rel, index, false, &iclauses, &quals, &index_rinfos);
+		foreach(lc2, quals)
+			has_array |= IsA(lfirst(lc2), ScalarArrayOpExpr);
 		if (!has_array)
 			continue;
-		/* in index column order, as the cost estimate and EXPLAIN expect */
-		for (int col = 0; col < index->nkeycolumns; col++)
-		{
-			iclauses = list_concat(iclauses, col_iclauses[col]);
-			quals = list_concat(quals, col_quals[col]);
-		}
 
 		ipath = create_index_path(root, index, iclauses, NIL, NIL, NIL,
 								  ForwardScanDirection, false, NULL, 1.0, false);

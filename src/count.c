@@ -255,6 +255,62 @@ not_count_star(Node *node, Aggref **first)
 }
 
 /*
+ * The restrictions of rel that are quals of index's key columns: as index
+ * clauses (*iclauses), their column-left forms (*quals), both in index
+ * column order (btree's cost estimate, which gbtcostestimate uses, stops
+ * at the first clause out of order; EXPLAIN prints them so), and the
+ * restrictions they came from (*rinfos, when wanted).  On an index of
+ * several columns or of multi-word keys x < ANY (...) is none: such a scan
+ * may leave it to the heap's recheck (wide_scankey.c), which neither the
+ * count nor the array scan does.  every: false as soon as one restriction
+ * is not such a qual.
+ */
+bool
+gbt_key_quals(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, bool every,
+			  List **iclauses, List **quals, List **rinfos)
+{
+	List	   *col_iclauses[INDEX_MAX_KEYS] = {NIL};
+	List	   *col_quals[INDEX_MAX_KEYS] = {NIL};
+	bool		one_word = index->ncolumns == 1 &&
+		gbt_type_supported(index->opcintype[0]);
+	ListCell   *lc;
+
+	*iclauses = *quals = NIL;
+	if (rinfos)
+		*rinfos = NIL;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Expr	   *qual = NULL;
+		int			col = 0;
+
+		for (; rinfo->security_level == 0 && col < index->nkeycolumns; col++)
+			if ((qual = gbt_index_qual_for(rinfo, rel, index, col)) != NULL)
+				break;
+		if (qual != NULL && !one_word && IsA(qual, ScalarArrayOpExpr) &&
+			get_op_opfamily_strategy(((ScalarArrayOpExpr *) qual)->opno,
+									 index->opfamily[col]) != BTEqualStrategyNumber)
+			qual = NULL;
+		if (qual == NULL)
+		{
+			if (every)
+				return false;
+			continue;
+		}
+		col_iclauses[col] = lappend(col_iclauses[col], gbt_index_clause(root, rinfo, qual, col));
+		col_quals[col] = lappend(col_quals[col], qual);
+		if (rinfos)
+			*rinfos = lappend(*rinfos, rinfo);
+	}
+	for (int col = 0; col < index->nkeycolumns; col++)
+	{
+		*iclauses = list_concat(*iclauses, col_iclauses[col]);
+		*quals = list_concat(*quals, col_quals[col]);
+	}
+	return true;
+}
+
+/*
  * A GbtreeCount path over index, or NULL when some restriction of rel is
  * not an index qual of it.
  */
@@ -262,49 +318,16 @@ static CustomPath *
 count_path(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *grouped_rel,
 		   RangeTblEntry *rte, IndexOptInfo *index, Aggref *countref)
 {
-	List	   *iclauses = NIL;
-	List	   *quals = NIL;
-	List	   *col_iclauses[INDEX_MAX_KEYS] = {NIL};
-	List	   *col_quals[INDEX_MAX_KEYS] = {NIL};
+	List	   *iclauses;
+	List	   *quals;
 	List	   *columns = NIL;
-	ListCell   *lc;
 	IndexPath  *ipath;
 	Cost		counted_cost;
 	CustomPath *cpath;
-	bool		one_word = index->ncolumns == 1 &&
-		gbt_type_supported(index->opcintype[0]);
 
-	foreach(lc, rel->baserestrictinfo)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		Expr	   *qual = NULL;
-		int			col;
+	if (!gbt_key_quals(root, rel, index, true, &iclauses, &quals, NULL))
+		return NULL;
 
-		if (rinfo->security_level > 0)
-			return NULL;
-		for (col = 0; col < index->nkeycolumns && qual == NULL; col++)
-			qual = gbt_index_qual_for(rinfo, rel, index, col);
-		if (qual == NULL)
-			return NULL;
-		col--;
-
-		/*
-		 * A multi-word scan leaves x < ANY (...) with a text past its field
-		 * to the heap's recheck (wide_scankey.c), which a count cannot do.
-		 */
-		if (!one_word && IsA(qual, ScalarArrayOpExpr) &&
-			get_op_opfamily_strategy(((ScalarArrayOpExpr *) qual)->opno,
-									 index->opfamily[col]) != BTEqualStrategyNumber)
-			return NULL;
-		col_iclauses[col] = lappend(col_iclauses[col], gbt_index_clause(root, rinfo, qual, col));
-		col_quals[col] = lappend(col_quals[col], qual);
-	}
-	/* in index column order, as the cost estimate and EXPLAIN expect */
-	for (int col = 0; col < index->nkeycolumns; col++)
-	{
-		iclauses = list_concat(iclauses, col_iclauses[col]);
-		quals = list_concat(quals, col_quals[col]);
-	}
 	/*
 	 * Costed as the index-only scan it replaces, less returning the rows
 	 * it only counts: a block the visibility map calls all visible counts

@@ -283,6 +283,8 @@ extern void gbt_count_init(void);
 extern Expr *gbt_index_qual_for(RestrictInfo *rinfo, RelOptInfo *rel, IndexOptInfo *index,
 								int col);
 extern bool gbt_plain_key_columns(IndexOptInfo *index);
+extern bool gbt_key_quals(PlannerInfo *root, RelOptInfo *rel, IndexOptInfo *index, bool every,
+						  List **iclauses, List **quals, List **rinfos);
 extern IndexClause *gbt_index_clause(PlannerInfo *root, RestrictInfo *rinfo, Expr *qual,
 										 int col);
 

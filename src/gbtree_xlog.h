@@ -124,15 +124,16 @@ extern bool gbt_wal_rmgr;
 extern void gbt_wal_register_rmgr(void);
 extern GbtWal *gbt_wal_start(Relation index);
 extern Page gbt_wal_register(GbtWal *w, Buffer buf, int flags);
+extern void gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len);
+extern void gbt_wal_main_data(GbtWal *w, const void *data, Size len);
+extern void gbt_wal_finish(GbtWal *w, uint8 info);
+
 /* generic WAL records, written by gbtree (wal.c) */
 typedef struct GbtGxlog GbtGxlog;
 extern GbtGxlog *gbt_gxlog_start(Relation index);
 extern Page gbt_gxlog_register(GbtGxlog *g, Buffer buf, int flags);
 extern XLogRecPtr gbt_gxlog_finish(GbtGxlog *g);
 extern void gbt_gxlog_abort(GbtGxlog *g);
-extern void gbt_wal_block_data(GbtWal *w, int block, const void *data, Size len);
-extern void gbt_wal_main_data(GbtWal *w, const void *data, Size len);
-extern void gbt_wal_finish(GbtWal *w, uint8 info);
 extern void gbt_wal_abort(GbtWal *w);
 extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys,
 								   const uint64 *tids, const uint32 *child, int n);
