@@ -163,6 +163,15 @@ gbt_wide_itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char
 extern void gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan);
 extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
 							   char *data, Size *size);
+extern uint64 gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items,
+									  int nwords, int n, char *out, Size stride);
+
+/* whether a plan's tuples all have one layout, for gbt_wide_itup_fill_many */
+static inline bool
+gbt_wide_itup_fixed(const GbtItupPlan *plan)
+{
+	return !plan->varwidth && !plan->decode;
+}
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
 							   GbtColValue *v, uint16 *flags);
 extern IndexBuildResult *gbt_wide_build(Relation heap, Relation index,

@@ -91,7 +91,6 @@ typedef struct GbtWideScanData
 	BlockNumber kill_blk;
 	XLogRecPtr	kill_lsn;
 	bool		kill_pinned;
-	WidePos		pos;
 	WidePos    *mark;
 	bool		markValid;
 	IndexTuple	itup;			/* index-only results, built in place */
@@ -101,6 +100,12 @@ typedef struct GbtWideScanData
 	Size		itup_len;		/* without NULLs */
 	bool		itup_dirty;		/* last built with NULLs: other padding */
 	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
+	/* fixed-width plans: the leaf's tuples, a chunk at a time (fill_many) */
+	char	   *itups;
+	Size		itups_stride;
+	int			itups_lo;		/* of pos.items [lo, hi); empty: none */
+	int			itups_hi;
+	uint64		itups_nulls;	/* those with a NULL column, not made */
 	GbtColBuf	bufs[GBT_MAX_KEY_COLS]; /* their uuid and text values */
 
 	/* a GPU batch: every match, filtered, in index order (gpu_fetch) */
@@ -111,6 +116,8 @@ typedef struct GbtWideScanData
 	int64		gpu_nulls_to;
 	int64		gpu_mark;
 	bool		gpu_locked;		/* GBT_GPU_SCAN_LOCK held instead of pins */
+
+	WidePos		pos;			/* last: beginscan zeroes what comes before */
 } GbtWideScanData;
 
 typedef GbtWideScanData *GbtWideScan;

@@ -643,6 +643,89 @@ field_bits(const uint64 *words, int pos, int nbits)
 }
 
 /*
+ * A fixed-width column's value from its field into dst; kind is a
+ * constant where the callers can make it one, so that the switch folds.
+ */
+static inline pg_attribute_always_inline void
+put_fixed(GbtItupKind kind, const GbtItupStep *st, const uint64 *words, uint64 tid, char *dst)
+{
+	uint16		flags = gbt_tid_flags(tid);
+	uint64		f = kind == GBT_ITUP_UUID ? 0 :
+		(field_bits(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
+
+	switch (kind)
+	{
+		case GBT_ITUP_UUID:
+			{
+				/* the two halves, big-endian (gbt_uuid_from_field's bytes) */
+				uint64		hi = pg_hton64(gbt_words_get(words, st->pos, 64) ^ st->inv);
+				uint64		lo = pg_hton64(gbt_words_get(words, st->pos + 64, 64) ^ st->inv);
+
+				memcpy(dst, &hi, sizeof(hi));
+				memcpy(dst + sizeof(hi), &lo, sizeof(lo));
+			}
+			break;
+		case GBT_ITUP_INT16:
+			*(int16 *) dst = (int16) gbt_int_from_field(f, st->bits);
+			break;
+		case GBT_ITUP_INT32:
+			*(int32 *) dst = (int32) gbt_int_from_field(f, st->bits);
+			break;
+		case GBT_ITUP_INT64:
+			*(int64 *) dst = gbt_key_to_int64(f);
+			break;
+		case GBT_ITUP_OID:
+			*(Oid *) dst = (Oid) f;
+			break;
+		case GBT_ITUP_BOOL:
+			*(bool *) dst = f != 0;
+			break;
+		case GBT_ITUP_FLOAT4:
+			*(float4 *) dst = f == GBT_NAN_KEY ? get_float4_nan() :
+				(float4) gbt_key_to_double(f, (flags & st->negzero) != 0);
+			break;
+		case GBT_ITUP_FLOAT8:
+			*(float8 *) dst = f == GBT_NAN_KEY ? get_float8_nan() :
+				gbt_key_to_double(f, (flags & st->negzero) != 0);
+			break;
+		case GBT_ITUP_TEXT:
+			pg_unreachable();
+	}
+}
+
+/* the width put_fixed writes */
+static inline Size
+fixed_width(GbtItupKind kind)
+{
+	switch (kind)
+	{
+		case GBT_ITUP_INT16:
+			return sizeof(int16);
+		case GBT_ITUP_INT32:
+			return sizeof(int32);
+		case GBT_ITUP_OID:
+			return sizeof(Oid);
+		case GBT_ITUP_BOOL:
+			return sizeof(bool);
+		case GBT_ITUP_FLOAT4:
+			return sizeof(float4);
+		case GBT_ITUP_UUID:
+			return 16;
+		default:
+			return 8;
+	}
+}
+
+/* whether the entry's column of step st is NULL */
+static inline bool
+step_is_null(const GbtItupStep *st, const uint64 *words)
+{
+	return st->nullpos >= 0 &&
+		((words[st->nullpos >> 6] >> (63 - (st->nullpos & 63))) & 1) !=
+		(uint64) st->nulls_first;
+}
+
+/*
  * The entry's columns into data, and their size into *size; false (data
  * partly written) when a column is NULL, whose tuple has a null bitmap and
  * other offsets.  Alignment padding is written as zeros, as
@@ -652,18 +735,14 @@ static inline pg_attribute_always_inline bool
 itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 		  Size *size, bool varwidth)
 {
-	uint16		flags = gbt_tid_flags(tid);
 	Size		off = 0;
 
 	for (int i = 0; i < plan->nsteps; i++)
 	{
 		const GbtItupStep *st = &plan->step[i];
 		char	   *dst;
-		uint64		f;
 
-		if (st->nullpos >= 0 &&
-			((words[st->nullpos >> 6] >> (63 - (st->nullpos & 63))) & 1) !=
-			(uint64) st->nulls_first)
+		if (step_is_null(st, words))
 			return false;
 		if (varwidth)
 		{
@@ -676,82 +755,38 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 		else
 			off = st->off;
 		dst = data + off;
-		/* a field of up to 64 bits (a uuid's and a text's are read below) */
-		f = st->kind == GBT_ITUP_UUID || st->kind == GBT_ITUP_TEXT ? 0 :
-			(field_bits(words, st->pos, st->bits) ^ st->inv) & gbt_field_mask(st->bits);
-		switch ((GbtItupKind) st->kind)
+		if (st->kind == GBT_ITUP_TEXT)
 		{
-			case GBT_ITUP_UUID:
-				{
-					/* the two halves, big-endian (gbt_uuid_from_field's bytes) */
-					uint64		hi = pg_hton64(gbt_words_get(words, st->pos, 64) ^ st->inv);
-					uint64		lo = pg_hton64(gbt_words_get(words, st->pos + 64, 64) ^ st->inv);
+			/*
+			 * The bytes, a word at a time, stored whole: past the value they
+			 * are the field's zero padding, and a later column or the
+			 * caller's zeroing of the tuple's tail goes over them (the
+			 * caller's buffer holds every column's full width).  Text has no
+			 * zero byte, so its length ends at the last non-zero byte.
+			 */
+			int			len = 0;
 
-					memcpy(dst, &hi, sizeof(hi));
-					memcpy(dst + sizeof(hi), &lo, sizeof(lo));
-					off += 16;
-				}
-				break;
-			case GBT_ITUP_TEXT:
-				{
-					/*
-					 * The bytes, a word at a time, stored whole: past the
-					 * value they are the field's zero padding, and a later
-					 * column or the caller's zeroing of the tuple's tail
-					 * goes over them (the caller's buffer holds every
-					 * column's full width).  Text has no zero byte, so its
-					 * length ends at the last non-zero byte.
-					 */
-					int			len = 0;
+			for (int k = 0; k * 64 < st->bits; k++)
+			{
+				int			n = Min(64, st->bits - 64 * k);
+				uint64		x;
 
-					for (int k = 0; k * 64 < st->bits; k++)
-					{
-						int			n = Min(64, st->bits - 64 * k);
-						uint64		x;
+				/* a field on word boundaries (a text alone) is its words */
+				if ((st->pos & 63) == 0 && n == 64)
+					x = words[(st->pos >> 6) + k] ^ st->inv;
+				else
+					x = ((gbt_words_get(words, st->pos + 64 * k, n) ^ st->inv) &
+						 gbt_field_mask(n)) << (64 - n);
 
-						/* a field on word boundaries (a text alone) is its words */
-						if ((st->pos & 63) == 0 && n == 64)
-							x = words[(st->pos >> 6) + k] ^ st->inv;
-						else
-							x = ((gbt_words_get(words, st->pos + 64 * k, n) ^ st->inv) &
-								 gbt_field_mask(n)) << (64 - n);
-
-						gbt_itup_text_word(x, k, dst + VARHDRSZ_SHORT, &len);
-					}
-					SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
-					off += VARHDRSZ_SHORT + len;
-				}
-				break;
-			case GBT_ITUP_INT16:
-				*(int16 *) dst = (int16) gbt_int_from_field(f, st->bits);
-				off += sizeof(int16);
-				break;
-			case GBT_ITUP_INT32:
-				*(int32 *) dst = (int32) gbt_int_from_field(f, st->bits);
-				off += sizeof(int32);
-				break;
-			case GBT_ITUP_INT64:
-				*(int64 *) dst = gbt_key_to_int64(f);
-				off += sizeof(int64);
-				break;
-			case GBT_ITUP_OID:
-				*(Oid *) dst = (Oid) f;
-				off += sizeof(Oid);
-				break;
-			case GBT_ITUP_BOOL:
-				*(bool *) dst = f != 0;
-				off += sizeof(bool);
-				break;
-			case GBT_ITUP_FLOAT4:
-				*(float4 *) dst = f == GBT_NAN_KEY ? get_float4_nan() :
-					(float4) gbt_key_to_double(f, (flags & st->negzero) != 0);
-				off += sizeof(float4);
-				break;
-			case GBT_ITUP_FLOAT8:
-				*(float8 *) dst = f == GBT_NAN_KEY ? get_float8_nan() :
-					gbt_key_to_double(f, (flags & st->negzero) != 0);
-				off += sizeof(float8);
-				break;
+				gbt_itup_text_word(x, k, dst + VARHDRSZ_SHORT, &len);
+			}
+			SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
+			off += VARHDRSZ_SHORT + len;
+		}
+		else
+		{
+			put_fixed((GbtItupKind) st->kind, st, words, tid, dst);
+			off += fixed_width((GbtItupKind) st->kind);
 		}
 	}
 	*size = varwidth ? off : plan->size;
@@ -768,7 +803,75 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 	if (plan->varwidth)
 		return itup_fill(plan, words, tid, data, size, true);
 	return itup_fill(plan, words, tid, data, size, false);
+}
 
+/*
+ * The index-only tuples of n (at most 64) consecutive entries of items
+ * (nwords words and the TID each), for a plan of fixed-width columns
+ * (gbt_wide_itup_fixed): tuple i at out + i * stride, stride the tuples'
+ * MAXALIGNed length.  A column at a time, so that each loop is one kind's:
+ * a leaf's tuples cost a fraction of one itup_fill each.  Returns a mask
+ * of the entries with a NULL column, whose tuples are not made.
+ */
+uint64
+gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords, int n,
+						char *out, Size stride)
+{
+	Size		hoff = IndexInfoFindDataOffset(0);
+	int			step = nwords + 1;
+	uint64		nulls = 0;
+
+	Assert(gbt_wide_itup_fixed(plan) && n <= 64 &&
+		   stride == MAXALIGN(hoff + plan->size));
+	/* padding is zeros, as heap_fill_tuple leaves it */
+	memset(out, 0, n * stride);
+	for (int i = 0; i < n; i++)
+		((IndexTuple) (out + i * stride))->t_info = (unsigned short) stride;
+	for (int s = 0; s < plan->nsteps; s++)
+	{
+		/* a copy, which the stores below cannot alias: kept in registers */
+		const GbtItupStep stc = plan->step[s];
+		const GbtItupStep *st = &stc;
+		char	   *dst = out + hoff + st->off;
+
+		if (st->nullpos >= 0)
+			for (int i = 0; i < n; i++)
+				nulls |= (uint64) step_is_null(st, &items[i * step]) << i;
+#define FILL_ALL(kind) \
+		for (int i = 0; i < n; i++) \
+			put_fixed(kind, st, &items[i * step], items[i * step + nwords], dst + i * stride)
+		switch ((GbtItupKind) st->kind)
+		{
+			case GBT_ITUP_INT16:
+				FILL_ALL(GBT_ITUP_INT16);
+				break;
+			case GBT_ITUP_INT32:
+				FILL_ALL(GBT_ITUP_INT32);
+				break;
+			case GBT_ITUP_INT64:
+				FILL_ALL(GBT_ITUP_INT64);
+				break;
+			case GBT_ITUP_OID:
+				FILL_ALL(GBT_ITUP_OID);
+				break;
+			case GBT_ITUP_BOOL:
+				FILL_ALL(GBT_ITUP_BOOL);
+				break;
+			case GBT_ITUP_FLOAT4:
+				FILL_ALL(GBT_ITUP_FLOAT4);
+				break;
+			case GBT_ITUP_FLOAT8:
+				FILL_ALL(GBT_ITUP_FLOAT8);
+				break;
+			case GBT_ITUP_UUID:
+				FILL_ALL(GBT_ITUP_UUID);
+				break;
+			case GBT_ITUP_TEXT:
+				pg_unreachable();
+		}
+#undef FILL_ALL
+	}
+	return nulls;
 }
 
 /*

@@ -64,15 +64,6 @@ gbt_wide_beginscan(IndexScanDesc scan)
 
 	memset(so, 0, offsetof(GbtWideScanData, pos));
 	memset(&so->pos, 0, offsetof(WidePos, items));
-	so->mark = NULL;
-	so->markValid = false;
-	so->itup = NULL;
-	so->itup_tail = NULL;
-	so->itup_tail_cap = 0;
-	so->decode_scratch = NULL;
-	so->itup_dirty = false;
-	so->gpu_items = NULL;
-	so->gpu_locked = false;
 
 	so->info = gbt_index_info_copy(scan->indexRelation);
 	so->nw = so->info->nwords;
@@ -399,6 +390,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 	const uint64 *dead = scan->ignore_killed_tuples ? gbt_leaf_dead((char *) page) : NULL;
 
 	gbt_node_view((char *) page, &node);
+	so->itups_hi = so->itups_lo = 0;
 	pos->seg = seg;
 	pos->range = range;
 	pos->blk = BufferGetBlockNumber(buf);
@@ -704,6 +696,160 @@ check_itup_fill(GbtWideScan so, TupleDesc desc, const uint64 *item, const char *
 #endif
 }
 
+/* entries whose index-only tuples are made at once (at most 64) */
+#define GBT_ITUPS_CHUNK 32
+
+/*
+ * The index-only tuple of item, for all but gbt_wide_gettuple's common
+ * case, apart so that the latter's frame stays small.
+ */
+static pg_noinline void
+build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	int			nw = so->nw;
+	TupleDesc	desc = RelationGetDescr(scan->indexRelation);
+	Datum		values[GBT_MAX_KEY_COLS];
+	bool		isnull[GBT_MAX_KEY_COLS];
+	bool		hasnull = false;
+	Size		hoff,
+				data_size;
+	uint16		mask = 0;
+
+	/*
+	 * An entry with a tail: its values in full, decoded into scratch and
+	 * laid out as index_form_tuple would (no value is long enough to be
+	 * compressed), in a buffer kept for the scan: no allocation a row.
+	 */
+	if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
+	{
+		int			i = so->pos.itemIndex;
+		Size		need;
+
+		if (so->decode_scratch == NULL)
+			so->decode_scratch = MemoryContextAlloc(GetMemoryChunkContext(so),
+													GBT_DECODE_SCRATCH);
+		gbt_wide_decode_tail(so->info, item, so->pos.tbytes + so->pos.itoff[i],
+							 so->pos.itlen[i], item[nw], values, isnull,
+							 so->decode_scratch);
+		for (int c = 0; c < desc->natts; c++)
+			hasnull |= isnull[c];
+		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
+		data_size = heap_compute_data_size(desc, values, isnull);
+		need = MAXALIGN(hoff + data_size);
+		if (need > so->itup_tail_cap)
+		{
+			if (so->itup_tail)
+				pfree(so->itup_tail);
+			so->itup_tail_cap = Max(need, 1024);
+			so->itup_tail = MemoryContextAlloc(GetMemoryChunkContext(so),
+											   so->itup_tail_cap);
+		}
+		memset(so->itup_tail, 0, need);
+		heap_fill_tuple(desc, values, isnull, (char *) so->itup_tail + hoff, data_size,
+						&mask, hasnull ? (bits8 *) ((char *) so->itup_tail +
+													sizeof(IndexTupleData)) : NULL);
+		so->itup_tail->t_info = (unsigned short) need |
+			(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
+		scan->xs_itup = so->itup_tail;
+		return;
+	}
+
+	/*
+	 * index_form_tuple's work without its allocation: every column is
+	 * either of fixed width or a text of at most the key's 32 bytes, so
+	 * the largest tuple is known and built in place; and without NULLs
+	 * the columns are written from the words (gbt_wide_itup_fill, by a
+	 * plan made once a scan).
+	 */
+	if (so->itup == NULL)
+	{
+		so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
+										  MAXALIGN(sizeof(IndexTupleData) +
+												   sizeof(IndexAttributeBitMapData)) +
+										  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
+		gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
+		so->itup_len = 0;
+		if (gbt_wide_itup_fixed(&so->itup_plan))
+		{
+			so->itups_stride = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.size);
+			so->itups = MemoryContextAlloc(GetMemoryChunkContext(so),
+										   GBT_ITUPS_CHUNK * so->itups_stride);
+		}
+	}
+
+	if (!nulltree && so->itup_plan.text_alone)
+	{
+		char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
+		Size		size;
+
+		/*
+		 * Nothing else to zero: every such tuple writes the same 33
+		 * bytes, zeros past its value, and the allocation's were zero
+		 * beyond them.
+		 */
+		if (so->itup_dirty)
+			memset(so->itup, 0, so->itup_len);
+		so->itup_dirty = false;
+		size = gbt_wide_itup_fill_text_alone(&so->itup_plan, item, data);
+		so->itup->t_info = (unsigned short) MAXALIGN(IndexInfoFindDataOffset(0) + size) |
+			INDEX_VAR_MASK;
+		check_itup_fill(so, desc, item, data, size);
+		scan->xs_itup = so->itup;
+		return;
+	}
+	if (!nulltree)
+	{
+		char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
+		Size		size;
+
+		if (so->itup_dirty)
+			memset(so->itup, 0, so->itup_len);
+		so->itup_dirty = false;
+		if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw], data, &size))
+		{
+			Size		len = MAXALIGN(IndexInfoFindDataOffset(0) + size);
+
+			/*
+			 * A text shorter than the last one leaves that one's bytes
+			 * past the end; fixed-width columns rewrite the same bytes
+			 * every time, so their padding stays zero.
+			 */
+			if (so->itup_plan.varwidth)
+			{
+				memset(data + size, 0, Max(len, so->itup_len) - IndexInfoFindDataOffset(0) - size);
+				so->itup->t_info = (unsigned short) len | INDEX_VAR_MASK;
+			}
+			else
+				so->itup->t_info = (unsigned short) len;
+			so->itup_len = len;
+			check_itup_fill(so, desc, item, data, size);
+			scan->xs_itup = so->itup;
+			return;
+		}
+	}
+	if (nulltree)
+	{
+		values[0] = (Datum) 0;
+		isnull[0] = true;
+	}
+	else
+		gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
+	for (int c = 0; c < desc->natts; c++)
+		hasnull |= isnull[c];
+	Assert(hasnull || so->itup_plan.decode);
+	hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
+	data_size = heap_compute_data_size(desc, values, isnull);
+	memset(so->itup, 0, MAXALIGN(hoff + data_size));
+	heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
+					(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
+	so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK |
+		((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
+	so->itup_len = MAXALIGN(hoff + data_size);
+	so->itup_dirty = true;
+	scan->xs_itup = so->itup;
+}
+
 bool
 gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -729,143 +875,46 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheck = so->recheck;
 	if (scan->xs_want_itup)
 	{
-		TupleDesc	desc = RelationGetDescr(scan->indexRelation);
-		Datum		values[GBT_MAX_KEY_COLS];
-		bool		isnull[GBT_MAX_KEY_COLS];
-		bool		hasnull = false;
-		Size		hoff,
-					data_size;
-		uint16		mask = 0;
-
 		bool		nulltree = so->gpu_items ?
 			(so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
 		/*
-		 * An entry with a tail: its values in full, decoded into scratch and
-		 * laid out as index_form_tuple would (no value is long enough to be
-		 * compressed), in a buffer kept for the scan: no allocation a row.
+		 * Fixed-width columns: the leaf's tuples a chunk at a time, a column
+		 * at a time, each returned in place (btree returns its copy of the
+		 * leaf's tuples so); the chunk is cut at GBT_ITUPS_CHUNK so that a
+		 * LIMIT makes few that it does not take.
 		 */
-		if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
+		if (so->itups && !so->gpu_items && !nulltree)
 		{
 			int			i = so->pos.itemIndex;
-			Size		need;
 
-			if (so->decode_scratch == NULL)
-				so->decode_scratch = MemoryContextAlloc(GetMemoryChunkContext(so),
-														GBT_DECODE_SCRATCH);
-			gbt_wide_decode_tail(so->info, item, so->pos.tbytes + so->pos.itoff[i],
-								 so->pos.itlen[i], item[nw], values, isnull,
-								 so->decode_scratch);
-			for (int c = 0; c < desc->natts; c++)
-				hasnull |= isnull[c];
-			hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
-			data_size = heap_compute_data_size(desc, values, isnull);
-			need = MAXALIGN(hoff + data_size);
-			if (need > so->itup_tail_cap)
+			if (i < so->itups_lo || i >= so->itups_hi)
 			{
-				if (so->itup_tail)
-					pfree(so->itup_tail);
-				so->itup_tail_cap = Max(need, 1024);
-				so->itup_tail = MemoryContextAlloc(GetMemoryChunkContext(so),
-												   so->itup_tail_cap);
-			}
-			memset(so->itup_tail, 0, need);
-			heap_fill_tuple(desc, values, isnull, (char *) so->itup_tail + hoff, data_size,
-							&mask, hasnull ? (bits8 *) ((char *) so->itup_tail +
-														sizeof(IndexTupleData)) : NULL);
-			so->itup_tail->t_info = (unsigned short) need |
-				(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
-			scan->xs_itup = so->itup_tail;
-			return true;
-		}
-
-		/*
-		 * index_form_tuple's work without its allocation: every column is
-		 * either of fixed width or a text of at most the key's 32 bytes, so
-		 * the largest tuple is known and built in place; and without NULLs
-		 * the columns are written from the words (gbt_wide_itup_fill, by a
-		 * plan made once a scan).
-		 */
-		if (so->itup == NULL)
-		{
-			so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
-											  MAXALIGN(sizeof(IndexTupleData) +
-													   sizeof(IndexAttributeBitMapData)) +
-											  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
-			gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
-			so->itup_len = 0;
-		}
-		if (!nulltree && so->itup_plan.text_alone)
-		{
-			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
-			Size		size;
-
-			/*
-			 * Nothing else to zero: every such tuple writes the same 33
-			 * bytes, zeros past its value, and the allocation's were zero
-			 * beyond them.
-			 */
-			if (so->itup_dirty)
-				memset(so->itup, 0, so->itup_len);
-			so->itup_dirty = false;
-			size = gbt_wide_itup_fill_text_alone(&so->itup_plan, item, data);
-			so->itup->t_info = (unsigned short) MAXALIGN(IndexInfoFindDataOffset(0) + size) |
-				INDEX_VAR_MASK;
-			check_itup_fill(so, desc, item, data, size);
-			scan->xs_itup = so->itup;
-			return true;
-		}
-		if (!nulltree)
-		{
-			char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
-			Size		size;
-
-			if (so->itup_dirty)
-				memset(so->itup, 0, so->itup_len);
-			so->itup_dirty = false;
-			if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw], data, &size))
-			{
-				Size		len = MAXALIGN(IndexInfoFindDataOffset(0) + size);
-
-				/*
-				 * A text shorter than the last one leaves that one's bytes
-				 * past the end; fixed-width columns rewrite the same bytes
-				 * every time, so their padding stays zero.
-				 */
-				if (so->itup_plan.varwidth)
-				{
-					memset(data + size, 0, Max(len, so->itup_len) - IndexInfoFindDataOffset(0) - size);
-					so->itup->t_info = (unsigned short) len | INDEX_VAR_MASK;
-				}
+				if (ScanDirectionIsBackward(dir))
+					so->itups_lo = Max(0, i - (GBT_ITUPS_CHUNK - 1));
 				else
-					so->itup->t_info = (unsigned short) len;
-				so->itup_len = len;
-				check_itup_fill(so, desc, item, data, size);
-				scan->xs_itup = so->itup;
+					so->itups_lo = i;
+				so->itups_hi = Min(so->pos.nitems, so->itups_lo + GBT_ITUPS_CHUNK);
+				so->itups_nulls =
+					gbt_wide_itup_fill_many(&so->itup_plan,
+											&so->pos.items[so->itups_lo * (nw + 1)], nw,
+											so->itups_hi - so->itups_lo, so->itups,
+											so->itups_stride);
+			}
+			if (!((so->itups_nulls >> (i - so->itups_lo)) & 1))
+			{
+				IndexTuple	itup = (IndexTuple) (so->itups +
+												 (i - so->itups_lo) * so->itups_stride);
+
+				check_itup_fill(so, RelationGetDescr(scan->indexRelation), item,
+								(char *) itup + IndexInfoFindDataOffset(0),
+								so->itup_plan.size);
+				scan->xs_itup = itup;
 				return true;
 			}
 		}
-		if (nulltree)
-		{
-			values[0] = (Datum) 0;
-			isnull[0] = true;
-		}
-		else
-			gbt_wide_decode(so->info, item, item[nw], values, isnull, so->bufs);
-		for (int c = 0; c < desc->natts; c++)
-			hasnull |= isnull[c];
-		Assert(hasnull || so->itup_plan.decode);
-		hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
-		data_size = heap_compute_data_size(desc, values, isnull);
-		memset(so->itup, 0, MAXALIGN(hoff + data_size));
-		heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
-						(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
-		so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK |
-			((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
-		so->itup_len = MAXALIGN(hoff + data_size);
-		so->itup_dirty = true;
-		scan->xs_itup = so->itup;
+		build_itup(scan, item, nulltree);
 	}
 	return true;
 }
@@ -1030,6 +1079,8 @@ gbt_wide_endscan(IndexScanDesc scan)
 		MemoryContextDelete(so->keycxt);
 	if (so->itup)
 		pfree(so->itup);
+	if (so->itups)
+		pfree(so->itups);
 	if (so->mark)
 		pfree(so->mark);
 	if (so->killed)
@@ -1084,6 +1135,7 @@ gbt_wide_restrpos(IndexScanDesc scan)
 	}
 	memcpy(&so->pos, so->mark, offsetof(WidePos, items) +
 		   sizeof(uint64) * (so->nw + 1) * so->mark->nitems);
+	so->itups_hi = so->itups_lo = 0;
 	/* the pin may have lapsed since the mark's leaf was read: the LSN vouches */
 	so->pos.pinned = false;
 }
