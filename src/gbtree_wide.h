@@ -121,6 +121,7 @@ typedef struct GbtItupPlan
 	int			nsteps;
 	bool		varwidth;		/* a text column: offsets found as it goes */
 	Size		size;			/* without text: the data's size */
+	Size		maxsize;		/* the most bytes a fill writes */
 	bool		text_alone;		/* one text column, the key's four words */
 	bool		decode;			/* a text column's words hold its order key
 								 * (collate.c), not its bytes: no plan */
@@ -166,11 +167,11 @@ extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uin
 extern uint64 gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items,
 									  int nwords, int n, char *out, Size stride);
 
-/* whether a plan's tuples all have one layout, for gbt_wide_itup_fill_many */
+/* whether the words hold a plan's values, for gbt_wide_itup_fill_many */
 static inline bool
-gbt_wide_itup_fixed(const GbtItupPlan *plan)
+gbt_wide_itup_batch(const GbtItupPlan *plan)
 {
-	return !plan->varwidth && !plan->decode;
+	return !plan->decode;
 }
 extern GbtClamp gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid,
 							   GbtColValue *v, uint16 *flags);

@@ -552,6 +552,8 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 	int			pos = 0;
 	Size		off = 0;
 
+	Size		maxoff = 0;
+
 	plan->nsteps = 0;
 	plan->varwidth = false;
 	plan->decode = false;
@@ -619,9 +621,18 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 		}
 		if (!plan->varwidth)
 			off += att->attlen;
+		/*
+		 * Alignment is monotone: the largest offset aligns to the largest.
+		 * A text is written a whole word at a time (itup_fill).
+		 */
+		if (st->kind == GBT_ITUP_TEXT)
+			maxoff += VARHDRSZ_SHORT + 8 * ((st->bits + 63) / 64);
+		else
+			maxoff = att_align_nominal(maxoff, att->attalign) + att->attlen;
 		pos += st->bits;
 	}
 	plan->size = off;
+	plan->maxsize = maxoff;
 	plan->text_alone = !plan->decode && plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
 		plan->step[0].nullpos < 0 && plan->step[0].pos == 0 &&
 		plan->step[0].bits == GBT_MAX_KEY_WORDS * 64;
@@ -807,11 +818,12 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 
 /*
  * The index-only tuples of n (at most 64) consecutive entries of items
- * (nwords words and the TID each), for a plan of fixed-width columns
- * (gbt_wide_itup_fixed): tuple i at out + i * stride, stride the tuples'
- * MAXALIGNed length.  A column at a time, so that each loop is one kind's:
- * a leaf's tuples cost a fraction of one itup_fill each.  Returns a mask
- * of the entries with a NULL column, whose tuples are not made.
+ * (nwords words and the TID each), for a plan whose words hold the values
+ * (gbt_wide_itup_batch): tuple i at out + i * stride, stride that of the
+ * largest tuple.  Fixed-width columns go a column at a time, so that each
+ * loop is one kind's: a leaf's tuples cost a fraction of one itup_fill
+ * each.  Returns a mask of the entries with a NULL column, whose tuples
+ * are not made.
  */
 uint64
 gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords, int n,
@@ -821,10 +833,29 @@ gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords
 	int			step = nwords + 1;
 	uint64		nulls = 0;
 
-	Assert(gbt_wide_itup_fixed(plan) && n <= 64 &&
-		   stride == MAXALIGN(hoff + plan->size));
+	Assert(gbt_wide_itup_batch(plan) && n <= 64 && stride == MAXALIGN(hoff + plan->maxsize));
 	/* padding is zeros, as heap_fill_tuple leaves it */
 	memset(out, 0, n * stride);
+	if (plan->varwidth)
+	{
+		/* texts: their bytes decide the later columns' offsets */
+		for (int i = 0; i < n; i++)
+		{
+			IndexTuple	itup = (IndexTuple) (out + i * stride);
+			Size		size;
+
+			if (plan->text_alone)
+				size = gbt_wide_itup_fill_text_alone(plan, &items[i * step], (char *) itup + hoff);
+			else if (!itup_fill(plan, &items[i * step], items[i * step + nwords],
+								(char *) itup + hoff, &size, true))
+			{
+				nulls |= UINT64CONST(1) << i;
+				continue;
+			}
+			itup->t_info = (unsigned short) MAXALIGN(hoff + size) | INDEX_VAR_MASK;
+		}
+		return nulls;
+	}
 	for (int i = 0; i < n; i++)
 		((IndexTuple) (out + i * stride))->t_info = (unsigned short) stride;
 	for (int s = 0; s < plan->nsteps; s++)

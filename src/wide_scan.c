@@ -696,6 +696,27 @@ check_itup_fill(GbtWideScan so, TupleDesc desc, const uint64 *item, const char *
 #endif
 }
 
+/* check_itup_fill for a whole tuple without NULLs, its zero padding too */
+static void
+check_itup(GbtWideScan so, TupleDesc desc, const uint64 *item, IndexTuple itup)
+{
+#ifdef USE_ASSERT_CHECKING
+	Datum		values[GBT_MAX_KEY_COLS];
+	bool		isnull[GBT_MAX_KEY_COLS];
+	Size		hoff = IndexInfoFindDataOffset(0);
+	Size		size;
+
+	gbt_wide_decode(so->info, item, item[so->nw], values, isnull, so->bufs);
+	size = heap_compute_data_size(desc, values, isnull);
+	Assert(IndexTupleSize(itup) == MAXALIGN(hoff + size));
+	Assert(((itup->t_info & INDEX_VAR_MASK) != 0) == so->itup_plan.varwidth);
+	Assert(!IndexTupleHasNulls(itup));
+	for (Size b = hoff + size; b < IndexTupleSize(itup); b++)
+		Assert(((char *) itup)[b] == 0);
+	check_itup_fill(so, desc, item, (char *) itup + hoff, size);
+#endif
+}
+
 /* entries whose index-only tuples are made at once (at most 64) */
 #define GBT_ITUPS_CHUNK 32
 
@@ -770,9 +791,9 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 										  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
 		gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
 		so->itup_len = 0;
-		if (gbt_wide_itup_fixed(&so->itup_plan))
+		if (gbt_wide_itup_batch(&so->itup_plan))
 		{
-			so->itups_stride = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.size);
+			so->itups_stride = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.maxsize);
 			so->itups = MemoryContextAlloc(GetMemoryChunkContext(so),
 										   GBT_ITUPS_CHUNK * so->itups_stride);
 		}
@@ -880,10 +901,11 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
 		/*
-		 * Fixed-width columns: the leaf's tuples a chunk at a time, a column
-		 * at a time, each returned in place (btree returns its copy of the
-		 * leaf's tuples so); the chunk is cut at GBT_ITUPS_CHUNK so that a
-		 * LIMIT makes few that it does not take.
+		 * Values the words hold: the leaf's tuples a chunk at a time (fixed
+		 * widths a column at a time), each returned in place, as btree
+		 * returns its copy of the leaf's tuples; the chunk is cut at
+		 * GBT_ITUPS_CHUNK so that a LIMIT makes few that it does not take.
+		 * Entries with a tail or a NULL column are left to build_itup.
 		 */
 		if (so->itups && !so->gpu_items && !nulltree)
 		{
@@ -901,15 +923,17 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 											&so->pos.items[so->itups_lo * (nw + 1)], nw,
 											so->itups_hi - so->itups_lo, so->itups,
 											so->itups_stride);
+				if (so->pos.tails)
+					for (int k = so->itups_lo; k < so->itups_hi; k++)
+						if (so->pos.itlen[k] > 0)
+							so->itups_nulls |= UINT64CONST(1) << (k - so->itups_lo);
 			}
 			if (!((so->itups_nulls >> (i - so->itups_lo)) & 1))
 			{
 				IndexTuple	itup = (IndexTuple) (so->itups +
 												 (i - so->itups_lo) * so->itups_stride);
 
-				check_itup_fill(so, RelationGetDescr(scan->indexRelation), item,
-								(char *) itup + IndexInfoFindDataOffset(0),
-								so->itup_plan.size);
+				check_itup(so, RelationGetDescr(scan->indexRelation), item, itup);
 				scan->xs_itup = itup;
 				return true;
 			}
