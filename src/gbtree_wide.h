@@ -122,6 +122,9 @@ typedef struct GbtItupPlan
 	bool		varwidth;		/* a text column: offsets found as it goes */
 	Size		size;			/* without text: the data's size */
 	Size		maxsize;		/* the most bytes a fill writes */
+	bool		tail_last;		/* gbt_wide_itup_fill_tail can fill entries
+								 * with a tail: that of an ASC text last */
+	unsigned char tail_byte;	/* such a tail's first byte */
 	bool		text_alone;		/* one text column, the key's four words */
 	bool		decode;			/* a text column's words hold its order key
 								 * (collate.c), not its bytes: no plan */
@@ -164,6 +167,9 @@ gbt_wide_itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char
 extern void gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan);
 extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
 							   char *data, Size *size);
+extern bool gbt_wide_itup_fill_tail(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
+									const unsigned char *tail, int tlen, char *data,
+									Size *size);
 extern uint64 gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items,
 									  int nwords, int n, char *out, Size stride);
 

@@ -633,6 +633,11 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 	}
 	plan->size = off;
 	plan->maxsize = maxoff;
+	/* an ASC text last, after columns that have no tail form to decode */
+	plan->tail_last = !plan->decode && info->tidcol < 0 && plan->nsteps == shape->ncols &&
+		plan->step[plan->nsteps - 1].kind == GBT_ITUP_TEXT &&
+		!shape->col[shape->ncols - 1].desc;
+	plan->tail_byte = 255 - (shape->ncols - 1);
 	plan->text_alone = !plan->decode && plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
 		plan->step[0].nullpos < 0 && plan->step[0].pos == 0 &&
 		plan->step[0].bits == GBT_MAX_KEY_WORDS * 64;
@@ -743,8 +748,8 @@ step_is_null(const GbtItupStep *st, const uint64 *words)
  * heap_fill_tuple leaves it.  words is an entry's: its TID follows them.
  */
 static inline pg_attribute_always_inline bool
-itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
-		  Size *size, bool varwidth)
+itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsigned char *rest,
+		  int restlen, char *data, Size *size, bool varwidth)
 {
 	Size		off = 0;
 
@@ -776,23 +781,46 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
 			 * zero byte, so its length ends at the last non-zero byte.
 			 */
 			int			len = 0;
+			int			hdr = VARHDRSZ_SHORT;
 
+			/*
+			 * A cut text (the last column's, rest its bytes past the field):
+			 * too long for a short header, heap_fill_tuple aligns it and
+			 * gives it a 4-byte one.
+			 */
+			if (rest && VARHDRSZ_SHORT + st->bits / 8 + restlen > VARATT_SHORT_MAX)
+			{
+				Size		aligned = att_align_nominal(off, st->align);
+
+				memset(data + off, 0, aligned - off);
+				off = aligned;
+				dst = data + off;
+				hdr = VARHDRSZ;
+			}
 			for (int k = 0; k * 64 < st->bits; k++)
 			{
 				int			n = Min(64, st->bits - 64 * k);
-				uint64		x;
 
-				/* a field on word boundaries (a text alone) is its words */
-				if ((st->pos & 63) == 0 && n == 64)
-					x = words[(st->pos >> 6) + k] ^ st->inv;
-				else
-					x = ((gbt_words_get(words, st->pos + 64 * k, n) ^ st->inv) &
-						 gbt_field_mask(n)) << (64 - n);
+				/* the field's next 64 bits, its own n of them kept */
+				uint64		x = field_bits(words, st->pos + 64 * k, 64) ^ st->inv;
 
-				gbt_itup_text_word(x, k, dst + VARHDRSZ_SHORT, &len);
+				x = (x >> (64 - n)) << (64 - n);
+
+				gbt_itup_text_word(x, k, dst + hdr, &len);
 			}
-			SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
-			off += VARHDRSZ_SHORT + len;
+			if (rest)
+			{
+				/* a cut value fills its field */
+				if (len != st->bits / 8)
+					return false;
+				memcpy(dst + hdr + len, rest, restlen);
+				len += restlen;
+			}
+			if (hdr == VARHDRSZ_SHORT)
+				SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + len);
+			else
+				SET_VARSIZE(dst, VARHDRSZ + len);
+			off += hdr + len;
 		}
 		else
 		{
@@ -812,8 +840,26 @@ gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, cha
 	if (plan->decode)
 		return false;
 	if (plan->varwidth)
-		return itup_fill(plan, words, tid, data, size, true);
-	return itup_fill(plan, words, tid, data, size, false);
+		return itup_fill(plan, words, tid, NULL, 0, data, size, true);
+	return itup_fill(plan, words, tid, NULL, 0, data, size, false);
+}
+
+/*
+ * gbt_wide_itup_fill for an entry with a tail, where the plan can
+ * (plan->tail_last: the tail then holds the last column's bytes past its
+ * field, between the column's byte and the end byte, gbtree_tail.h).  The
+ * caller's buffer holds the plan's maxsize, 8 and the tail's length.
+ * False, the data partly written, for anything else: a NULL, a tail of
+ * another form.
+ */
+bool
+gbt_wide_itup_fill_tail(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
+						const unsigned char *tail, int tlen, char *data, Size *size)
+{
+	if (!plan->tail_last || tlen < 2 || tail[0] != plan->tail_byte || tail[tlen - 1] != 0 ||
+		memchr(tail + 1, 0, tlen - 2) != NULL)
+		return false;
+	return itup_fill(plan, words, tid, tail + 1, tlen - 2, data, size, true);
 }
 
 /*
@@ -846,7 +892,7 @@ gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords
 
 			if (plan->text_alone)
 				size = gbt_wide_itup_fill_text_alone(plan, &items[i * step], (char *) itup + hoff);
-			else if (!itup_fill(plan, &items[i * step], items[i * step + nwords],
+			else if (!itup_fill(plan, &items[i * step], items[i * step + nwords], NULL, 0,
 								(char *) itup + hoff, &size, true))
 			{
 				nulls |= UINT64CONST(1) << i;

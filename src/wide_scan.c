@@ -696,29 +696,55 @@ check_itup_fill(GbtWideScan so, TupleDesc desc, const uint64 *item, const char *
 #endif
 }
 
-/* check_itup_fill for a whole tuple without NULLs, its zero padding too */
+/*
+ * Assert builds: a whole tuple without NULLs made from the words (and the
+ * entry's tail, tlen > 0), as index_form_tuple makes it from
+ * gbt_wide_decode_tail's Datums: length, flags, bytes, zero padding.
+ */
 static void
-check_itup(GbtWideScan so, TupleDesc desc, const uint64 *item, IndexTuple itup)
+check_itup(GbtWideScan so, TupleDesc desc, const uint64 *item, const unsigned char *tail,
+		   int tlen, IndexTuple itup)
 {
 #ifdef USE_ASSERT_CHECKING
 	Datum		values[GBT_MAX_KEY_COLS];
 	bool		isnull[GBT_MAX_KEY_COLS];
 	Size		hoff = IndexInfoFindDataOffset(0);
 	Size		size;
+	uint16		mask = 0;
+	char	   *want;
+	char	   *scratch = palloc(GBT_DECODE_SCRATCH);
 
-	gbt_wide_decode(so->info, item, item[so->nw], values, isnull, so->bufs);
+	gbt_wide_decode_tail(so->info, item, tail, tlen, item[so->nw], values, isnull, scratch);
 	size = heap_compute_data_size(desc, values, isnull);
+	want = palloc0(size);
+	heap_fill_tuple(desc, values, isnull, want, size, &mask, NULL);
 	Assert(IndexTupleSize(itup) == MAXALIGN(hoff + size));
-	Assert(((itup->t_info & INDEX_VAR_MASK) != 0) == so->itup_plan.varwidth);
+	Assert(((itup->t_info & INDEX_VAR_MASK) != 0) == ((mask & HEAP_HASVARWIDTH) != 0));
 	Assert(!IndexTupleHasNulls(itup));
+	Assert(memcmp(want, (char *) itup + hoff, size) == 0);
 	for (Size b = hoff + size; b < IndexTupleSize(itup); b++)
 		Assert(((char *) itup)[b] == 0);
-	check_itup_fill(so, desc, item, (char *) itup + hoff, size);
+	pfree(want);
+	pfree(scratch);
 #endif
 }
 
 /* entries whose index-only tuples are made at once (at most 64) */
 #define GBT_ITUPS_CHUNK 32
+
+/* so->itup_tail, of at least need bytes, zeroed */
+static void
+itup_tail_zeroed(GbtWideScan so, Size need)
+{
+	if (need > so->itup_tail_cap)
+	{
+		if (so->itup_tail)
+			pfree(so->itup_tail);
+		so->itup_tail_cap = Max(need, 1024);
+		so->itup_tail = MemoryContextAlloc(GetMemoryChunkContext(so), so->itup_tail_cap);
+	}
+	memset(so->itup_tail, 0, need);
+}
 
 /*
  * The index-only tuple of item, for all but gbt_wide_gettuple's common
@@ -736,45 +762,6 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 	Size		hoff,
 				data_size;
 	uint16		mask = 0;
-
-	/*
-	 * An entry with a tail: its values in full, decoded into scratch and
-	 * laid out as index_form_tuple would (no value is long enough to be
-	 * compressed), in a buffer kept for the scan: no allocation a row.
-	 */
-	if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
-	{
-		int			i = so->pos.itemIndex;
-		Size		need;
-
-		if (so->decode_scratch == NULL)
-			so->decode_scratch = MemoryContextAlloc(GetMemoryChunkContext(so),
-													GBT_DECODE_SCRATCH);
-		gbt_wide_decode_tail(so->info, item, so->pos.tbytes + so->pos.itoff[i],
-							 so->pos.itlen[i], item[nw], values, isnull,
-							 so->decode_scratch);
-		for (int c = 0; c < desc->natts; c++)
-			hasnull |= isnull[c];
-		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
-		data_size = heap_compute_data_size(desc, values, isnull);
-		need = MAXALIGN(hoff + data_size);
-		if (need > so->itup_tail_cap)
-		{
-			if (so->itup_tail)
-				pfree(so->itup_tail);
-			so->itup_tail_cap = Max(need, 1024);
-			so->itup_tail = MemoryContextAlloc(GetMemoryChunkContext(so),
-											   so->itup_tail_cap);
-		}
-		memset(so->itup_tail, 0, need);
-		heap_fill_tuple(desc, values, isnull, (char *) so->itup_tail + hoff, data_size,
-						&mask, hasnull ? (bits8 *) ((char *) so->itup_tail +
-													sizeof(IndexTupleData)) : NULL);
-		so->itup_tail->t_info = (unsigned short) need |
-			(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
-		scan->xs_itup = so->itup_tail;
-		return;
-	}
 
 	/*
 	 * index_form_tuple's work without its allocation: every column is
@@ -797,6 +784,52 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 			so->itups = MemoryContextAlloc(GetMemoryChunkContext(so),
 										   GBT_ITUPS_CHUNK * so->itups_stride);
 		}
+	}
+
+	/*
+	 * An entry with a tail: its values in full, decoded into scratch and
+	 * laid out as index_form_tuple would (no value is long enough to be
+	 * compressed), in a buffer kept for the scan: no allocation a row.
+	 */
+	if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
+	{
+		int			i = so->pos.itemIndex;
+		const unsigned char *tail = so->pos.tbytes + so->pos.itoff[i];
+		int			tlen = so->pos.itlen[i];
+		Size		need;
+
+		/* the common form, a text last, from the words and the tail's bytes */
+		need = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.maxsize + 8 + tlen);
+		itup_tail_zeroed(so, need);
+		if (gbt_wide_itup_fill_tail(&so->itup_plan, item, item[nw], tail, tlen,
+									(char *) so->itup_tail + IndexInfoFindDataOffset(0),
+									&data_size))
+		{
+			so->itup_tail->t_info = (unsigned short) MAXALIGN(IndexInfoFindDataOffset(0) +
+															  data_size) | INDEX_VAR_MASK;
+			check_itup(so, desc, item, tail, tlen, so->itup_tail);
+			scan->xs_itup = so->itup_tail;
+			return;
+		}
+
+		if (so->decode_scratch == NULL)
+			so->decode_scratch = MemoryContextAlloc(GetMemoryChunkContext(so),
+													GBT_DECODE_SCRATCH);
+		gbt_wide_decode_tail(so->info, item, tail, tlen, item[nw], values, isnull,
+							 so->decode_scratch);
+		for (int c = 0; c < desc->natts; c++)
+			hasnull |= isnull[c];
+		hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
+		data_size = heap_compute_data_size(desc, values, isnull);
+		need = MAXALIGN(hoff + data_size);
+		itup_tail_zeroed(so, need);
+		heap_fill_tuple(desc, values, isnull, (char *) so->itup_tail + hoff, data_size,
+						&mask, hasnull ? (bits8 *) ((char *) so->itup_tail +
+													sizeof(IndexTupleData)) : NULL);
+		so->itup_tail->t_info = (unsigned short) need |
+			(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
+		scan->xs_itup = so->itup_tail;
+		return;
 	}
 
 	if (!nulltree && so->itup_plan.text_alone)
@@ -907,7 +940,8 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 		 * GBT_ITUPS_CHUNK so that a LIMIT makes few that it does not take.
 		 * Entries with a tail or a NULL column are left to build_itup.
 		 */
-		if (so->itups && !so->gpu_items && !nulltree)
+		if (so->itups && !so->gpu_items && !nulltree &&
+			!(so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0))
 		{
 			int			i = so->pos.itemIndex;
 
@@ -933,7 +967,7 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 				IndexTuple	itup = (IndexTuple) (so->itups +
 												 (i - so->itups_lo) * so->itups_stride);
 
-				check_itup(so, RelationGetDescr(scan->indexRelation), item, itup);
+				check_itup(so, RelationGetDescr(scan->indexRelation), item, NULL, 0, itup);
 				scan->xs_itup = itup;
 				return true;
 			}
