@@ -251,6 +251,11 @@ extern void gbtrescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 					  ScanKey orderbys, int norderbys);
 extern bool gbtgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+/*
+ * The TID or entry buffer of gbt_scan_tids and gbt_scan_entries starts at
+ * this many (two of the largest leaves, 32 or 64 KB) and doubles as needed
+ */
+#define GBT_SCAN_FIRST_CHUNK	(2 * GBT_LEAF_MAX_ENTRIES)
 typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n, bool all_read);
 extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
 typedef void (*GbtEntrySink) (void *arg, GbtEntry *entries, int n, bool all_read);

@@ -158,6 +158,7 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 	bool		locked;
 	Size		width = ms->entries ? sizeof(GbtEntry) : sizeof(uint64);
 	void	   *buf;
+	int			cap;
 	int			n = 0;
 	int64		total = 0;
 	bool		timed = message_level_is_interesting(DEBUG1);
@@ -178,8 +179,13 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 	}
 	if (timed)
 		INSTR_TIME_SET_CURRENT(t0);
-	buf = palloc_extended(width * (so->gpu_items ? Min(so->gpu_n, (uint64) max) : max),
-						  MCXT_ALLOC_HUGE);
+	/*
+	 * A CPU scan's buffer starts small and doubles up to max as leaves fill
+	 * it: a count of a few rows should not allocate max's megabytes, which
+	 * malloc maps and unmaps again in a new backend.
+	 */
+	cap = so->gpu_items ? (int) Min(so->gpu_n, (uint64) max) : Min(max, GBT_SCAN_FIRST_CHUNK);
+	buf = palloc_extended(width * Max(cap, 1), MCXT_ALLOC_HUGE);
 	ms->t = ms->entries ? NULL : (uint64 *) buf;
 	ms->e = ms->entries ? (GbtEntry *) buf : NULL;
 	if (so->gpu_items)
@@ -202,7 +208,14 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 		{
 			int			m = pos->nitems - Max(pos->itemIndex, 0);
 
-			if (n + m > max)
+			if (n + m > cap && cap < max)
+			{
+				cap = Min(max, Max(2 * cap, n + m));
+				buf = repalloc_huge(buf, width * cap);
+				ms->t = ms->entries ? NULL : (uint64 *) buf;
+				ms->e = ms->entries ? (GbtEntry *) buf : NULL;
+			}
+			if (n + m > cap)
 			{
 				match_pass(ms, n, false);
 				total += n;

@@ -1075,10 +1075,20 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	{
 		WidePos    *pos = &so->pos;
 
-		buf = palloc_extended(sizeof(uint64) * max, MCXT_ALLOC_HUGE);
+		/* grown as scan_bulk.c's scan_matches grows its own */
+		int			cap = Min(max, GBT_SCAN_FIRST_CHUNK);
+
+		buf = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
 		for (;;)
 		{
-			if (n + pos->nitems - pos->itemIndex > max)
+			int			m = pos->nitems - pos->itemIndex;
+
+			if (n + m > cap && cap < max)
+			{
+				cap = Min(max, Max(2 * cap, n + m));
+				buf = repalloc_huge(buf, sizeof(uint64) * cap);
+			}
+			if (n + m > cap)
 			{
 				sink(arg, buf, n, false);
 				total += n;
