@@ -183,6 +183,9 @@ typedef struct GbtNode
 	uint16_t   *toff;			/* GBT_F_TAILS: [nslots] tail offsets, else NULL */
 	uint16_t   *btoff;			/* GBT_F_TAILS: the high and low keys' tails */
 	int			tailstart;		/* GBT_F_TAILS: end of the arrays (and dead marks) */
+	/* the slots inserts changed since the view was made (none: lo > hi) */
+	int			mod_lo;
+	int			mod_hi;
 } GbtNode;
 
 /* byte offsets inside the page, for leaf and inner layout */
@@ -433,6 +436,8 @@ gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, int 
 	}
 	node->nslots = ns;
 	node->nwords = nwords;
+	node->mod_lo = ns;
+	node->mod_hi = -1;
 }
 
 static inline void
@@ -476,6 +481,8 @@ gbt_node_view(char *page, GbtNode *node)
 		node->tailstart = 0;
 	}
 	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
+	node->mod_lo = node->nslots;
+	node->mod_hi = -1;
 }
 
 /* bytes from the page start to the end of a multi-word leaf's dead marks */

@@ -132,6 +132,9 @@ extern void gbt_wal_finish(GbtWal *w, uint8 info);
 typedef struct GbtGxlog GbtGxlog;
 extern GbtGxlog *gbt_gxlog_start(Relation index);
 extern Page gbt_gxlog_register(GbtGxlog *g, Buffer buf, int flags);
+extern void gbt_gxlog_hint(GbtGxlog *g, Buffer buf, int off, int len);
+extern void gbt_wal_hint_node(GbtWal *w, int block, Page page, const GbtNode *node);
+extern void gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node);
 extern XLogRecPtr gbt_gxlog_finish(GbtGxlog *g);
 extern void gbt_gxlog_abort(GbtGxlog *g);
 extern void gbt_wal_abort(GbtWal *w);
@@ -147,6 +150,8 @@ extern bool gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint6
  */
 extern bool gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids,
 							const uint32 *child, int n);
+extern bool gbt_page_insert_view(Page page, const uint64 *keys, const uint64 *tids,
+								 const uint32 *child, int n, GbtNode *node, bool *gaps);
 extern void gbt_page_merge(Page page, const GbtEntry *e, Size k);
 extern void gbt_page_split_left(Page page, uint64 sepkey, uint64 septid,
 								const GbtEntry *lnew, int nlnew, BlockNumber rblk);

@@ -250,9 +250,23 @@ fill_page(Page page, bool leaf, uint16 level, uint16 tree, int n, const uint64 *
 bool
 gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 *child, int n)
 {
-	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	GbtNode		node;
+	bool		gaps;
 
+	return gbt_page_insert_view(page, keys, tids, child, n, &node, &gaps);
+}
+
+/*
+ * gbt_page_insert, and *gaps whether the entries went in gap by gap, *node
+ * then the view they went through (its slots changed: gbt_gxlog_hint_node)
+ */
+bool
+gbt_page_insert_view(Page page, const uint64 *keys, const uint64 *tids, const uint32 *child,
+					 int n, GbtNode *node, bool *gaps)
+{
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+
+	*gaps = false;
 	if ((op->flags & GBT_F_LEAF) &&
 		((op->flags & GBT_F_POSTING) || op->nused + n > op->nslots))
 	{
@@ -276,11 +290,12 @@ gbt_page_insert(Page page, const uint64 *keys, const uint64 *tids, const uint32 
 		pfree(e);
 		return ok;
 	}
-	gbt_page_view(page, &node);
-	if (node.opaque->flags & GBT_F_LEAF)
+	gbt_page_view(page, node);
+	if (node->opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
+	*gaps = true;
 	for (int i = 0; i < n; i++)
-		if (gbt_node_insert(&node, keys[i], tids[i], child ? child[i] : 0) < 0)
+		if (gbt_node_insert(node, keys[i], tids[i], child ? child[i] : 0) < 0)
 			return false;
 	return true;
 }
@@ -659,12 +674,17 @@ gbt_leaf_insert_few(Relation index, Buffer buf, const uint64 *keys, const uint64
 	if (!gbt_wal_insert_inplace(index, buf, keys, tids, child, n))
 	{
 		GbtWal	   *w = gbt_wal_start(index);
+		Page		page = gbt_wal_register(w, buf, 0);
+		GbtNode		node;
+		bool		gaps;
 
-		if (!gbt_page_insert(gbt_wal_register(w, buf, 0), keys, tids, child, n))
+		if (!gbt_page_insert_view(page, keys, tids, child, n, &node, &gaps))
 		{
 			gbt_wal_abort(w);
 			elog(ERROR, "gbtree: leaf unexpectedly full");
 		}
+		if (gaps)
+			gbt_wal_hint_node(w, 0, page, &node);
 		gbt_wal_block_data(w, 0, keys, sizeof(uint64) * n);
 		gbt_wal_block_data(w, 0, tids, sizeof(uint64) * n);
 		gbt_wal_block_data(w, 0, child, sizeof(uint32) * n);

@@ -503,6 +503,11 @@ refresh(GbtNode *node, int from, int to, int nw)
 		to = node->nslots - 1;
 	for (b = g / GBT_BLOCK_SLOTS; b <= to / GBT_BLOCK_SLOTS; b++)
 		set_dir(node, b, nw);
+	/* every change of an insert ends here, from the first re-copied gap */
+	if (g < node->mod_lo)
+		node->mod_lo = g;
+	if (to > node->mod_hi)
+		node->mod_hi = to;
 }
 
 static void

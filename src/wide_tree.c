@@ -316,6 +316,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 		return false;
 	}
 	gbt_wide_set_lower(page);
+	gbt_gxlog_hint_node(state, buf, page, &node);
 	gbt_gxlog_finish(state);
 	return true;
 }
@@ -837,6 +838,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			BlockNumber blkno = BufferGetBlockNumber(buf);
 
 			gbt_wide_set_lower(page);
+			gbt_gxlog_hint_node(state, buf, page, &node);
 			gbt_gxlog_finish(state);
 			gbt_gpu_note_changes(index, &blkno, 1, false);
 		}

@@ -506,6 +506,12 @@ sub wal_workload
 	-- an index built on an empty table, filled only by inserts
 	CREATE TABLE e (k int8);
 	CREATE INDEX e_k_g ON e USING gbtree (k);
+	-- unique indexes, one word and two: each row goes in alone, a record
+	-- a row (its delta sought where the insert says it changed the leaf)
+	CREATE TABLE q (id int, x uuid);
+	INSERT INTO q SELECT g, md5(g::text)::uuid FROM generate_series(1, 300) g;
+	CREATE UNIQUE INDEX q_id_g ON q USING gbtree (id);
+	CREATE UNIQUE INDEX q_x_g ON q USING gbtree (x, id);
 	});
 
 	# inserts: random, rightmost, heavy duplicates, NULLs
@@ -527,6 +533,9 @@ sub wal_workload
 	INSERT INTO e SELECT NULL FROM generate_series(1, 1000) g;
 	INSERT INTO u SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE md5((g % 9000)::text)::uuid END
 	  FROM generate_series(5001, 15000) g;
+	INSERT INTO q SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE md5((g % 700)::text)::uuid END
+	  FROM generate_series(301, 1500) g;
+	INSERT INTO q SELECT -g, md5(g::text)::uuid FROM generate_series(1, 300) g;
 	});
 
 	# concurrent inserts with scans running beside them
@@ -634,6 +643,14 @@ sub wal_checks
 		{
 			name => 'kts_range', index => 'w_kts_g', modes => [qw(idx ios bitmap)],
 			sql => q{SELECT count(*) || ':' || coalesce(sum(k), 0) FROM w WHERE k BETWEEN 100 AND 9000 AND ts > timestamptz '2024-01-03 00:00+00'}
+		},
+		{
+			name => 'q_order', index => 'q_x_g', modes => [qw(idx ios)], ios => 1,
+			sql => q{SELECT count(*) || ':' || md5(string_agg(coalesce(x::text, 'N') || '/' || id, ',')) FROM (SELECT x, id FROM q ORDER BY x, id) s}
+		},
+		{
+			name => 'q_id', index => 'q_id_g', modes => [qw(idx ios bitmap)],
+			sql => q{SELECT count(*) || ':' || coalesce(sum(id), 0) FROM q WHERE id BETWEEN -100 AND 900}
 		},
 		{
 			name => 'ki_ios', index => 'w_ki_g', modes => [qw(ios)], ios => 1,
