@@ -258,5 +258,34 @@ SELECT lt_cmp($$t <= repeat('s', 120) AND n = 3$$, 't DESC, n', 'coalesce(t, ''N
 SELECT lt_cmp($$n = 4 AND t > 'https://example.com/some/long/common/path/c'$$, 'n, t NULLS FIRST',
   'n || coalesce(t, ''N'')');
 
+-- merge joins of index-only scans mark the inner scan and restore it,
+-- from another leaf: the entries' tails come back with them (equal keys
+-- with tails spanning leaves)
+CREATE FUNCTION lt_merge(tbl text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE plan text := ''; l text; r text;
+BEGIN
+  SET LOCAL enable_hashjoin = off; SET LOCAL enable_nestloop = off;
+  SET LOCAL enable_material = off; SET LOCAL enable_sort = off;
+  SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
+  FOR l IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT x.t, y.t FROM %I x JOIN %I y ON x.t = y.t', tbl, tbl) LOOP
+    plan := plan || l;
+  END LOOP;
+  EXECUTE format('SELECT count(*) || '':'' || md5(string_agg(x.t || ''|'' || y.t, '','' ORDER BY x.t, y.t))
+                  FROM %I x JOIN %I y ON x.t = y.t', tbl, tbl) INTO r;
+  RETURN (plan LIKE '%Merge Join%' AND plan LIKE '%Index Only Scan%') || ' ' || r;
+END $f$;
+CREATE TABLE lm AS SELECT CASE WHEN (g / 37) % 2 = 0 THEN 'k' || lpad((g / 37)::text, 6, '0')
+  ELSE 'k' || lpad((g / 37)::text, 6, '0') || repeat(chr(97 + (g / 37) % 20), 40 + (g / 37) % 7) END COLLATE "C" AS t
+  FROM generate_series(1, 6000) g;
+CREATE TABLE lmb AS SELECT * FROM lm;
+CREATE INDEX lm_t ON lm USING gbtree (t);
+CREATE INDEX lmb_t ON lmb USING btree (t);
+VACUUM ANALYZE lm;
+VACUUM ANALYZE lmb;
+SELECT lt_merge('lm') AS gbtree, lt_merge('lmb') AS btree, lt_merge('lm') = lt_merge('lmb') AS same;
+SELECT lt_merge('lg') = lt_merge('lb') AS same_lg;
+DROP TABLE lm, lmb;
+DROP FUNCTION lt_merge(text);
+
 DROP TABLE lg, lb, lu, lu2, lu3, lu4, lu5b, lu5g;
 DROP FUNCTION lt_cmp(text, text, text), lt_preds(), lt_cursor(text);

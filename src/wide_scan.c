@@ -1157,6 +1157,24 @@ gbt_wide_endscan(IndexScanDesc scan)
 	pfree(so);
 }
 
+/*
+ * A copy of position src: its entries and, on a tailed leaf, their tails,
+ * which an index-only scan's tuples and the filter read beside them.
+ */
+static void
+copy_pos(WidePos *dst, const WidePos *src, int nw)
+{
+	memcpy(dst, src, offsetof(WidePos, items) + sizeof(uint64) * (nw + 1) * src->nitems);
+	dst->tails = src->tails;
+	dst->tused = src->tused;
+	if (src->tails)
+	{
+		memcpy(dst->itoff, src->itoff, sizeof(uint16) * src->nitems);
+		memcpy(dst->itlen, src->itlen, sizeof(uint16) * src->nitems);
+		memcpy(dst->tbytes, src->tbytes, src->tused);
+	}
+}
+
 /* Mark and restore copy the position, as scan.c's do. */
 void
 gbt_wide_markpos(IndexScanDesc scan)
@@ -1177,8 +1195,7 @@ gbt_wide_markpos(IndexScanDesc scan)
 	}
 	if (so->mark == NULL)
 		so->mark = MemoryContextAlloc(GetMemoryChunkContext(so), sizeof(WidePos));
-	memcpy(so->mark, pos, offsetof(WidePos, items) +
-		   sizeof(uint64) * (so->nw + 1) * pos->nitems);
+	copy_pos(so->mark, pos, so->nw);
 	so->markValid = true;
 }
 
@@ -1201,8 +1218,7 @@ gbt_wide_restrpos(IndexScanDesc scan)
 		if (needs_pin(scan))
 			so->pin = ReadBuffer(scan->indexRelation, so->mark->blk);
 	}
-	memcpy(&so->pos, so->mark, offsetof(WidePos, items) +
-		   sizeof(uint64) * (so->nw + 1) * so->mark->nitems);
+	copy_pos(&so->pos, so->mark, so->nw);
 	so->itups_hi = so->itups_lo = 0;
 	/* the pin may have lapsed since the mark's leaf was read: the LSN vouches */
 	so->pos.pinned = false;
