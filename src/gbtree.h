@@ -256,6 +256,7 @@ extern int64 gbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
  * this many (two of the largest leaves, 32 or 64 KB) and doubles as needed
  */
 #define GBT_SCAN_FIRST_CHUNK	(2 * GBT_LEAF_MAX_ENTRIES)
+extern void *gbt_scan_buf_grow(void *buf, Size width, int *cap, int need, int max);
 typedef void (*GbtTidSink) (void *arg, uint64 *tids, int n, bool all_read);
 extern int64 gbt_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
 typedef void (*GbtEntrySink) (void *arg, GbtEntry *entries, int n, bool all_read);

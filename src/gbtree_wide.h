@@ -107,6 +107,7 @@ typedef struct GbtItupStep
 {
 	uint8		kind;			/* GbtItupKind */
 	char		align;			/* the attribute's attalign */
+	int16		len;			/* and its attlen (fixed widths) */
 	uint16		bits;			/* the field's width */
 	bool		nulls_first;
 	int16		nullpos;		/* the field's null bit, or -1 */
@@ -120,8 +121,8 @@ typedef struct GbtItupPlan
 {
 	int			nsteps;
 	bool		varwidth;		/* a text column: offsets found as it goes */
-	Size		size;			/* without text: the data's size */
-	Size		maxsize;		/* the most bytes a fill writes */
+	Size		maxsize;		/* the most bytes a fill writes (without
+								 * text: the data's size) */
 	bool		tail_last;		/* gbt_wide_itup_fill_tail can fill entries
 								 * with a tail: that of an ASC text last */
 	unsigned char tail_byte;	/* such a tail's first byte */
@@ -131,42 +132,7 @@ typedef struct GbtItupPlan
 	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */
 } GbtItupPlan;
 
-/*
- * Word k of a text field (its bytes from the top, the padding zero) into
- * an index-only tuple's value bytes, stored whole; *len becomes the
- * value's length where the word holds its last byte (text has no zero
- * byte).
- */
-static inline void
-gbt_itup_text_word(uint64 x, int k, char *bytes, int *len)
-{
-	if (x != 0)
-		*len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
-	x = pg_hton64(x);
-	memcpy(bytes + 8 * k, &x, sizeof(x));
-}
-
-/*
- * gbt_wide_itup_fill for an index of one text column and nothing else
- * (plan->text_alone), the common text index, without the plan's loop: the
- * four words, byte-swapped, after a one-byte header; their bytes past the
- * value are zeros.  Returns the data's size.
- */
-static inline Size
-gbt_wide_itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char *data)
-{
-	uint64		inv = plan->step[0].inv;
-	int			len = 0;
-
-	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
-		gbt_itup_text_word(words[k] ^ inv, k, data + VARHDRSZ_SHORT, &len);
-	SET_VARSIZE_SHORT(data, VARHDRSZ_SHORT + len);
-	return VARHDRSZ_SHORT + len;
-}
-
 extern void gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan);
-extern bool gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
-							   char *data, Size *size);
 extern bool gbt_wide_itup_fill_tail(const GbtItupPlan *plan, const uint64 *words, uint64 tid,
 									const unsigned char *tail, int tlen, char *data,
 									Size *size);

@@ -93,19 +93,17 @@ typedef struct GbtWideScanData
 	bool		kill_pinned;
 	WidePos    *mark;
 	bool		markValid;
-	IndexTuple	itup;			/* index-only results, built in place */
-	IndexTuple	itup_tail;		/* ... or, for an entry with a tail, here */
+	/* index-only results (itup_init on the first) */
+	GbtItupPlan itup_plan;		/* how the words fill a tuple */
+	char	   *itups;			/* tuples of entries [lo, hi) of the leaf or */
+	Size		itups_stride;	/* GPU batch (gbt_wide_itup_fill_many) */
+	int64		itups_lo;		/* empty: none */
+	int64		itups_hi;
+	uint64		itups_nulls;	/* those not made there: a NULL, a tail */
+	IndexTuple	itup;			/* the others' (build_itup), */
+	IndexTuple	itup_tail;		/* or, for an entry with a tail, here */
 	Size		itup_tail_cap;	/* its allocation */
 	char	   *decode_scratch; /* that entry's values (GBT_DECODE_SCRATCH) */
-	Size		itup_len;		/* without NULLs */
-	bool		itup_dirty;		/* last built with NULLs: other padding */
-	GbtItupPlan itup_plan;		/* how entries without NULLs fill it */
-	/* fixed-width plans: the leaf's tuples, a chunk at a time (fill_many) */
-	char	   *itups;
-	Size		itups_stride;
-	int			itups_lo;		/* of pos.items [lo, hi); empty: none */
-	int			itups_hi;
-	uint64		itups_nulls;	/* those with a NULL column, not made */
 	GbtColBuf	bufs[GBT_MAX_KEY_COLS]; /* their uuid and text values */
 
 	/* a GPU batch: every match, filtered, in index order (gpu_fetch) */

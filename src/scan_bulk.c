@@ -149,6 +149,23 @@ match_pass(GbtMatchSink *ms, int n, bool all_read)
 		ms->tids(ms->arg, ms->t, n, all_read);
 }
 
+/*
+ * A TID scan's buffer of *cap elements of width bytes, doubled (up to
+ * max) while it cannot hold need: a scan of a few rows should not
+ * allocate max's megabytes, which malloc maps and unmaps again in a new
+ * backend.  Returns the buffer, moved or not.
+ */
+void *
+gbt_scan_buf_grow(void *buf, Size width, int *cap, int need, int max)
+{
+	if (need > *cap && *cap < max)
+	{
+		*cap = Min(max, Max(2 * *cap, need));
+		buf = repalloc_huge(buf, width * *cap);
+	}
+	return buf;
+}
+
 static int64
 scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 {
@@ -179,11 +196,7 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 	}
 	if (timed)
 		INSTR_TIME_SET_CURRENT(t0);
-	/*
-	 * A CPU scan's buffer starts small and doubles up to max as leaves fill
-	 * it: a count of a few rows should not allocate max's megabytes, which
-	 * malloc maps and unmaps again in a new backend.
-	 */
+	/* a CPU scan's buffer starts small (gbt_scan_buf_grow) */
 	cap = so->gpu_items ? (int) Min(so->gpu_n, (uint64) max) : Min(max, GBT_SCAN_FIRST_CHUNK);
 	buf = palloc_extended(width * Max(cap, 1), MCXT_ALLOC_HUGE);
 	ms->t = ms->entries ? NULL : (uint64 *) buf;
@@ -208,13 +221,9 @@ scan_matches(IndexScanDesc scan, GbtMatchSink *ms, int max)
 		{
 			int			m = pos->nitems - Max(pos->itemIndex, 0);
 
-			if (n + m > cap && cap < max)
-			{
-				cap = Min(max, Max(2 * cap, n + m));
-				buf = repalloc_huge(buf, width * cap);
-				ms->t = ms->entries ? NULL : (uint64 *) buf;
-				ms->e = ms->entries ? (GbtEntry *) buf : NULL;
-			}
+			buf = gbt_scan_buf_grow(buf, width, &cap, n + m, max);
+			ms->t = ms->entries ? NULL : (uint64 *) buf;
+			ms->e = ms->entries ? (GbtEntry *) buf : NULL;
 			if (n + m > cap)
 			{
 				match_pass(ms, n, false);

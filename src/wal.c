@@ -94,7 +94,7 @@ typedef struct GxlogPage
 	int			fend;
 	/* where the changes are, when the caller said (-1: anywhere) */
 	int			nranges;
-	int			range[GXLOG_MAX_RANGES + 5][2];
+	int			range[GXLOG_MAX_RANGES + 4][2];	/* and gxlog_ranges' four */
 } GxlogPage;
 
 struct GbtGxlog
@@ -143,40 +143,50 @@ gbt_gxlog_register(GbtGxlog *g, Buffer buf, int flags)
 	return NULL;				/* keep the compiler quiet */
 }
 
+/* the registered page of buf */
+static GxlogPage *
+gxlog_page(GbtGxlog *g, Buffer buf)
+{
+	for (int i = 0; i < GBT_WAL_MAX_BLOCKS; i++)
+		if (g->pages[i].buf == buf)
+			return &g->pages[i];
+	elog(ERROR, "gbtree: a generic WAL hint for a buffer not registered");
+	return NULL;				/* keep the compiler quiet */
+}
+
+/* [off, off + len) among p's ranges; past GXLOG_MAX_RANGES, the page */
+static void
+gxlog_add_range(GxlogPage *p, int off, int len)
+{
+	Assert(off >= 0 && len >= 0 && off + len <= BLCKSZ);
+	if (len == 0)
+		return;
+	if (p->nranges < 0)
+		p->nranges = 0;
+	if (p->nranges == GXLOG_MAX_RANGES)
+	{
+		off = 0;
+		len = BLCKSZ;
+		p->nranges = 0;
+	}
+	p->range[p->nranges][0] = off;
+	p->range[p->nranges][1] = off + len;
+	p->nranges++;
+}
+
 /*
  * The caller's word that its changes to the registered page of buf lie in
  * [off, off + len), and in other ranges it gives, besides the page header,
  * the special space and what pd_lower and pd_upper move over: the record's
  * delta is then sought there alone, and only those bytes go back to the
  * buffer (a single-row insert changes a few hundred of 8,192).  Assert
- * builds check the word against the whole page.  Past GXLOG_MAX_RANGES the
- * page is compared whole.
+ * builds check the word against the whole page.  Without a word, the
+ * whole page is compared.
  */
 void
 gbt_gxlog_hint(GbtGxlog *g, Buffer buf, int off, int len)
 {
-	for (int i = 0; i < GBT_WAL_MAX_BLOCKS; i++)
-	{
-		GxlogPage  *p = &g->pages[i];
-
-		if (p->buf != buf)
-			continue;
-		Assert(off >= 0 && len >= 0 && off + len <= BLCKSZ);
-		if (p->nranges == -2 || len == 0)
-			return;
-		if (p->nranges < 0)
-			p->nranges = 0;
-		if (p->nranges == GXLOG_MAX_RANGES)
-		{
-			p->nranges = -2;	/* too many: the whole page */
-			return;
-		}
-		p->range[p->nranges][0] = off;
-		p->range[p->nranges][1] = off + len;
-		p->nranges++;
-		return;
-	}
-	elog(ERROR, "gbtree: a hint for a buffer not registered");
+	gxlog_add_range(gxlog_page(g, buf), off, len);
 }
 
 /*
@@ -188,24 +198,25 @@ gbt_gxlog_hint(GbtGxlog *g, Buffer buf, int off, int len)
 void
 gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
 {
+	GxlogPage  *p = gxlog_page(g, buf);
 	int			lo = node->mod_lo,
 				hi = node->mod_hi;
 	int			b0 = lo / GBT_BLOCK_SLOTS,
 				b1 = hi / GBT_BLOCK_SLOTS;
 
 #define HINT_ARRAY(a, from, to) \
-	gbt_gxlog_hint(g, buf, (int) ((char *) ((a) + (from)) - (char *) page), \
-				   (int) (sizeof(*(a)) * ((to) - (from) + 1)))
+	gxlog_add_range(p, (int) ((char *) ((a) + (from)) - (char *) page), \
+					(int) (sizeof(*(a)) * ((to) - (from) + 1)))
 
 	if (node->toff)
 	{
-		gbt_gxlog_hint(g, buf, 0, BLCKSZ);
+		gxlog_add_range(p, 0, BLCKSZ);
 		return;
 	}
 	if (lo > hi)
 	{
 		/* no slot changed: the header's ranges alone */
-		gbt_gxlog_hint(g, buf, 0, SizeOfPageHeaderData);
+		gxlog_add_range(p, 0, SizeOfPageHeaderData);
 		return;
 	}
 	HINT_ARRAY(node->keys, lo, hi);
@@ -474,6 +485,7 @@ gbt_gxlog_finish(GbtGxlog *g)
 						tupper,
 						clower,
 						cupper;
+			bool		fits = true;
 
 			if (BufferIsInvalid(p->buf) || (p->flags & GENERIC_XLOG_FULL_IMAGE))
 				continue;
@@ -492,29 +504,22 @@ gbt_gxlog_finish(GbtGxlog *g)
 			p->delta = palloc(BLCKSZ);
 			p->deltalen = 0;
 			p->fbeg = p->fend = -1;
-			if (p->nranges >= 0)
+			/* the caller's ranges (else the page), each cut to the target's two parts */
+			if (p->nranges < 0)
+				gxlog_add_range(p, 0, BLCKSZ);
+			p->nranges = gxlog_ranges(p, cur, target);
+			gxlog_check_ranges(p, p->nranges, cur, target);
+			for (int r = 0; r < p->nranges && fits; r++)
 			{
-				/* the caller's ranges, each cut to the target's two parts */
-				bool		fits = true;
+				int			a = p->range[r][0],
+							b = p->range[r][1];
 
-				p->nranges = gxlog_ranges(p, cur, target);
-				gxlog_check_ranges(p, p->nranges, cur, target);
-				for (int r = 0; r < p->nranges && fits; r++)
-				{
-					int			a = p->range[r][0],
-								b = p->range[r][1];
-
-					if (a < tlower)
-						fits = gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
-					if (fits && b > tupper)
-						fits = gxlog_region(p, cur, target, Max(a, tupper), b, cupper, BLCKSZ);
-				}
-				if (!fits || !gxlog_close(p, target))
-					p->flags |= GENERIC_XLOG_FULL_IMAGE;
+				if (a < tlower)
+					fits = gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
+				if (fits && b > tupper)
+					fits = gxlog_region(p, cur, target, Max(a, tupper), b, cupper, BLCKSZ);
 			}
-			else if (!gxlog_region(p, cur, target, 0, tlower, 0, clower) ||
-					 !gxlog_region(p, cur, target, tupper, BLCKSZ, cupper, BLCKSZ) ||
-					 !gxlog_close(p, target))
+			if (!fits || !gxlog_close(p, target))
 				p->flags |= GENERIC_XLOG_FULL_IMAGE;
 		}
 
@@ -531,7 +536,7 @@ gbt_gxlog_finish(GbtGxlog *g)
 			page = BufferGetPage(p->buf);
 			hdr = (PageHeader) p->image->data;
 			/* the hole zeroed, as replay leaves it */
-			if (p->nranges >= 0 && !(p->flags & GENERIC_XLOG_FULL_IMAGE))
+			if (!(p->flags & GENERIC_XLOG_FULL_IMAGE))
 			{
 				/* the rest is as it was (gxlog_check_ranges) */
 				for (int r = 0; r < p->nranges; r++)

@@ -579,6 +579,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 		st->inv = shape->col[s].desc ? UINT64_MAX : 0;
 		st->negzero = GBT_WIDE_NEGZERO(c);
 		st->align = att->attalign;
+		st->len = att->attlen;
 		if (!plan->varwidth)
 			off = att_align_nominal(off, att->attalign);
 		st->off = off;
@@ -631,7 +632,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 			maxoff = att_align_nominal(maxoff, att->attalign) + att->attlen;
 		pos += st->bits;
 	}
-	plan->size = off;
+	Assert(plan->varwidth || maxoff == off);
 	plan->maxsize = maxoff;
 	/* an ASC text last, after columns that have no tail form to decode */
 	plan->tail_last = !plan->decode && info->tidcol < 0 && plan->nsteps == shape->ncols &&
@@ -709,27 +710,37 @@ put_fixed(GbtItupKind kind, const GbtItupStep *st, const uint64 *words, uint64 t
 	}
 }
 
-/* the width put_fixed writes */
-static inline Size
-fixed_width(GbtItupKind kind)
+/*
+ * Word k of a text field (its bytes from the top, the padding zero) into
+ * an index-only tuple's value bytes, stored whole; *len becomes the
+ * value's length where the word holds its last byte (text has no zero
+ * byte).
+ */
+static inline void
+itup_text_word(uint64 x, int k, char *bytes, int *len)
 {
-	switch (kind)
-	{
-		case GBT_ITUP_INT16:
-			return sizeof(int16);
-		case GBT_ITUP_INT32:
-			return sizeof(int32);
-		case GBT_ITUP_OID:
-			return sizeof(Oid);
-		case GBT_ITUP_BOOL:
-			return sizeof(bool);
-		case GBT_ITUP_FLOAT4:
-			return sizeof(float4);
-		case GBT_ITUP_UUID:
-			return 16;
-		default:
-			return 8;
-	}
+	if (x != 0)
+		*len = 8 * k + 8 - pg_rightmost_one_pos64(x) / 8;
+	x = pg_hton64(x);
+	memcpy(bytes + 8 * k, &x, sizeof(x));
+}
+
+/*
+ * itup_fill for an index of one text column and nothing else
+ * (plan->text_alone), the common text index, without the plan's loop: the
+ * four words, byte-swapped, after a one-byte header; their bytes past the
+ * value are zeros.  Returns the data's size.
+ */
+static inline Size
+itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char *data)
+{
+	uint64		inv = plan->step[0].inv;
+	int			len = 0;
+
+	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
+		itup_text_word(words[k] ^ inv, k, data + VARHDRSZ_SHORT, &len);
+	SET_VARSIZE_SHORT(data, VARHDRSZ_SHORT + len);
+	return VARHDRSZ_SHORT + len;
 }
 
 /* whether the entry's column of step st is NULL */
@@ -806,7 +817,7 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 
 				x = (x >> (64 - n)) << (64 - n);
 
-				gbt_itup_text_word(x, k, dst + hdr, &len);
+				itup_text_word(x, k, dst + hdr, &len);
 			}
 			if (rest)
 			{
@@ -825,27 +836,15 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 		else
 		{
 			put_fixed((GbtItupKind) st->kind, st, words, tid, dst);
-			off += fixed_width((GbtItupKind) st->kind);
+			off += st->len;
 		}
 	}
-	*size = varwidth ? off : plan->size;
+	*size = varwidth ? off : plan->maxsize;
 	return true;
 }
 
-/* itup_fill, compiled apart for plans with a text column and without */
-bool
-gbt_wide_itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, char *data,
-				   Size *size)
-{
-	if (plan->decode)
-		return false;
-	if (plan->varwidth)
-		return itup_fill(plan, words, tid, NULL, 0, data, size, true);
-	return itup_fill(plan, words, tid, NULL, 0, data, size, false);
-}
-
 /*
- * gbt_wide_itup_fill for an entry with a tail, where the plan can
+ * itup_fill for an entry with a tail, where the plan can
  * (plan->tail_last: the tail then holds the last column's bytes past its
  * field, between the column's byte and the end byte, gbtree_tail.h).  The
  * caller's buffer holds the plan's maxsize, 8 and the tail's length.
@@ -891,7 +890,7 @@ gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords
 			Size		size;
 
 			if (plan->text_alone)
-				size = gbt_wide_itup_fill_text_alone(plan, &items[i * step], (char *) itup + hoff);
+				size = itup_fill_text_alone(plan, &items[i * step], (char *) itup + hoff);
 			else if (!itup_fill(plan, &items[i * step], items[i * step + nwords], NULL, 0,
 								(char *) itup + hoff, &size, true))
 			{

@@ -91,6 +91,7 @@ gpu_release(IndexScanDesc scan)
 	if (so->gpu_items)
 		pfree(so->gpu_items);
 	so->gpu_items = NULL;
+	so->itups_hi = so->itups_lo = 0;	/* made of its entries */
 	if (so->gpu_locked)
 		UnlockPage(scan->indexRelation, GBT_GPU_SCAN_LOCK, ShareLock);
 	so->gpu_locked = false;
@@ -672,31 +673,6 @@ step(IndexScanDesc scan, ScanDirection dir)
 }
 
 /*
- * Assert builds: the columns written from the words are the bytes
- * heap_fill_tuple makes of gbt_wide_decode's Datums.
- */
-static void
-check_itup_fill(GbtWideScan so, TupleDesc desc, const uint64 *item, const char *data,
-				Size size)
-{
-#ifdef USE_ASSERT_CHECKING
-	Datum		values[GBT_MAX_KEY_COLS];
-	bool		isnull[GBT_MAX_KEY_COLS];
-	uint16		mask = 0;
-	Size		want_size;
-	char	   *want;
-
-	gbt_wide_decode(so->info, item, item[so->nw], values, isnull, so->bufs);
-	want_size = heap_compute_data_size(desc, values, isnull);
-	want = palloc0(want_size);
-	heap_fill_tuple(desc, values, isnull, want, want_size, &mask, NULL);
-	Assert(want_size == size && memcmp(want, data, size) == 0);
-	Assert(((mask & HEAP_HASVARWIDTH) != 0) == so->itup_plan.varwidth);
-	pfree(want);
-#endif
-}
-
-/*
  * Assert builds: a whole tuple without NULLs made from the words (and the
  * entry's tail, tlen > 0), as index_form_tuple makes it from
  * gbt_wide_decode_tail's Datums: length, flags, bytes, zero padding.
@@ -747,8 +723,32 @@ itup_tail_zeroed(GbtWideScan so, Size need)
 }
 
 /*
- * The index-only tuple of item, for all but gbt_wide_gettuple's common
- * case, apart so that the latter's frame stays small.
+ * The plan of the scan's index-only tuples and their buffers, on its first
+ * tuple: index_form_tuple's work without its allocations.  Every column is
+ * either of fixed width or a text of at most the key's 32 bytes, so the
+ * largest tuple is known (plan->maxsize).
+ */
+static void
+itup_init(IndexScanDesc scan)
+{
+	GbtWideScan so = (GbtWideScan) scan->opaque;
+	MemoryContext cxt = GetMemoryChunkContext(so);
+
+	gbt_wide_itup_plan(so->info, RelationGetDescr(scan->indexRelation), &so->itup_plan);
+	so->itup = MemoryContextAllocZero(cxt, MAXALIGN(sizeof(IndexTupleData) +
+													sizeof(IndexAttributeBitMapData)) +
+									  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
+	if (gbt_wide_itup_batch(&so->itup_plan))
+	{
+		so->itups_stride = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.maxsize);
+		so->itups = MemoryContextAlloc(cxt, GBT_ITUPS_CHUNK * so->itups_stride);
+	}
+}
+
+/*
+ * The index-only tuple of item where the chunk has none (gbt_wide_gettuple):
+ * an entry with a tail, with a NULL, or of a plan whose words hold order
+ * keys; apart so that gettuple's frame stays small.
  */
 static pg_noinline void
 build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
@@ -764,32 +764,10 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 	uint16		mask = 0;
 
 	/*
-	 * index_form_tuple's work without its allocation: every column is
-	 * either of fixed width or a text of at most the key's 32 bytes, so
-	 * the largest tuple is known and built in place; and without NULLs
-	 * the columns are written from the words (gbt_wide_itup_fill, by a
-	 * plan made once a scan).
-	 */
-	if (so->itup == NULL)
-	{
-		so->itup = MemoryContextAllocZero(GetMemoryChunkContext(so),
-										  MAXALIGN(sizeof(IndexTupleData) +
-												   sizeof(IndexAttributeBitMapData)) +
-										  GBT_MAX_KEY_COLS * MAXALIGN(sizeof(GbtColBuf)));
-		gbt_wide_itup_plan(so->info, desc, &so->itup_plan);
-		so->itup_len = 0;
-		if (gbt_wide_itup_batch(&so->itup_plan))
-		{
-			so->itups_stride = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.maxsize);
-			so->itups = MemoryContextAlloc(GetMemoryChunkContext(so),
-										   GBT_ITUPS_CHUNK * so->itups_stride);
-		}
-	}
-
-	/*
-	 * An entry with a tail: its values in full, decoded into scratch and
-	 * laid out as index_form_tuple would (no value is long enough to be
-	 * compressed), in a buffer kept for the scan: no allocation a row.
+	 * An entry with a tail: its values in full, in a buffer kept for the
+	 * scan (no allocation a row); from the words and the tail's bytes where
+	 * the plan can, else decoded into scratch and laid out as
+	 * index_form_tuple would (no value is long enough to be compressed).
 	 */
 	if (!so->gpu_items && so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0)
 	{
@@ -798,7 +776,6 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 		int			tlen = so->pos.itlen[i];
 		Size		need;
 
-		/* the common form, a text last, from the words and the tail's bytes */
 		need = MAXALIGN(IndexInfoFindDataOffset(0) + so->itup_plan.maxsize + 8 + tlen);
 		itup_tail_zeroed(so, need);
 		if (gbt_wide_itup_fill_tail(&so->itup_plan, item, item[nw], tail, tlen,
@@ -832,56 +809,7 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 		return;
 	}
 
-	if (!nulltree && so->itup_plan.text_alone)
-	{
-		char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
-		Size		size;
-
-		/*
-		 * Nothing else to zero: every such tuple writes the same 33
-		 * bytes, zeros past its value, and the allocation's were zero
-		 * beyond them.
-		 */
-		if (so->itup_dirty)
-			memset(so->itup, 0, so->itup_len);
-		so->itup_dirty = false;
-		size = gbt_wide_itup_fill_text_alone(&so->itup_plan, item, data);
-		so->itup->t_info = (unsigned short) MAXALIGN(IndexInfoFindDataOffset(0) + size) |
-			INDEX_VAR_MASK;
-		check_itup_fill(so, desc, item, data, size);
-		scan->xs_itup = so->itup;
-		return;
-	}
-	if (!nulltree)
-	{
-		char	   *data = (char *) so->itup + IndexInfoFindDataOffset(0);
-		Size		size;
-
-		if (so->itup_dirty)
-			memset(so->itup, 0, so->itup_len);
-		so->itup_dirty = false;
-		if (gbt_wide_itup_fill(&so->itup_plan, item, item[nw], data, &size))
-		{
-			Size		len = MAXALIGN(IndexInfoFindDataOffset(0) + size);
-
-			/*
-			 * A text shorter than the last one leaves that one's bytes
-			 * past the end; fixed-width columns rewrite the same bytes
-			 * every time, so their padding stays zero.
-			 */
-			if (so->itup_plan.varwidth)
-			{
-				memset(data + size, 0, Max(len, so->itup_len) - IndexInfoFindDataOffset(0) - size);
-				so->itup->t_info = (unsigned short) len | INDEX_VAR_MASK;
-			}
-			else
-				so->itup->t_info = (unsigned short) len;
-			so->itup_len = len;
-			check_itup_fill(so, desc, item, data, size);
-			scan->xs_itup = so->itup;
-			return;
-		}
-	}
+	/* the NULL tree's entry, or one decoded from its words */
 	if (nulltree)
 	{
 		values[0] = (Datum) 0;
@@ -892,15 +820,13 @@ build_itup(IndexScanDesc scan, const uint64 *item, bool nulltree)
 	for (int c = 0; c < desc->natts; c++)
 		hasnull |= isnull[c];
 	Assert(hasnull || so->itup_plan.decode);
-	hoff = IndexInfoFindDataOffset(INDEX_NULL_MASK);
+	hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
 	data_size = heap_compute_data_size(desc, values, isnull);
 	memset(so->itup, 0, MAXALIGN(hoff + data_size));
 	heap_fill_tuple(desc, values, isnull, (char *) so->itup + hoff, data_size, &mask,
-					(bits8 *) ((char *) so->itup + sizeof(IndexTupleData)));
-	so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) | INDEX_NULL_MASK |
-		((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
-	so->itup_len = MAXALIGN(hoff + data_size);
-	so->itup_dirty = true;
+					hasnull ? (bits8 *) ((char *) so->itup + sizeof(IndexTupleData)) : NULL);
+	so->itup->t_info = (unsigned short) MAXALIGN(hoff + data_size) |
+		(hasnull ? INDEX_NULL_MASK : 0) | ((mask & HEAP_HASVARWIDTH) ? INDEX_VAR_MASK : 0);
 	scan->xs_itup = so->itup;
 }
 
@@ -929,36 +855,40 @@ gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir)
 	scan->xs_recheck = so->recheck;
 	if (scan->xs_want_itup)
 	{
+		/* the entries the position reads: the leaf's, or the GPU batch's */
+		const uint64 *items = so->gpu_items ? so->gpu_items : so->pos.items;
+		int64		n = so->gpu_items ? so->gpu_n : so->pos.nitems;
+		int64		i = so->gpu_items ? so->gpu_i : so->pos.itemIndex;
 		bool		nulltree = so->gpu_items ?
-			(so->gpu_i >= so->gpu_nulls_from && so->gpu_i < so->gpu_nulls_to) :
+			(i >= so->gpu_nulls_from && i < so->gpu_nulls_to) :
 			(so->pos.seg >= 0 && so->segs[so->pos.seg].root == GBT_NULLROOT_BLKNO);
 
+		if (unlikely(so->itup == NULL))
+			itup_init(scan);
+
 		/*
-		 * Values the words hold: the leaf's tuples a chunk at a time (fixed
+		 * Values the words hold: the entries' tuples a chunk at a time (fixed
 		 * widths a column at a time), each returned in place, as btree
 		 * returns its copy of the leaf's tuples; the chunk is cut at
 		 * GBT_ITUPS_CHUNK so that a LIMIT makes few that it does not take.
 		 * Entries with a tail or a NULL column are left to build_itup.
 		 */
-		if (so->itups && !so->gpu_items && !nulltree &&
-			!(so->pos.tails && so->pos.itlen[so->pos.itemIndex] > 0))
+		if (so->itups && !nulltree &&
+			!(!so->gpu_items && so->pos.tails && so->pos.itlen[i] > 0))
 		{
-			int			i = so->pos.itemIndex;
-
 			if (i < so->itups_lo || i >= so->itups_hi)
 			{
 				if (ScanDirectionIsBackward(dir))
 					so->itups_lo = Max(0, i - (GBT_ITUPS_CHUNK - 1));
 				else
 					so->itups_lo = i;
-				so->itups_hi = Min(so->pos.nitems, so->itups_lo + GBT_ITUPS_CHUNK);
+				so->itups_hi = Min(n, so->itups_lo + GBT_ITUPS_CHUNK);
 				so->itups_nulls =
-					gbt_wide_itup_fill_many(&so->itup_plan,
-											&so->pos.items[so->itups_lo * (nw + 1)], nw,
-											so->itups_hi - so->itups_lo, so->itups,
+					gbt_wide_itup_fill_many(&so->itup_plan, &items[so->itups_lo * (nw + 1)], nw,
+											(int) (so->itups_hi - so->itups_lo), so->itups,
 											so->itups_stride);
-				if (so->pos.tails)
-					for (int k = so->itups_lo; k < so->itups_hi; k++)
+				if (!so->gpu_items && so->pos.tails)
+					for (int64 k = so->itups_lo; k < so->itups_hi; k++)
 						if (so->pos.itlen[k] > 0)
 							so->itups_nulls |= UINT64CONST(1) << (k - so->itups_lo);
 			}
@@ -1075,7 +1005,7 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 	{
 		WidePos    *pos = &so->pos;
 
-		/* grown as scan_bulk.c's scan_matches grows its own */
+		/* starts small (gbt_scan_buf_grow) */
 		int			cap = Min(max, GBT_SCAN_FIRST_CHUNK);
 
 		buf = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
@@ -1083,11 +1013,7 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		{
 			int			m = pos->nitems - pos->itemIndex;
 
-			if (n + m > cap && cap < max)
-			{
-				cap = Min(max, Max(2 * cap, n + m));
-				buf = repalloc_huge(buf, sizeof(uint64) * cap);
-			}
+			buf = gbt_scan_buf_grow(buf, sizeof(uint64), &cap, n + m, max);
 			if (n + m > cap)
 			{
 				sink(arg, buf, n, false);
