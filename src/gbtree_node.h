@@ -790,6 +790,9 @@ gbt_node_live_bits(const GbtNode *node, const uint64_t *dead, int w, int from, i
 	return bits;
 }
 extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
+extern bool gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid,
+								   int *p, int *lo, int *hi);
+extern int	gbt_node_insert_at(GbtNode *node, const uint64_t *key, uint64_t tid, int p);
 extern int	gbt_node_count_used(const GbtNode *node);
 extern void gbt_node_delete_slot(GbtNode *node, int slot);
 /* keys of extract and load: nwords words an entry, one entry after another */

@@ -614,75 +614,98 @@ redistribute_blocks(GbtNode *node, int b)
 	return true;
 }
 
+/* How an entry goes in at its lower bound p (insert_span). */
+typedef enum InsertWay
+{
+	INSERT_GAP,					/* into the gap at p */
+	INSERT_RIGHT,				/* p..r-1 shift right into the gap at r */
+	INSERT_LEFT					/* l+1..p-1 shift left into the gap at l */
+} InsertWay;
+
 /*
- * Insert (key, tid[, child]) at its place in (key, tid) order.  Returns the
- * slot it went to, or -1 if the page is full.
+ * Where node_insert puts an entry whose lower bound is p (the page has a
+ * free slot): the slots the entry and its shift take, [*lo, *hi], and
+ * *dist, how far the gap it fills is.  The nearer gap wins, the right one
+ * on a tie.
+ */
+static inline InsertWay
+insert_span(const GbtNode *node, int p, int *lo, int *hi, int *dist)
+{
+	int			r,
+				l;
+
+	if (p < node->nslots && !gbt_slot_used(node, p))
+	{
+		*lo = *hi = p;
+		*dist = 0;
+		return INSERT_GAP;
+	}
+	r = next_unused(node, p);
+	l = prev_unused(node, p);
+	if (r < node->nslots && (l < 0 || r - p <= p - 1 - l))
+	{
+		*lo = p;
+		*hi = r;
+		*dist = r - p;
+		return INSERT_RIGHT;
+	}
+	*lo = l;
+	*hi = p - 1;
+	*dist = p - 1 - l;
+	return INSERT_LEFT;
+}
+
+/*
+ * Insert (key, tid[, child]) at its place in (key, tid) order, whose lower
+ * bound is p0 if the caller knows it (else -1).  Returns the slot it went
+ * to, or -1 if the page is full.
  */
 static inline __attribute__((always_inline)) int
 node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, int nw,
-			const unsigned char *tail, int tlen, uint16_t toffv)
+			const unsigned char *tail, int tlen, uint16_t toffv, int p0)
 {
 	int			p;
 	int			slot;
 	int			lo,
-				hi;
+				hi,
+				dist;
+	InsertWay	way;
 
 	if (node->opaque->nused >= node->nslots)
 		return -1;
 
-	p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+	p = p0 >= 0 ? p0 :
+		nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
 		node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
 		gbt_node_lower_bound_entry_words(node, key, tid);
-	if (p >= node->nslots || gbt_slot_used(node, p))
+	way = insert_span(node, p, &lo, &hi, &dist);
+	if (way != INSERT_GAP && dist > GBT_BLOCK_SLOTS &&
+		redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
 	{
-		int			r = next_unused(node, p);
-		int			l = prev_unused(node, p);
-		int			dist = node->nslots;
-
-		if (r < node->nslots)
-			dist = r - p;
-		if (l >= 0 && p - 1 - l < dist)
-			dist = p - 1 - l;
-		if (dist > GBT_BLOCK_SLOTS &&
-			redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
-			p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
-				node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
-				gbt_node_lower_bound_entry_words(node, key, tid);
+		p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+			node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
+			gbt_node_lower_bound_entry_words(node, key, tid);
+		way = insert_span(node, p, &lo, &hi, &dist);
 	}
-	if (p < node->nslots && !gbt_slot_used(node, p))
+	if (way == INSERT_GAP)
 	{
 		/* a gap at the position: it copies an entry > ours, take it */
 		slot = p;
 		set_used(node, slot);
-		set_slot_words(node, slot, key, tid, child, nw);
-		lo = hi = slot;
+	}
+	else if (way == INSERT_RIGHT)
+	{
+		move_slots(node, p + 1, p, hi - p, nw);
+		set_used(node, hi);
+		slot = p;
 	}
 	else
 	{
-		int			r = next_unused(node, p);
-		int			l = prev_unused(node, p);
-
-		if (r < node->nslots && (l < 0 || r - p <= p - 1 - l))
-		{
-			/* shift p..r-1 one to the right into the gap at r */
-			move_slots(node, p + 1, p, r - p, nw);
-			set_used(node, r);
-			slot = p;
-			set_slot_words(node, slot, key, tid, child, nw);
-			lo = p;
-			hi = r;
-		}
-		else
-		{
-			/* shift l+1..p-1 one to the left into the gap at l */
-			move_slots(node, l, l + 1, p - 1 - l, nw);
-			set_used(node, l);
-			slot = p - 1;
-			set_slot_words(node, slot, key, tid, child, nw);
-			lo = l;
-			hi = slot;
-		}
+		move_slots(node, lo, lo + 1, p - 1 - lo, nw);
+		set_used(node, lo);
+		slot = p - 1;
 	}
+	set_slot_words(node, slot, key, tid, child, nw);
 	if (nw > 1 && node->toff)
 		node->toff[slot] = toffv;
 	node->opaque->nused++;
@@ -690,10 +713,42 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 	return slot;
 }
 
+/*
+ * The slots an insert of (key, tid) into node, a page of words alone with
+ * a free slot, will change: [*lo, *hi], each of them in every array, for a
+ * WAL writer that logs them as they are.  refresh also re-copies the gaps
+ * just before *lo, but with the bytes they hold: into a gap at p, p - 1 is
+ * used (a gap there would copy an entry > ours and be the lower bound);
+ * shifting right from a used p, likewise; shifting left into the gap at l,
+ * the gaps before l copied the entry that moves into l.  *p is the
+ * entry's lower bound, for gbt_node_insert_at.  False where the insert
+ * would first spread the entries of whole blocks.
+ */
+bool
+gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid, int *p,
+					   int *lo, int *hi)
+{
+	int			dist;
+
+	/* a page of words alone, with a free slot (the caller checked) */
+	*p = node->nwords == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+		gbt_node_lower_bound_entry_words(node, key, tid);
+	return insert_span(node, *p, lo, hi, &dist) == INSERT_GAP || dist <= GBT_BLOCK_SLOTS;
+}
+
+/* gbt_node_insert_words at the lower bound p gbt_node_insert_extent gave */
+int
+gbt_node_insert_at(GbtNode *node, const uint64_t *key, uint64_t tid, int p)
+{
+	if (node->nwords == 1)
+		return node_insert(node, key, tid, 0, 1, NULL, 0, 0, p);
+	return node_insert(node, key, tid, 0, node->nwords, NULL, 0, 0, p);
+}
+
 int
 gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child)
 {
-	return node_insert(node, &key, tid, child, 1, NULL, 0, 0);
+	return node_insert(node, &key, tid, child, 1, NULL, 0, 0, -1);
 }
 
 /* The same with a key of node->nwords words (no tail). */
@@ -701,8 +756,8 @@ int
 gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child)
 {
 	if (node->nwords == 1)
-		return node_insert(node, key, tid, child, 1, NULL, 0, 0);
-	return node_insert(node, key, tid, child, node->nwords, NULL, 0, 0);
+		return node_insert(node, key, tid, child, 1, NULL, 0, 0, -1);
+	return node_insert(node, key, tid, child, node->nwords, NULL, 0, 0, -1);
 }
 
 /*
@@ -794,7 +849,7 @@ gbt_node_insert_tail(GbtNode *node, const uint64_t *key, const unsigned char *ta
 		return -1;
 	if (tlen > 0 && (off = tail_alloc(node, tail, tlen)) == 0)
 		return -1;
-	return node_insert(node, key, tid, child, node->nwords, tail, tlen, off);
+	return node_insert(node, key, tid, child, node->nwords, tail, tlen, off, -1);
 }
 
 /* Give the high (which 0) or low (1) key a tail; false if it does not fit. */

@@ -190,17 +190,13 @@ gbt_gxlog_hint(GbtGxlog *g, Buffer buf, int off, int len)
 }
 
 /*
- * gbt_gxlog_hint for the changes inserts made through node, a view of
- * the registered page of buf: the slots [mod_lo, mod_hi] in every array,
- * their blocks' directory entries and their words of the used bitmap.
- * A page with tails (its tail area changes too) is compared whole.
+ * The slots [lo, hi] of node, a view of page, among p's ranges: in every
+ * array, with their blocks' directory entries and their words of the used
+ * bitmap.
  */
-void
-gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
+static void
+gxlog_add_slots(GxlogPage *p, Page page, const GbtNode *node, int lo, int hi)
 {
-	GxlogPage  *p = gxlog_page(g, buf);
-	int			lo = node->mod_lo,
-				hi = node->mod_hi;
 	int			b0 = lo / GBT_BLOCK_SLOTS,
 				b1 = hi / GBT_BLOCK_SLOTS;
 
@@ -208,17 +204,6 @@ gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
 	gxlog_add_range(p, (int) ((char *) ((a) + (from)) - (char *) page), \
 					(int) (sizeof(*(a)) * ((to) - (from) + 1)))
 
-	if (node->toff)
-	{
-		gxlog_add_range(p, 0, BLCKSZ);
-		return;
-	}
-	if (lo > hi)
-	{
-		/* no slot changed: the header's ranges alone */
-		gxlog_add_range(p, 0, SizeOfPageHeaderData);
-		return;
-	}
 	HINT_ARRAY(node->keys, lo, hi);
 	HINT_ARRAY(node->tids, lo, hi);
 	if (node->child)
@@ -230,6 +215,30 @@ gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
 		HINT_ARRAY(node->xdir[k - 1], b0, b1);
 	HINT_ARRAY(node->used, lo >> 6, hi >> 6);
 #undef HINT_ARRAY
+}
+
+/*
+ * gbt_gxlog_hint for the changes inserts made through node, a view of
+ * the registered page of buf: the slots [mod_lo, mod_hi] (gxlog_add_slots).
+ * A page with tails (its tail area changes too) is compared whole.
+ */
+void
+gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
+{
+	GxlogPage  *p = gxlog_page(g, buf);
+
+	if (node->toff)
+	{
+		gxlog_add_range(p, 0, BLCKSZ);
+		return;
+	}
+	if (node->mod_lo > node->mod_hi)
+	{
+		/* no slot changed: the header's ranges alone */
+		gxlog_add_range(p, 0, SizeOfPageHeaderData);
+		return;
+	}
+	gxlog_add_slots(p, page, node, node->mod_lo, node->mod_hi);
 }
 
 /*
@@ -467,6 +476,35 @@ gxlog_close(GxlogPage *p, const char *target)
 	return ok;
 }
 
+/*
+ * p's delta over its sorted ranges (gxlog_ranges), each cut to the
+ * target's two parts around its hole, from cur (the page before) to target;
+ * false if it does not fit in a page.
+ */
+static bool
+gxlog_delta(GxlogPage *p, const char *cur, const char *target)
+{
+	int			tlower = ((PageHeader) target)->pd_lower,
+				tupper = ((PageHeader) target)->pd_upper,
+				clower = ((PageHeader) cur)->pd_lower,
+				cupper = ((PageHeader) cur)->pd_upper;
+	bool		fits = true;
+
+	p->deltalen = 0;
+	p->fbeg = p->fend = -1;
+	for (int r = 0; r < p->nranges && fits; r++)
+	{
+		int			a = p->range[r][0],
+					b = p->range[r][1];
+
+		if (a < tlower)
+			fits = gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
+		if (fits && b > tupper)
+			fits = gxlog_region(p, cur, target, Max(a, tupper), b, cupper, BLCKSZ);
+	}
+	return gxlog_close(p, target) && fits;
+}
+
 /* Put the changed pages in place and log them as one generic WAL record. */
 XLogRecPtr
 gbt_gxlog_finish(GbtGxlog *g)
@@ -481,11 +519,6 @@ gbt_gxlog_finish(GbtGxlog *g)
 			GxlogPage  *p = &g->pages[i];
 			const char *cur;
 			const char *target;
-			int			tlower,
-						tupper,
-						clower,
-						cupper;
-			bool		fits = true;
 
 			if (BufferIsInvalid(p->buf) || (p->flags & GENERIC_XLOG_FULL_IMAGE))
 				continue;
@@ -497,29 +530,13 @@ gbt_gxlog_finish(GbtGxlog *g)
 			}
 			cur = (const char *) BufferGetPage(p->buf);
 			target = p->image->data;
-			tlower = ((PageHeader) target)->pd_lower;
-			tupper = ((PageHeader) target)->pd_upper;
-			clower = ((PageHeader) cur)->pd_lower;
-			cupper = ((PageHeader) cur)->pd_upper;
 			p->delta = palloc(BLCKSZ);
-			p->deltalen = 0;
-			p->fbeg = p->fend = -1;
-			/* the caller's ranges (else the page), each cut to the target's two parts */
+			/* the caller's ranges, else the page */
 			if (p->nranges < 0)
 				gxlog_add_range(p, 0, BLCKSZ);
 			p->nranges = gxlog_ranges(p, cur, target);
 			gxlog_check_ranges(p, p->nranges, cur, target);
-			for (int r = 0; r < p->nranges && fits; r++)
-			{
-				int			a = p->range[r][0],
-							b = p->range[r][1];
-
-				if (a < tlower)
-					fits = gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
-				if (fits && b > tupper)
-					fits = gxlog_region(p, cur, target, Max(a, tupper), b, cupper, BLCKSZ);
-			}
-			if (!fits || !gxlog_close(p, target))
+			if (!gxlog_delta(p, cur, target))
 				p->flags |= GENERIC_XLOG_FULL_IMAGE;
 		}
 
@@ -708,12 +725,152 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 }
 
 /*
+ * Insert one entry (key: the page's words, no tail) into the plain leaf of
+ * buf, exclusively locked, where it lies, and log it as a generic WAL
+ * record, without the builder's page copies and diff: the insert says
+ * beforehand which slots it changes (gbt_node_insert_extent), whose words
+ * and TIDs go into the record as they are, past the bytes equal at both
+ * ends, and only those slots and the few other bytes it may change (the
+ * header, the slots' directory entries and bitmap words, the special space)
+ * are kept to compare with.  The page changes in the
+ * critical section, as gbt_wal_insert_inplace changes it for the resource
+ * manager.  The copies, the copy back, their allocations and the diff were
+ * a fifth of a COPY into a table with a unique uuid index.  False (nothing
+ * done) where the extent is not known so: a leaf in posting form or with
+ * tails, no free slot, an insert that would first spread whole blocks; the
+ * caller then takes the builder.
+ */
+static bool
+gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
+{
+	static PGAlignedBlock before;	/* the diffed ranges' bytes, at their offsets */
+	static PGAlignedBlock delta;
+	Page		page = BufferGetPage(buf);
+	PageHeader	hdr = (PageHeader) page;
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+	GbtNode		node;
+	GxlogPage	p;
+	bool		logged = RelationNeedsWAL(index);
+	bool		image = false;
+	int			pos,
+				lo,
+				hi;
+	int			nr = 0;
+	struct
+	{
+		int			off;
+		int			end;
+		bool		whole;		/* changed throughout but at its ends */
+	}			r[4 + 2 * GBT_MAX_KEY_WORDS];
+
+	if (!(op->flags & GBT_F_LEAF) || (op->flags & (GBT_F_POSTING | GBT_F_TAILS)) ||
+		op->nused >= op->nslots)
+		return false;
+	gbt_node_view((char *) page, &node);
+	if (!gbt_node_insert_extent(&node, key, tid, &pos, &lo, &hi))
+		return false;
+	if (logged)
+	{
+		/* a page's first change since the checkpoint logs its image */
+		image = XLogCheckBufferNeedsBackup(buf);
+	}
+	if (logged && !image)
+	{
+		int			b0 = lo / GBT_BLOCK_SLOTS,
+					b1 = hi / GBT_BLOCK_SLOTS;
+
+		/* the ranges in page order (gbt_node_view_words_tails' layout) */
+#define RANGE(a, from, to, w) \
+	(r[nr].off = (int) ((char *) ((a) + (from)) - (char *) page), \
+	 r[nr].end = (int) ((char *) ((a) + (to) + 1) - (char *) page), \
+	 r[nr++].whole = (w))
+
+		RANGE((char *) page, 0, SizeOfPageHeaderData - 1, false);
+		RANGE(node.keys, lo, hi, true);
+		RANGE(node.tids, lo, hi, true);
+		RANGE(node.dir, b0, b1, false);
+		RANGE(node.used, lo >> 6, hi >> 6, false);
+		for (int k = 1; k < node.nwords; k++)
+			RANGE(node.xkeys[k - 1], lo, hi, true);
+		for (int k = 1; k < node.nwords; k++)
+			RANGE(node.xdir[k - 1], b0, b1, false);
+		RANGE((char *) page, hdr->pd_special, BLCKSZ - 1, false);
+#undef RANGE
+#ifdef USE_ASSERT_CHECKING
+		/* all of it, for gxlog_check_ranges */
+		memcpy(before.data, page, BLCKSZ);
+#else
+		for (int i = 0; i < nr; i++)
+			memcpy(before.data + r[i].off, (char *) page + r[i].off, r[i].end - r[i].off);
+#endif
+	}
+
+	START_CRIT_SECTION();
+	gbt_leaf_clear_dead((char *) page);	/* the slots move */
+	if (gbt_node_insert_at(&node, key, tid, pos) < 0)
+		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
+	/* the hole zeroed, as replay leaves it */
+	memset((char *) page + hdr->pd_lower, 0, hdr->pd_upper - hdr->pd_lower);
+	MarkBufferDirty(buf);
+	if (logged)
+	{
+		XLogRecPtr	lsn;
+
+		if (!image)
+		{
+			bool		fits = true;
+
+			memset(&p, 0, sizeof(p));
+			p.nranges = nr;
+			for (int i = 0; i < nr; i++)
+			{
+				Assert(r[i].off < r[i].end && (i == 0 || r[i - 1].end <= r[i].off) &&
+					   (r[i].end <= hdr->pd_lower || r[i].off >= hdr->pd_upper));
+				p.range[i][0] = r[i].off;
+				p.range[i][1] = r[i].end;
+			}
+			gxlog_check_ranges(&p, nr, before.data, (const char *) page);
+			p.delta = delta.data;
+			p.fbeg = p.fend = -1;
+			for (int i = 0; i < nr && fits; i++)
+			{
+				int			b = r[i].off,
+							e = r[i].end;
+
+				if (!r[i].whole)
+				{
+					fits = gxlog_region(&p, before.data, (const char *) page, b, e, 0, BLCKSZ);
+					continue;
+				}
+				/* as a diff would have it at both ends (keys that share bytes) */
+				while (b < e && before.data[b] == ((char *) page)[b])
+					b++;
+				while (e > b && before.data[e - 1] == ((char *) page)[e - 1])
+					e--;
+				if (b < e)
+					fits = gxlog_add(&p, (const char *) page, &p.fbeg, &p.fend, b, e);
+			}
+			if (!gxlog_close(&p, (const char *) page) || !fits)
+				image = true;
+		}
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (image ? REGBUF_FORCE_IMAGE : 0));
+		if (!image)
+			XLogRegisterBufData(0, p.delta, p.deltalen);
+		lsn = XLogInsert(RM_GENERIC_ID, 0);
+		PageSetLSN(page, lsn);
+	}
+	END_CRIT_SECTION();
+	return true;
+}
+
+/*
  * Insert n entries into the leaf of buf (exclusively locked, with room
  * for them in its slot map) where it lies and log them as one
  * XLOG_GBT_INSERT record, without the builder's two page copies: the cost
- * a single-row INSERT feels most.  Only with the resource manager; false
- * otherwise (generic WAL computes its record from a copy, and the caller
- * takes that path).  The room was checked before, so nothing in the
+ * a single-row INSERT feels most.  Without the resource manager one entry
+ * goes in as gxlog_insert_inplace can take it; false otherwise (the caller
+ * takes the builder).  The room was checked before, so nothing in the
  * critical section can fail.
  */
 bool
@@ -722,8 +879,10 @@ gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uin
 {
 	Page		page = BufferGetPage(buf);
 
+	if (!gbt_wal_rmgr)
+		return n == 1 && child[0] == 0 && gxlog_insert_inplace(index, buf, keys, tids[0]);
 	/* a rewrite (posting form) allocates: not in a critical section */
-	if (!gbt_wal_rmgr || gbt_page_is_posting((char *) page) ||
+	if (gbt_page_is_posting((char *) page) ||
 		gbt_page_opaque((char *) page)->nused + n > gbt_page_opaque((char *) page)->nslots)
 		return false;
 	START_CRIT_SECTION();
@@ -771,6 +930,8 @@ winsert_apply(Page page, GbtNode *node, const uint64 *key, const unsigned char *
  * only into a page already tailed with room for it, which is checked
  * here, before the critical section; the first tail of a page of words
  * alone makes it tailed, a whole-page rewrite left to generic WAL.
+ * Without the resource manager, an entry without a tail goes in as
+ * gxlog_insert_inplace can take it.
  */
 bool
 gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key, GbtTail tail,
@@ -781,7 +942,7 @@ gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key, GbtT
 	uint64		e[GBT_MAX_KEY_WORDS + 1];
 
 	if (!gbt_wal_rmgr)
-		return false;
+		return tail.len == 0 && gxlog_insert_inplace(index, buf, key, tid);
 	gbt_node_view((char *) page, &node);
 	if (node.opaque->nused >= node.opaque->nslots)
 		return false;

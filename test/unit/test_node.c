@@ -1870,6 +1870,94 @@ test_first_diff(int best)
 	gbt_simd_set((GbtSimdLevel) best);
 }
 
+/*
+ * gbt_node_insert_extent: where it says yes, the insert at the lower bound
+ * it gives (gbt_node_insert_at) makes the page gbt_node_insert_words makes,
+ * and changes no byte but the slots [lo, hi] in the key and TID arrays,
+ * their blocks' directory entries and bitmap words, and the special space
+ * (the generic WAL writer logs those alone, wal.c).  Random inserts and
+ * deletes on leaves of 1 to 4 words, keys that tie often.
+ */
+static void
+test_insert_extent(int nw, int simd)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char before[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char other[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	GbtNode		node;
+	int			yes = 0,
+				no = 0;
+
+	gbt_simd_set((GbtSimdLevel) simd);
+	gbt_node_format_words(page, true, 0, 0, nw);
+	gbt_node_view(page, &node);
+	for (int op = 0; op < 20000; op++)
+	{
+		uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
+		uint64_t	tid = ((xrand() % 1000000) + 1) << 16;
+		int			p,
+					lo,
+					hi;
+		bool		changed[GBT_PAGE_SIZE];
+		GbtNode		onode;
+
+		/* deletes keep the page between half full and full */
+		if (node.opaque->nused >= node.nslots ||
+			(node.opaque->nused > node.nslots / 2 && xrand() % 100 < 45))
+		{
+			int			s = gbt_node_next_used(&node, (int) (xrand() % node.nslots));
+
+			if (s >= node.nslots)
+				s = gbt_node_first_used(&node);
+			gbt_node_delete_slot(&node, s);
+			continue;
+		}
+		for (int w = 0; w < nw; w++)
+			key[w] = xrand() % 64;
+		/* a duplicate (key, TID) is not a btree entry: skip it */
+		p = nw == 1 ? gbt_node_lower_bound_entry(&node, key[0], tid) :
+			gbt_node_lower_bound_entry_words(&node, key, tid);
+		p = gbt_node_next_used(&node, p);
+		if (p < node.nslots && node.tids[p] == tid)
+			continue;
+		memcpy(before, page, GBT_PAGE_SIZE);
+		memcpy(other, page, GBT_PAGE_SIZE);
+		if (!gbt_node_insert_extent(&node, key, tid, &p, &lo, &hi))
+		{
+			no++;
+			CHECK(gbt_node_insert_words(&node, key, tid, 0) >= 0, "words %d: insert failed", nw);
+			continue;
+		}
+		yes++;
+		CHECK(lo >= 0 && lo <= hi && hi < node.nslots, "words %d: extent [%d, %d]", nw, lo, hi);
+		CHECK(gbt_node_insert_at(&node, key, tid, p) >= 0, "words %d: insert_at failed", nw);
+		gbt_node_view(other, &onode);
+		CHECK(gbt_node_insert_words(&onode, key, tid, 0) >= 0, "words %d: insert failed", nw);
+		CHECK(memcmp(page, other, GBT_PAGE_SIZE) == 0, "words %d: insert_at made another page", nw);
+		memset(changed, 0, sizeof(changed));
+#define MARK(a, from, to) \
+		memset(changed + ((char *) ((a) + (from)) - page), 1, \
+			   sizeof(*(a)) * ((to) - (from) + 1))
+		MARK(node.keys, lo, hi);
+		MARK(node.tids, lo, hi);
+		for (int k = 1; k < nw; k++)
+			MARK(node.xkeys[k - 1], lo, hi);
+		MARK(node.dir, lo / GBT_BLOCK_SLOTS, hi / GBT_BLOCK_SLOTS);
+		for (int k = 1; k < nw; k++)
+			MARK(node.xdir[k - 1], lo / GBT_BLOCK_SLOTS, hi / GBT_BLOCK_SLOTS);
+		MARK(node.used, lo >> 6, hi >> 6);
+#undef MARK
+		memset(changed + GBT_OPAQUE_OFFSET, 1, GBT_PAGE_SIZE - GBT_OPAQUE_OFFSET);
+		for (int i = 0; i < GBT_PAGE_SIZE; i++)
+			if (!changed[i] && page[i] != before[i])
+			{
+				CHECK(false, "words %d: byte %d changed outside the extent [%d, %d]", nw, i, lo, hi);
+				break;
+			}
+	}
+	CHECK(yes > 1000 && no > 0, "words %d: extents known %d, not %d", nw, yes, no);
+}
+
 int
 main(void)
 {
@@ -1884,6 +1972,9 @@ main(void)
 	test_to_tails();
 	test_split();
 	test_tail_limit();
+	for (int simd = 0; simd <= best; simd++)
+		for (int nw = 1; nw <= GBT_MAX_KEY_WORDS; nw++)
+			test_insert_extent(nw, simd);
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
