@@ -730,15 +730,17 @@ gbt_wal_finish(GbtWal *w, uint8 info)
  * record, without the builder's page copies and diff: the insert says
  * beforehand which slots it changes (gbt_node_insert_extent), whose words
  * and TIDs go into the record as they are, past the bytes equal at both
- * ends, and only those slots and the few other bytes it may change (the
- * header, the slots' directory entries and bitmap words, the special space)
- * are kept to compare with.  The page changes in the
+ * ends, and only those slots and the few other words it may change (the
+ * slots' directory entries and bitmap words, the special space; not the
+ * header) are kept to compare with.  The page changes in the
  * critical section, as gbt_wal_insert_inplace changes it for the resource
  * manager.  The copies, the copy back, their allocations and the diff were
- * a fifth of a COPY into a table with a unique uuid index.  False (nothing
- * done) where the extent is not known so: a leaf in posting form or with
- * tails, no free slot, an insert that would first spread whole blocks; the
- * caller then takes the builder.
+ * a fifth of a COPY into a table with a unique uuid index.  An insert that
+ * first spreads whole blocks (any of their slots may move) diffs the slots
+ * it then says it changed against a copy of the page, still without the
+ * builder's allocations and copy back.  False (nothing done) for a leaf in
+ * posting form or with tails, or without a free slot: the caller then
+ * takes the builder.
  */
 static bool
 gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
@@ -752,6 +754,7 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 	GxlogPage	p;
 	bool		logged = RelationNeedsWAL(index);
 	bool		image = false;
+	bool		known;
 	int			pos,
 				lo,
 				hi;
@@ -767,25 +770,28 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 		op->nused >= op->nslots)
 		return false;
 	gbt_node_view((char *) page, &node);
-	if (!gbt_node_insert_extent(&node, key, tid, &pos, &lo, &hi))
-		return false;
+	known = gbt_node_insert_extent(&node, key, tid, &pos, &lo, &hi);
 	if (logged)
 	{
 		/* a page's first change since the checkpoint logs its image */
 		image = XLogCheckBufferNeedsBackup(buf);
 	}
-	if (logged && !image)
+	if (logged && !image && !known)
+	{
+		/* blocks spread first: the page, and the slots the insert says after */
+		memcpy(before.data, page, BLCKSZ);
+	}
+	else if (logged && !image)
 	{
 		int			b0 = lo / GBT_BLOCK_SLOTS,
 					b1 = hi / GBT_BLOCK_SLOTS;
 
-		/* the ranges in page order (gbt_node_view_words_tails' layout) */
+		/* the ranges in page order (gbt_node_view_words_tails' layout), words */
 #define RANGE(a, from, to, w) \
 	(r[nr].off = (int) ((char *) ((a) + (from)) - (char *) page), \
 	 r[nr].end = (int) ((char *) ((a) + (to) + 1) - (char *) page), \
 	 r[nr++].whole = (w))
 
-		RANGE((char *) page, 0, SizeOfPageHeaderData - 1, false);
 		RANGE(node.keys, lo, hi, true);
 		RANGE(node.tids, lo, hi, true);
 		RANGE(node.dir, b0, b1, false);
@@ -807,7 +813,8 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 
 	START_CRIT_SECTION();
 	gbt_leaf_clear_dead((char *) page);	/* the slots move */
-	if (gbt_node_insert_at(&node, key, tid, pos) < 0)
+	if ((known ? gbt_node_insert_at(&node, key, tid, pos) :
+		 gbt_node_insert_words(&node, key, tid, 0)) < 0)
 		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
 	/* the hole zeroed, as replay leaves it */
 	memset((char *) page + hdr->pd_lower, 0, hdr->pd_upper - hdr->pd_lower);
@@ -816,7 +823,17 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 	{
 		XLogRecPtr	lsn;
 
-		if (!image)
+		if (!image && !known)
+		{
+			memset(&p, 0, sizeof(p));
+			gxlog_add_slots(&p, page, &node, node.mod_lo, node.mod_hi);
+			p.nranges = gxlog_ranges(&p, before.data, (const char *) page);
+			gxlog_check_ranges(&p, p.nranges, before.data, (const char *) page);
+			p.delta = delta.data;
+			if (!gxlog_delta(&p, before.data, (const char *) page))
+				image = true;
+		}
+		else if (!image)
 		{
 			bool		fits = true;
 
@@ -839,7 +856,19 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 
 				if (!r[i].whole)
 				{
-					fits = gxlog_region(&p, before.data, (const char *) page, b, e, 0, BLCKSZ);
+					/* a few words: each one's changed bytes (as gxlog_region finds them) */
+					for (; b < e && fits; b += sizeof(uint64))
+					{
+						uint64		x = *(uint64 *) (before.data + b) ^ *(uint64 *) ((char *) page + b);
+
+#ifdef WORDS_BIGENDIAN
+						x = pg_bswap64(x);
+#endif
+						if (x != 0)
+							fits = gxlog_add(&p, (const char *) page, &p.fbeg, &p.fend,
+											 b + pg_rightmost_one_pos64(x) / 8,
+											 b + pg_leftmost_one_pos64(x) / 8 + 1);
+					}
 					continue;
 				}
 				/* as a diff would have it at both ends (keys that share bytes) */
