@@ -38,6 +38,8 @@
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "access/xact.h"
+#include "common/hashfn.h"
+#include "port/pg_bitutils.h"
 #include "catalog/pg_class.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -583,6 +585,51 @@ build_vismap(GbtCountState *st)
 }
 
 /*
+ * A chunk of at most COUNT_SMALL_CHUNK TIDs (a count over a few hundred
+ * rows): each TID's block looked up in a small hash set of the blocks seen
+ * (the visibility map read once a block, the page's predicate lock taken
+ * once), with no sort but of the TIDs to fetch.  Sorting them all was a
+ * tenth of such a query.
+ */
+#define COUNT_SMALL_CHUNK	4096
+
+static void
+count_small_chunk(GbtCountState *st, uint64 *tids, int n)
+{
+	BlockNumber blocks[2 * COUNT_SMALL_CHUNK];
+	bool		visible[2 * COUNT_SMALL_CHUNK];
+	uint32		mask = pg_nextpower2_32(Max(2 * n, 16)) - 1;	/* at most half full */
+	int			nfetch = 0;
+
+	Assert(n <= COUNT_SMALL_CHUNK);
+	memset(blocks, 0xFF, sizeof(BlockNumber) * (mask + 1));	/* InvalidBlockNumber: empty */
+	for (int i = 0; i < n; i++)
+	{
+		BlockNumber blk = (BlockNumber) (tids[i] >> 16);
+		uint32		h = murmurhash32(blk) & mask;
+
+		while (blocks[h] != blk && blocks[h] != InvalidBlockNumber)
+			h = (h + 1) & mask;
+		if (blocks[h] == InvalidBlockNumber)
+		{
+			blocks[h] = blk;
+			visible[h] = VM_ALL_VISIBLE(st->heap, blk, &st->vmbuf);
+			if (visible[h])
+			{
+				st->visible_blocks++;
+				PredicateLockPage(st->heap, blk, st->snapshot);
+			}
+		}
+		if (visible[h])
+			st->count++;
+		else
+			tids[nfetch++] = tids[i];
+	}
+	gbt_sort_tids(tids, nfetch);
+	count_fetched(st, tids, nfetch);
+}
+
+/*
  * GbtTidSink: count a chunk of TIDs as an index-only scan would, after the
  * index gave them.  A TID on a block the visibility map calls all visible
  * counts without a heap visit (with the page's predicate lock, as the
@@ -624,6 +671,11 @@ count_tids(void *arg, uint64 *tids, int n, bool all_read)
 		return;
 	}
 
+	if (n <= COUNT_SMALL_CHUNK)
+	{
+		count_small_chunk(st, tids, n);
+		return;
+	}
 	gbt_sort_tids(tids, n);
 	for (int i = 0; i < n;)
 	{
