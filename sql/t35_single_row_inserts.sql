@@ -14,35 +14,29 @@ RESET client_min_messages;
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 
--- rows of table t matching cond under each scan kind, against a
--- sequential scan of its twin: 'same' or the scan kinds that differ
+-- rows of table g matching cond under each scan kind, against a
+-- sequential scan of its twin b: 'same' or the scan kinds that differ
 CREATE FUNCTION si_diff(g text, b text, cond text) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
+	q text := 'SELECT string_agg(k::text, '','' ORDER BY k::text) FROM (SELECT k FROM %I WHERE %s) s';
 	ref text;
 	got text;
+	kind text;
 	bad text := '';
 BEGIN
 	SET LOCAL enable_indexscan = off;
 	SET LOCAL enable_indexonlyscan = off;
 	SET LOCAL enable_bitmapscan = off;
-	EXECUTE format('SELECT string_agg(k::text, '','' ORDER BY k::text) FROM %I WHERE %s', b, cond)
-		INTO ref;
+	EXECUTE format(q, b, cond) INTO ref;
 	SET LOCAL enable_seqscan = off;
-	SET LOCAL enable_indexscan = on;
-	EXECUTE format('SELECT string_agg(k::text, '','' ORDER BY k::text) FROM %I WHERE %s', g, cond)
-		INTO got;
-	IF got IS DISTINCT FROM ref THEN bad := bad || ' index'; END IF;
-	SET LOCAL enable_indexscan = off;
-	SET LOCAL enable_indexonlyscan = on;
-	EXECUTE format('SELECT string_agg(k::text, '','' ORDER BY k::text) FROM (SELECT k FROM %I WHERE %s) s',
-				   g, cond) INTO got;
-	IF got IS DISTINCT FROM ref THEN bad := bad || ' index-only'; END IF;
-	SET LOCAL enable_indexonlyscan = off;
-	SET LOCAL enable_bitmapscan = on;
-	EXECUTE format('SELECT string_agg(k::text, '','' ORDER BY k::text) FROM %I WHERE %s', g, cond)
-		INTO got;
-	IF got IS DISTINCT FROM ref THEN bad := bad || ' bitmap'; END IF;
+	FOREACH kind IN ARRAY ARRAY['index', 'index-only', 'bitmap'] LOOP
+		EXECUTE format('SET LOCAL enable_indexscan = %s', kind = 'index');
+		EXECUTE format('SET LOCAL enable_indexonlyscan = %s', kind = 'index-only');
+		EXECUTE format('SET LOCAL enable_bitmapscan = %s', kind = 'bitmap');
+		EXECUTE format(q, g, cond) INTO got;
+		IF got IS DISTINCT FROM ref THEN bad := bad || ' ' || kind; END IF;
+	END LOOP;
 	RETURN CASE WHEN bad = '' THEN 'same' ELSE 'DIFFERENT:' || bad END;
 END;
 $$;
@@ -75,58 +69,39 @@ BEGIN
 END;
 $$;
 
-CREATE TABLE si_g_int8 (id int, k int8);
-CREATE TABLE si_b_int8 (id int, k int8);
-CREATE UNLOGGED TABLE si_g_int8_u (id int, k int8);
-CREATE UNLOGGED TABLE si_b_int8_u (id int, k int8);
-CREATE TEMP TABLE si_g_int8_t (id int, k int8);
-CREATE TEMP TABLE si_b_int8_t (id int, k int8);
-CREATE TABLE si_g_uuid (id int, k uuid);
-CREATE TABLE si_b_uuid (id int, k uuid);
-CREATE UNLOGGED TABLE si_g_uuid_u (id int, k uuid);
-CREATE UNLOGGED TABLE si_b_uuid_u (id int, k uuid);
-CREATE TEMP TABLE si_g_uuid_t (id int, k uuid);
-CREATE TEMP TABLE si_b_uuid_t (id int, k uuid);
+-- the cases: key type (its expression, a range of its keys) and persistence
+CREATE TEMP TABLE si_cases (n serial, t text, typ text, persistence text, keyexpr text, range text);
+INSERT INTO si_cases (t, typ, persistence, keyexpr, range)
+SELECT k.typ || v.suffix, k.typ, v.persistence, k.keyexpr, k.range
+FROM (VALUES ('int8', '#::int8', 'k BETWEEN 4000 AND 9001'),
+			 ('uuid', 'md5(#::text)::uuid',
+			  'k BETWEEN ''40000000-0000-0000-0000-000000000000'' AND ''7fffffff-ffff-ffff-ffff-ffffffffffff''')) k(typ, keyexpr, range),
+	 (VALUES (1, '', ''), (2, '_u', 'UNLOGGED'), (3, '_t', 'TEMP')) v(o, suffix, persistence)
+ORDER BY k.typ, v.o;
+-- the twins of each case, unique indexes on k
 DO $$
 DECLARE
-	t text;
+	c record;
 BEGIN
-	FOREACH t IN ARRAY ARRAY['int8', 'int8_u', 'int8_t', 'uuid', 'uuid_u', 'uuid_t'] LOOP
-		EXECUTE format('CREATE UNIQUE INDEX si_g_%s_k ON si_g_%s USING gbtree (k)', t, t);
-		EXECUTE format('CREATE UNIQUE INDEX si_b_%s_k ON si_b_%s USING btree (k)', t, t);
+	FOR c IN SELECT * FROM si_cases ORDER BY n LOOP
+		EXECUTE format('CREATE %s TABLE si_g_%s (id int, k %s)', c.persistence, c.t, c.typ);
+		EXECUTE format('CREATE %s TABLE si_b_%s (id int, k %s)', c.persistence, c.t, c.typ);
+		EXECUTE format('CREATE UNIQUE INDEX si_g_%s_k ON si_g_%s USING gbtree (k)', c.t, c.t);
+		EXECUTE format('CREATE UNIQUE INDEX si_b_%s_k ON si_b_%s USING btree (k)', c.t, c.t);
 	END LOOP;
 END;
 $$;
 SELECT relname, relpersistence FROM pg_class WHERE relname LIKE 'si_g_%_k' ORDER BY 1;
 
-SELECT si_fill('si_g_int8', 'si_b_int8', '#::int8');
-SELECT si_fill('si_g_int8_u', 'si_b_int8_u', '#::int8');
-SELECT si_fill('si_g_int8_t', 'si_b_int8_t', '#::int8');
-SELECT si_fill('si_g_uuid', 'si_b_uuid', 'md5(#::text)::uuid');
-SELECT si_fill('si_g_uuid_u', 'si_b_uuid_u', 'md5(#::text)::uuid');
-SELECT si_fill('si_g_uuid_t', 'si_b_uuid_t', 'md5(#::text)::uuid');
-
-SELECT si_diff('si_g_int8', 'si_b_int8', 'true') AS all_rows,
-	   si_diff('si_g_int8', 'si_b_int8', 'k BETWEEN 4000 AND 9001') AS range,
-	   si_diff('si_g_int8', 'si_b_int8', 'k IN (400, 401, 405, 23201, 23997)') AS points;
-SELECT si_diff('si_g_int8_u', 'si_b_int8_u', 'true') AS all_rows,
-	   si_diff('si_g_int8_u', 'si_b_int8_u', 'k BETWEEN 4000 AND 9001') AS range;
-SELECT si_diff('si_g_int8_t', 'si_b_int8_t', 'true') AS all_rows,
-	   si_diff('si_g_int8_t', 'si_b_int8_t', 'k BETWEEN 4000 AND 9001') AS range;
-SELECT si_diff('si_g_uuid', 'si_b_uuid', 'true') AS all_rows,
-	   si_diff('si_g_uuid', 'si_b_uuid',
-			   'k BETWEEN ''40000000-0000-0000-0000-000000000000'' AND ''7fffffff-ffff-ffff-ffff-ffffffffffff''') AS range;
-SELECT si_diff('si_g_uuid_u', 'si_b_uuid_u', 'true') AS all_rows,
-	   si_diff('si_g_uuid_u', 'si_b_uuid_u',
-			   'k BETWEEN ''40000000-0000-0000-0000-000000000000'' AND ''7fffffff-ffff-ffff-ffff-ffffffffffff''') AS range;
-SELECT si_diff('si_g_uuid_t', 'si_b_uuid_t', 'true') AS all_rows,
-	   si_diff('si_g_uuid_t', 'si_b_uuid_t',
-			   'k BETWEEN ''40000000-0000-0000-0000-000000000000'' AND ''7fffffff-ffff-ffff-ffff-ffffffffffff''') AS range;
+SELECT t, si_fill('si_g_' || t, 'si_b_' || t, keyexpr) FROM si_cases ORDER BY n;
+SELECT t, si_diff('si_g_' || t, 'si_b_' || t, 'true') AS all_rows,
+	   si_diff('si_g_' || t, 'si_b_' || t, range) AS range,
+	   gbtree_check(('si_g_' || t || '_k')::regclass)
+FROM si_cases ORDER BY n;
+SELECT si_diff('si_g_int8', 'si_b_int8', 'k IN (400, 401, 405, 23201, 23997)') AS points;
 SELECT (SELECT count(*) FROM si_g_int8) AS g_int8, (SELECT count(*) FROM si_b_int8) AS b_int8,
 	   (SELECT count(*) FROM si_g_uuid_t) AS g_uuid_t, (SELECT count(*) FROM si_b_uuid_t) AS b_uuid_t;
-SELECT gbtree_check('si_g_int8_k'), gbtree_check('si_g_int8_u_k'), gbtree_check('si_g_int8_t_k'),
-	   gbtree_check('si_g_uuid_k'), gbtree_check('si_g_uuid_u_k'), gbtree_check('si_g_uuid_t_k');
 
 DROP TABLE si_g_int8, si_b_int8, si_g_int8_u, si_b_int8_u, si_g_int8_t, si_b_int8_t,
-	si_g_uuid, si_b_uuid, si_g_uuid_u, si_b_uuid_u, si_g_uuid_t, si_b_uuid_t;
+	si_g_uuid, si_b_uuid, si_g_uuid_u, si_b_uuid_u, si_g_uuid_t, si_b_uuid_t, si_cases;
 DROP FUNCTION si_diff(text, text, text), si_fill(text, text, text);

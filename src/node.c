@@ -655,6 +655,16 @@ insert_span(const GbtNode *node, int p, int *lo, int *hi, int *dist)
 	return INSERT_LEFT;
 }
 
+/* The lower bound of an entry on the page (its tail on a tailed page). */
+static inline __attribute__((always_inline)) int
+entry_lower_bound(const GbtNode *node, const uint64_t *key, uint64_t tid, int nw,
+				  const unsigned char *tail, int tlen)
+{
+	return nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
+		node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
+		gbt_node_lower_bound_entry_words(node, key, tid);
+}
+
 /*
  * Insert (key, tid[, child]) at its place in (key, tid) order, whose lower
  * bound is p0 if the caller knows it (else -1).  Returns the slot it went
@@ -674,17 +684,12 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 	if (node->opaque->nused >= node->nslots)
 		return -1;
 
-	p = p0 >= 0 ? p0 :
-		nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
-		node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
-		gbt_node_lower_bound_entry_words(node, key, tid);
+	p = p0 >= 0 ? p0 : entry_lower_bound(node, key, tid, nw, tail, tlen);
 	way = insert_span(node, p, &lo, &hi, &dist);
 	if (way != INSERT_GAP && dist > GBT_BLOCK_SLOTS &&
 		redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
 	{
-		p = nw == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
-			node->toff ? gbt_node_lower_bound_tail(node, key, tail, tlen, tid) :
-			gbt_node_lower_bound_entry_words(node, key, tid);
+		p = entry_lower_bound(node, key, tid, nw, tail, tlen);
 		way = insert_span(node, p, &lo, &hi, &dist);
 	}
 	if (way == INSERT_GAP)
@@ -731,8 +736,7 @@ gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid, i
 	int			dist;
 
 	/* a page of words alone, with a free slot (the caller checked) */
-	*p = node->nwords == 1 ? gbt_node_lower_bound_entry(node, key[0], tid) :
-		gbt_node_lower_bound_entry_words(node, key, tid);
+	*p = entry_lower_bound(node, key, tid, node->nwords, NULL, 0);
 	return insert_span(node, *p, lo, hi, &dist) == INSERT_GAP || dist <= GBT_BLOCK_SLOTS;
 }
 

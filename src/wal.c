@@ -95,6 +95,7 @@ typedef struct GxlogPage
 	/* where the changes are, when the caller said (-1: anywhere) */
 	int			nranges;
 	int			range[GXLOG_MAX_RANGES + 4][2];	/* and gxlog_ranges' four */
+	bool		whole[GXLOG_MAX_RANGES + 4];	/* changed throughout (gxlog_whole) */
 } GxlogPage;
 
 struct GbtGxlog
@@ -154,9 +155,13 @@ gxlog_page(GbtGxlog *g, Buffer buf)
 	return NULL;				/* keep the compiler quiet */
 }
 
-/* [off, off + len) among p's ranges; past GXLOG_MAX_RANGES, the page */
+/*
+ * [off, off + len) among p's ranges; past GXLOG_MAX_RANGES, the page.
+ * whole: the caller knows every slot there changed, so its bytes go into
+ * the record as they are, without a diff (gxlog_whole).
+ */
 static void
-gxlog_add_range(GxlogPage *p, int off, int len)
+gxlog_add_range(GxlogPage *p, int off, int len, bool whole)
 {
 	Assert(off >= 0 && len >= 0 && off + len <= BLCKSZ);
 	if (len == 0)
@@ -167,10 +172,12 @@ gxlog_add_range(GxlogPage *p, int off, int len)
 	{
 		off = 0;
 		len = BLCKSZ;
+		whole = false;
 		p->nranges = 0;
 	}
 	p->range[p->nranges][0] = off;
 	p->range[p->nranges][1] = off + len;
+	p->whole[p->nranges] = whole;
 	p->nranges++;
 }
 
@@ -186,34 +193,35 @@ gxlog_add_range(GxlogPage *p, int off, int len)
 void
 gbt_gxlog_hint(GbtGxlog *g, Buffer buf, int off, int len)
 {
-	gxlog_add_range(gxlog_page(g, buf), off, len);
+	gxlog_add_range(gxlog_page(g, buf), off, len, false);
 }
 
 /*
- * The slots [lo, hi] of node, a view of page, among p's ranges: in every
- * array, with their blocks' directory entries and their words of the used
- * bitmap.
+ * The slots [lo, hi] of node, a view of page, among p's ranges, in page
+ * order (gbt_node_view_words_tails' layout): in every array (whole: the
+ * caller knows each of them changed), with their blocks' directory entries
+ * and their words of the used bitmap.
  */
 static void
-gxlog_add_slots(GxlogPage *p, Page page, const GbtNode *node, int lo, int hi)
+gxlog_add_slots(GxlogPage *p, Page page, const GbtNode *node, int lo, int hi, bool whole)
 {
 	int			b0 = lo / GBT_BLOCK_SLOTS,
 				b1 = hi / GBT_BLOCK_SLOTS;
 
-#define HINT_ARRAY(a, from, to) \
+#define HINT_ARRAY(a, from, to, w) \
 	gxlog_add_range(p, (int) ((char *) ((a) + (from)) - (char *) page), \
-					(int) (sizeof(*(a)) * ((to) - (from) + 1)))
+					(int) (sizeof(*(a)) * ((to) - (from) + 1)), (w))
 
-	HINT_ARRAY(node->keys, lo, hi);
-	HINT_ARRAY(node->tids, lo, hi);
+	HINT_ARRAY(node->keys, lo, hi, whole);
+	HINT_ARRAY(node->tids, lo, hi, whole);
 	if (node->child)
-		HINT_ARRAY(node->child, lo, hi);
+		HINT_ARRAY(node->child, lo, hi, whole);
+	HINT_ARRAY(node->dir, b0, b1, false);
+	HINT_ARRAY(node->used, lo >> 6, hi >> 6, false);
 	for (int k = 1; k < node->nwords; k++)
-		HINT_ARRAY(node->xkeys[k - 1], lo, hi);
-	HINT_ARRAY(node->dir, b0, b1);
+		HINT_ARRAY(node->xkeys[k - 1], lo, hi, whole);
 	for (int k = 1; k < node->nwords; k++)
-		HINT_ARRAY(node->xdir[k - 1], b0, b1);
-	HINT_ARRAY(node->used, lo >> 6, hi >> 6);
+		HINT_ARRAY(node->xdir[k - 1], b0, b1, false);
 #undef HINT_ARRAY
 }
 
@@ -229,16 +237,16 @@ gbt_gxlog_hint_node(GbtGxlog *g, Buffer buf, Page page, const GbtNode *node)
 
 	if (node->toff)
 	{
-		gxlog_add_range(p, 0, BLCKSZ);
+		gxlog_add_range(p, 0, BLCKSZ, false);
 		return;
 	}
 	if (node->mod_lo > node->mod_hi)
 	{
 		/* no slot changed: the header's ranges alone */
-		gxlog_add_range(p, 0, SizeOfPageHeaderData);
+		gxlog_add_range(p, 0, SizeOfPageHeaderData, false);
 		return;
 	}
-	gxlog_add_slots(p, page, node, node->mod_lo, node->mod_hi);
+	gxlog_add_slots(p, page, node, node->mod_lo, node->mod_hi, false);
 }
 
 /*
@@ -254,6 +262,9 @@ gxlog_ranges(GxlogPage *p, const char *cur, const char *target)
 	int			n = p->nranges;
 	int			m = 0;
 
+	/* ranges the caller knows changed keep their order: not sorted here */
+	for (int i = 0; i < n; i++)
+		Assert(!p->whole[i]);
 	p->range[n][0] = 0;
 	p->range[n++][1] = SizeOfPageHeaderData;
 	p->range[n][0] = Min(t->pd_special, c->pd_special);
@@ -290,6 +301,7 @@ gxlog_ranges(GxlogPage *p, const char *cur, const char *target)
 			m++;
 		}
 	}
+	memset(p->whole, 0, sizeof(p->whole));
 	return m;
 }
 
@@ -477,9 +489,24 @@ gxlog_close(GxlogPage *p, const char *target)
 }
 
 /*
- * p's delta over its sorted ranges (gxlog_ranges), each cut to the
- * target's two parts around its hole, from cur (the page before) to target;
- * false if it does not fit in a page.
+ * The fragment for target's bytes [b, e), which the caller knows changed
+ * throughout (a run of slots an insert moved): no diff but of its ends,
+ * where keys that share bytes keep them, as gxlog_region would find.
+ */
+static bool
+gxlog_whole(GxlogPage *p, const char *cur, const char *target, int b, int e)
+{
+	while (b < e && cur[b] == target[b])
+		b++;
+	while (e > b && cur[e - 1] == target[e - 1])
+		e--;
+	return b >= e || gxlog_add(p, target, &p->fbeg, &p->fend, b, e);
+}
+
+/*
+ * p's delta over its ranges, in page order (gxlog_ranges sorts them), each
+ * cut to the target's two parts around its hole, from cur (the page
+ * before) to target; false if it does not fit in a page.
  */
 static bool
 gxlog_delta(GxlogPage *p, const char *cur, const char *target)
@@ -497,8 +524,11 @@ gxlog_delta(GxlogPage *p, const char *cur, const char *target)
 		int			a = p->range[r][0],
 					b = p->range[r][1];
 
+		/* a whole range is slots: below pd_lower, in both pages */
+		Assert(!p->whole[r] || (b <= tlower && b <= clower));
 		if (a < tlower)
-			fits = gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
+			fits = p->whole[r] ? gxlog_whole(p, cur, target, a, b) :
+				gxlog_region(p, cur, target, a, Min(b, tlower), 0, clower);
 		if (fits && b > tupper)
 			fits = gxlog_region(p, cur, target, Max(a, tupper), b, cupper, BLCKSZ);
 	}
@@ -533,7 +563,7 @@ gbt_gxlog_finish(GbtGxlog *g)
 			p->delta = palloc(BLCKSZ);
 			/* the caller's ranges, else the page */
 			if (p->nranges < 0)
-				gxlog_add_range(p, 0, BLCKSZ);
+				gxlog_add_range(p, 0, BLCKSZ, false);
 			p->nranges = gxlog_ranges(p, cur, target);
 			gxlog_check_ranges(p, p->nranges, cur, target);
 			if (!gxlog_delta(p, cur, target))
@@ -730,9 +760,9 @@ gbt_wal_finish(GbtWal *w, uint8 info)
  * record, without the builder's page copies and diff: the insert says
  * beforehand which slots it changes (gbt_node_insert_extent), whose words
  * and TIDs go into the record as they are, past the bytes equal at both
- * ends, and only those slots and the few other words it may change (the
- * slots' directory entries and bitmap words, the special space; not the
- * header) are kept to compare with.  The page changes in the
+ * ends (gxlog_whole), and only those slots and the few other bytes it may
+ * change (the slots' directory entries and bitmap words, the special
+ * space, which are diffed; not the header) are kept.  The page changes in the
  * critical section, as gbt_wal_insert_inplace changes it for the resource
  * manager.  The copies, the copy back, their allocations and the diff were
  * a fifth of a COPY into a table with a unique uuid index.  An insert that
@@ -745,7 +775,7 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 static bool
 gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 {
-	static PGAlignedBlock before;	/* the diffed ranges' bytes, at their offsets */
+	static PGAlignedBlock before;	/* the ranges' bytes, at their offsets */
 	static PGAlignedBlock delta;
 	Page		page = BufferGetPage(buf);
 	PageHeader	hdr = (PageHeader) page;
@@ -758,56 +788,37 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 	int			pos,
 				lo,
 				hi;
-	int			nr = 0;
-	struct
-	{
-		int			off;
-		int			end;
-		bool		whole;		/* changed throughout but at its ends */
-	}			r[4 + 2 * GBT_MAX_KEY_WORDS];
 
 	if (!(op->flags & GBT_F_LEAF) || (op->flags & (GBT_F_POSTING | GBT_F_TAILS)) ||
 		op->nused >= op->nslots)
 		return false;
 	gbt_node_view((char *) page, &node);
 	known = gbt_node_insert_extent(&node, key, tid, &pos, &lo, &hi);
+	memset(&p, 0, sizeof(p));
+	p.delta = delta.data;
 	if (logged)
 	{
 		/* a page's first change since the checkpoint logs its image */
 		image = XLogCheckBufferNeedsBackup(buf);
 	}
-	if (logged && !image && !known)
+	if (logged && !image)
 	{
-		/* blocks spread first: the page, and the slots the insert says after */
-		memcpy(before.data, page, BLCKSZ);
-	}
-	else if (logged && !image)
-	{
-		int			b0 = lo / GBT_BLOCK_SLOTS,
-					b1 = hi / GBT_BLOCK_SLOTS;
-
-		/* the ranges in page order (gbt_node_view_words_tails' layout), words */
-#define RANGE(a, from, to, w) \
-	(r[nr].off = (int) ((char *) ((a) + (from)) - (char *) page), \
-	 r[nr].end = (int) ((char *) ((a) + (to) + 1) - (char *) page), \
-	 r[nr++].whole = (w))
-
-		RANGE(node.keys, lo, hi, true);
-		RANGE(node.tids, lo, hi, true);
-		RANGE(node.dir, b0, b1, false);
-		RANGE(node.used, lo >> 6, hi >> 6, false);
-		for (int k = 1; k < node.nwords; k++)
-			RANGE(node.xkeys[k - 1], lo, hi, true);
-		for (int k = 1; k < node.nwords; k++)
-			RANGE(node.xdir[k - 1], b0, b1, false);
-		RANGE((char *) page, hdr->pd_special, BLCKSZ - 1, false);
-#undef RANGE
+		if (known)
+		{
+			/* the slots, in page order, and the special space (nused) */
+			gxlog_add_slots(&p, page, &node, lo, hi, true);
+			gxlog_add_range(&p, hdr->pd_special, BLCKSZ - hdr->pd_special, false);
+		}
 #ifdef USE_ASSERT_CHECKING
 		/* all of it, for gxlog_check_ranges */
 		memcpy(before.data, page, BLCKSZ);
 #else
-		for (int i = 0; i < nr; i++)
-			memcpy(before.data + r[i].off, (char *) page + r[i].off, r[i].end - r[i].off);
+		/* blocks spread first: any slot may move, the insert says which after */
+		if (!known)
+			memcpy(before.data, page, BLCKSZ);
+		for (int r = 0; r < p.nranges; r++)
+			memcpy(before.data + p.range[r][0], (char *) page + p.range[r][0],
+				   p.range[r][1] - p.range[r][0]);
 #endif
 	}
 
@@ -823,63 +834,15 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 	{
 		XLogRecPtr	lsn;
 
-		if (!image && !known)
+		if (!image)
 		{
-			memset(&p, 0, sizeof(p));
-			gxlog_add_slots(&p, page, &node, node.mod_lo, node.mod_hi);
-			p.nranges = gxlog_ranges(&p, before.data, (const char *) page);
+			if (!known)
+			{
+				gxlog_add_slots(&p, page, &node, node.mod_lo, node.mod_hi, false);
+				p.nranges = gxlog_ranges(&p, before.data, (const char *) page);
+			}
 			gxlog_check_ranges(&p, p.nranges, before.data, (const char *) page);
-			p.delta = delta.data;
 			if (!gxlog_delta(&p, before.data, (const char *) page))
-				image = true;
-		}
-		else if (!image)
-		{
-			bool		fits = true;
-
-			memset(&p, 0, sizeof(p));
-			p.nranges = nr;
-			for (int i = 0; i < nr; i++)
-			{
-				Assert(r[i].off < r[i].end && (i == 0 || r[i - 1].end <= r[i].off) &&
-					   (r[i].end <= hdr->pd_lower || r[i].off >= hdr->pd_upper));
-				p.range[i][0] = r[i].off;
-				p.range[i][1] = r[i].end;
-			}
-			gxlog_check_ranges(&p, nr, before.data, (const char *) page);
-			p.delta = delta.data;
-			p.fbeg = p.fend = -1;
-			for (int i = 0; i < nr && fits; i++)
-			{
-				int			b = r[i].off,
-							e = r[i].end;
-
-				if (!r[i].whole)
-				{
-					/* a few words: each one's changed bytes (as gxlog_region finds them) */
-					for (; b < e && fits; b += sizeof(uint64))
-					{
-						uint64		x = *(uint64 *) (before.data + b) ^ *(uint64 *) ((char *) page + b);
-
-#ifdef WORDS_BIGENDIAN
-						x = pg_bswap64(x);
-#endif
-						if (x != 0)
-							fits = gxlog_add(&p, (const char *) page, &p.fbeg, &p.fend,
-											 b + pg_rightmost_one_pos64(x) / 8,
-											 b + pg_leftmost_one_pos64(x) / 8 + 1);
-					}
-					continue;
-				}
-				/* as a diff would have it at both ends (keys that share bytes) */
-				while (b < e && before.data[b] == ((char *) page)[b])
-					b++;
-				while (e > b && before.data[e - 1] == ((char *) page)[e - 1])
-					e--;
-				if (b < e)
-					fits = gxlog_add(&p, (const char *) page, &p.fbeg, &p.fend, b, e);
-			}
-			if (!gxlog_close(&p, (const char *) page) || !fits)
 				image = true;
 		}
 		XLogBeginInsert();
