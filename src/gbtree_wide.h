@@ -74,12 +74,13 @@ extern const unsigned char *gbt_text_key(const GbtIndexInfo *info, int s, const 
 extern int	gbt_text_key_value_start(const unsigned char *k, int len);
 
 /* wide.c */
-extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info);
+extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords);
+extern int	gbt_wide_fit_words(const GbtIndexInfo *info, int keylen);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
 extern bool gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull,
 								 ItemPointer htid, uint64 *words, uint16 *tidflags,
-								 unsigned char *tail, int *tlen);
+								 unsigned char *tail, int *tlen, int *keylen);
 extern void gbt_tail_corrupted(Oid indexrelid);
 /* gbt_wide_decode_tail's scratch: every value's bytes, headers and alignment */
 #define GBT_DECODE_SCRATCH \
@@ -126,7 +127,7 @@ typedef struct GbtItupPlan
 	bool		tail_last;		/* gbt_wide_itup_fill_tail can fill entries
 								 * with a tail: that of an ASC text last */
 	unsigned char tail_byte;	/* such a tail's first byte */
-	bool		text_alone;		/* one text column, the key's four words */
+	bool		text_alone;		/* one text column, all the key's words */
 	bool		decode;			/* a text column's words hold its order key
 								 * (collate.c), not its bytes: no plan */
 	GbtItupStep step[GBT_MAX_KEY_COLS];	/* step c writes index column c */

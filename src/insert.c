@@ -927,7 +927,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		for (int c = 0; c < info->nkeycols && unique; c++)
 			if (isnull[c])
 				unique = indexInfo != NULL && indexInfo->ii_NullsNotDistinct;
-		root = gbt_wide_encode_tail(info, values, isnull, ht_ctid, words, &flags, tail, &tlen) ?
+		root = gbt_wide_encode_tail(info, values, isnull, ht_ctid, words, &flags, tail, &tlen, NULL) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
 		if (unique)

@@ -224,6 +224,38 @@ gbt_check_opfamilies(Relation index)
 		check_opfamily(index, c);
 }
 
+/*
+ * A build may have fitted the text fields to fewer words than the default
+ * (gbt_wide_fit_words): the metapage says how many.  No metapage yet (a
+ * build under way) means the default.
+ */
+static void
+fit_text_words(Relation index, GbtIndexInfo *info)
+{
+	Buffer		buf;
+	Page		page;
+	int			keywords = 0;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		return;
+	buf = ReadBuffer(index, GBT_META_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	if (!PageIsNew(page) && GbtPageGetMeta(page)->magic == GBT_MAGIC &&
+		GbtPageGetMeta(page)->version == GBT_FORMAT_VERSION_WIDE)
+		keywords = GbtPageGetMeta(page)->keywords;
+	UnlockReleaseBuffer(buf);
+	if (keywords < 2 || keywords >= info->nwords)
+		return;					/* the default, or gbt_check_meta's to report */
+	gbt_wide_info_init(index, info, keywords);
+	if (info->nwords != keywords)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has keys of %d words, which its columns cannot take",
+						RelationGetRelationName(index), keywords),
+				 errhint("REINDEX it.")));
+}
+
 GbtIndexInfo *
 gbt_index_info(Relation index)
 {
@@ -260,8 +292,12 @@ gbt_index_info(Relation index)
 		info->nwords = 1;
 		info->indexrelid = RelationGetRelid(index);
 		if (ncols > 1 || !gbt_type_supported(info->keytype))
+		{
 			/* several columns (or INCLUDE ones), or a uuid: multi-word keys */
-			gbt_wide_info_init(index, info);
+			gbt_wide_info_init(index, info, 0);
+			if (info->text_bytes > 0)
+				fit_text_words(index, info);
+		}
 		index->rd_amcache = info;
 	}
 	return info;

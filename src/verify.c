@@ -512,7 +512,7 @@ wide_heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 				hi = wc->n;
 
 	(void) gbt_wide_encode_tail(wc->st->info, values, isnull, tid, words, &flags, tail,
-								&tlen);
+								&tlen, NULL);
 	while (lo < hi)
 	{
 		Size		mid = (lo + hi) / 2;

@@ -84,8 +84,13 @@ type_is_narrow_signed(Oid typid)
 	return typid == INT2OID || typid == INT4OID || typid == DATEOID;
 }
 
+/*
+ * The index's key shape.  Text columns share the bytes the other fields
+ * leave of keywords words (0: GBT_MAX_KEY_WORDS, the default); a build
+ * may fit them to fewer (gbt_wide_fit_words), recorded in the metapage.
+ */
 void
-gbt_wide_info_init(Relation index, GbtIndexInfo *info)
+gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 {
 	int			natts = RelationGetDescr(index)->natts;
 	GbtKeyShape *shape = &info->shape;
@@ -148,7 +153,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info)
 	info->text_bytes = 0;
 	if (ntext > 0)
 	{
-		int			room = GBT_MAX_KEY_WORDS * 64 - fixed_bits -
+		int			room = (keywords > 0 ? keywords : GBT_MAX_KEY_WORDS) * 64 - fixed_bits -
 			(shape->nullbits ? shape->ncols : 0);
 
 		info->text_bytes = room > 0 ? room / 8 / ntext : 0;
@@ -281,11 +286,14 @@ gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer hti
  * gbt_wide_encode for an entry that may have a tail (src/README, "Text
  * keys"): a text longer than its field is cut (gbtree_tail.h), its tail
  * into tail[GBT_TAIL_HIGHEST_LEN] and its length into *tlen (0: none).
+ * keylen, if not NULL, is raised to the longest order key of its text
+ * columns (what gbt_wide_fit_words fits).
  * A tail longer than gbt_tail_max is 54000.
  */
 bool
 gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointer htid,
-					 uint64 *words, uint16 *tidflags, unsigned char *tail, int *tlen)
+					 uint64 *words, uint16 *tidflags, unsigned char *tail, int *tlen,
+					 int *keylen)
 {
 	const GbtKeyShape *shape = &info->shape;
 	GbtColInput in[GBT_MAX_KEY_COLS];
@@ -332,6 +340,8 @@ gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull, ItemPointe
 			if (alloc)
 				keys[s] = in[s].bytes;
 			gbt_bytes_field(in[s].bytes, in[s].len, shape->col[s].bits / 8, &in[s].val);
+			if (keylen && in[s].len > *keylen)
+				*keylen = in[s].len;
 			continue;
 		}
 		(void) gbt_wide_field(info, s, values[c], info->coltypes[s], &in[s].val, &flags);
@@ -641,7 +651,7 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 	plan->tail_byte = 255 - (shape->ncols - 1);
 	plan->text_alone = !plan->decode && plan->nsteps == 1 && plan->step[0].kind == GBT_ITUP_TEXT &&
 		plan->step[0].nullpos < 0 && plan->step[0].pos == 0 &&
-		plan->step[0].bits == GBT_MAX_KEY_WORDS * 64;
+		plan->step[0].bits % 64 == 0;
 }
 
 /*
@@ -728,7 +738,7 @@ itup_text_word(uint64 x, int k, char *bytes, int *len)
 /*
  * itup_fill for an index of one text column and nothing else
  * (plan->text_alone), the common text index, without the plan's loop: the
- * four words, byte-swapped, after a one-byte header; their bytes past the
+ * key's words, byte-swapped, after a one-byte header; their bytes past the
  * value are zeros.  Returns the data's size.
  */
 static inline Size
@@ -737,7 +747,7 @@ itup_fill_text_alone(const GbtItupPlan *plan, const uint64 *words, char *data)
 	uint64		inv = plan->step[0].inv;
 	int			len = 0;
 
-	for (int k = 0; k < GBT_MAX_KEY_WORDS; k++)
+	for (int k = 0; k < plan->step[0].bits / 64; k++)
 		itup_text_word(words[k] ^ inv, k, data + VARHDRSZ_SHORT, &len);
 	SET_VARSIZE_SHORT(data, VARHDRSZ_SHORT + len);
 	return VARHDRSZ_SHORT + len;
@@ -1095,6 +1105,7 @@ typedef struct GbtWideBuild
 	Size		capnulls;
 	GbtTailedEntries tvals;		/* their entries with tails */
 	GbtTailedEntries tnulls;
+	int			keylen;			/* the longest order key of a text column */
 	double		indtuples;
 } GbtWideBuild;
 
@@ -1160,7 +1171,7 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
 	int			tlen;
 	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid, e, &flags, tail,
-											   &tlen);
+											   &tlen, &wb->keylen);
 
 	e[nw] = gbt_tid_from_itemptr(tid, flags);
 	if (tlen > 0)
@@ -1386,6 +1397,88 @@ build_tailed_tree(GbtPageWriter *w, uint64 *plain, Size nplain, GbtTailedEntries
 	pfree(mtails);
 }
 
+/* the fewest rows a build fits text fields to (gbt_wide_fit_words) */
+#define GBT_FIT_MIN_ROWS	10000
+
+/*
+ * The fewest key words, two or more and below info->nwords, whose text
+ * fields hold order keys of keylen bytes whole; info->nwords if none does.  Only a count
+ * whose shape comes out at exactly that many words qualifies, so that the
+ * metapage's count gives the same shape back (gbt_index_info).
+ */
+int
+gbt_wide_fit_words(const GbtIndexInfo *info, int keylen)
+{
+	const GbtKeyShape *shape = &info->shape;
+	int			ntext = 0;
+	int			nullcount = shape->nullbits ? shape->ncols : 0;
+	int			fixed;
+
+	for (int c = 0; c < shape->ncols; c++)
+		if (info->is_text[c])
+			ntext++;
+	if (ntext == 0)
+		return info->nwords;
+	fixed = shape->nbits - nullcount - ntext * 8 * info->text_bytes;
+	/* from two: one-word pages have no tails for the longer values to come */
+	for (int k = 2; k < info->nwords; k++)
+	{
+		int			bytes = (k * 64 - fixed - nullcount) / 8 / ntext;
+
+		if (bytes >= Max(keylen, 1) &&
+			(fixed + nullcount + ntext * 8 * bytes + 63) / 64 == k)
+			return k;
+	}
+	return info->nwords;
+}
+
+/*
+ * n entries of shape from rewritten in place in shape to, of fewer words;
+ * each text field's bytes fit both (gbt_wide_fit_words).  The order of the
+ * entries does not change: a text field only loses zero bytes at its end.
+ */
+static void
+reshape_entries(const GbtIndexInfo *from, const GbtIndexInfo *to, uint64 *e, Size n)
+{
+	const int	ow = from->nwords;
+	const int	nw = to->nwords;
+	/* one column: its field is the words from bit 0, narrowed by dropping */
+	const bool	drop = from->shape.ncols == 1;
+
+	Assert(nw < ow);
+	for (Size i = 0; i < n; i++)
+	{
+		const uint64 *src = &e[i * (ow + 1)];
+		uint64	   *dst = &e[i * (nw + 1)];
+		uint64		tid = src[ow];
+		uint64		w[GBT_MAX_KEY_WORDS];
+
+		if (drop)
+			memcpy(w, src, sizeof(uint64) * nw);
+		else
+		{
+			GbtColValue vals[GBT_MAX_KEY_COLS];
+
+			gbt_shape_decode(&from->shape, src, vals);
+			for (int c = 0; c < from->shape.ncols; c++)
+			{
+				unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
+				int			len;
+
+				if (!from->is_text[c] || vals[c].isnull)
+					continue;
+				len = gbt_bytes_from_field(&vals[c], from->text_bytes, bytes);
+				Assert(len <= to->text_bytes);
+				gbt_bytes_field(bytes, len, to->text_bytes, &vals[c]);
+			}
+			memset(w, 0, sizeof(w));
+			gbt_shape_encode(&to->shape, vals, w);
+		}
+		memcpy(dst, w, sizeof(uint64) * nw);
+		dst[nw] = tid;
+	}
+}
+
 IndexBuildResult *
 gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
@@ -1410,6 +1503,26 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_TABLESCAN);
 	table_index_build_scan(heap, index, indexInfo, true, true,
 						   wide_build_callback, &wb, NULL);
+
+	/*
+	 * Text keys all shorter than their fields: the fewest words that hold
+	 * them whole (src/README, "Text keys"), when there are enough of them
+	 * to say what later ones will be.  Longer values inserted later take
+	 * tails.
+	 */
+	if (wb.info->text_bytes > 0 && wb.tvals.n == 0 && wb.tnulls.n == 0 &&
+		wb.indtuples >= GBT_FIT_MIN_ROWS && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
+	{
+		GbtIndexInfo *fit = palloc(sizeof(GbtIndexInfo));
+
+		memcpy(fit, wb.info, sizeof(GbtIndexInfo));
+		gbt_wide_info_init(index, fit, gbt_wide_fit_words(wb.info, wb.keylen));
+		reshape_entries(wb.info, fit, wb.vals, wb.nvals);
+		reshape_entries(wb.info, fit, wb.nulls, wb.nnulls);
+		wb.info = fit;
+		nw = fit->nwords;
+		wb.stride = nw + 1;
+	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, GBT_PHASE_SORT);
 	gbt_wide_sort_entries(wb.vals, wb.nvals, nw);
 	gbt_wide_sort_entries(wb.nulls, wb.nnulls, nw);
@@ -1432,6 +1545,8 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	else
 		build_wide_tree(w, wb.nulls, wb.nnulls, nw, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE,
 						fillfactor);
+	/* from here on, the index's cached shape is the one its pages have */
+	memcpy(gbt_index_info(index), wb.info, sizeof(GbtIndexInfo));
 	meta = gbt_writer_page(w, GBT_META_BLKNO);
 	gbt_init_metapage(meta, index, (uint64) wb.indtuples);
 	gbt_writer_flush(w);
