@@ -43,6 +43,7 @@ static relopt_enum_elt_def gbt_dedup_values[] = {
 /* gbtree.simd: -1 = auto, else a GbtSimdLevel */
 int			gbt_simd_guc = -1;
 int			gbt_build_run_size = 0;
+int			gbt_fit_min_rows = 10000;
 
 static const struct config_enum_entry gbt_simd_options[] = {
 	{"auto", -1, false},
@@ -138,6 +139,15 @@ _PG_init(void)
 							NULL,
 							&gbt_build_run_size,
 							0, 0, INT_MAX,
+							PGC_USERSET,
+							GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gbtree.fit_min_rows",
+							"Testing: the fewest rows a build fits text keys' words to.",
+							NULL,
+							&gbt_fit_min_rows,
+							10000, 0, INT_MAX,
 							PGC_USERSET,
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);

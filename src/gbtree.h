@@ -139,6 +139,7 @@ typedef struct GbtRange
 /* gbtree.c */
 extern int	gbt_simd_guc;
 extern int	gbt_build_run_size;
+extern int	gbt_fit_min_rows;	/* a build fits text words from this many rows */
 extern Datum gbtree_handler(PG_FUNCTION_ARGS);
 extern void _PG_init(void);
 extern bytea *gbtoptions(Datum reloptions, bool validate);

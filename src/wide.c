@@ -1397,9 +1397,6 @@ build_tailed_tree(GbtPageWriter *w, uint64 *plain, Size nplain, GbtTailedEntries
 	pfree(mtails);
 }
 
-/* the fewest rows a build fits text fields to (gbt_wide_fit_words) */
-#define GBT_FIT_MIN_ROWS	10000
-
 /*
  * The fewest key words, two or more and below info->nwords, whose text
  * fields hold order keys of keylen bytes whole; info->nwords if none does.  Only a count
@@ -1511,7 +1508,7 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * tails.
 	 */
 	if (wb.info->text_bytes > 0 && wb.tvals.n == 0 && wb.tnulls.n == 0 &&
-		wb.indtuples >= GBT_FIT_MIN_ROWS && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
+		wb.indtuples >= gbt_fit_min_rows && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
 	{
 		GbtIndexInfo *fit = palloc(sizeof(GbtIndexInfo));
 

@@ -497,6 +497,9 @@ if want fuzz; then
         # The text twins alone, their values past their fields cut into
         # tails (src/README, "Text keys").
         fuzz_run long_text "${FUZZ_LONG_TEXT_SECONDS:-40}" FUZZ_TYPES=text
+        # The text twins with values that fit fewer key words, which their
+        # REINDEXes fit the indexes to; longer values in the second half.
+        fuzz_run text_fit "${FUZZ_TEXT_FIT_SECONDS:-40}" FUZZ_TYPES=text FUZZ_TEXT_FIT=1 FUZZ_LONG_TEXT=0
         suite_summary fuzz "$p0" "$f0"
     fi
 fi

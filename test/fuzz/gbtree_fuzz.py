@@ -180,6 +180,7 @@ import random
 import re
 import sys
 import time
+import zlib
 
 import psycopg2
 import psycopg2.extensions
@@ -332,27 +333,46 @@ if LONG_TEXT:
         "p" * 32 + "a", "p" * 32 + "b", "p" * 32 + "a" * 40, "p" * 60, "z" * 33, "\xff" * 70]
 
 
-def stored_width(t):
-    """The most bytes of a stored text value of twin t."""
+# FUZZ_TEXT_FIT=1: the stored text values fit the fields of two or three
+# key words (by twin), and every build, however few its rows, fits the
+# words to the values it sees (gbtree.fit_min_rows = 0; src/README, "Text
+# keys"): REINDEXes give fitted indexes.  In the run's second half a few
+# values run to the four words' field and past it, and go into fitted
+# indexes with tails.
+TEXT_FIT = os.environ.get("FUZZ_TEXT_FIT", "0") != "0"
+TEXT_FIT_LONG_FROM = float("inf")   # when the longer values start (main)
+
+
+def stored_width(t, rnd=None):
+    """The most bytes of a stored text value of twin t (rnd: draws the
+    few longer ones of FUZZ_TEXT_FIT)."""
     w = text_bytes(t)
+    if w and TEXT_FIT:
+        if rnd is not None and time.time() >= TEXT_FIT_LONG_FROM and rnd.random() < 0.004:
+            return w + 8
+        # two or three words by twin, or more where the other columns
+        # leave the text too few bytes of them
+        for words in (2 + zlib.crc32(t.encode()) % 2, 3, 4):
+            if text_bytes(t, words) >= 6:
+                return text_bytes(t, words)
     if w and LONG_TEXT:
         return w * 3 + 40
     return w
 
 
-def text_bytes(t):
+def text_bytes(t, words=4):
     """The bytes of each text column's field in twin t's index: what its
-    other columns leave of the key's 256 bits (with several columns, a
-    NULL bit each; INCLUDE columns: 48 bits of TID more), shared by the
-    text columns (gbt_wide_info_init)."""
+    other columns leave of the key's words (four unless fitted; with
+    several columns, a NULL bit each; INCLUDE columns: 48 bits of TID
+    more), shared by the text columns (gbt_wide_info_init)."""
     cols = tcols(t)
     ntext = sum(1 for _, ct, _ in cols if ct in TEXT_TYPES)
     if not ntext:
         return None
     include = len(cols) > nkeys(t)
     fixed = sum(TYPE_BITS.get(ct, 64) for _, ct, _ in cols if ct not in TEXT_TYPES) + (48 if include else 0)
-    room = 256 - fixed - ((len(cols) + include) if len(cols) > 1 else 0)
-    return room // 8 // ntext
+    room = 64 * words - fixed - ((len(cols) + include) if len(cols) > 1 else 0)
+    return max(0, room) // 8 // ntext
 
 
 def gen_value(t, rnd, width=None):
@@ -536,7 +556,7 @@ def gen_mvalue(t, i, rnd):
     if i == 0 and rnd.random() < LEAD_DUP:
         return "'%s'::%s" % (dup_text(ct, rnd), ct)
     # (a text value: at most its field's bytes, unless LONG_TEXT)
-    return gen_value(ct, rnd, stored_width(t))
+    return gen_value(ct, rnd, stored_width(t, rnd))
 
 
 def gen_mtext(t, i, rnd):
@@ -544,7 +564,7 @@ def gen_mtext(t, i, rnd):
     ct = tcols(t)[i][1]
     if i == 0 and rnd.random() < LEAD_DUP:
         return dup_text(ct, rnd)
-    return gen_text(ct, rnd, stored_width(t))
+    return gen_text(ct, rnd, stored_width(t, rnd))
 
 
 def gen_mrow(t, rnd):
@@ -861,6 +881,8 @@ def connect(dsn):
         # as one character (a SQL_ASCII server converts nothing)
         conn.set_client_encoding("LATIN1")
     cur.execute("SET TimeZone = 'UTC'; SET extra_float_digits = 3; SET jit = off")
+    if TEXT_FIT:
+        cur.execute("SET gbtree.fit_min_rows = 0")
     return conn
 
 
@@ -880,6 +902,9 @@ def multiword_support(dsn):
     cur = conn.cursor()
     if AM == "gbtree":
         cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
+        if TEXT_FIT:
+            # (the metapage's key words, which REINDEX fits)
+            cur.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
     cur.execute("SHOW server_encoding")
     encoding = cur.fetchone()[0]
     cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col'), pg_indexam_has_property(oid, 'can_include'), "
@@ -1072,7 +1097,7 @@ def gen_utext(t, i, rnd, small, rare=0.03):
     if ct in TEXT_TYPES:
         # a run of 'p's at times (neighbours far into the field), then at
         # least 6 random bytes: hardly ever twice
-        w = stored_width(t)
+        w = stored_width(t, rnd)
         head = "p" * rnd.randint(0, w - 6) if rnd.random() < 0.5 else ""
         return head + "".join(rnd.choice(TEXT_CHARS) for _ in range(rnd.randint(6, w - len(head))))
     lo, hi = INT_LIMITS[ct]
@@ -1319,7 +1344,7 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
     nextids = [wid * 10 ** 9, wid * 10 ** 9 + 5 * 10 ** 8, wid * 10 ** 9 + 2 * 10 ** 8]
     ops = 0
     uok = udup = 0
-    overlong = 0
+    overlong = reindexed = fitted = 0
     while time.time() < deadline:
         lane = pick_lane(lrnd, lanes, n3rnd)
         rnd = rnds[lane]
@@ -1408,10 +1433,14 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
                     conn.close()
                     sys.exit(3)
                 overlong += 1
-            elif r < 0.98:
-                cur.execute("REINDEX INDEX fz_%s_g_k" % t)
             else:
-                cur.execute("REINDEX INDEX CONCURRENTLY fz_%s_g_k" % t)
+                cur.execute(("REINDEX INDEX fz_%s_g_k" if r < 0.98 else
+                             "REINDEX INDEX CONCURRENTLY fz_%s_g_k") % t)
+                if TEXT_FIT and text_bytes(t) and AM == "gbtree":
+                    cur.execute("SELECT get_byte(get_raw_page('fz_%s_g_k', 0), 56)" % t)
+                    words = cur.fetchone()[0]
+                    reindexed += 1
+                    fitted += words < 4
             ops += 1
         except psycopg2.Error as e:
             cur.execute("ROLLBACK")
@@ -1429,6 +1458,8 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
     if lcounts is not None:
         with lcounts.get_lock():
             lcounts[0] += overlong
+            lcounts[1] += reindexed
+            lcounts[2] += fitted
     conn.close()
 
 
@@ -2401,7 +2432,7 @@ class Batcher:
             x = xsrc[i]
             if i == 0:
                 x = "(CASE WHEN (%s) %% 4 = 0 THEN (%s) ELSE (%s) * 3 END)" % (x, x, x)
-            out.append(det_value(ct, x, stored_width(self.t)))
+            out.append(det_value(ct, x, stored_width(self.t, self.rnd)))
         return out
 
     def det_set(self, src):
@@ -3546,11 +3577,13 @@ def main():
              "" if AM == "gbtree" else " (--am %s: both twins btree)" % AM), flush=True)
     setup(args.dsn, types, args.tablespace)
     deadline = time.time() + args.seconds
+    global TEXT_FIT_LONG_FROM
+    TEXT_FIT_LONG_FROM = time.time() + args.seconds / 2
     counter = mp.Value("l", 0)
     # the unique twins' changes in the writers: both twins ok, both 23505
     ucounts = mp.Array("l", 2)
     # the text twins' values longer than the field, refused (54000)
-    lcounts = mp.Array("l", 1)
+    lcounts = mp.Array("l", 3)
     result = mp.Queue()
     procs = [mp.Process(target=writer, args=(args.dsn, types, seed, w, deadline, counter, AM, ucounts, lcounts))
              for w in range(args.writers)]
@@ -3612,6 +3645,11 @@ def main():
               "refused with 54000: %d; entries audited against the heap (audit_entries): %d times"
               % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)), lcounts[0],
                  stats["entry_audits"]))
+        if TEXT_FIT:
+            print("gbtree_fuzz: FUZZ_TEXT_FIT: stored values mostly of %s bytes; REINDEXes of text twins %d, "
+                  "of which fitted to fewer than four words %d"
+                  % (", ".join("%s %d" % (t, stored_width(t)) for t in types if text_bytes(t)),
+                     lcounts[1], lcounts[2]))
     if LONG_TEXT and any(text_bytes(t) for t in types):
         # how many stored values the gbtree twins hold past their fields
         conn = connect(args.dsn)
