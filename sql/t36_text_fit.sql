@@ -139,8 +139,8 @@ SELECT tw_diff('fma', 'fmb', 't, s', 't = 7');
 SELECT tw_diff('fma', 'fmb', 't, s', 't = 7 AND s > ''8''');
 SELECT tw_diff('fma', 'fmb', 't, s', 't IS NULL AND s IS NOT NULL');
 SELECT tw_diff('fma', 'fmb', 't, s', 't BETWEEN 10 AND 12 AND s = ''''');
--- (rows only: gbtree does not yet take a row comparison with a text
--- column as an index condition, with or without fitting)
+-- (rows only: core PostgreSQL offers row comparisons as index conditions
+-- to btree only)
 SELECT tw_diff('fma', 'fmb', 't, s', '(t, s) > (48, ''c'')', NULL, NULL, false);
 SELECT tw_diff('fma', 'fmb', 't, s', 's = repeat(''m'', 11)');
 SELECT tw_diff('fma', 'fmb', 't, s', 's > ''f''', 's DESC, t', 300);
