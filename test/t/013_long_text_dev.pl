@@ -90,7 +90,17 @@ INSERT INTO c SELECT CASE WHEN g % 17 = 0 THEN NULL ELSE repeat(chr(65 + g % 4),
 CREATE TABLE d (k int, t text COLLATE "C", inc text);
 INSERT INTO d SELECT g % 50, repeat('y', g % 70), repeat('i', g % 90) FROM generate_series(1, 10000) g;
 CREATE INDEX d_g ON d USING gbtree (k, t) INCLUDE (inc);
+
+-- keys of at most 16 bytes: the build fits the index to two words
+-- (src/README, "Text keys"); values past them come later, with tails
+CREATE TABLE f (id int, t text COLLATE "C");
+INSERT INTO f SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE substr(md5(g::text), 1, 1 + g % 16) END
+	FROM generate_series(1, 20000) g;
+CREATE INDEX f_g ON f USING gbtree (t);
+CREATE EXTENSION IF NOT EXISTS pageinspect;
 });
+is($primary->safe_psql('postgres', q{SELECT get_byte(get_raw_page('f_g', 0), 56)}), '2',
+	'a build of short keys fits two words');
 
 $primary->safe_psql('postgres', q{
 DELETE FROM a WHERE id % 3 = 0;
@@ -101,6 +111,9 @@ INSERT INTO b SELECT g, repeat(chr(97 + g % 3), 20 + (g * 41) % 820) || g
 	FROM generate_series(3001, 4000) g;
 INSERT INTO d SELECT g % 50, repeat('y', 30 + g % 70), 'x' FROM generate_series(1, 10000) g;
 REINDEX INDEX c_g;
+INSERT INTO f SELECT g, md5(g::text) || g FROM generate_series(20001, 24000) g;
+DELETE FROM f WHERE id % 5 = 0;
+VACUUM f;
 });
 
 # scans through the tails answer as a sequential scan does: rows and order
@@ -112,7 +125,9 @@ my @scans = (
 	[ 'b', q{true}, 't DESC, id' ],
 	[ 'c', q{a = repeat('B', 40) AND n = 0}, 'a DESC, n, b, ctid' ],
 	[ 'c', q{a < repeat('C', 35)}, 'a DESC, n, b, ctid' ],
-	[ 'd', q{k = 7 AND t > repeat('y', 20)}, 'k, t, inc' ]);
+	[ 'd', q{k = 7 AND t > repeat('y', 20)}, 'k, t, inc' ],
+	[ 'f', q{t > 'c' AND t < 'd5'}, 't, id' ],
+	[ 'f', q{t = md5('20010') || '20010' OR t IS NULL}, 't, id' ]);
 
 sub same_as_seq
 {
@@ -208,7 +223,7 @@ is($primary->safe_psql('cutf8', q{SET enable_seqscan = off; SET enable_bitmapsca
 	'C.UTF-8 database: the index order is the bytes\' order');
 is($primary->safe_psql('cutf8', q{SELECT gbtree_check('w_g', true)}), '', 'C.UTF-8 database: gbtree_check');
 
-my %rows = (a => 26667, c => 20000, d => 20000, tu => 8000);
+my %rows = (a => 26667, c => 20000, d => 20000, f => 19200, tu => 8000);
 for my $t (sort keys %rows)
 {
 	is($primary->safe_psql('postgres', "$seq SELECT count(*) FROM $t"), $rows{$t}, "table $t rows");
