@@ -1,12 +1,12 @@
 --
 -- text fields fitted to the data (src/README, "Text keys"): a build that
--- sees at least 10,000 rows and no text key longer than a smaller field
--- gives the index the fewest key words whose fields hold every key whole,
--- and says so in its metapage (keywords, read here with pageinspect);
--- every backend takes the shape from there.  Values inserted later that
--- are longer than the fitted field take tails.  Every query runs on a
--- gbtree table and on its btree twin under forced index, index-only,
--- bitmap and sequential scans, with the plans of both.
+-- sees at least 10,000 rows with a text value and no text key longer than
+-- a smaller field gives the index the fewest key words whose fields hold
+-- every key whole, and says so in its metapage (keywords, read here with
+-- pageinspect); every backend takes the shape from there.  Values inserted
+-- later that are longer than the fitted field take tails.  Every query
+-- runs on a gbtree table and on its btree twin under forced index,
+-- index-only, bitmap and sequential scans, with the plans of both.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
@@ -114,10 +114,13 @@ SELECT tw_both('INSERT INTO %1$I VALUES (''u00000'')', 'fua', 'fub');
 SELECT gbtree_check('fua_s', true);
 SELECT tw_diff('fua', 'fub', 's', 's >= ''u0000040'' AND s < ''u0000044''');
 
--- 3. Below 10,000 rows the build keeps the default four words
+-- 3. Below 10,000 rows with a text value the build keeps the default
+-- four words, however many rows are NULL
 CREATE TABLE fsa AS SELECT * FROM fua LIMIT 9999;
 CREATE INDEX fsa_s ON fsa USING gbtree (s);
-SELECT fit_words('fsa_s') AS fsa_s;
+INSERT INTO fsa SELECT NULL FROM generate_series(1, 5000);
+CREATE INDEX fsa_s2 ON fsa USING gbtree (s);
+SELECT fit_words('fsa_s') AS fsa_s, fit_words('fsa_s2') AS fsa_s2;
 DROP TABLE fsa;
 
 -- 4. (int4, text): the text field shares the words with the integer and

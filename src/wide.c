@@ -1106,6 +1106,7 @@ typedef struct GbtWideBuild
 	GbtTailedEntries tvals;		/* their entries with tails */
 	GbtTailedEntries tnulls;
 	int			keylen;			/* the longest order key of a text column */
+	double		nkeyed;			/* rows with a text column not NULL */
 	double		indtuples;
 } GbtWideBuild;
 
@@ -1170,8 +1171,15 @@ wide_build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 	int			nw = wb->info->nwords;
 	unsigned char tail[GBT_TAIL_HIGHEST_LEN];
 	int			tlen;
+	int			keylen = -1;
 	bool		notnull = gbt_wide_encode_tail(wb->info, values, isnull, tid, e, &flags, tail,
-											   &tlen, &wb->keylen);
+											   &tlen, &keylen);
+
+	if (keylen >= 0)
+	{
+		wb->keylen = Max(wb->keylen, keylen);
+		wb->nkeyed += 1;
+	}
 
 	e[nw] = gbt_tid_from_itemptr(tid, flags);
 	if (tlen > 0)
@@ -1504,11 +1512,11 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	/*
 	 * Text keys all shorter than their fields: the fewest words that hold
 	 * them whole (src/README, "Text keys"), when there are enough of them
-	 * to say what later ones will be.  Longer values inserted later take
+	 * (rows with a text value) to say what later ones will be.  Longer values inserted later take
 	 * tails.
 	 */
 	if (wb.info->text_bytes > 0 && wb.tvals.n == 0 && wb.tnulls.n == 0 &&
-		wb.indtuples >= gbt_fit_min_rows && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
+		wb.nkeyed >= gbt_fit_min_rows && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
 	{
 		GbtIndexInfo *fit = palloc(sizeof(GbtIndexInfo));
 
