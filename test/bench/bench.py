@@ -113,8 +113,8 @@ def float_regular_count(n):
 # Each data set: the key type, a description, the SQL that generates rows
 # (id, k) for ids lo..hi, and the pgbench lines that set :i (recorded by the
 # verification run) and the SQL expression of a random existing key.  The
-# int8 data sets whose keys spread over the whole heap also say how the join
-# measures draw their probe keys (join): key(r) is the key of rank r, and
+# data sets whose keys spread over the whole heap (uniform, zipf, uuid) also
+# say how the join measures draw their probe keys (join): key(r) is the key of rank r, and
 # ranks 1..ranks are exactly the table's keys, so the ranks beyond give keys
 # of the same distribution that match nothing.  anyrows: the data sets the
 # = ANY row fetches run on (distinct keys spread over the whole heap).
@@ -201,7 +201,10 @@ def dataset_defs(n):
             gen=lambda lo, hi: (f"SELECT g AS id, md5(g::text)::uuid AS k "
                                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n",
-            keyexpr="md5(:i::text)::uuid"),
+            keyexpr="md5(:i::text)::uuid",
+            join=dict(ranks=n, key=lambda r: f"md5(({r})::text)::uuid",
+                      note="keys of random rows (row ids drawn uniformly over 1..N with replacement; "
+                           "the rows are in id order, so their heap pages spread over the whole table)")),
         # text keys under "C" (src/README, "Text keys"): at most 32 bytes
         "text": dict(
             type="text",
@@ -1014,13 +1017,13 @@ def m_joins(name, d, res):
         p = f"jp_{name}_{label}"
         psql(f"""{PREP} SELECT setseed({0.11 + 0.01 * i});
 DROP TABLE IF EXISTS {p};
-CREATE UNLOGGED TABLE {p} (x int8);
+CREATE UNLOGGED TABLE {p} (x {d['type']});
 INSERT INTO {p} SELECT CASE WHEN g % 10 = 0 THEN {key(f'{ranks} + 1 + r')} ELSE {key('1 + r')} END
   FROM (SELECT g, floor(random() * {ranks})::int8 AS r FROM generate_series(1, {n}) g OFFSET 0) s;
 VACUUM ANALYZE {p};
 SELECT pg_prewarm('{p}');
 """)
-    how = ("EXPLAIN (ANALYZE, TIMING OFF) execution time; probe table (x int8) of n keys: "
+    how = (f"EXPLAIN (ANALYZE, TIMING OFF) execution time; probe table (x {d['type']}) of n keys: "
            f"{j['note']}, every 10th key one of the same distribution that matches nothing; "
            "the planner's own plan for every engine (no enable_* settings), the session settings "
            "of the run")
@@ -1608,7 +1611,7 @@ def main():
                 prewarm(name)
                 measure(name, d, res)
             else:
-                log(f"  {group}: not measured on {name} (only on the int8 data sets {needs}: "
+                log(f"  {group}: not measured on {name} (only on the data sets {needs}: "
                     f"{', '.join(n for n, x in defs.items() if x.get(flag))})")
         if "copy" in MEASURES:
             m_copy(name, d, res)

@@ -22,7 +22,7 @@
 #                                measure groups (without build, the indexes
 #                                are built once, untimed, or kept); joins:
 #                                inner, IN and NOT EXISTS joins of probe
-#                                tables (uniform and zipf only)
+#                                tables (uniform, zipf and uuid only)
 #   BENCH_CLIENTS=1,8            pgbench client counts of the point lookups
 #   BENCH_DEFAULTS=0             1: PostgreSQL's default settings, nothing
 #                                changed (parallel plans and builds allowed)

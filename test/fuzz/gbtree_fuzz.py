@@ -341,6 +341,7 @@ if LONG_TEXT:
 # indexes with tails.
 TEXT_FIT = os.environ.get("FUZZ_TEXT_FIT", "0") != "0"
 TEXT_FIT_LONG_FROM = float("inf")   # when the longer values start (main)
+HAVE_PAGEINSPECT = False
 
 
 def stored_width(t, rnd=None):
@@ -903,8 +904,14 @@ def multiword_support(dsn):
     if AM == "gbtree":
         cur.execute("SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS gbtree")
         if TEXT_FIT:
-            # (the metapage's key words, which REINDEX fits)
-            cur.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+            # (the metapage's key words, which REINDEX fits; counted where
+            # the server has pageinspect)
+            global HAVE_PAGEINSPECT
+            try:
+                cur.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+                HAVE_PAGEINSPECT = True
+            except psycopg2.Error:
+                HAVE_PAGEINSPECT = False
     cur.execute("SHOW server_encoding")
     encoding = cur.fetchone()[0]
     cur.execute("SELECT oid, pg_indexam_has_property(oid, 'can_multi_col'), pg_indexam_has_property(oid, 'can_include'), "
@@ -1436,7 +1443,7 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
             else:
                 cur.execute(("REINDEX INDEX fz_%s_g_k" if r < 0.98 else
                              "REINDEX INDEX CONCURRENTLY fz_%s_g_k") % t)
-                if TEXT_FIT and text_bytes(t) and AM == "gbtree":
+                if TEXT_FIT and HAVE_PAGEINSPECT and text_bytes(t) and AM == "gbtree":
                     cur.execute("SELECT get_byte(get_raw_page('fz_%s_g_k', 0), 56)" % t)
                     words = cur.fetchone()[0]
                     reindexed += 1
@@ -3646,10 +3653,10 @@ def main():
               % (", ".join("%s %d" % (t, text_bytes(t)) for t in types if text_bytes(t)), lcounts[0],
                  stats["entry_audits"]))
         if TEXT_FIT:
-            print("gbtree_fuzz: FUZZ_TEXT_FIT: stored values mostly of %s bytes; REINDEXes of text twins %d, "
-                  "of which fitted to fewer than four words %d"
+            print("gbtree_fuzz: FUZZ_TEXT_FIT: stored values mostly of %s bytes; REINDEXes of text twins %s"
                   % (", ".join("%s %d" % (t, stored_width(t)) for t in types if text_bytes(t)),
-                     lcounts[1], lcounts[2]))
+                     "%d, of which fitted to fewer than four words %d" % (lcounts[1], lcounts[2])
+                     if HAVE_PAGEINSPECT else "not counted (no pageinspect)"))
     if LONG_TEXT and any(text_bytes(t) for t in types):
         # how many stored values the gbtree twins hold past their fields
         conn = connect(args.dsn)
