@@ -205,6 +205,9 @@ extern void gbt_wide_rescan(IndexScanDesc scan, ScanKey keys, int nkeys);
 extern bool gbt_wide_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern int64 gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max);
+/* n whole entries, each its words then its TID (gbt_wide_scan_items) */
+typedef void (*GbtWideItemSink) (void *arg, const uint64 *items, int n, bool all_read);
+extern int64 gbt_wide_scan_items(IndexScanDesc scan, GbtWideItemSink sink, void *arg, int max);
 extern void gbt_wide_endscan(IndexScanDesc scan);
 extern void gbt_wide_markpos(IndexScanDesc scan);
 extern void gbt_wide_restrpos(IndexScanDesc scan);

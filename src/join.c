@@ -22,7 +22,8 @@
  * key is NULL match nothing (the operator is strict).
  *
  * The path is offered for an inner, left, semi or anti join whose inner
- * side is one plain table with a single-column gbtree index and a join
+ * side is one plain table with a single-column gbtree index of a one-word
+ * type or uuid (two words: the keys are compared word by word) and a join
  * clause "index column = expression of the outer side" with an operator of
  * the index's family.  The TIDs are used after the index scan ends, as a
  * bitmap heap scan uses its bitmap: safe under the query's MVCC snapshot.
@@ -78,6 +79,7 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_wide.h"
 #include "heapblock.h"
 #include "join.h"
 
@@ -144,7 +146,11 @@ typedef struct GbtJoinState
 	bool		pair_formed;	/* the scan tuple holds the current pair */
 	int			nkeys;
 	bool	   *matched;
-	uint64	   *dkey;			/* distinct keys, ascending */
+	int			nw;				/* key words: 1, or a uuid's 2 */
+	GbtIndexInfo *info;			/* nw > 1: the index's, to encode keys */
+	uint64	   *wkeys;			/* nw > 1: each keyed row's words, row << 16 */
+	Datum	   *dvalue;			/* nw > 1: each distinct key's value */
+	uint64	   *dkey;			/* distinct keys' words, ascending */
 	int		   *dstart;			/* keys[] of dkey[d]: dstart[d] .. dstart[d + 1] */
 	bool	   *dmatched;		/* semi/anti on the key alone: dkey[d] found */
 	int			ndistinct;
@@ -302,8 +308,10 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->key_only = st->ninner == 1;
 	st->key_clause_only = list_length(cscan->custom_exprs) == 2;
 	st->semi_anti = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
+	st->info = gbt_index_info_copy(st->index);
+	st->nw = st->info->wide ? st->info->nwords : 1;
 	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
-		exact_key_type(st->outer_keytype);
+		exact_key_type(st->outer_keytype) && st->nw == 1;
 	st->vmbuf = InvalidBuffer;
 	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 	gbt_heap_block_init(&st->block, st->heap, st->index);
@@ -397,18 +405,33 @@ pack_match(uint64 tid, int d)
 		(uint64) d;
 }
 
+/* distinct key d's words */
+#define DKEY(st, d)		(&(st)->dkey[(Size) (d) * (st)->nw])
+
+static inline int
+key_cmp(const uint64 *a, const uint64 *b, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
 /* the distinct key equal to key, or -1; entries mostly come in key order */
 static int
-find_distinct(GbtJoinState *st, uint64 key)
+find_distinct(GbtJoinState *st, const uint64 *key)
 {
+	int			nw = st->nw;
 	int			lo;
 	int			hi;
 
 	for (int step = 0; step < 4 && st->dcursor < st->ndistinct; step++)
 	{
-		if (st->dkey[st->dcursor] == key)
+		int			c = key_cmp(DKEY(st, st->dcursor), key, nw);
+
+		if (c == 0)
 			return st->dcursor;
-		if (st->dkey[st->dcursor] > key)
+		if (c > 0)
 			break;
 		st->dcursor++;
 	}
@@ -418,22 +441,49 @@ find_distinct(GbtJoinState *st, uint64 key)
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (st->dkey[mid] < key)
+		if (key_cmp(DKEY(st, mid), key, nw) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	st->dcursor = lo;
-	return (lo < st->ndistinct && st->dkey[lo] == key) ? lo : -1;
+	return (lo < st->ndistinct && key_cmp(DKEY(st, lo), key, nw) == 0) ? lo : -1;
 }
 
-/* GbtEntrySink: keep the batch's entries, each with its distinct key */
-static void
-join_entries(void *arg, GbtEntry *entries, int n, bool all_read)
+/* the inner row's key value equals distinct key d */
+static bool
+inner_key_is(GbtJoinState *st, Datum value, int d)
 {
-	GbtJoinState *st = (GbtJoinState *) arg;
-	bool		desc = gbt_index_info(st->index)->desc;
+	uint64		w[GBT_MAX_KEY_WORDS];
+	uint16		flags;
+	bool		isnull = false;
+	ItemPointerData none = {0};
 
+	if (st->nw == 1)
+		return gbt_datum_to_key(value, st->inner_keytype, NULL) == st->dkey[d];
+	(void) gbt_wide_encode(st->info, &value, &isnull, &none, w, &flags);
+	return key_cmp(w, DKEY(st, d), st->nw) == 0;
+}
+
+/* an entry found, of distinct key d: kept, packed with its TID */
+static inline void
+keep_match(GbtJoinState *st, uint64 tid, int d)
+{
+	/* every entry's key is one the batch asked for */
+	if (d < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" returned a key that was not looked up",
+						RelationGetRelationName(st->index))));
+	st->matches[st->nmatches++] = pack_match(tid, d);
+}
+
+static void chunk_visibility(GbtJoinState *st, int n);
+
+/* room for n more matches */
+static void
+grow_matches(GbtJoinState *st, int n)
+{
 	if (st->nmatches + n > st->maxmatches)
 	{
 		int64		newmax = Max(st->maxmatches * 2, st->nmatches + n);
@@ -441,21 +491,46 @@ join_entries(void *arg, GbtEntry *entries, int n, bool all_read)
 		st->matches = repalloc_huge(st->matches, sizeof(uint64) * newmax);
 		st->maxmatches = newmax;
 	}
+}
+
+/* GbtEntrySink: keep the batch's entries, each with its distinct key */
+static void
+join_entries(void *arg, GbtEntry *entries, int n, bool all_read)
+{
+	GbtJoinState *st = (GbtJoinState *) arg;
+	bool		desc = st->info->desc;
+
+	grow_matches(st, n);
 	for (int i = 0; i < n; i++)
 	{
-		int			d = find_distinct(st, desc ? ~entries[i].key : entries[i].key);
+		uint64		key = desc ? ~entries[i].key : entries[i].key;
 
-		/* every entry's key is one the batch asked for */
-		if (d < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" returned a key that was not looked up",
-							RelationGetRelationName(st->index))));
-		st->matches[st->nmatches++] = pack_match(entries[i].tid, d);
+		keep_match(st, entries[i].tid, find_distinct(st, &key));
 	}
 	if (all_read && st->nmatches == n)
 		st->gpu_batches++;
+	chunk_visibility(st, n);
+}
 
+/* GbtWideItemSink: join_entries for multi-word keys, stored as compared */
+static void
+join_items(void *arg, const uint64 *items, int n, bool all_read)
+{
+	GbtJoinState *st = (GbtJoinState *) arg;
+	int			nw = st->nw;
+
+	grow_matches(st, n);
+	for (int i = 0; i < n; i++)
+		keep_match(st, items[i * (nw + 1) + nw], find_distinct(st, &items[i * (nw + 1)]));
+	if (all_read && st->nmatches == n)
+		st->gpu_batches++;
+	chunk_visibility(st, n);
+}
+
+/* the matches of the last n entries found */
+static void
+chunk_visibility(GbtJoinState *st, int n)
+{
 	/*
 	 * When the entry alone can stand for the row, read the visibility map
 	 * now, while the scan still keeps VACUUM from removing these entries
@@ -517,6 +592,7 @@ load_batch(GbtJoinState *st)
 	st->keys = palloc(sizeof(GbtEntry) * maxrows);
 	st->keyvals = palloc(sizeof(Datum) * maxrows);
 	st->keynull = st->key_outer ? palloc(sizeof(bool) * maxrows) : NULL;
+	st->wkeys = st->nw > 1 ? palloc(sizeof(uint64) * (st->nw + 1) * maxrows) : NULL;
 	st->nrows = 0;
 	st->nkeys = 0;
 	while (!st->outer_done && st->nrows < Min(gbt_join_batch_size, JOIN_MAX_BATCH) && used < limit)
@@ -543,6 +619,8 @@ load_batch(GbtJoinState *st)
 				st->keynull = repalloc_huge(st->keynull, sizeof(bool) * maxrows);
 			st->keys = repalloc_huge(st->keys, sizeof(GbtEntry) * maxrows);
 			st->keyvals = repalloc_huge(st->keyvals, sizeof(Datum) * maxrows);
+			if (st->nw > 1)
+				st->wkeys = repalloc_huge(st->wkeys, sizeof(uint64) * (st->nw + 1) * maxrows);
 		}
 		used += sizeof(GbtEntry) + sizeof(Datum) + 16;
 		if (!st->key_outer)
@@ -569,7 +647,19 @@ load_batch(GbtJoinState *st)
 		if (!isnull)
 		{
 			st->keyvals[st->nrows] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
-			st->keys[st->nkeys].key = gbt_datum_to_key(key, st->outer_keytype, NULL);
+			if (st->nw > 1)
+			{
+				/* the words as the index stores them (DESC inverted) */
+				uint64	   *w = &st->wkeys[(Size) st->nkeys * (st->nw + 1)];
+				uint16		flags;
+				ItemPointerData none = {0};
+
+				(void) gbt_wide_encode(st->info, &key, &isnull, &none, w, &flags);
+				w[st->nw] = (uint64) st->nrows << 16;
+				used += sizeof(uint64) * (st->nw + 1);
+			}
+			else
+				st->keys[st->nkeys].key = gbt_datum_to_key(key, st->outer_keytype, NULL);
 			st->keys[st->nkeys].tid = (uint64) st->nrows << 16;
 			st->nkeys++;
 		}
@@ -597,21 +687,46 @@ load_batch(GbtJoinState *st)
 	}
 
 	/* one array element per distinct key, taken from its first outer row */
-	gbt_sort_entries(st->keys, st->nkeys);
 	values = palloc(sizeof(Datum) * st->nkeys);
-	st->dkey = palloc(sizeof(uint64) * st->nkeys);
+	st->dkey = palloc(sizeof(uint64) * st->nw * st->nkeys);
 	st->dstart = palloc(sizeof(int) * (st->nkeys + 1));
-	for (int i = 0; i < st->nkeys; i++)
+	if (st->nw > 1)
 	{
-		if (i > 0 && st->keys[i].key == st->keys[i - 1].key)
-			continue;
-		/* key_outer: the key is the value (read in order, not at random) */
-		values[nvalues] = st->key_outer ?
-			gbt_key_to_datum(st->keys[i].key, 0, st->outer_keytype) :
-			st->keyvals[JOIN_ROW(st->keys[i])];
-		st->dkey[nvalues] = st->keys[i].key;
-		st->dstart[nvalues] = i;
-		nvalues++;
+		int			stride = st->nw + 1;
+
+		/* keys[] in the words' order: each row, and its distinct key */
+		gbt_wide_sort_entries(st->wkeys, st->nkeys, st->nw);
+		for (int i = 0; i < st->nkeys; i++)
+		{
+			const uint64 *w = &st->wkeys[(Size) i * stride];
+
+			if (i == 0 || key_cmp(w, w - stride, st->nw) != 0)
+			{
+				values[nvalues] = st->keyvals[(int) (w[st->nw] >> 16)];
+				memcpy(DKEY(st, nvalues), w, sizeof(uint64) * st->nw);
+				st->dstart[nvalues] = i;
+				nvalues++;
+			}
+			st->keys[i].key = nvalues - 1;
+			st->keys[i].tid = w[st->nw];
+		}
+		st->dvalue = values;
+	}
+	else
+	{
+		gbt_sort_entries(st->keys, st->nkeys);
+		for (int i = 0; i < st->nkeys; i++)
+		{
+			if (i > 0 && st->keys[i].key == st->keys[i - 1].key)
+				continue;
+			/* key_outer: the key is the value (read in order, not at random) */
+			values[nvalues] = st->key_outer ?
+				gbt_key_to_datum(st->keys[i].key, 0, st->outer_keytype) :
+				st->keyvals[JOIN_ROW(st->keys[i])];
+			st->dkey[nvalues] = st->keys[i].key;
+			st->dstart[nvalues] = i;
+			nvalues++;
+		}
 	}
 	st->dstart[nvalues] = st->nkeys;
 	st->ndistinct = nvalues;
@@ -630,7 +745,8 @@ load_batch(GbtJoinState *st)
 	st->matches = palloc_extended(sizeof(uint64) * st->maxmatches, MCXT_ALLOC_HUGE);
 	scan = gbt_index_beginscan(st->heap, st->index, estate->es_snapshot, 1, 0);
 	index_rescan(scan, &sk, 1, NULL, 0);
-	entries = gbt_scan_entries(scan, join_entries, st, 1 << 16);
+	entries = st->nw > 1 ? gbt_wide_scan_items(scan, join_items, st, 1 << 16) :
+		gbt_scan_entries(scan, join_entries, st, 1 << 16);
 	index_endscan(scan);
 	st->entries += entries;
 	pgstat_count_index_tuples(st->index, entries);
@@ -693,7 +809,7 @@ next_inner(GbtJoinState *st)
 			}
 			gbt_heap_block_store(&st->block, st->bpos++, st->heapslot);
 			value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
-			if (isnull || gbt_datum_to_key(value, st->inner_keytype, NULL) != st->dkey[d])
+			if (isnull || !inner_key_is(st, value, d))
 				continue;
 			st->inner_from_key = false;
 			st->pair = st->dstart[d];
@@ -718,7 +834,7 @@ next_inner(GbtJoinState *st)
 		{
 			int			ahead = (int) (st->matches[st->matchpos + 16] & (JOIN_MAX_BATCH - 1));
 
-			__builtin_prefetch(&st->dkey[ahead]);
+			__builtin_prefetch(DKEY(st, ahead));
 			__builtin_prefetch(&st->dstart[ahead]);
 			if (st->semi_anti)
 				__builtin_prefetch(&st->dmatched[ahead]);
@@ -738,9 +854,11 @@ next_inner(GbtJoinState *st)
 			st->matchpos++;
 			st->visible_entries++;
 			st->inner_from_key = true;
-			st->inner_key_datum = gbt_key_to_datum(st->dkey[d],
-												   (m & JOIN_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0,
-												   st->inner_keytype);
+			/* a multi-word key (uuid) is the value its outer rows gave */
+			st->inner_key_datum = st->nw > 1 ? st->dvalue[d] :
+				gbt_key_to_datum(st->dkey[d],
+								 (m & JOIN_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0,
+								 st->inner_keytype);
 			st->pair = st->dstart[d];
 			st->pair_end = st->dstart[d + 1];
 			st->pair_d = d;
@@ -774,7 +892,7 @@ next_inner(GbtJoinState *st)
 				{
 					st->bd[st->block.n - 1] = d;
 					/* its distinct key is read when it pairs, soon */
-					__builtin_prefetch(&st->dkey[d]);
+					__builtin_prefetch(DKEY(st, d));
 					__builtin_prefetch(&st->dstart[d]);
 				}
 			}
@@ -798,7 +916,7 @@ next_inner(GbtJoinState *st)
 			continue;
 		pgstat_count_heap_fetch(st->index);
 		value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
-		if (isnull || gbt_datum_to_key(value, st->inner_keytype, NULL) != st->dkey[d])
+		if (isnull || !inner_key_is(st, value, d))
 			continue;
 		st->pair = st->dstart[d];
 		st->pair_end = st->dstart[d + 1];
@@ -919,6 +1037,8 @@ join_rescan(CustomScanState *node)
 	MemoryContextReset(st->batchcxt);
 	st->rows = NULL;
 	st->keys = NULL;
+	st->wkeys = NULL;
+	st->dvalue = NULL;
 	st->matches = NULL;
 	st->nrows = st->nkeys = st->ndistinct = 0;
 	st->nmatches = st->matchpos = 0;

@@ -8,7 +8,10 @@
 #ifndef GBTREE_JOIN_H
 #define GBTREE_JOIN_H
 
+#include "catalog/pg_type_d.h"
 #include "nodes/extensible.h"
+
+#include "gbtree.h"
 
 #define GBT_JOIN_NAME	"GbtreeJoin"
 
@@ -17,5 +20,15 @@ extern int	gbt_join_batch_size;
 extern const CustomScanMethods gbt_join_scan_methods;
 
 extern void gbt_join_plan_init(void);
+
+/*
+ * The key types GbtreeJoin takes: the one-word ones, and uuid (two words,
+ * no tail, equal exactly when its words are)
+ */
+static inline bool
+gbt_join_key_type(Oid type)
+{
+	return gbt_type_supported(type) || type == UUIDOID;
+}
 
 #endif							/* GBTREE_JOIN_H */

@@ -144,7 +144,7 @@ outer_key_of(PlannerInfo *root, RestrictInfo *rinfo, RelOptInfo *outerrel, RelOp
 		other_relids = pull_varnos(root, other);
 		if (bms_is_empty(other_relids) || !bms_is_subset(other_relids, outerrel->relids) ||
 			contain_volatile_functions(other) || contain_subplans(other) ||
-			!gbt_type_supported(exprType(other)) ||
+			!gbt_join_key_type(exprType(other)) ||
 			exprType(other) != (i == 0 ? righttype : lefttype))
 			continue;
 		*opno = op->opno;
@@ -363,7 +363,7 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		IndexOptInfo *index = (IndexOptInfo *) lfirst(ic);
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->ncolumns != 1 || !gbt_type_supported(index->opcintype[0]) ||
+			index->ncolumns != 1 || !gbt_join_key_type(index->opcintype[0]) ||
 			index->indexkeys[0] == 0 ||
 			(index->indpred != NIL && !index->predOK))
 			continue;

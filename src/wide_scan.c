@@ -951,21 +951,35 @@ gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 /*
  * gbt_scan_tids for a multi-word index (scan_bulk.c says what it gives):
  * every TID the scan matches, packed as block << 16 | offset, in chunks of
- * at most max.  As an index-only scan, it keeps the current leaf pinned
- * (needs_pin) or holds GBT_GPU_SCAN_LOCK, so that VACUUM removes none of
- * the entries before the sink has seen their heap tuples; without the
- * lock a leaf's TIDs go to the sink while its pin is held.
+ * at most max; or, to an item sink, every entry whole (its nw words, then
+ * its TID as the page holds it).  As an index-only scan, it keeps the
+ * current leaf pinned (needs_pin) or holds GBT_GPU_SCAN_LOCK, so that
+ * VACUUM removes none of the entries before the sink has seen their heap
+ * tuples; without the lock a leaf's entries go to the sink while its pin
+ * is held.
  */
-int64
-gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+static int64
+scan_out(IndexScanDesc scan, GbtTidSink tid_sink, GbtWideItemSink item_sink, void *arg,
+		 int max)
 {
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 	Relation	index = scan->indexRelation;
 	int			nw = so->nw;
+	int			width = item_sink ? nw + 1 : 1;
 	bool		locked;
 	uint64	   *buf;
 	int			n = 0;
 	int64		total = 0;
+
+#define SCAN_OUT(buf, n, all_read) \
+	(item_sink ? item_sink(arg, (buf), (n), (all_read)) : tid_sink(arg, (buf), (n), (all_read)))
+#define SCAN_PUT(dst, item) \
+	do { \
+		if (item_sink) \
+			memcpy((dst), (item), sizeof(uint64) * (nw + 1)); \
+		else \
+			*(dst) = (item)[nw] >> 16; \
+	} while (0)
 
 	Assert(scan->parallel_scan == NULL);
 	max = Max(max, GBT_MAX_SLOTS);
@@ -989,13 +1003,14 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 			 RelationGetRelationName(index));
 	if (so->gpu_items)
 	{
-		buf = palloc_extended(sizeof(uint64) * Min(so->gpu_n, (int64) max), MCXT_ALLOC_HUGE);
+		buf = palloc_extended(sizeof(uint64) * width * Min(so->gpu_n, (int64) max),
+							  MCXT_ALLOC_HUGE);
 		for (int64 i = 0; i < so->gpu_n; i += n)
 		{
 			n = (int) Min(so->gpu_n - i, (int64) max);
 			for (int j = 0; j < n; j++)
-				buf[j] = so->gpu_items[(i + j) * (nw + 1) + nw] >> 16;
-			sink(arg, buf, n, true);
+				SCAN_PUT(&buf[j * width], &so->gpu_items[(i + j) * (nw + 1)]);
+			SCAN_OUT(buf, n, true);
 			CHECK_FOR_INTERRUPTS();
 		}
 		total = so->gpu_n;
@@ -1008,24 +1023,24 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		/* starts small (gbt_scan_buf_grow) */
 		int			cap = Min(max, GBT_SCAN_FIRST_CHUNK);
 
-		buf = palloc_extended(sizeof(uint64) * cap, MCXT_ALLOC_HUGE);
+		buf = palloc_extended(sizeof(uint64) * width * cap, MCXT_ALLOC_HUGE);
 		for (;;)
 		{
 			int			m = pos->nitems - pos->itemIndex;
 
-			buf = gbt_scan_buf_grow(buf, sizeof(uint64), &cap, n + m, max);
+			buf = gbt_scan_buf_grow(buf, sizeof(uint64) * width, &cap, n + m, max);
 			if (n + m > cap)
 			{
-				sink(arg, buf, n, false);
+				SCAN_OUT(buf, n, false);
 				total += n;
 				n = 0;
 			}
 			for (int i = pos->itemIndex; i < pos->nitems; i++)
-				buf[n++] = pos->items[i * (nw + 1) + nw] >> 16;
+				SCAN_PUT(&buf[width * n++], &pos->items[i * (nw + 1)]);
 			if (!locked && n > 0)
 			{
 				/* this leaf is still pinned */
-				sink(arg, buf, n, false);
+				SCAN_OUT(buf, n, false);
 				total += n;
 				n = 0;
 			}
@@ -1035,15 +1050,30 @@ gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
 		}
 		if (n > 0)
 		{
-			sink(arg, buf, n, false);
+			SCAN_OUT(buf, n, false);
 			total += n;
 		}
 		drop_pin(so);
 	}
+#undef SCAN_OUT
+#undef SCAN_PUT
 	pfree(buf);
 	if (locked)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	return total;
+}
+
+int64
+gbt_wide_scan_tids(IndexScanDesc scan, GbtTidSink sink, void *arg, int max)
+{
+	return scan_out(scan, sink, NULL, arg, max);
+}
+
+/* the same, whole entries: GbtreeJoin's lookups of multi-word keys */
+int64
+gbt_wide_scan_items(IndexScanDesc scan, GbtWideItemSink sink, void *arg, int max)
+{
+	return scan_out(scan, NULL, sink, arg, max);
 }
 
 void
