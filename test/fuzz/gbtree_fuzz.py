@@ -1750,11 +1750,19 @@ def gen_njoin(t, rnd):
         ocols, outer, "NOT " if kind == "not_exists" else "", tbl, cond), kind
 
 
+def join_takes(t):
+    """Whether GbtreeJoin may take twin t's index: one uuid column and
+    nothing else (join.c; the one-word twins have their own joins)."""
+    cols = tcols(t)
+    return len(cols) == 1 and cols[0][1] == "uuid"
+
+
 def check_njoin(cur, t, rnd, stats, sel=False):
     """gen_njoin's join on both twins (the gbtree twin's at times with the
     core's join methods off, parallel at times), in the caller's
     transaction: the same multiset of rows, and no one-word custom scan
-    (GbtreeJoin above all) in the gbtree twin's plan."""
+    (GbtreeJoin above all) in the gbtree twin's plan, but GbtreeJoin on a
+    twin it takes (join_takes)."""
     q, kind = gen_njoin(t, rnd)
     common = JOIN_PARALLEL if rnd.random() < 0.2 else []
     gset = common + (JOIN_FORCE if rnd.random() < 0.6 else [])
@@ -1776,6 +1784,9 @@ def check_njoin(cur, t, rnd, stats, sel=False):
                                                 ", ".join(only_b[:10]))
     found, plan = one_word_scans(cur, gset, q.format(side="g"), NJOIN_RESET, sel)
     stats["new_plans"] += 1
+    if join_takes(t) and "GbtreeJoin" in found:
+        found.remove("GbtreeJoin")
+        stats["new_uuid_gbtree_joins"] += 1
     if found:
         return "join (%s; gbtree run: %s): %s\n planned with %s on an index of twin %s (%s):\n%s" % (
             kind, "; ".join(gset) or "planner defaults", q.format(side="g"), ", ".join(found), t, index_def(t), plan)
@@ -3641,12 +3652,13 @@ def main():
         print("gbtree_fuzz: INCLUDE and unique twins: checker's checks %s; batched transactions %s; "
               "every column ORDER BY key columns: %d queries (index-only scans in %d of %d sampled plans); "
               "count/array-scan shapes %d, joins %d (%d rows), in %d plans explained none by %s "
-              "(%d by %s)"
+              "but GbtreeJoin on a uuid (%d) (%d by %s)"
               % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in nw),
                  ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in nw),
                  stats["new_key_order"], stats["new_key_order_ios"], stats["new_key_order_explained"],
                  stats["new_onescan"], stats["new_joins"], stats["new_join_rows"], stats["new_plans"],
-                 "/".join(ONE_WORD_SCANS), stats["new_key_column_scans"], "/".join(KEY_COLUMN_SCANS)))
+                 "/".join(ONE_WORD_SCANS), stats["new_uuid_gbtree_joins"], stats["new_key_column_scans"],
+                 "/".join(KEY_COLUMN_SCANS)))
     if any(text_bytes(t) for t in types):
         print("gbtree_fuzz: text twins (fields of %s bytes): writes of a value past the longest tail on the gbtree twin, "
               "refused with 54000: %d; entries audited against the heap (audit_entries): %d times"
