@@ -247,6 +247,7 @@ exact_key_type(Oid type)
 		case DATEOID:
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
+		case UUIDOID:
 			return true;
 		default:
 			return false;
@@ -311,7 +312,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->info = gbt_index_info_copy(st->index);
 	st->nw = st->info->wide ? st->info->nwords : 1;
 	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
-		exact_key_type(st->outer_keytype) && st->nw == 1;
+		exact_key_type(st->outer_keytype);
 	st->vmbuf = InvalidBuffer;
 	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 	gbt_heap_block_init(&st->block, st->heap, st->index);
@@ -351,7 +352,8 @@ form_key_pair(GbtJoinState *st)
 
 	ExecClearTuple(scan);
 	/* the key is the value: no read of the rows, nor of another array */
-	scan->tts_values[0] = gbt_key_to_datum(st->dkey[st->pair_d], 0, st->outer_keytype);
+	scan->tts_values[0] = st->nw > 1 ? st->dvalue[st->pair_d] :
+		gbt_key_to_datum(st->dkey[st->pair_d], 0, st->outer_keytype);
 	scan->tts_isnull[0] = false;
 	fill_inner(st, scan, true);
 	return ExecStoreVirtualTuple(scan);
