@@ -410,15 +410,6 @@ pack_match(uint64 tid, int d)
 /* distinct key d's words */
 #define DKEY(st, d)		(&(st)->dkey[(Size) (d) * (st)->nw])
 
-static inline int
-key_cmp(const uint64 *a, const uint64 *b, int nw)
-{
-	for (int i = 0; i < nw; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return 0;
-}
-
 /* the distinct key equal to key, or -1; entries mostly come in key order */
 static int
 find_distinct(GbtJoinState *st, const uint64 *key)
@@ -429,7 +420,7 @@ find_distinct(GbtJoinState *st, const uint64 *key)
 
 	for (int step = 0; step < 4 && st->dcursor < st->ndistinct; step++)
 	{
-		int			c = key_cmp(DKEY(st, st->dcursor), key, nw);
+		int			c = gbt_words_cmp(DKEY(st, st->dcursor), key, nw);
 
 		if (c == 0)
 			return st->dcursor;
@@ -443,13 +434,13 @@ find_distinct(GbtJoinState *st, const uint64 *key)
 	{
 		int			mid = lo + (hi - lo) / 2;
 
-		if (key_cmp(DKEY(st, mid), key, nw) < 0)
+		if (gbt_words_cmp(DKEY(st, mid), key, nw) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	st->dcursor = lo;
-	return (lo < st->ndistinct && key_cmp(DKEY(st, lo), key, nw) == 0) ? lo : -1;
+	return (lo < st->ndistinct && gbt_words_cmp(DKEY(st, lo), key, nw) == 0) ? lo : -1;
 }
 
 /* the inner row's key value equals distinct key d */
@@ -464,7 +455,7 @@ inner_key_is(GbtJoinState *st, Datum value, int d)
 	if (st->nw == 1)
 		return gbt_datum_to_key(value, st->inner_keytype, NULL) == st->dkey[d];
 	(void) gbt_wide_encode(st->info, &value, &isnull, &none, w, &flags);
-	return key_cmp(w, DKEY(st, d), st->nw) == 0;
+	return gbt_words_cmp(w, DKEY(st, d), st->nw) == 0;
 }
 
 /* an entry found, of distinct key d: kept, packed with its TID */
@@ -702,7 +693,7 @@ load_batch(GbtJoinState *st)
 		{
 			const uint64 *w = &st->wkeys[(Size) i * stride];
 
-			if (i == 0 || key_cmp(w, w - stride, st->nw) != 0)
+			if (i == 0 || gbt_words_cmp(w, w - stride, st->nw) != 0)
 			{
 				values[nvalues] = st->keyvals[(int) (w[st->nw] >> 16)];
 				memcpy(DKEY(st, nvalues), w, sizeof(uint64) * st->nw);
