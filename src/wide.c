@@ -1494,6 +1494,7 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 				old;
 	Page		meta;
 	int			nw;
+	int			fitted;
 	int			fillfactor = gbt_get_fillfactor(index);
 
 	memset(&wb, 0, sizeof(wb));
@@ -1515,13 +1516,14 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * (rows with a text value) to say what later ones will be.  Longer values inserted later take
 	 * tails.
 	 */
-	if (wb.info->text_bytes > 0 && wb.tvals.n == 0 && wb.tnulls.n == 0 &&
-		wb.nkeyed >= gbt_fit_min_rows && gbt_wide_fit_words(wb.info, wb.keylen) < nw)
+	fitted = wb.info->text_bytes > 0 && wb.tvals.n == 0 && wb.tnulls.n == 0 &&
+		wb.nkeyed >= gbt_fit_min_rows ? gbt_wide_fit_words(wb.info, wb.keylen) : nw;
+	if (fitted < nw)
 	{
 		GbtIndexInfo *fit = palloc(sizeof(GbtIndexInfo));
 
 		memcpy(fit, wb.info, sizeof(GbtIndexInfo));
-		gbt_wide_info_init(index, fit, gbt_wide_fit_words(wb.info, wb.keylen));
+		gbt_wide_info_init(index, fit, fitted);
 		reshape_entries(wb.info, fit, wb.vals, wb.nvals);
 		reshape_entries(wb.info, fit, wb.nulls, wb.nnulls);
 		wb.info = fit;
