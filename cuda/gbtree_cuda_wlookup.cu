@@ -83,11 +83,8 @@ wl_check(const GbtPageOpaqueData *op, int nw, int expect_level)
 	if (op->flags & (GBT_F_META | GBT_F_POSTING))
 		return E_KIND;
 	if ((op->keywords > 1 ? op->keywords : 1) != nw || leaf != (op->level == 0) ||
-		op->nslots != ((op->flags & GBT_F_TAILS) ?
-					   ((op->flags & GBT_F_TAILS_FEW) ?
-						(leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS) :
-						(leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS)) :
-					   words_slots(nw, leaf)))
+		op->nslots != words_flags_slots(op->flags, nw, leaf) ||
+		((op->flags & GBT_F_TAILS) && (op->flags & GBT_F_DIRFIT)))
 		return E_KIND;
 	if (expect_level >= 0 && op->level != expect_level)
 		return E_LEVEL;
@@ -117,8 +114,7 @@ wl_page(const char *pg, int nw, bool leaf)
 	if (!leaf)
 		off += 4 * ns;
 	w.used = (const uint64_t *) (pg + off + GBT_DIR_SIZE * 8);
-	off += GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8 + (size_t) (nw - 1) * (8 * ns + GBT_DIR_SIZE * 8);
-	w.xb = (const uint64_t *) (pg + off);
+	w.xb = w.p.xb;
 	return w;
 }
 

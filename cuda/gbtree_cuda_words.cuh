@@ -38,6 +38,7 @@ struct WordsPage
 	const uint64_t *w[GBT_MAX_KEY_WORDS];	/* each word's slots */
 	const uint64_t *d[GBT_MAX_KEY_WORDS];	/* each word's directory */
 	const uint64_t *tids;
+	const uint64_t *xb;			/* words 1.. of the high key, then the low key's */
 	int			nslots;
 	int			nblocks;
 	int			nwords;
@@ -47,6 +48,15 @@ static __device__ __forceinline__ int
 words_slots(int nwords, bool leaf)
 {
 	if (leaf)
+		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 224 : 176;
+	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 160;
+}
+
+/* pages written before GBT_F_DIRFIT (gbt_words_slots_dir32) */
+static __device__ __forceinline__ int
+words_slots_dir32(int nwords, bool leaf)
+{
+	if (leaf)
 		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
 	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
 }
@@ -54,18 +64,35 @@ words_slots(int nwords, bool leaf)
 /*
  * A page with tails (GBT_F_TAILS) has fewer slots, its arrays laid out
  * alike; the device searches its words and TIDs and leaves the tails to
- * the CPU (src/README, "What is left", item 4).
+ * the CPU (src/README, "What is left", item 4).  As gbt_words_slots_of.
  */
+static __device__ __forceinline__ int
+words_flags_slots(uint16_t flags, int nwords, bool leaf)
+{
+	if (flags & GBT_F_TAILS)
+		return (flags & GBT_F_TAILS_FEW) ?
+			(leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS) :
+			(leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS);
+	if (flags & GBT_F_DIRFIT)
+		return words_slots(nwords, leaf);
+	return words_slots_dir32(nwords, leaf);
+}
+
 static __device__ __forceinline__ int
 words_page_slots(const char *pg, int nwords, bool leaf)
 {
 	const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
 
-	if (op->flags & GBT_F_TAILS)
-		return (op->flags & GBT_F_TAILS_FEW) ?
-			(leaf ? GBT_TAIL_FEW_LEAF_SLOTS : GBT_TAIL_FEW_INNER_SLOTS) :
-			(leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS);
-	return words_slots(nwords, leaf);
+	return words_flags_slots(op->flags, nwords, leaf);
+}
+
+/* entries of each later word's directory (gbt_xdir_entries) */
+static __device__ __forceinline__ int
+words_xdir_entries(const char *pg, int ns)
+{
+	const GbtPageOpaqueData *op = (const GbtPageOpaqueData *) (pg + GBT_OPAQUE_OFFSET);
+
+	return (op->flags & GBT_F_DIRFIT) && ns <= 16 * GBT_BLOCK_SLOTS ? 16 : GBT_DIR_SIZE;
 }
 
 static __device__ __forceinline__ WordsPage
@@ -94,8 +121,9 @@ words_page(const char *pg, int nwords, bool leaf)
 	for (int k = 1; k < nwords; k++)
 	{
 		p.d[k] = (const uint64_t *) (pg + off);
-		off += GBT_DIR_SIZE * 8;
+		off += 8 * (size_t) words_xdir_entries(pg, ns);
 	}
+	p.xb = (const uint64_t *) (pg + off);
 	return p;
 }
 
@@ -120,7 +148,8 @@ static __device__ __forceinline__ int
 words_bound(const WordsPage &p, const uint64_t *x, bool inclusive)
 {
 	int			lane = threadIdx.x & 31;
-	bool		below = words_below(p.d, lane, x, p.nwords, inclusive);
+	/* a later word's directory may hold only 16 entries: read the blocks' */
+	bool		below = lane < p.nblocks && words_below(p.d, lane, x, p.nwords, inclusive);
 	int			b = __popc(__ballot_sync(GBT_WORDS_FULL_MASK, below));
 
 	if (b >= p.nblocks)

@@ -116,6 +116,8 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_F_POSTING		0x0040	/* leaf in posting form (below) */
 #define GBT_F_TAILS			0x0080	/* multi-word page whose entries carry tails */
 #define GBT_F_TAILS_FEW		0x0100	/* GBT_F_TAILS with few slots: long tails */
+#define GBT_F_DIRFIT		0x0200	/* multi-word page, later words' directories
+									 * sized to its blocks (gbt_xdir_entries) */
 
 #define GBT_PAGE_ID			0xFB7E
 
@@ -138,23 +140,49 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
  * parallel array of its own, after the used bitmap; the directory gets
  * one such array a word, and the high and low keys' later words follow
  * them.  Leaves keep their dead marks last, past pd_lower.  Slots a page
- * for 1 to 4 words, in whole blocks:
+ * for 1 to 4 words, in whole blocks, as gbt_node_format_words lays out
+ * pages now (GBT_F_DIRFIT: a later word's directory has 16 entries where
+ * the page has at most 16 blocks):
  */
 #ifndef GBT_MAX_KEY_WORDS
 #define GBT_MAX_KEY_WORDS	4
 #endif
-#define GBT_MAX_SLOT_WORDS	640		/* slots x words, the most any page holds */
+#define GBT_MAX_SLOT_WORDS	704		/* slots x words, the most any page holds */
 
 static inline int
 gbt_leaf_slots_for(int nwords)
 {
-	return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
+	return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 224 : 176;
 }
 
 static inline int
 gbt_inner_slots_for(int nwords)
 {
+	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 160;
+}
+
+/*
+ * Pages written before GBT_F_DIRFIT kept GBT_DIR_SIZE entries in every
+ * word's directory, and so fewer slots at three and four words.  They are
+ * read and written as they are; a page formatted again (a split, a build)
+ * takes the layout above.
+ */
+static inline int
+gbt_words_slots_dir32(bool leaf, int nwords)
+{
+	if (leaf)
+		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
 	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
+}
+
+/*
+ * Entries of each later word's directory: 16 (one SIMD count) where the
+ * page has at most 16 blocks and its flags say so, else GBT_DIR_SIZE.
+ */
+static inline int
+gbt_xdir_entries(int nslots, uint16_t flags)
+{
+	return (flags & GBT_F_DIRFIT) && nslots <= 16 * GBT_BLOCK_SLOTS ? 16 : GBT_DIR_SIZE;
 }
 
 static inline int
@@ -177,8 +205,9 @@ typedef struct GbtNode
 	int			nslots;
 	int			nblocks;
 	int			nwords;			/* words a key */
+	int			xdirlen;		/* entries of each xdir (gbt_xdir_entries) */
 	uint64_t   *xkeys[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [nslots] */
-	uint64_t   *xdir[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [GBT_DIR_SIZE] */
+	uint64_t   *xdir[GBT_MAX_KEY_WORDS - 1];	/* words 1.. [xdirlen] */
 	uint64_t   *xbounds;		/* words 1.. of the high key, then the low key's */
 	uint16_t   *toff;			/* GBT_F_TAILS: [nslots] tail offsets, else NULL */
 	uint16_t   *btoff;			/* GBT_F_TAILS: the high and low keys' tails */
@@ -317,6 +346,17 @@ gbt_tail_slots_of(uint16_t flags)
 	return gbt_tail_slots((flags & GBT_F_LEAF) != 0, (flags & GBT_F_TAILS_FEW) != 0);
 }
 
+/* the slots of a multi-word page with these flags */
+static inline int
+gbt_words_slots_of(bool leaf, int nwords, uint16_t flags)
+{
+	if (flags & GBT_F_TAILS)
+		return gbt_tail_slots(leaf, (flags & GBT_F_TAILS_FEW) != 0);
+	if (flags & GBT_F_DIRFIT)
+		return leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
+	return gbt_words_slots_dir32(leaf, nwords);
+}
+
 /*
  * The end of a GBT_F_TAILS page's arrays (and dead marks), where tails may
  * start, with the standard layout's slots or few.
@@ -381,13 +421,16 @@ gbt_tail_layout(int n, int bytes, int boundbytes, bool leaf, int nwords)
 	return best;
 }
 
-/* Where a multi-word page's arrays lie (nwords > 1); the rest NULL. */
+/*
+ * Where a multi-word page's arrays lie (nwords > 1), by the layout its
+ * flags give (GBT_F_TAILS, GBT_F_DIRFIT); the rest NULL.
+ */
 static inline void
-gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, int tailslots)
+gbt_node_view_words_as(char *page, GbtNode *node, bool leaf, int nwords, uint16_t flags)
 {
-	bool		tails = tailslots > 0;
-	int			ns = tails ? tailslots :
-		leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
+	bool		tails = (flags & GBT_F_TAILS) != 0;
+	int			ns = gbt_words_slots_of(leaf, nwords, flags);
+	int			xdirlen = gbt_xdir_entries(ns, flags);
 	size_t		off = GBT_BODY_OFFSET;
 
 	node->keys = (uint64_t *) (page + off);
@@ -417,7 +460,7 @@ gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, int 
 	for (int k = 1; k < nwords; k++)
 	{
 		node->xdir[k - 1] = (uint64_t *) (page + off);
-		off += GBT_DIR_SIZE * 8;
+		off += 8 * (size_t) xdirlen;
 	}
 	node->xbounds = nwords > 1 ? (uint64_t *) (page + off) : NULL;
 	off += 16 * (size_t) (nwords - 1);
@@ -435,15 +478,11 @@ gbt_node_view_words_tails(char *page, GbtNode *node, bool leaf, int nwords, int 
 		node->tailstart = (int) off;
 	}
 	node->nslots = ns;
+	node->nblocks = ns / GBT_BLOCK_SLOTS;
+	node->xdirlen = xdirlen;
 	node->nwords = nwords;
 	node->mod_lo = ns;
 	node->mod_hi = -1;
-}
-
-static inline void
-gbt_node_view_words(char *page, GbtNode *node, bool leaf, int nwords)
-{
-	gbt_node_view_words_tails(page, node, leaf, nwords, 0);
 }
 
 /* Build a view of an already formatted page. */
@@ -454,8 +493,8 @@ gbt_node_view(char *page, GbtNode *node)
 
 	node->opaque = op;
 	if (op->keywords > 1)
-		gbt_node_view_words_tails(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords,
-								  gbt_tail_slots_of(op->flags));
+		gbt_node_view_words_as(page, node, (op->flags & GBT_F_LEAF) != 0, op->keywords,
+							   op->flags);
 	else if (op->flags & GBT_F_LEAF)
 	{
 		node->keys = (uint64_t *) (page + GBT_LEAF_KEYS_OFF);
@@ -464,6 +503,7 @@ gbt_node_view(char *page, GbtNode *node)
 		node->dir = (uint64_t *) (page + GBT_LEAF_DIR_OFF);
 		node->used = (uint64_t *) (page + GBT_LEAF_USED_OFF);
 		node->nslots = GBT_LEAF_SLOTS;
+		node->xdirlen = 0;
 		node->nwords = 1;
 		node->toff = node->btoff = NULL;
 		node->tailstart = 0;
@@ -476,6 +516,7 @@ gbt_node_view(char *page, GbtNode *node)
 		node->dir = (uint64_t *) (page + GBT_INNER_DIR_OFF);
 		node->used = (uint64_t *) (page + GBT_INNER_USED_OFF);
 		node->nslots = GBT_INNER_SLOTS;
+		node->xdirlen = 0;
 		node->nwords = 1;
 		node->toff = node->btoff = NULL;
 		node->tailstart = 0;
@@ -485,33 +526,34 @@ gbt_node_view(char *page, GbtNode *node)
 	node->mod_hi = -1;
 }
 
-/* bytes from the page start to the end of a multi-word leaf's dead marks */
+/*
+ * bytes from the page start to the end of the dead marks of a multi-word
+ * leaf of words alone, as gbt_node_format_words lays it out
+ */
 static inline size_t
 gbt_leaf_words_end(int nwords)
 {
 	size_t		ns = (size_t) gbt_leaf_slots_for(nwords);
 
 	return GBT_BODY_OFFSET + 16 * ns + GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8 +
-		(size_t) (nwords - 1) * (8 * ns + GBT_DIR_SIZE * 8 + 16) + GBT_BITMAP_WORDS * 8;
+		(size_t) (nwords - 1) * (8 * ns + 8 * gbt_xdir_entries((int) ns, GBT_F_DIRFIT) + 16) +
+		GBT_BITMAP_WORDS * 8;
 }
 
 /* The dead-entry marks of a leaf page (GBT_LEAF_DEAD_OFF) */
 static inline uint64_t *
 gbt_leaf_dead(char *page)
 {
-	int			nwords = gbt_page_nwords(gbt_page_opaque(page));
+	GbtPageOpaque op = gbt_page_opaque(page);
+	int			nwords = gbt_page_nwords(op);
+	GbtNode		node;
 
 	if (nwords == 1)
 		return (uint64_t *) (page + GBT_LEAF_DEAD_OFF);
-	if (gbt_page_opaque(page)->flags & GBT_F_TAILS)
-	{
-		GbtNode		node;
-
-		gbt_node_view_words_tails(page, &node, true, nwords,
-								  gbt_tail_slots_of(gbt_page_opaque(page)->flags));
+	gbt_node_view_words_as(page, &node, true, nwords, op->flags);
+	if (node.toff)
 		return (uint64_t *) (page + node.tailstart - GBT_BITMAP_WORDS * 8);
-	}
-	return (uint64_t *) (page + gbt_leaf_words_end(nwords) - GBT_BITMAP_WORDS * 8);
+	return node.xbounds + 2 * (nwords - 1);
 }
 
 static inline bool
@@ -734,6 +776,8 @@ typedef struct GbtCudaTreePlan
 /* node.c */
 extern void gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags);
 extern void gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags,
+								  int nwords);
+extern void gbt_node_format_layout(char *page, bool leaf, uint16_t level, uint16_t flags,
 								  int nwords);
 extern int	gbt_node_lower_bound_words(const GbtNode *node, const uint64_t *key);
 extern int	gbt_node_upper_bound_words(const GbtNode *node, const uint64_t *key);

@@ -30,6 +30,20 @@ gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 void
 gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
 {
+	/* every multi-word page formatted now takes the compact directories, but tailed ones */
+	flags &= ~GBT_F_DIRFIT;
+	if (nwords > 1 && !(flags & GBT_F_TAILS))
+		flags |= GBT_F_DIRFIT;
+	gbt_node_format_layout(page, leaf, level, flags, nwords);
+}
+
+/*
+ * A page laid out as flags say, GBT_F_DIRFIT included: gbt_node_format_words,
+ * and the unit tests' pages of the layout before GBT_F_DIRFIT.
+ */
+void
+gbt_node_format_layout(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
+{
 	GbtPageOpaque op = gbt_page_opaque(page);
 	GbtNode		node;
 
@@ -58,11 +72,10 @@ gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int
 	if (node.child)
 		memset(node.child, 0, sizeof(uint32_t) * node.nslots);
 	for (int i = 0; i < GBT_DIR_SIZE; i++)
-	{
 		node.dir[i] = GBT_SENTINEL;
-		for (int k = 1; k < node.nwords; k++)
+	for (int k = 1; k < node.nwords; k++)
+		for (int i = 0; i < node.xdirlen; i++)
 			node.xdir[k - 1][i] = GBT_SENTINEL;
-	}
 	memset(node.used, 0, sizeof(uint64_t) * GBT_BITMAP_WORDS);
 	/* high key +inf in every word, low key -inf */
 	for (int k = 1; k < node.nwords; k++)
@@ -162,8 +175,10 @@ words_bound(const GbtNode *node, const uint64_t *key, bool inclusive)
 		dir[k] = node->xdir[k - 1];
 		w[k] = node->xkeys[k - 1];
 	}
-	b = gbt_count_words16(dir, 0, key, node->nwords, inclusive) +
-		gbt_count_words16(dir, 16, key, node->nwords, inclusive);
+	/* a page of at most 16 blocks may keep only 16 entries a later word */
+	b = gbt_count_words16(dir, 0, key, node->nwords, inclusive);
+	if (node->nblocks > 16)
+		b += gbt_count_words16(dir, 16, key, node->nwords, inclusive);
 	if (b >= node->nblocks)
 		return node->nslots;
 	return b * GBT_BLOCK_SLOTS + gbt_count_words16(w, b * GBT_BLOCK_SLOTS, key, node->nwords,
@@ -992,11 +1007,10 @@ node_load(GbtNode *node, int n, const uint64_t *keys, const uint64_t *tids,
 	for (int b = 0; b < node->nblocks; b++)
 		set_dir(node, b, nw);
 	for (int b = node->nblocks; b < GBT_DIR_SIZE; b++)
-	{
 		node->dir[b] = GBT_SENTINEL;
-		for (int k = 1; k < nw; k++)
+	for (int k = 1; k < nw; k++)
+		for (int b = node->nblocks; b < node->xdirlen; b++)
 			node->xdir[k - 1][b] = GBT_SENTINEL;
-	}
 }
 
 void
@@ -1179,7 +1193,7 @@ gbt_node_check(const GbtNode *node)
 
 		if (node->dir[b] != (b < node->nblocks ? node->keys[last] : GBT_SENTINEL))
 			return "directory entry does not match its block";
-		for (int k = 1; k < node->nwords; k++)
+		for (int k = 1; k < node->nwords && b < node->xdirlen; k++)
 			if (node->xdir[k - 1][b] != (b < node->nblocks ? node->xkeys[k - 1][last] : GBT_SENTINEL))
 				return "directory entry does not match its block";
 	}

@@ -1027,8 +1027,8 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
 		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
 		(!(op->flags & GBT_F_META) &&
 		 (op->keywords != nwords || (op->flags & GBT_F_POSTING) ||
-		  op->nslots != ((op->flags & GBT_F_TAILS) ? gbt_tail_slots_of(op->flags) :
-						 (leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords))) ||
+		  op->nslots != gbt_words_slots_of(leaf, nwords, op->flags) ||
+		  ((op->flags & GBT_F_TAILS) && (op->flags & GBT_F_DIRFIT)) ||
 		  ((op->flags & (GBT_F_TAILS | GBT_F_TAILS_FEW)) == GBT_F_TAILS_FEW) ||
 		  ((op->flags & GBT_F_TAILS) &&
 		   (op->taillow < gbt_tail_start_few(leaf, nwords, (op->flags & GBT_F_TAILS_FEW) != 0) ||

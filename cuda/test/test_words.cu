@@ -70,14 +70,27 @@ search_kernel(const char *pages, const Probe *probes, int nprobes, int nwords, b
 		out[warp] = r;
 }
 
-/* a page of nw words built as the access method's writers would */
+/*
+ * a page of nw words built as the access method's writers would; dir32:
+ * in the layout of pages written before GBT_F_DIRFIT
+ */
 static void
-build_page(char *page, int nw, bool leaf, int kind, std::vector<std::vector<uint64_t>> &entries)
+format_page(char *page, int nw, bool leaf, bool dir32)
+{
+	if (dir32)
+		gbt_node_format_layout(page, leaf, leaf ? 0 : 1, 0, nw);
+	else
+		gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+}
+
+static void
+build_page(char *page, int nw, bool leaf, int kind, bool dir32,
+		   std::vector<std::vector<uint64_t>> &entries)
 {
 	GbtNode		node;
 	uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
 
-	gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+	format_page(page, nw, leaf, dir32);
 	gbt_node_view(page, &node);
 	/* kind 0: random inserts and deletes; 1: full; 2: packed reload */
 	int			target = kind == 1 ? node.nslots : (int) (xrand() % (node.nslots + 1));
@@ -110,7 +123,7 @@ build_page(char *page, int nw, bool leaf, int kind, std::vector<std::vector<uint
 		std::vector<uint32_t> c(GBT_MAX_SLOTS);
 		int			n = gbt_node_extract(&node, k.data(), t.data(), c.data());
 
-		gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+		format_page(page, nw, leaf, dir32);
 		gbt_node_view(page, &node);
 		gbt_node_load_spread(&node, n, k.data(), t.data(), leaf ? NULL : c.data(), false);
 	}
@@ -158,7 +171,7 @@ main(void)
 				char	   *page = h_pages + (size_t) pg * GBT_PAGE_SIZE;
 				GbtNode		node;
 
-				build_page(page, nw, leaf, pg % 3, entries);
+				build_page(page, nw, leaf, pg % 3, (pg / 3) % 2 == 1, entries);
 				gbt_node_view(page, &node);
 				for (int q = 0; q < per_page; q++)
 				{

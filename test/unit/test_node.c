@@ -501,17 +501,34 @@ wmodel_insert(WModel *m, const uint64_t *key, uint64_t tid)
 	m->n++;
 }
 
+/*
+ * dir32: the layout of pages written before GBT_F_DIRFIT (32 directory
+ * entries a word, fewer slots), which indexes may still hold.
+ */
 static void
-random_word_ops(bool leaf, int nw, int mode, int nops, int simd)
+format_word_page(char *page, bool leaf, int nw, bool dir32)
+{
+	if (dir32)
+		gbt_node_format_layout(page, leaf, leaf ? 0 : 1, 0, nw);
+	else
+		gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+}
+
+static void
+random_word_ops(bool leaf, int nw, int mode, int nops, int simd, bool dir32)
 {
 	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
 	GbtNode		node;
 	WModel		m;
 
 	gbt_simd_set((GbtSimdLevel) simd);
-	gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+	format_word_page(page, leaf, nw, dir32);
 	gbt_node_view(page, &node);
-	CHECK(node.nwords == nw && node.nslots == (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)),
+	CHECK(node.nwords == nw &&
+		  node.nslots == (dir32 ? gbt_words_slots_dir32(leaf, nw) :
+						  leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) &&
+		  node.xdirlen == (dir32 || node.nblocks > 16 ? GBT_DIR_SIZE : 16) &&
+		  ((gbt_page_opaque(page)->flags & GBT_F_DIRFIT) != 0) == !dir32,
 		  "words %d: page view", nw);
 	if (leaf)
 	{
@@ -568,7 +585,7 @@ random_word_ops(bool leaf, int nw, int mode, int nops, int simd)
 			uint32_t	c[GBT_MAX_SLOTS];
 			int			n = gbt_node_extract(&node, k, t, c);
 
-			gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+			format_word_page(page, leaf, nw, dir32);
 			gbt_node_view(page, &node);
 			gbt_node_load_spread(&node, n, k, t, leaf ? NULL : c, (xrand() % 2) == 0);
 		}
@@ -1041,7 +1058,7 @@ test_to_tails(void)
 		CHECK(node.opaque->hikey == op1.hikey && node.opaque->lowkey == op1.lowkey &&
 			  node.opaque->lowtid == op1.lowtid && node.opaque->rightlink == op1.rightlink &&
 			  node.opaque->leftlink == op1.leftlink && node.opaque->level == op1.level &&
-			  (node.opaque->flags & ~GBT_F_TAILS) == op1.flags &&
+			  (node.opaque->flags & ~GBT_F_TAILS) == (op1.flags & ~GBT_F_DIRFIT) &&
 			  memcmp(node.xbounds, xb, sizeof(uint64_t) * 2 * (nw - 1)) == 0,
 			  "to_tails: bounds, links or flags differ");
 		/* and it takes a tail now, while it has a slot */
@@ -1979,8 +1996,11 @@ main(void)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
 			{
-				random_word_ops(true, nw, mode, 6000, simd);
-				random_word_ops(false, nw, mode, 6000, simd);
+				for (int dir32 = 0; dir32 < 2; dir32++)
+				{
+					random_word_ops(true, nw, mode, 6000, simd, dir32);
+					random_word_ops(false, nw, mode, 6000, simd, dir32);
+				}
 			}
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
