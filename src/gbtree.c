@@ -143,6 +143,15 @@ _PG_init(void)
 							GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("gbtree.dir32_pages",
+							 "Testing: format multi-word pages as gbtree did before GBT_F_DIRFIT, with 32 directory entries a word.",
+							 "Indexes may still hold such pages; tests make them to check that they are read and written as they are.",
+							 &gbt_format_dir32,
+							 false,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("gbtree.fit_min_rows",
 							"Testing: the fewest rows a build fits text keys' words to.",
 							NULL,

@@ -150,14 +150,10 @@ typedef GbtPageOpaqueData *GbtPageOpaque;
 #define GBT_MAX_SLOT_WORDS	704		/* slots x words, the most any page holds */
 
 static inline int
-gbt_leaf_slots_for(int nwords)
+gbt_words_slots_dirfit(bool leaf, int nwords)
 {
-	return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 224 : 176;
-}
-
-static inline int
-gbt_inner_slots_for(int nwords)
-{
+	if (leaf)
+		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 224 : 176;
 	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 160;
 }
 
@@ -173,6 +169,24 @@ gbt_words_slots_dir32(bool leaf, int nwords)
 	if (leaf)
 		return nwords <= 1 ? 480 : nwords == 2 ? 304 : nwords == 3 ? 208 : 160;
 	return nwords <= 1 ? 384 : nwords == 2 ? 256 : nwords == 3 ? 192 : 144;
+}
+
+/* testing (gbtree.dir32_pages): pages are formatted in the older layout */
+extern bool gbt_format_dir32;
+
+/* the slots of a page gbt_node_format_words formats now */
+static inline int
+gbt_leaf_slots_for(int nwords)
+{
+	return gbt_format_dir32 ? gbt_words_slots_dir32(true, nwords) :
+		gbt_words_slots_dirfit(true, nwords);
+}
+
+static inline int
+gbt_inner_slots_for(int nwords)
+{
+	return gbt_format_dir32 ? gbt_words_slots_dir32(false, nwords) :
+		gbt_words_slots_dirfit(false, nwords);
 }
 
 /*
@@ -353,7 +367,7 @@ gbt_words_slots_of(bool leaf, int nwords, uint16_t flags)
 	if (flags & GBT_F_TAILS)
 		return gbt_tail_slots(leaf, (flags & GBT_F_TAILS_FEW) != 0);
 	if (flags & GBT_F_DIRFIT)
-		return leaf ? gbt_leaf_slots_for(nwords) : gbt_inner_slots_for(nwords);
+		return gbt_words_slots_dirfit(leaf, nwords);
 	return gbt_words_slots_dir32(leaf, nwords);
 }
 
@@ -533,7 +547,7 @@ gbt_node_view(char *page, GbtNode *node)
 static inline size_t
 gbt_leaf_words_end(int nwords)
 {
-	size_t		ns = (size_t) gbt_leaf_slots_for(nwords);
+	size_t		ns = (size_t) gbt_words_slots_dirfit(true, nwords);
 
 	return GBT_BODY_OFFSET + 16 * ns + GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8 +
 		(size_t) (nwords - 1) * (8 * ns + 8 * gbt_xdir_entries((int) ns, GBT_F_DIRFIT) + 16) +

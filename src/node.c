@@ -26,13 +26,16 @@ gbt_node_format(char *page, bool leaf, uint16_t level, uint16_t flags)
 	gbt_node_format_words(page, leaf, level, flags, 1);
 }
 
+/* testing (gbtree.dir32_pages): format the layout before GBT_F_DIRFIT */
+bool		gbt_format_dir32 = false;
+
 /* A page whose keys are nwords words (1 formats today's one-word page). */
 void
 gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
 {
 	/* every multi-word page formatted now takes the compact directories, but tailed ones */
 	flags &= ~GBT_F_DIRFIT;
-	if (nwords > 1 && !(flags & GBT_F_TAILS))
+	if (nwords > 1 && !(flags & GBT_F_TAILS) && !gbt_format_dir32)
 		flags |= GBT_F_DIRFIT;
 	gbt_node_format_layout(page, leaf, level, flags, nwords);
 }

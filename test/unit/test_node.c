@@ -1975,12 +1975,67 @@ test_insert_extent(int nw, int simd)
 	CHECK(yes > 1000 && no > 0, "words %d: extents known %d, not %d", nw, yes, no);
 }
 
+/*
+ * Where each array of a multi-word page of words alone lies, written out
+ * byte for byte rather than through the view: for pages written before
+ * GBT_F_DIRFIT (32 directory entries every word, the layout of the indexes
+ * users already have) and for pages formatted now (16 entries a later
+ * word on pages of at most 16 blocks).
+ */
+static void
+test_layout_offsets(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static const int dir32_slots[2][5] = {{0, 384, 256, 192, 144}, {0, 480, 304, 208, 160}};
+	static const int dirfit_slots[2][5] = {{0, 384, 256, 192, 160}, {0, 480, 304, 224, 176}};
+
+	for (int dir32 = 0; dir32 < 2; dir32++)
+		for (int leaf = 0; leaf < 2; leaf++)
+			for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+			{
+				GbtNode		node;
+				int			ns = dir32 ? dir32_slots[leaf][nw] : dirfit_slots[leaf][nw];
+				int			xdir = dir32 || ns > 256 ? 32 : 16;
+				size_t		off = 64;
+				bool		ok = true;
+
+				if (dir32)
+					gbt_node_format_layout(page, leaf, leaf ? 0 : 1, 0, nw);
+				else
+					gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
+				gbt_node_view(page, &node);
+				CHECK(node.nslots == ns && gbt_page_opaque(page)->nslots == ns,
+					  "layout %d/%d/%d: %d slots, not %d", dir32, leaf, nw, node.nslots, ns);
+#define AT(ptr, bytes) do { ok = ok && (char *) (ptr) == page + off; off += (bytes); } while (0)
+				AT(node.keys, 8 * ns);
+				AT(node.tids, 8 * ns);
+				if (!leaf)
+					AT(node.child, 4 * ns);
+				AT(node.dir, 256);
+				AT(node.used, 64);
+				for (int k = 1; k < nw; k++)
+					AT(node.xkeys[k - 1], 8 * ns);
+				for (int k = 1; k < nw; k++)
+					AT(node.xdir[k - 1], 8 * xdir);
+				AT(node.xbounds, 16 * (nw - 1));
+				if (leaf)
+					AT(gbt_leaf_dead(page), 64);
+#undef AT
+				CHECK(ok && off <= GBT_OPAQUE_OFFSET,
+					  "layout %d/%d/%d: an array is not where it was, or past the special space",
+					  dir32, leaf, nw);
+				if (leaf && !dir32)
+					CHECK(gbt_leaf_words_end(nw) == off, "layout %d: leaf end", nw);
+			}
+}
+
 int
 main(void)
 {
 	int			best = gbt_simd_best();
 
 	printf("test_node: best SIMD level on this CPU: %s\n", gbt_simd_name(best));
+	test_layout_offsets();
 	test_first_diff(best);
 	test_counts(best);
 	test_word_counts(best);
