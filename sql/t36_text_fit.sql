@@ -187,3 +187,6 @@ SELECT tw_diff('f2a', 'f2b', 'k, b', 'k BETWEEN 100 AND 160');
 SELECT tw_order('f2a', 'f2b', 'a, b', 'a, b');
 SELECT tw_order('f2a', 'f2b', 'k, b', 'k, id');
 DROP TABLE fa, fb, fua, fub, fma, fmb, f2a, f2b;
+DROP FUNCTION fit_words(regclass), tw_one(text), tw_both(text, text, text),
+	tw_shape(text, text), tw_diff(text, text, text, text, text, int, boolean),
+	tw_order(text, text, text, text);

@@ -122,3 +122,8 @@ SELECT tw_order('pma', 'pmb', 'a, b, d', 'a, b, d');
 REINDEX INDEX pma_s;
 SELECT gbtree_check('pma_s', true);
 SELECT tw_diff('pma', 'pmb', 's', 's > ''c''', 's', 300);
+DROP FUNCTION lrows(int, int);
+DROP TABLE pla, plb, pma, pmb;
+DROP FUNCTION tw_one(text), tw_both(text, text, text),
+	tw_shape(text, text), tw_diff(text, text, text, text, text, int, boolean),
+	tw_order(text, text, text, text);
