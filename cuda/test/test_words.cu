@@ -75,22 +75,13 @@ search_kernel(const char *pages, const Probe *probes, int nprobes, int nwords, b
  * in the layout of pages written before GBT_F_DIRFIT
  */
 static void
-format_page(char *page, int nw, bool leaf, bool dir32)
-{
-	if (dir32)
-		gbt_node_format_layout(page, leaf, leaf ? 0 : 1, 0, nw);
-	else
-		gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
-}
-
-static void
 build_page(char *page, int nw, bool leaf, int kind, bool dir32,
 		   std::vector<std::vector<uint64_t>> &entries)
 {
 	GbtNode		node;
 	uint64_t	key[GBT_MAX_KEY_WORDS] = {0};
 
-	format_page(page, nw, leaf, dir32);
+	gbt_node_format_layout(page, leaf, leaf ? 0 : 1, dir32 ? 0 : GBT_F_DIRFIT, nw);
 	gbt_node_view(page, &node);
 	/* kind 0: random inserts and deletes; 1: full; 2: packed reload */
 	int			target = kind == 1 ? node.nslots : (int) (xrand() % (node.nslots + 1));
@@ -123,7 +114,7 @@ build_page(char *page, int nw, bool leaf, int kind, bool dir32,
 		std::vector<uint32_t> c(GBT_MAX_SLOTS);
 		int			n = gbt_node_extract(&node, k.data(), t.data(), c.data());
 
-		format_page(page, nw, leaf, dir32);
+		gbt_node_format_layout(page, leaf, leaf ? 0 : 1, dir32 ? 0 : GBT_F_DIRFIT, nw);
 		gbt_node_view(page, &node);
 		gbt_node_load_spread(&node, n, k.data(), t.data(), leaf ? NULL : c.data(), false);
 	}

@@ -502,18 +502,9 @@ wmodel_insert(WModel *m, const uint64_t *key, uint64_t tid)
 }
 
 /*
- * dir32: the layout of pages written before GBT_F_DIRFIT (32 directory
- * entries a word, fewer slots), which indexes may still hold.
+ * dir32: on pages of the layout written before GBT_F_DIRFIT (32 directory
+ * entries a word, fewer slots), which indexes may still hold
  */
-static void
-format_word_page(char *page, bool leaf, int nw, bool dir32)
-{
-	if (dir32)
-		gbt_node_format_layout(page, leaf, leaf ? 0 : 1, 0, nw);
-	else
-		gbt_node_format_words(page, leaf, leaf ? 0 : 1, 0, nw);
-}
-
 static void
 random_word_ops(bool leaf, int nw, int mode, int nops, int simd, bool dir32)
 {
@@ -522,7 +513,7 @@ random_word_ops(bool leaf, int nw, int mode, int nops, int simd, bool dir32)
 	WModel		m;
 
 	gbt_simd_set((GbtSimdLevel) simd);
-	format_word_page(page, leaf, nw, dir32);
+	gbt_node_format_layout(page, leaf, leaf ? 0 : 1, dir32 ? 0 : GBT_F_DIRFIT, nw);
 	gbt_node_view(page, &node);
 	CHECK(node.nwords == nw &&
 		  node.nslots == (dir32 ? gbt_words_slots_dir32(leaf, nw) :
@@ -585,7 +576,7 @@ random_word_ops(bool leaf, int nw, int mode, int nops, int simd, bool dir32)
 			uint32_t	c[GBT_MAX_SLOTS];
 			int			n = gbt_node_extract(&node, k, t, c);
 
-			format_word_page(page, leaf, nw, dir32);
+			gbt_node_format_layout(page, leaf, leaf ? 0 : 1, dir32 ? 0 : GBT_F_DIRFIT, nw);
 			gbt_node_view(page, &node);
 			gbt_node_load_spread(&node, n, k, t, leaf ? NULL : c, (xrand() % 2) == 0);
 		}
