@@ -83,8 +83,7 @@ wl_check(const GbtPageOpaqueData *op, int nw, int expect_level)
 	if (op->flags & (GBT_F_META | GBT_F_POSTING))
 		return E_KIND;
 	if ((op->keywords > 1 ? op->keywords : 1) != nw || leaf != (op->level == 0) ||
-		op->nslots != words_flags_slots(op->flags, nw, leaf) ||
-		((op->flags & GBT_F_TAILS) && (op->flags & GBT_F_DIRFIT)))
+		op->nslots != words_flags_slots(op->flags, nw, leaf))
 		return E_KIND;
 	if (expect_level >= 0 && op->level != expect_level)
 		return E_LEVEL;

@@ -373,16 +373,25 @@ gbt_words_slots_of(bool leaf, int nwords, uint16_t flags)
 
 /*
  * The end of a GBT_F_TAILS page's arrays (and dead marks), where tails may
- * start, with the standard layout's slots or few.
+ * start, for a page of these flags (GBT_F_TAILS_FEW, GBT_F_DIRFIT).
  */
+static inline int
+gbt_tail_start_as(bool leaf, int nwords, uint16_t flags)
+{
+	int			ns = gbt_tail_slots(leaf, (flags & GBT_F_TAILS_FEW) != 0);
+
+	return GBT_BODY_OFFSET + 16 * ns + (leaf ? 0 : 4 * ns) + GBT_DIR_SIZE * 8 +
+		GBT_BITMAP_WORDS * 8 +
+		(nwords - 1) * (8 * ns + 8 * gbt_xdir_entries(ns, flags) + 16) +
+		2 * ns + 8 + (leaf ? GBT_BITMAP_WORDS * 8 : 0);
+}
+
+/* the same for a tailed page formatted now, with the standard slots or few */
 static inline int
 gbt_tail_start_few(bool leaf, int nwords, bool few)
 {
-	int			ns = gbt_tail_slots(leaf, few);
-
-	return GBT_BODY_OFFSET + 16 * ns + (leaf ? 0 : 4 * ns) + GBT_DIR_SIZE * 8 +
-		GBT_BITMAP_WORDS * 8 + (nwords - 1) * (8 * ns + GBT_DIR_SIZE * 8 + 16) +
-		2 * ns + 8 + (leaf ? GBT_BITMAP_WORDS * 8 : 0);
+	return gbt_tail_start_as(leaf, nwords,
+							 (few ? GBT_F_TAILS_FEW : 0) | (gbt_format_dir32 ? 0 : GBT_F_DIRFIT));
 }
 
 static inline int
@@ -393,13 +402,15 @@ gbt_tail_start(bool leaf, int nwords)
 
 /*
  * The longest tail an entry may have: two entries and both bounds must fit
- * a page, leaf or inner, so that any split leaves each half room.
+ * a page, leaf or inner, so that any split leaves each half room.  Pages
+ * written before GBT_F_DIRFIT have the least room, so they set it (872
+ * bytes at four words, as it always was).
  */
 static inline int
 gbt_tail_max(int nwords)
 {
-	int			leaf = GBT_OPAQUE_OFFSET - gbt_tail_start(true, nwords);
-	int			inner = GBT_OPAQUE_OFFSET - gbt_tail_start(false, nwords);
+	int			leaf = GBT_OPAQUE_OFFSET - gbt_tail_start_as(true, nwords, 0);
+	int			inner = GBT_OPAQUE_OFFSET - gbt_tail_start_as(false, nwords, 0);
 
 	return (leaf < inner ? leaf : inner) / 4 - 2;
 }

@@ -33,9 +33,9 @@ bool		gbt_format_dir32 = false;
 void
 gbt_node_format_words(char *page, bool leaf, uint16_t level, uint16_t flags, int nwords)
 {
-	/* every multi-word page formatted now takes the compact directories, but tailed ones */
+	/* every multi-word page formatted now takes the compact directories */
 	flags &= ~GBT_F_DIRFIT;
-	if (nwords > 1 && !(flags & GBT_F_TAILS) && !gbt_format_dir32)
+	if (nwords > 1 && !gbt_format_dir32)
 		flags |= GBT_F_DIRFIT;
 	gbt_node_format_layout(page, leaf, level, flags, nwords);
 }

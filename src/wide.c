@@ -592,10 +592,9 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
 		(!(op->flags & GBT_F_META) &&
 		 (op->keywords != nwords || (op->flags & GBT_F_POSTING) ||
 		  op->nslots != gbt_words_slots_of(leaf, nwords, op->flags) ||
-		  ((op->flags & GBT_F_TAILS) && (op->flags & GBT_F_DIRFIT)) ||
 		  ((op->flags & (GBT_F_TAILS | GBT_F_TAILS_FEW)) == GBT_F_TAILS_FEW) ||
 		  ((op->flags & GBT_F_TAILS) &&
-		   (op->taillow < gbt_tail_start_few(leaf, nwords, (op->flags & GBT_F_TAILS_FEW) != 0) ||
+		   (op->taillow < gbt_tail_start_as(leaf, nwords, op->flags) ||
 			op->taillow > GBT_OPAQUE_OFFSET ||
 			op->tailfree > GBT_OPAQUE_OFFSET - op->taillow)) ||
 		  op->nused > op->nslots || leaf != (op->level == 0))))

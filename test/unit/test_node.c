@@ -730,8 +730,9 @@ tmodel_insert(GbtNode *node, TModel *m, const uint64_t *key, const unsigned char
 }
 
 static void
-random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few)
+random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few, bool dir32)
 {
+	uint16_t	layout = GBT_F_TAILS | (few ? GBT_F_TAILS_FEW : 0) | (dir32 ? 0 : GBT_F_DIRFIT);
 	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
 	static unsigned char saved[GBT_MAX_SLOTS][TAIL_BUF];
 	static unsigned char btail[2][TAIL_BUF];
@@ -740,12 +741,13 @@ random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few)
 	TModel	   *m = &tmodel;
 
 	gbt_simd_set((GbtSimdLevel) simd);
-	gbt_node_format_tails(page, leaf, leaf ? 0 : 1, few ? GBT_F_TAILS_FEW : 0, nw);
+	gbt_node_format_layout(page, leaf, leaf ? 0 : 1, layout, nw);
 	gbt_node_view(page, &node);
 	CHECK(node.nwords == nw && node.toff != NULL &&
 		  node.nslots == gbt_tail_slots(leaf, few) &&
-		  node.tailstart == gbt_tail_start_few(leaf, nw, few) &&
-		  (!few || node.tailstart < gbt_tail_start(leaf, nw)) &&
+		  node.tailstart == gbt_tail_start_as(leaf, nw, layout) &&
+		  (dir32 || node.tailstart == gbt_tail_start_few(leaf, nw, few)) &&
+		  (!few || node.tailstart < gbt_tail_start_as(leaf, nw, layout & ~GBT_F_TAILS_FEW)) &&
 		  (char *) (node.xbounds + 2 * (nw - 1)) <= (char *) node.toff &&
 		  (char *) (node.btoff + 2) <= page + node.tailstart &&
 		  GBT_OPAQUE_OFFSET - node.tailstart >= 4 * gbt_tail_space(gbt_tail_max(nw)),
@@ -829,7 +831,7 @@ random_tail_ops(bool leaf, int nw, int mode, int nops, int simd, bool few)
 			if (xrand() % 2)
 			{
 				/* the page's own layout: a page of few slots holds more tail bytes */
-				gbt_node_format_tails(page, leaf, leaf ? 0 : 1, few ? GBT_F_TAILS_FEW : 0, nw);
+				gbt_node_format_layout(page, leaf, leaf ? 0 : 1, layout, nw);
 				gbt_node_view(page, &node);
 				for (int b = 0; b < 2; b++)
 					CHECK(gbt_node_set_bound_tail(&node, b, btail[b], blen[b]),
@@ -1049,7 +1051,7 @@ test_to_tails(void)
 		CHECK(node.opaque->hikey == op1.hikey && node.opaque->lowkey == op1.lowkey &&
 			  node.opaque->lowtid == op1.lowtid && node.opaque->rightlink == op1.rightlink &&
 			  node.opaque->leftlink == op1.leftlink && node.opaque->level == op1.level &&
-			  (node.opaque->flags & ~GBT_F_TAILS) == (op1.flags & ~GBT_F_DIRFIT) &&
+			  (node.opaque->flags & ~GBT_F_TAILS) == op1.flags &&
 			  memcmp(node.xbounds, xb, sizeof(uint64_t) * 2 * (nw - 1)) == 0,
 			  "to_tails: bounds, links or flags differ");
 		/* and it takes a tail now, while it has a slot */
@@ -2018,6 +2020,47 @@ test_layout_offsets(void)
 				if (leaf && !dir32)
 					CHECK(gbt_leaf_words_end(nw) == off, "layout %d: leaf end", nw);
 			}
+	/* tailed pages: 80 / 64 slots (32 / 16 few) either way, more tail area now */
+	for (int dir32 = 0; dir32 < 2; dir32++)
+		for (int few = 0; few < 2; few++)
+			for (int leaf = 0; leaf < 2; leaf++)
+				for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
+				{
+					GbtNode		node;
+					uint16_t	flags = GBT_F_TAILS | (few ? GBT_F_TAILS_FEW : 0) |
+						(dir32 ? 0 : GBT_F_DIRFIT);
+					int			ns = few ? (leaf ? 32 : 16) : (leaf ? 80 : 64);
+					int			xdir = dir32 ? 32 : 16;
+					size_t		off = 64;
+					bool		ok = true;
+
+					gbt_node_format_layout(page, leaf, leaf ? 0 : 1, flags, nw);
+					gbt_node_view(page, &node);
+#define AT(ptr, bytes) do { ok = ok && (char *) (ptr) == page + off; off += (bytes); } while (0)
+					AT(node.keys, 8 * ns);
+					AT(node.tids, 8 * ns);
+					if (!leaf)
+						AT(node.child, 4 * ns);
+					AT(node.dir, 256);
+					AT(node.used, 64);
+					for (int k = 1; k < nw; k++)
+						AT(node.xkeys[k - 1], 8 * ns);
+					for (int k = 1; k < nw; k++)
+						AT(node.xdir[k - 1], 8 * xdir);
+					AT(node.xbounds, 16 * (nw - 1));
+					AT(node.toff, 2 * ns);
+					AT(node.btoff, 8);
+					if (leaf)
+						AT(gbt_leaf_dead(page), 64);
+#undef AT
+					CHECK(ok && node.nslots == ns && node.tailstart == (int) off &&
+						  gbt_tail_start_as(leaf, nw, flags) == (int) off,
+						  "tailed layout %d/%d/%d/%d: an array is not where it was",
+						  dir32, few, leaf, nw);
+				}
+	/* the longest tail is what it was: it must fit pages of either layout */
+	CHECK(gbt_tail_max(2) == 1328 && gbt_tail_max(3) == 1100 && gbt_tail_max(4) == 872,
+		  "gbt_tail_max changed: %d %d %d", gbt_tail_max(2), gbt_tail_max(3), gbt_tail_max(4));
 }
 
 int
@@ -2052,10 +2095,10 @@ main(void)
 		for (int nw = 2; nw <= GBT_MAX_KEY_WORDS; nw++)
 			for (int mode = 0; mode < 3; mode++)
 			{
-				for (int few = 0; few < 2; few++)
+				for (int few = 0; few < 4; few++)
 				{
-					random_tail_ops(true, nw, mode, 6000, simd, few);
-					random_tail_ops(false, nw, mode, 6000, simd, few);
+					random_tail_ops(true, nw, mode, 6000, simd, few & 1, few >> 1);
+					random_tail_ops(false, nw, mode, 6000, simd, few & 1, few >> 1);
 				}
 			}
 	for (int simd = 0; simd <= best; simd++)
