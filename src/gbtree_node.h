@@ -351,15 +351,6 @@ gbt_tail_slots(bool leaf, bool few)
 	return leaf ? GBT_TAIL_LEAF_SLOTS : GBT_TAIL_INNER_SLOTS;
 }
 
-/* a page's slots if it is tailed (by its flags), else 0 */
-static inline int
-gbt_tail_slots_of(uint16_t flags)
-{
-	if (!(flags & GBT_F_TAILS))
-		return 0;
-	return gbt_tail_slots((flags & GBT_F_LEAF) != 0, (flags & GBT_F_TAILS_FEW) != 0);
-}
-
 /* the slots of a multi-word page with these flags */
 static inline int
 gbt_words_slots_of(bool leaf, int nwords, uint16_t flags)
@@ -392,12 +383,6 @@ gbt_tail_start_few(bool leaf, int nwords, bool few)
 {
 	return gbt_tail_start_as(leaf, nwords,
 							 (few ? GBT_F_TAILS_FEW : 0) | (gbt_format_dir32 ? 0 : GBT_F_DIRFIT));
-}
-
-static inline int
-gbt_tail_start(bool leaf, int nwords)
-{
-	return gbt_tail_start_few(leaf, nwords, false);
 }
 
 /*
@@ -549,20 +534,6 @@ gbt_node_view(char *page, GbtNode *node)
 	node->nblocks = node->nslots / GBT_BLOCK_SLOTS;
 	node->mod_lo = node->nslots;
 	node->mod_hi = -1;
-}
-
-/*
- * bytes from the page start to the end of the dead marks of a multi-word
- * leaf of words alone, as gbt_node_format_words lays it out
- */
-static inline size_t
-gbt_leaf_words_end(int nwords)
-{
-	size_t		ns = (size_t) gbt_words_slots_dirfit(true, nwords);
-
-	return GBT_BODY_OFFSET + 16 * ns + GBT_DIR_SIZE * 8 + GBT_BITMAP_WORDS * 8 +
-		(size_t) (nwords - 1) * (8 * ns + 8 * gbt_xdir_entries((int) ns, GBT_F_DIRFIT) + 16) +
-		GBT_BITMAP_WORDS * 8;
 }
 
 /* The dead-entry marks of a leaf page (GBT_LEAF_DEAD_OFF) */
