@@ -184,7 +184,10 @@ typedef enum GbtWideLeafDo
 {
 	GBT_WIDE_INSERT,			/* insert, splitting the leaf if full */
 	GBT_WIDE_MAKE_ROOM,			/* split the leaf if full, insert nothing */
-	GBT_WIDE_NOTHING
+	GBT_WIDE_NOTHING,
+	GBT_WIDE_APPEND				/* a new right page takes a run above the
+								 * leaf's entries (wide_tree.c's insert
+								 * batch only: arg is its WideAppend) */
 } GbtWideLeafDo;
 typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *arg);
 extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,

@@ -307,3 +307,43 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 	gbt_page_opaque(right)->rightlink = old.rightlink;
 	return result;
 }
+
+/*
+ * An append split of a words-only leaf: the n entries (keys nwords words
+ * each, then tids; sorted, no tails, all above the page's entries and
+ * below its high key) go to the image right, a words-only leaf with the
+ * first of them as its low key and the page's high key, right-link
+ * and GBT_F_RIGHTMOST; the page keeps its entries where they are and
+ * takes that first entry as its high key, so that nothing on it moves
+ * and its record is a few bytes.  The caller links the pages.
+ */
+void
+gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, int n, char *right)
+{
+	GbtNode		node,
+				rnode;
+	GbtPageOpaqueData old = *gbt_page_opaque(page);
+	int			nw = gbt_page_nwords(&old);
+
+	gbt_node_view(page, &node);
+	gbt_node_format_words(right, true, old.level,
+						  old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
+	gbt_node_view(right, &rnode);
+	rnode.opaque->lowkey = keys[0];
+	rnode.opaque->lowtid = tids[0];
+	rnode.opaque->hikey = old.hikey;
+	rnode.opaque->hitid = old.hitid;
+	for (int k = 1; k < nw; k++)
+	{
+		rnode.xbounds[k - 1] = node.xbounds[k - 1];
+		rnode.xbounds[nw - 1 + k - 1] = keys[k];
+	}
+	gbt_node_load_spread(&rnode, n, keys, tids, NULL, true);
+	rnode.opaque->rightlink = old.rightlink;
+
+	node.opaque->hikey = keys[0];
+	node.opaque->hitid = tids[0];
+	for (int k = 1; k < nw; k++)
+		node.xbounds[k - 1] = keys[k];
+	node.opaque->flags &= ~GBT_F_RIGHTMOST;
+}

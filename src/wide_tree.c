@@ -558,6 +558,166 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	pfree(ws);
 }
 
+/*
+ * An insert batch's sorted entries, for the append split: e[i..n) (stride
+ * nw + 2: words, TID, the tail's index << 16) remain to be placed.
+ */
+typedef struct WideAppend
+{
+	BlockNumber root;
+	const uint64 *e;
+	const GbtTail *tails;
+	Size		i;
+	Size		n;
+	int			nw;
+	int			fillfactor;
+	BlockNumber fresh;			/* the last page an append split made */
+	int			take;			/* entries the append split puts on its page */
+} WideAppend;
+
+/*
+ * gbt_wide_smo's action for the batch's entry e[i]: an append split
+ * (GBT_WIDE_APPEND, wa->take entries) when the entry and those after it
+ * that belong here all go after the leaf's last entry, and the leaf is
+ * full or is the page the last append split made (filled as a build
+ * would, so that a run of ascending keys, like a COPY into an empty
+ * index, leaves its pages so and logs each page once).  Only on
+ * words-only leaves, for entries without tails; otherwise the entry is
+ * inserted, splitting the leaf if full.
+ */
+static GbtWideLeafDo
+append_at_leaf(Relation index, Buffer buf, void *arg)
+{
+	WideAppend *wa = (WideAppend *) arg;
+	int			nw = wa->nw;
+	int			stride = nw + 2;
+	const uint64 *x = &wa->e[wa->i * stride];
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	uint64		lk[GBT_MAX_KEY_WORDS],
+				hk[GBT_MAX_KEY_WORDS],
+				ht;
+	bool		fresh = BufferGetBlockNumber(buf) == wa->fresh;
+	bool		rightmost;
+	int			last;
+	Size		cap,
+				j;
+
+	wa->take = 0;
+	/* the append split sets it again; declined, the page's free slots fill */
+	wa->fresh = InvalidBlockNumber;
+	gbt_node_view((char *) page, &node);
+	if (node.opaque->nused < node.nslots && !fresh)
+		return GBT_WIDE_INSERT;
+	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL ||
+		wa->tails[x[nw + 1] >> 16].len > 0)
+		return GBT_WIDE_INSERT;
+	last = gbt_node_last_used(&node);
+	if (last >= node.nslots)
+		return GBT_WIDE_INSERT;
+	gbt_walk_slot_words(&node, last, lk);
+	if (gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0)
+		return GBT_WIDE_INSERT;
+	rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
+	if (!rightmost)
+		gbt_walk_bound_words(&node, true, hk, &ht);
+	cap = Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100);
+	for (j = wa->i; j < wa->n && j - wa->i < cap; j++)
+	{
+		const uint64 *y = &wa->e[j * stride];
+
+		if (wa->tails[y[nw + 1] >> 16].len > 0 ||
+			(!rightmost && gbt_tentry_cmp(y, GBT_NO_TAIL, y[nw], hk, GBT_NO_TAIL, ht, nw) >= 0))
+			break;
+	}
+	if (j == wa->i)
+		return GBT_WIDE_INSERT;
+	wa->take = j - wa->i;
+	return GBT_WIDE_APPEND;
+}
+
+/*
+ * The append split append_at_leaf chose, on the locked leaf in buf whose
+ * locked parent pbuf has room for the downlink: a new right page takes
+ * wa->take entries from e[i], and the leaf only its new high key and
+ * links, so its record holds a few bytes of it.  Returns the new page,
+ * locked.
+ */
+static Buffer
+append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
+{
+	int			nw = wa->nw;
+	int			stride = nw + 2;
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
+	uint64	   *keys = palloc(sizeof(uint64) * nw * wa->take);
+	uint64	   *tids = palloc(sizeof(uint64) * wa->take);
+	PGAlignedBlock img;
+	Buffer		rbuf,
+				sbuf = InvalidBuffer;
+	BlockNumber rblk;
+	GbtGxlog   *state;
+	Page		lp,
+				rp,
+				pp;
+	GbtNode		node;
+
+	for (int k = 0; k < wa->take; k++)
+	{
+		memcpy(&keys[k * nw], &wa->e[(wa->i + k) * stride], sizeof(uint64) * nw);
+		tids[k] = wa->e[(wa->i + k) * stride + nw];
+	}
+	if (!page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
+		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	rbuf = gbt_new_buffer(index, false);
+	rblk = BufferGetBlockNumber(rbuf);
+	if (old.rightlink != GBT_NO_BLOCK)
+	{
+		sbuf = ReadBuffer(index, old.rightlink);
+		LockBuffer(sbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, sbuf, nw);
+	}
+
+	state = gbt_gxlog_start(index);
+	lp = gbt_gxlog_register(state, buf, 0);
+	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	pp = gbt_gxlog_register(state, pbuf, 0);
+
+	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
+	/* zeros where the node layer writes nothing, as PageInit leaves them */
+	memset(img.data, 0, BLCKSZ);
+	gbt_node_append_split((char *) lp, keys, tids, wa->take, img.data);
+	put_body(rp, img.data);
+	gbt_page_opaque((char *) lp)->rightlink = rblk;
+	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
+
+	gbt_node_view((char *) pp, &node);
+	if (!node_put(pp, &node, keys, GBT_NO_TAIL, tids[0], rblk))
+	{
+		gbt_gxlog_abort(state);
+		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	}
+	gbt_wide_set_lower(pp);
+	if (BufferIsValid(sbuf))
+	{
+		Page		sp = gbt_gxlog_register(state, sbuf, 0);
+
+		gbt_page_opaque((char *) sp)->leftlink = rblk;
+	}
+	gbt_gxlog_finish(state);
+	{
+		BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
+		BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
+
+		gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
+	}
+	if (BufferIsValid(sbuf))
+		UnlockReleaseBuffer(sbuf);
+	pfree(keys);
+	pfree(tids);
+	wa->fresh = rblk;
+	return rbuf;
+}
+
 static bool gbt_wide_insert_if_room(Relation index, BlockNumber root, const uint64 *key,
 									GbtTail tail, uint64 tid);
 
@@ -605,6 +765,12 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 				GbtWideLeafDo todo = action ? action(index, buf, arg) : GBT_WIDE_INSERT;
 				Buffer		rbuf;
 
+				if (todo == GBT_WIDE_APPEND && BufferIsValid(pbuf))
+				{
+					UnlockReleaseBuffer(append_page(index, pbuf, buf, (WideAppend *) arg));
+					break;
+				}
+				Assert(todo != GBT_WIDE_APPEND);
 				if (todo == GBT_WIDE_INSERT &&
 					gbt_wide_leaf_insert_if_room(index, buf, key, tail, tid))
 					break;
@@ -704,6 +870,26 @@ leaf_holds(GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid)
 }
 
 /*
+ * The structure change for the batch's entry e[i], which met a full leaf
+ * (or the page the last append split made): an append split of e[i] and
+ * the entries after it, or e[i] alone through the split path.  Returns
+ * how many entries it placed.  After a failed flush (skip_present) entries
+ * may already be in the pages, so they go one by one.
+ */
+static Size
+batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
+{
+	int			nw = wa->nw;
+	const uint64 *x = &wa->e[i * (nw + 2)];
+
+	wa->i = i;
+	wa->take = 0;
+	gbt_wide_smo(index, wa->root, x, wa->tails[x[nw + 1] >> 16], x[nw],
+				 skip_present ? NULL : append_at_leaf, wa);
+	return wa->take > 0 ? wa->take : 1;
+}
+
+/*
  * Merge an insert batch's entries (batch.c: nslots GbtEntry slots, each
  * entry gbt_wide_batch_slots of them: words, TID, tail length and tail)
  * into the tree under root.  Sorted first by (words, tail, TID), they go in
@@ -727,6 +913,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 	GbtTail    *tails;
 	Size		ntails = 1;
 	Size		i = 0;
+	WideAppend	wa;
 
 	/* at most one entry a gbt_wide_batch_slots(nw, 0) slots */
 	Size		maxn = nslots / gbt_wide_batch_slots(nw, 0);
@@ -759,6 +946,13 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		pfree(hist);
 		pfree(scratch);
 	}
+	wa.root = root;
+	wa.e = e;
+	wa.tails = tails;
+	wa.n = n;
+	wa.nw = nw;
+	wa.fillfactor = gbt_get_fillfactor(index);
+	wa.fresh = InvalidBlockNumber;
 	while (i < n)
 	{
 		const uint64 *first = &e[i * stride];
@@ -788,18 +982,20 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		}
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
-		if (!page_has_room(page, ftail))
+		if (!page_has_room(page, ftail) ||
+			(!skip_present && BufferGetBlockNumber(buf) == wa.fresh))
 		{
 			bool		present;
 
 			gbt_node_view((char *) page, &node);
 			present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
 			UnlockReleaseBuffer(buf);
-			if (!present)
-				gbt_wide_smo(index, root, first, ftail, first[nw], NULL, NULL);
 			if (hbytes)
 				pfree(hbytes);
-			i++;
+			if (present)
+				i++;
+			else
+				i += batch_smo(index, &wa, i, skip_present);
 			continue;
 		}
 		state = gbt_gxlog_start(index);
@@ -822,15 +1018,12 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		}
 		if (full && added == 0)
 		{
-			/* no room after all: this entry through the split path */
-			const uint64 *x = &e[i * stride];
-
+			/* no room after all: the structure change */
 			gbt_gxlog_abort(state);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
-			gbt_wide_smo(index, root, x, tails[x[nw + 1] >> 16], x[nw], NULL, NULL);
-			i++;
+			i += batch_smo(index, &wa, i, skip_present);
 			continue;
 		}
 		if (added > 0)

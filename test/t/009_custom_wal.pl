@@ -95,10 +95,10 @@ my @gbt = grep { /^rmgr: custom161 / } split /\n(?=rmgr: )/, $stdout;
 my $nrec = scalar @gbt;
 # (a block's first change after the checkpoint logs a full image instead)
 my $nver = grep { /for WAL verification|FPW/ } @gbt;
-# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g) log generic WAL either way
+# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g) log generic WAL either way
 # (src/README, "Multi-word keys"); no other index may
 my %wide = map { $_ => 1 } split /\n/, $primary->safe_psql('postgres',
-	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g']::regclass[]) c");
+	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g']::regclass[]) c");
 my @generic = grep { /^rmgr: Generic/ } split /\n(?=rmgr: )/, $stdout;
 my $nwide = grep { /rel \d+\/\d+\/(\d+)/ && $wide{$1} } @generic;
 my $ngeneric = scalar(@generic) - $nwide;

@@ -506,6 +506,12 @@ sub wal_workload
 	-- an index built on an empty table, filled only by inserts
 	CREATE TABLE e (k int8);
 	CREATE INDEX e_k_g ON e USING gbtree (k);
+	-- multi-word indexes built empty, filled by batches whose sorted runs
+	-- go in by append splits (a new right page takes the run, the full
+	-- leaf keeps its entries and takes a new high key)
+	CREATE TABLE ew (id int, x uuid, t text);
+	CREATE INDEX ew_x_g ON ew USING gbtree (x);
+	CREATE INDEX ew_t_g ON ew USING gbtree (t);
 	-- unique indexes, one word and two: each row goes in alone, a record
 	-- a row (its delta sought where the insert says it changed the leaf)
 	CREATE TABLE q (id int, x uuid);
@@ -531,6 +537,10 @@ sub wal_workload
 	INSERT INTO e SELECT g FROM generate_series(1, 6000) g;
 	INSERT INTO e SELECT -g FROM generate_series(1, 2000) g;
 	INSERT INTO e SELECT NULL FROM generate_series(1, 1000) g;
+	INSERT INTO ew SELECT g, md5(g::text)::uuid, substr(md5(g::text), 1, 10) || '@example.com'
+	  FROM generate_series(1, 8000) g;
+	INSERT INTO ew SELECT g, md5(g::text)::uuid, substr(md5(g::text), 1, 12) || '@example.org'
+	  FROM generate_series(8001, 12000) g;
 	INSERT INTO u SELECT g, CASE WHEN g % 50 = 0 THEN NULL ELSE md5((g % 9000)::text)::uuid END
 	  FROM generate_series(5001, 15000) g;
 	INSERT INTO q SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE md5((g % 700)::text)::uuid END
@@ -666,6 +676,14 @@ sub wal_checks
 			         FROM (SELECT x, count(*) AS n FROM u WHERE x IS NOT NULL GROUP BY x) e,
 			              LATERAL (SELECT count(*) AS c FROM u y WHERE y.x = e.x) l},
 			seq_sql => q{SELECT count(DISTINCT x) || ':' || count(x) || ':0' FROM u}
+		},
+		{
+			name => 'ew_x', index => 'ew_x_g', modes => [qw(idx ios)], ios => 1,
+			sql => q{SELECT count(*) || ':' || md5(string_agg(x::text, ',')) FROM (SELECT x FROM ew ORDER BY x) s}
+		},
+		{
+			name => 'ew_t', index => 'ew_t_g', modes => [qw(idx bitmap)],
+			sql => q{SELECT count(*) || ':' || coalesce(sum(id), 0) FROM ew WHERE t >= '4' AND t < 'c'}
 		},
 		{
 			name => 'e_order', index => 'e_k_g', modes => [qw(idx ios)], ios => 1,

@@ -2035,6 +2035,115 @@ test_layout_offsets(void)
 		  "gbt_tail_max changed: %d %d %d", gbt_tail_max(2), gbt_tail_max(3), gbt_tail_max(4));
 }
 
+/*
+ * gbt_node_append_split: a full words-only leaf of either layout, rightmost
+ * or not, and a sorted run above its entries: the leaf keeps every entry
+ * in its slot and takes the run's first entry as its high key; the right
+ * page (the layout formatted now) holds the run with that low key, the
+ * leaf's old high key, right-link and rightmost flag; both pass
+ * gbt_node_check and find every entry.
+ */
+static void
+test_append_split(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char before[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char right[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static uint64_t keys[GBT_MAX_SLOTS * GBT_MAX_KEY_WORDS];
+	static uint64_t tids[GBT_MAX_SLOTS];
+
+	for (int iter = 0; iter < 600; iter++)
+	{
+		int			nw = 2 + iter % 3;
+		bool		dir32 = (iter / 3) % 2 == 1;
+		bool		rightmost = (iter / 6) % 2 == 1;
+		GbtNode		node,
+					rn;
+		GbtPageOpaqueData old;
+		uint64_t	key[GBT_MAX_KEY_WORDS];
+		uint64_t	base = (uint64_t) 1 << 32;
+		int			n,
+					cap;
+
+		gbt_format_dir32 = dir32;
+		memset(page, 0, GBT_PAGE_SIZE);
+		gbt_node_format_words(page, true, 0, rightmost ? GBT_F_RIGHTMOST : 0, nw);
+		gbt_format_dir32 = false;
+		gbt_node_view(page, &node);
+		node.opaque->lowkey = 5;
+		node.opaque->lowtid = 1;
+		node.opaque->hikey = rightmost ? GBT_SENTINEL : UINT64_C(1) << 62;
+		node.opaque->hitid = rightmost ? GBT_SENTINEL : 7;
+		node.opaque->rightlink = rightmost ? GBT_NO_BLOCK : 4711;
+		for (int k = 1; k < nw; k++)
+		{
+			node.xbounds[k - 1] = rightmost ? GBT_SENTINEL : 9;
+			node.xbounds[nw - 1 + k - 1] = 0;
+		}
+		/* fill it (random keys below base), then the run above them */
+		for (;;)
+		{
+			key[0] = 10 + xrand() % (base - 10);
+			for (int k = 1; k < nw; k++)
+				key[k] = xrand() % 4;
+			if (gbt_node_insert_words(&node, key, (xrand() % 1000 + 1) << 16, 0) < 0)
+				break;
+		}
+		CHECK(node.opaque->nused == node.nslots, "append split: leaf not full");
+		memcpy(before, page, GBT_PAGE_SIZE);
+		old = *gbt_page_opaque(page);
+		cap = gbt_leaf_slots_for(nw) * 9 / 10;
+		n = 1 + xrand() % cap;
+		for (int i = 0; i < n; i++)
+		{
+			keys[i * nw] = base + (uint64_t) i * 3 + xrand() % 3;
+			for (int k = 1; k < nw; k++)
+				keys[i * nw + k] = xrand() % 4;
+			tids[i] = (uint64_t) (i + 1) << 16;
+		}
+		memset(right, 0, GBT_PAGE_SIZE);
+		gbt_node_append_split(page, keys, tids, n, right);
+		gbt_node_view(page, &node);
+		gbt_node_view(right, &rn);
+		CHECK(gbt_node_check(&node) == NULL && gbt_node_check(&rn) == NULL,
+			  "append split (words %d, dir32 %d): %s / %s", nw, dir32,
+			  gbt_node_check(&node) ? gbt_node_check(&node) : "ok",
+			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
+		/* the leaf: every byte as before but its high key and flags */
+		CHECK(memcmp(page + 64, before + 64, (char *) node.xbounds - page - 64) == 0 &&
+			  memcmp((char *) (node.xbounds + nw - 1), before + ((char *) (node.xbounds + nw - 1) - page),
+					 GBT_OPAQUE_OFFSET - ((char *) (node.xbounds + nw - 1) - page)) == 0,
+			  "append split: the leaf's entries moved (words %d)", nw);
+		gbt_walk_bound_words(&node, true, key, &tids[GBT_MAX_SLOTS - 1]);
+		CHECK(wkey_cmp(key, keys, nw) == 0 && node.opaque->hitid == tids[0] &&
+			  !(node.opaque->flags & GBT_F_RIGHTMOST) && node.opaque->lowkey == 5 &&
+			  node.opaque->nused == old.nused && node.opaque->rightlink == old.rightlink,
+			  "append split: the leaf's high key or flags");
+		/* the right page: the run, the bounds, the links, the layout of now */
+		CHECK(rn.opaque->nused == n && rn.nslots == gbt_leaf_slots_for(nw) &&
+			  (rn.opaque->flags & GBT_F_LEAF) && rn.toff == NULL &&
+			  ((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost &&
+			  rn.opaque->rightlink == old.rightlink && rn.opaque->hikey == old.hikey &&
+			  rn.opaque->hitid == old.hitid && rn.opaque->lowkey == keys[0] &&
+			  rn.opaque->lowtid == tids[0],
+			  "append split: the right page's bounds, links or flags (words %d)", nw);
+		for (int k = 1; k < nw; k++)
+			CHECK(rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
+				  rn.xbounds[nw - 1 + k - 1] == keys[k],
+				  "append split: the right page's bound words");
+		for (int i = 0, s = gbt_node_first_used(&rn); i < n; i++, s = gbt_node_next_used(&rn, s + 1))
+		{
+			int			lb = gbt_node_lower_bound_entry_words(&rn, &keys[i * nw], tids[i]);
+
+			lb = gbt_node_next_used(&rn, lb);
+
+			gbt_walk_slot_words(&rn, s, key);
+			CHECK(s < rn.nslots && wkey_cmp(key, &keys[i * nw], nw) == 0 && rn.tids[s] == tids[i] &&
+				  lb == s, "append split: entry %d of %d not where a search finds it", i, n);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -2049,6 +2158,7 @@ main(void)
 	test_tail_trees();
 	test_to_tails();
 	test_split();
+	test_append_split();
 	test_tail_limit();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 1; nw <= GBT_MAX_KEY_WORDS; nw++)
