@@ -6,9 +6,11 @@
 -- fillfactor), and the full leaf keeps its entries where they are, taking
 -- only a new high key; so each page is logged once, as it is made, where
 -- splits logged it whole when made and again when split (about 2.8 times
--- its size).  Entries with tails, and runs that meet a page with tails,
--- go in as before.  Every query runs on the gbtree table and on its btree
--- twin under forced index, index-only and bitmap scans.
+-- its size).  A run that falls among a full leaf's entries makes a merge
+-- split: the leaf's entries and the run are cut in halves, both pages
+-- written once (section 4).  Entries with tails, and runs that meet a page
+-- with tails, go in as before.  Every query runs on the gbtree table and
+-- on its btree twin under forced index, index-only and bitmap scans.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS gbtree;
@@ -125,8 +127,40 @@ SELECT (pg_wal_lsn_diff(:'w2', :'w1') - pg_wal_lsn_diff(:'w1', :'w0')) /
 	   (pg_relation_size('apw_u') + pg_relation_size('apw_s')) < 1.6 AS index_wal_near_index_size;
 SELECT gbtree_check('apw_u', true), gbtree_check('apw_s', true);
 
+-- 4. Merge splits: as many random rows again into indexes of 30,000; a
+-- full leaf and the batch's entries for it are cut in halves, each page
+-- written once.  The indexes' WAL stays near their size (a split of the
+-- leaf's entries and then one insert after another logged about twice
+-- it), and they take about as many pages as CREATE INDEX of all the rows.
+CREATE TABLE apm (u uuid, s text COLLATE "C");
+CREATE TABLE apn (u uuid, s text COLLATE "C");
+INSERT INTO apm SELECT md5(g::text)::uuid, substr(md5(g::text), 1, 10) || '@example.com'
+  FROM generate_series(1, 30000) g;
+INSERT INTO apn SELECT * FROM apm;
+CREATE INDEX apm_u ON apm USING gbtree (u);
+CREATE INDEX apm_s ON apm USING gbtree (s);
+SELECT pg_current_wal_insert_lsn() AS w0 \gset
+INSERT INTO apn SELECT md5(g::text)::uuid, substr(md5(g::text), 1, 10) || '@example.com'
+  FROM generate_series(30001, 60000) g;
+SELECT pg_current_wal_insert_lsn() AS w1 \gset
+INSERT INTO apm SELECT md5(g::text)::uuid, substr(md5(g::text), 1, 10) || '@example.com'
+  FROM generate_series(30001, 60000) g;
+SELECT pg_current_wal_insert_lsn() AS w2 \gset
+SELECT (pg_wal_lsn_diff(:'w2', :'w1') - pg_wal_lsn_diff(:'w1', :'w0')) /
+	   (pg_relation_size('apm_u') + pg_relation_size('apm_s')) < 1.5 AS index_wal_near_index_size;
+CREATE INDEX apn_u ON apn USING gbtree (u);
+CREATE INDEX apn_s ON apn USING gbtree (s);
+SELECT pg_relation_size('apm_u') + pg_relation_size('apm_s') <=
+	   (pg_relation_size('apn_u') + pg_relation_size('apn_s')) * 1.12 AS pages_near_built;
+SELECT gbtree_check('apm_u', true), gbtree_check('apm_s', true);
+-- against apn read by a sequential scan
+SELECT tw_diff('apm', 'apn', 'u', 'u BETWEEN ''30000000-0000-0000-0000-000000000000'' AND ''90000000-0000-0000-0000-000000000000''', plans => false);
+SELECT tw_diff('apm', 'apn', 'u', 'u > ''f0000000-0000-0000-0000-000000000000''', 'u DESC', 300, plans => false);
+SELECT tw_diff('apm', 'apn', 's', 's >= ''5'' AND s < ''9''', plans => false);
+SELECT tw_diff('apm', 'apn', 's', 's > ''e''', 's', 400, plans => false);
+
 DROP FUNCTION aprows(int, int), aprows_above(int, int);
-DROP TABLE apa, apb, apw, aph;
+DROP TABLE apa, apb, apw, aph, apm, apn;
 DROP FUNCTION tw_one(text), tw_both(text, text, text),
 	tw_shape(text, text), tw_diff(text, text, text, text, text, int, boolean),
 	tw_order(text, text, text, text);

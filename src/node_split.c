@@ -347,3 +347,83 @@ gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, in
 		node.xbounds[k - 1] = keys[k];
 	node.opaque->flags &= ~GBT_F_RIGHTMOST;
 }
+
+/*
+ * A merge split of a full words-only leaf: its entries and the n sorted
+ * ones given (keys nwords words each, then tids; no tails, none on the
+ * page already, all below its high key; at most two built leaves' worth
+ * in all) are cut in halves.  left keeps the page's low key and the
+ * first half, with the second half's first entry as its high key; right
+ * takes that key as its low key, the second half, and the page's high
+ * key, right-link and GBT_F_RIGHTMOST.  Both are words-only leaves of
+ * the layout formatted now, their entries spread; left may be page
+ * itself.  The caller links the pages.
+ */
+void
+gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids, int n,
+					 char *left, char *right)
+{
+	static uint64_t mkeys[2 * GBT_MAX_SLOT_WORDS];
+	static uint64_t mtids[2 * GBT_MAX_SLOTS];
+	static uint64_t okeys[GBT_MAX_SLOT_WORDS];
+	static uint64_t otids[GBT_MAX_SLOTS];
+	GbtNode		node;
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
+	int			nw = gbt_page_nwords(&old);
+	uint64_t	xb[2 * (GBT_MAX_KEY_WORDS - 1)];
+	int			nold,
+				a = 0,
+				b = 0,
+				m = 0,
+				half;
+
+	gbt_node_view((char *) page, &node);
+	memcpy(xb, node.xbounds, sizeof(uint64_t) * 2 * (nw - 1));
+	nold = gbt_node_extract(&node, okeys, otids, NULL);
+	while (a < nold || b < n)
+	{
+		bool		take_old = b >= n ||
+			(a < nold && gbt_wentry_lt(&okeys[a * nw], otids[a], &keys[b * nw], tids[b], nw));
+
+		if (take_old)
+		{
+			memcpy(&mkeys[m * nw], &okeys[a * nw], sizeof(uint64_t) * nw);
+			mtids[m++] = otids[a++];
+		}
+		else
+		{
+			memcpy(&mkeys[m * nw], &keys[b * nw], sizeof(uint64_t) * nw);
+			mtids[m++] = tids[b++];
+		}
+	}
+	half = m / 2;
+
+	gbt_node_format_words(right, true, old.level, old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST),
+						  nw);
+	gbt_node_view(right, &node);
+	node.opaque->lowkey = mkeys[half * nw];
+	node.opaque->lowtid = mtids[half];
+	node.opaque->hikey = old.hikey;
+	node.opaque->hitid = old.hitid;
+	for (int k = 1; k < nw; k++)
+	{
+		node.xbounds[k - 1] = xb[k - 1];
+		node.xbounds[nw - 1 + k - 1] = mkeys[half * nw + k];
+	}
+	gbt_node_load_spread(&node, m - half, &mkeys[half * nw], &mtids[half], NULL, true);
+	node.opaque->rightlink = old.rightlink;
+
+	gbt_node_format_words(left, true, old.level, old.flags & GBT_F_NULLTREE, nw);
+	gbt_node_view(left, &node);
+	node.opaque->lowkey = old.lowkey;
+	node.opaque->lowtid = old.lowtid;
+	node.opaque->hikey = mkeys[half * nw];
+	node.opaque->hitid = mtids[half];
+	for (int k = 1; k < nw; k++)
+	{
+		node.xbounds[k - 1] = mkeys[half * nw + k];
+		node.xbounds[nw - 1 + k - 1] = xb[nw - 1 + k - 1];
+	}
+	gbt_node_load_spread(&node, half, mkeys, mtids, NULL, true);
+	node.opaque->leftlink = old.leftlink;
+}

@@ -572,57 +572,28 @@ typedef struct WideAppend
 	int			nw;
 	int			fillfactor;
 	BlockNumber fresh;			/* the last page an append split made */
-	int			take;			/* entries the append split puts on its page */
+	int			take;			/* entries the split places */
+	bool		merge;			/* a merge split, else an append split */
 } WideAppend;
 
 /*
- * gbt_wide_smo's action for the batch's entry e[i]: an append split
- * (GBT_WIDE_APPEND, wa->take entries) when the entry and those after it
- * that belong here all go after the leaf's last entry, and the leaf is
- * full or is the page the last append split made (filled as a build
- * would, so that a run of ascending keys, like a COPY into an empty
- * index, leaves its pages so and logs each page once).  Only on
- * words-only leaves, for entries without tails; otherwise the entry is
- * inserted, splitting the leaf if full.
+ * How many of the batch's entries from e[i] (at most limit) belong to the
+ * leaf node views, before its high key, with no tails: the run a split of
+ * it can take.
  */
-static GbtWideLeafDo
-append_at_leaf(Relation index, Buffer buf, void *arg)
+static Size
+run_in_leaf(const WideAppend *wa, Size i, const GbtNode *node, Size limit)
 {
-	WideAppend *wa = (WideAppend *) arg;
 	int			nw = wa->nw;
 	int			stride = nw + 2;
-	const uint64 *x = &wa->e[wa->i * stride];
-	Page		page = BufferGetPage(buf);
-	GbtNode		node;
-	uint64		lk[GBT_MAX_KEY_WORDS],
-				hk[GBT_MAX_KEY_WORDS],
-				ht;
-	bool		fresh = BufferGetBlockNumber(buf) == wa->fresh;
-	bool		rightmost;
-	int			last;
-	Size		cap,
-				j;
+	bool		rightmost = (node->opaque->flags & GBT_F_RIGHTMOST) != 0;
+	uint64		hk[GBT_MAX_KEY_WORDS],
+				ht = 0;
+	Size		j;
 
-	wa->take = 0;
-	/* the append split sets it again; declined, the page's free slots fill */
-	wa->fresh = InvalidBlockNumber;
-	gbt_node_view((char *) page, &node);
-	if (node.opaque->nused < node.nslots && !fresh)
-		return GBT_WIDE_INSERT;
-	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL ||
-		wa->tails[x[nw + 1] >> 16].len > 0)
-		return GBT_WIDE_INSERT;
-	last = gbt_node_last_used(&node);
-	if (last >= node.nslots)
-		return GBT_WIDE_INSERT;
-	gbt_walk_slot_words(&node, last, lk);
-	if (gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0)
-		return GBT_WIDE_INSERT;
-	rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
 	if (!rightmost)
-		gbt_walk_bound_words(&node, true, hk, &ht);
-	cap = Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100);
-	for (j = wa->i; j < wa->n && j - wa->i < cap; j++)
+		gbt_walk_bound_words(node, true, hk, &ht);
+	for (j = i; j < wa->n && j - i < limit; j++)
 	{
 		const uint64 *y = &wa->e[j * stride];
 
@@ -630,18 +601,66 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 			(!rightmost && gbt_tentry_cmp(y, GBT_NO_TAIL, y[nw], hk, GBT_NO_TAIL, ht, nw) >= 0))
 			break;
 	}
-	if (j == wa->i)
-		return GBT_WIDE_INSERT;
-	wa->take = j - wa->i;
-	return GBT_WIDE_APPEND;
+	return j - i;
 }
 
 /*
- * The append split append_at_leaf chose, on the locked leaf in buf whose
- * locked parent pbuf has room for the downlink: a new right page takes
- * wa->take entries from e[i], and the leaf only its new high key and
- * links, so its record holds a few bytes of it.  Returns the new page,
- * locked.
+ * gbt_wide_smo's action for the batch's entry e[i] (GBT_WIDE_APPEND,
+ * wa->take entries from e[i]), when the run of entries that belong to
+ * the leaf does not fit its free slots:
+ *	- an append split when they go after the leaf's last entry, or the
+ *	  leaf is the page the last append split made: a new page takes them,
+ *	  as many as a built leaf holds (so a run of ascending keys, like a
+ *	  COPY into an empty index, leaves its pages filled so and logs each
+ *	  page once);
+ *	- a merge split when they go among the leaf's entries: those and the
+ *	  run, up to two built leaves' worth, are cut in halves, each page
+ *	  written once, where a split of the leaf's own entries and then one
+ *	  insert after another wrote both halves whole and then again in part.
+ * Only on words-only leaves (not the root), for entries without tails;
+ * otherwise the entry is inserted, splitting the leaf if full.
+ */
+static GbtWideLeafDo
+append_at_leaf(Relation index, Buffer buf, void *arg)
+{
+	WideAppend *wa = (WideAppend *) arg;
+	int			nw = wa->nw;
+	const uint64 *x = &wa->e[wa->i * (nw + 2)];
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	uint64		lk[GBT_MAX_KEY_WORDS];
+	bool		fresh = BufferGetBlockNumber(buf) == wa->fresh;
+	int			last,
+				cap = Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100);
+	Size		run;
+
+	wa->take = 0;
+	/* the append split sets it again; declined, the page's free slots fill */
+	wa->fresh = InvalidBlockNumber;
+	gbt_node_view((char *) page, &node);
+	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL)
+		return GBT_WIDE_INSERT;
+	run = run_in_leaf(wa, wa->i, &node, node.nslots + 2 * cap);
+	last = gbt_node_last_used(&node);
+	if (run == 0 || last >= node.nslots ||
+		(!fresh && node.opaque->nused + run <= node.nslots))
+		return GBT_WIDE_INSERT;
+	gbt_walk_slot_words(&node, last, lk);
+	wa->merge = !fresh &&
+		gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
+	if (!wa->merge)
+		wa->take = Min(run, cap);
+	else if (2 * cap > node.opaque->nused)
+		wa->take = Min(run, 2 * cap - node.opaque->nused);
+	return wa->take > 0 ? GBT_WIDE_APPEND : GBT_WIDE_INSERT;
+}
+
+/*
+ * The split append_at_leaf chose, on the locked leaf in buf whose locked
+ * parent pbuf has room for the downlink, with wa->take entries from e[i]:
+ * an append split (the new right page takes them, and the leaf only its
+ * new high key and links, so its record holds a few bytes of it) or a
+ * merge split (both pages whole).  Returns the new page, locked.
  */
 static Buffer
 append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
@@ -660,6 +679,8 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 				rp,
 				pp;
 	GbtNode		node;
+	uint64		sep[GBT_MAX_KEY_WORDS],
+				septid;
 
 	for (int k = 0; k < wa->take; k++)
 	{
@@ -678,20 +699,31 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 	}
 
 	state = gbt_gxlog_start(index);
-	lp = gbt_gxlog_register(state, buf, 0);
+	lp = gbt_gxlog_register(state, buf, wa->merge ? GENERIC_XLOG_FULL_IMAGE : 0);
 	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	pp = gbt_gxlog_register(state, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
 	/* zeros where the node layer writes nothing, as PageInit leaves them */
 	memset(img.data, 0, BLCKSZ);
-	gbt_node_append_split((char *) lp, keys, tids, wa->take, img.data);
+	if (wa->merge)
+	{
+		PGAlignedBlock limg;
+
+		memset(limg.data, 0, BLCKSZ);
+		gbt_node_merge_split((char *) lp, keys, tids, wa->take, limg.data, img.data);
+		put_body(lp, limg.data);
+	}
+	else
+		gbt_node_append_split((char *) lp, keys, tids, wa->take, img.data);
 	put_body(rp, img.data);
 	gbt_page_opaque((char *) lp)->rightlink = rblk;
 	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
+	gbt_node_view((char *) rp, &node);
+	gbt_walk_bound_words(&node, false, sep, &septid);
 
 	gbt_node_view((char *) pp, &node);
-	if (!node_put(pp, &node, keys, GBT_NO_TAIL, tids[0], rblk))
+	if (!node_put(pp, &node, sep, GBT_NO_TAIL, septid, rblk))
 	{
 		gbt_gxlog_abort(state);
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
@@ -714,7 +746,8 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 		UnlockReleaseBuffer(sbuf);
 	pfree(keys);
 	pfree(tids);
-	wa->fresh = rblk;
+	if (!wa->merge)
+		wa->fresh = rblk;
 	return rbuf;
 }
 
@@ -982,8 +1015,12 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		}
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
+		gbt_node_view((char *) page, &node);
 		if (!page_has_room(page, ftail) ||
-			(!skip_present && BufferGetBlockNumber(buf) == wa.fresh))
+			(!skip_present && node.toff == NULL &&
+			 (BufferGetBlockNumber(buf) == wa.fresh ||
+			  run_in_leaf(&wa, i, &node, node.nslots - node.opaque->nused + 1) >
+			  node.nslots - node.opaque->nused)))
 		{
 			bool		present;
 

@@ -2144,6 +2144,168 @@ test_append_split(void)
 	}
 }
 
+/*
+ * gbt_node_merge_split: a full words-only leaf of either layout and a
+ * sorted run among its entries, up to two built leaves' worth in all:
+ * the halves pass gbt_node_check, hold every entry in order, the left
+ * one the page's low key and left-link, the right one its high key,
+ * right-link and rightmost flag, the separator the right half's first
+ * entry; both are of the layout formatted now.
+ */
+static int
+went_cmp_idx(const uint64_t *k, const uint64_t *t, int a, int b, int nw)
+{
+	int			c = wkey_cmp(&k[a * nw], &k[b * nw], nw);
+
+	return c != 0 ? c : (t[a] < t[b] ? -1 : t[a] > t[b]);
+}
+
+static void
+test_merge_split(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char left[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char right[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static uint64_t keys[2 * GBT_MAX_SLOTS * GBT_MAX_KEY_WORDS];
+	static uint64_t tids[2 * GBT_MAX_SLOTS];
+	static uint64_t all[3 * GBT_MAX_SLOTS * GBT_MAX_KEY_WORDS];
+	static uint64_t allt[3 * GBT_MAX_SLOTS];
+
+	for (int iter = 0; iter < 600; iter++)
+	{
+		int			nw = 2 + iter % 3;
+		bool		dir32 = (iter / 3) % 2 == 1;
+		bool		rightmost = (iter / 6) % 2 == 1;
+		bool		alias = (iter / 12) % 2 == 1;
+		char	   *lp = alias ? page : left;
+		GbtNode		node,
+					ln,
+					rn;
+		GbtPageOpaqueData old;
+		uint64_t	key[GBT_MAX_KEY_WORDS],
+					tid;
+		int			n,
+					nall,
+					cap,
+					at = 0;
+
+		gbt_format_dir32 = dir32;
+		memset(page, 0, GBT_PAGE_SIZE);
+		gbt_node_format_words(page, true, 0, rightmost ? GBT_F_RIGHTMOST : 0, nw);
+		gbt_format_dir32 = false;
+		gbt_node_view(page, &node);
+		node.opaque->lowkey = 5;
+		node.opaque->lowtid = 1;
+		node.opaque->hikey = rightmost ? GBT_SENTINEL : UINT64_C(1) << 62;
+		node.opaque->hitid = rightmost ? GBT_SENTINEL : 7;
+		node.opaque->rightlink = rightmost ? GBT_NO_BLOCK : 4711;
+		node.opaque->leftlink = 815;
+		for (int k = 1; k < nw; k++)
+		{
+			node.xbounds[k - 1] = rightmost ? GBT_SENTINEL : 9;
+			node.xbounds[nw - 1 + k - 1] = 3;
+		}
+		/* full, heavy duplicates of the first word sometimes; TIDs odd */
+		nall = 0;
+		for (;;)
+		{
+			key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
+			for (int k = 1; k < nw; k++)
+				key[k] = xrand() % 4;
+			tid = ((uint64_t) (xrand() % 100000) << 16) | 1;
+			if (gbt_node_insert_words(&node, key, tid, 0) < 0)
+				break;
+			memcpy(&all[nall * nw], key, sizeof(uint64_t) * nw);
+			allt[nall++] = tid;
+		}
+		old = *gbt_page_opaque(page);
+		/* the run: sorted, TIDs even, so none is on the page */
+		cap = gbt_leaf_slots_for(nw) * 9 / 10;
+		n = 1 + xrand() % (2 * cap - old.nused);
+		for (int i = 0; i < n; i++)
+		{
+			keys[i * nw] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
+			for (int k = 1; k < nw; k++)
+				keys[i * nw + k] = xrand() % 4;
+			tids[i] = (uint64_t) (xrand() % 100000 + 1) << 17;
+		}
+		/* insertion sort of the run, by (words, TID) */
+		for (int i = 1; i < n; i++)
+			for (int j = i; j > 0 && went_cmp_idx(keys, tids, j - 1, j, nw) > 0; j--)
+			{
+				uint64_t	tk[GBT_MAX_KEY_WORDS],
+							tt = tids[j];
+
+				memcpy(tk, &keys[j * nw], sizeof(uint64_t) * nw);
+				memcpy(&keys[j * nw], &keys[(j - 1) * nw], sizeof(uint64_t) * nw);
+				memcpy(&keys[(j - 1) * nw], tk, sizeof(uint64_t) * nw);
+				tids[j] = tids[j - 1];
+				tids[j - 1] = tt;
+			}
+		for (int i = 0; i < n; i++)
+		{
+			memcpy(&all[nall * nw], &keys[i * nw], sizeof(uint64_t) * nw);
+			allt[nall++] = tids[i];
+		}
+		for (int i = 1; i < nall; i++)
+			for (int j = i; j > 0 && went_cmp_idx(all, allt, j - 1, j, nw) > 0; j--)
+			{
+				uint64_t	tk[GBT_MAX_KEY_WORDS],
+							tt = allt[j];
+
+				memcpy(tk, &all[j * nw], sizeof(uint64_t) * nw);
+				memcpy(&all[j * nw], &all[(j - 1) * nw], sizeof(uint64_t) * nw);
+				memcpy(&all[(j - 1) * nw], tk, sizeof(uint64_t) * nw);
+				allt[j] = allt[j - 1];
+				allt[j - 1] = tt;
+			}
+		memset(right, 0, GBT_PAGE_SIZE);
+		if (!alias)
+			memset(left, 0, GBT_PAGE_SIZE);
+		gbt_node_merge_split(page, keys, tids, n, lp, right);
+		gbt_node_view(lp, &ln);
+		gbt_node_view(right, &rn);
+		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
+			  "merge split (words %d, dir32 %d): %s / %s", nw, dir32,
+			  gbt_node_check(&ln) ? gbt_node_check(&ln) : "ok",
+			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
+		CHECK(ln.opaque->nused + rn.opaque->nused == nall &&
+			  ln.opaque->nused == nall / 2 && ln.nslots == gbt_leaf_slots_for(nw) &&
+			  rn.nslots == gbt_leaf_slots_for(nw) && ln.toff == NULL && rn.toff == NULL,
+			  "merge split: %d + %d entries of %d (words %d)", ln.opaque->nused,
+			  rn.opaque->nused, nall, nw);
+		/* every entry, in order, left then right */
+		for (int side = 0; side < 2; side++)
+		{
+			GbtNode    *h = side ? &rn : &ln;
+
+			for (int s2 = gbt_node_first_used(h); s2 < h->nslots; s2 = gbt_node_next_used(h, s2 + 1))
+			{
+				int			lb = gbt_node_lower_bound_entry_words(h, &all[at * nw], allt[at]);
+
+				gbt_walk_slot_words(h, s2, key);
+				CHECK(at < nall && wkey_cmp(key, &all[at * nw], nw) == 0 && h->tids[s2] == allt[at] &&
+					  gbt_node_next_used(h, lb) == s2,
+					  "merge split: entry %d of %d (side %d, words %d)", at, nall, side, nw);
+				at++;
+			}
+		}
+		CHECK(at == nall, "merge split: %d entries of %d found", at, nall);
+		gbt_walk_bound_words(&ln, true, key, &tid);
+		CHECK(wkey_cmp(key, &all[(nall / 2) * nw], nw) == 0 && tid == allt[nall / 2] &&
+			  rn.opaque->lowkey == all[(nall / 2) * nw] && rn.opaque->lowtid == allt[nall / 2] &&
+			  ln.opaque->lowkey == 5 && ln.opaque->lowtid == 1 && ln.opaque->leftlink == 815 &&
+			  rn.opaque->hikey == old.hikey && rn.opaque->hitid == old.hitid &&
+			  rn.opaque->rightlink == old.rightlink && !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
+			  ((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost,
+			  "merge split: bounds, links or flags (words %d)", nw);
+		for (int k = 1; k < nw; k++)
+			CHECK(ln.xbounds[nw - 1 + k - 1] == 3 && rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
+				  rn.xbounds[nw - 1 + k - 1] == all[(nall / 2) * nw + k],
+				  "merge split: bound words (words %d)", nw);
+	}
+}
+
 int
 main(void)
 {
@@ -2159,6 +2321,7 @@ main(void)
 	test_to_tails();
 	test_split();
 	test_append_split();
+	test_merge_split();
 	test_tail_limit();
 	for (int simd = 0; simd <= best; simd++)
 		for (int nw = 1; nw <= GBT_MAX_KEY_WORDS; nw++)
