@@ -711,10 +711,11 @@ def drop_dataset(name):
     psql("DROP TABLE IF EXISTS " + ", ".join(tabs) + "; CHECKPOINT;")
     if q1("SELECT to_regclass('bench_kept') IS NOT NULL") == "t":
         psql(f"DELETE FROM bench_kept WHERE name = '{name}';")
-    try:
-        os.unlink(f"{SCRATCH}/data_{name}.copy")
-    except OSError:
-        pass
+    for f in (f"{SCRATCH}/data_{name}.copy", f"{SCRATCH}/grow_{name}.copy"):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
 
 
 def checksum_sql(table):
@@ -1197,6 +1198,50 @@ def m_copy(name, d, res):
                     check_gbtree(f"{t}_k_idx")
             psql(f"DROP TABLE {t};")
     if not compare(f"{name}: full index scan after COPY", answers):
+        m.notes.append("ANSWERS DIFFER")
+    m.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})"
+    res += [m, mw, ms]
+    report(m)
+    report(mw)
+    report(ms)
+    m_copy_grow(name, d, res)
+
+
+def m_copy_grow(name, d, res):
+    """COPY of the data set's second half into a table holding its first
+    half, indexed (a load into a table that has rows: keys among the
+    index's, or above them where keys follow ids)"""
+    half = ROWS // 2
+    grow = f"{SCRATCH}/grow_{name}.copy"
+    if not os.path.exists(grow):
+        psql(f"COPY (SELECT * FROM src_{name} WHERE id > {half} ORDER BY id) TO '{grow}';")
+    m = Measure("copy_grow", f"COPY {ROWS - half:,} rows into an indexed table of {half:,}", "rows/s",
+                "higher", "psql \\timing of COPY FROM a server-side file (the second half of the rows, "
+                "in id order) into a table holding the first half, indexed by CREATE INDEX, after "
+                "VACUUM and CHECKPOINT; includes commit")
+    mw = Measure("wal_copy_grow", "WAL written by that COPY (heap + index)", "MB", "lower",
+                 "pg_current_wal_insert_lsn() difference around the COPY")
+    ms = Measure("size_copy_grow", "index size after that COPY", "MB", "lower", "pg_relation_size")
+    answers = {}
+    for r in range(REPEAT):
+        for e in rotated(ENGINES, r):
+            t = f"c_{name}_{e.tag}"
+            ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
+                        f"INSERT INTO {t} SELECT * FROM src_{name} WHERE id <= {half} ORDER BY id; "
+                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); VACUUM {t}; CHECKPOINT;\n"
+                        f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
+                        f"COPY {t} FROM '{grow}';\n"
+                        f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'lsn0') AS wal \\gset\n"
+                        f"\\echo WAL :wal", options=e.opts())
+            m.add(e.name, (ROWS - half) / (ms_[0] / 1000.0))
+            mw.add(e.name, float(ms_[1]["WAL"]) / 1048576)
+            if r == 0:
+                ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
+                answers[e.name] = psql(checksum_sql(t), options=e.opts())
+                if e.am == "gbtree":
+                    check_gbtree(f"{t}_k_idx")
+            psql(f"DROP TABLE {t};")
+    if not compare(f"{name}: full index scan after COPY into a table with rows", answers):
         m.notes.append("ANSWERS DIFFER")
     m.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})"
     res += [m, mw, ms]
