@@ -388,6 +388,54 @@ put_body(Page page, const char *img)
 	gbt_wide_set_lower(page);
 }
 
+/* the old right sibling of a page being split, locked; none at the end */
+static Buffer
+lock_old_right(Relation index, BlockNumber rightlink, int nw)
+{
+	Buffer		sbuf;
+
+	if (rightlink == GBT_NO_BLOCK)
+		return InvalidBuffer;
+	sbuf = ReadBuffer(index, rightlink);
+	LockBuffer(sbuf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_wide_check_page(index, sbuf, nw);
+	return sbuf;
+}
+
+/*
+ * The end of a split's record: the downlink (sep, septail, septid) to the
+ * new right page rbuf put into the parent pp (pbuf's registered copy),
+ * the old right sibling sbuf (if any) linked back to it, the record
+ * written and the GPU's copy told; sbuf released.
+ */
+static void
+finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, Buffer rbuf,
+			 Buffer sbuf, const uint64 *sep, GbtTail septail, uint64 septid)
+{
+	BlockNumber rblk = BufferGetBlockNumber(rbuf);
+	BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
+	BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
+	GbtNode		node;
+
+	gbt_node_view((char *) pp, &node);
+	if (!node_put(pp, &node, sep, septail, septid, rblk))
+	{
+		gbt_gxlog_abort(state);
+		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	}
+	gbt_wide_set_lower(pp);
+	if (BufferIsValid(sbuf))
+	{
+		Page		sp = gbt_gxlog_register(state, sbuf, 0);
+
+		gbt_page_opaque((char *) sp)->leftlink = rblk;
+	}
+	gbt_gxlog_finish(state);
+	gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
+	if (BufferIsValid(sbuf))
+		UnlockReleaseBuffer(sbuf);
+}
+
 /*
  * Split the locked page in buf, whose locked parent pbuf is to take the
  * downlink, adding (key, tail, tid) to it when key is not NULL (a full
@@ -440,12 +488,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 
 	rbuf = gbt_new_buffer(index, false);
 	rblk = BufferGetBlockNumber(rbuf);
-	if (old.rightlink != GBT_NO_BLOCK)
-	{
-		sbuf = ReadBuffer(index, old.rightlink);
-		LockBuffer(sbuf, BUFFER_LOCK_EXCLUSIVE);
-		gbt_wide_check_page(index, sbuf, nw);
-	}
+	sbuf = lock_old_right(index, old.rightlink, nw);
 
 	state = gbt_gxlog_start(index);
 	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
@@ -460,31 +503,10 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	gbt_node_view((char *) rp, &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
-	gbt_node_view((char *) pp, &node);
-	if (!node_put(pp, &node, ws->sep, ws->septail, ws->septid, rblk))
-	{
-		gbt_gxlog_abort(state);
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	}
-	gbt_wide_set_lower(pp);
-	if (BufferIsValid(sbuf))
-	{
-		Page		sp = gbt_gxlog_register(state, sbuf, 0);
-
-		gbt_page_opaque((char *) sp)->leftlink = rblk;
-	}
-	gbt_gxlog_finish(state);
+	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, ws->sep, ws->septail, ws->septid);
 	/* the separator's tail, from the page now that the images are gone */
 	gbt_node_view((char *) BufferGetPage(rbuf), &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);
-	{
-		BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
-		BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
-
-		gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
-	}
-	if (BufferIsValid(sbuf))
-		UnlockReleaseBuffer(sbuf);
 	return rbuf;
 }
 
@@ -691,12 +713,7 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
 	rbuf = gbt_new_buffer(index, false);
 	rblk = BufferGetBlockNumber(rbuf);
-	if (old.rightlink != GBT_NO_BLOCK)
-	{
-		sbuf = ReadBuffer(index, old.rightlink);
-		LockBuffer(sbuf, BUFFER_LOCK_EXCLUSIVE);
-		gbt_wide_check_page(index, sbuf, nw);
-	}
+	sbuf = lock_old_right(index, old.rightlink, nw);
 
 	state = gbt_gxlog_start(index);
 	lp = gbt_gxlog_register(state, buf, wa->merge ? GENERIC_XLOG_FULL_IMAGE : 0);
@@ -722,28 +739,7 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 	gbt_node_view((char *) rp, &node);
 	gbt_walk_bound_words(&node, false, sep, &septid);
 
-	gbt_node_view((char *) pp, &node);
-	if (!node_put(pp, &node, sep, GBT_NO_TAIL, septid, rblk))
-	{
-		gbt_gxlog_abort(state);
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	}
-	gbt_wide_set_lower(pp);
-	if (BufferIsValid(sbuf))
-	{
-		Page		sp = gbt_gxlog_register(state, sbuf, 0);
-
-		gbt_page_opaque((char *) sp)->leftlink = rblk;
-	}
-	gbt_gxlog_finish(state);
-	{
-		BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
-		BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
-
-		gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
-	}
-	if (BufferIsValid(sbuf))
-		UnlockReleaseBuffer(sbuf);
+	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, sep, GBT_NO_TAIL, septid);
 	pfree(keys);
 	pfree(tids);
 	if (!wa->merge)

@@ -1171,25 +1171,23 @@ def m_lookups(name, d, res):
         report(m)
 
 
-def m_copy(name, d, res):
-    typ = d["type"]
-    m = Measure("copy", f"COPY {ROWS:,} rows into indexed empty table", "rows/s", "higher",
-                "psql \\timing of COPY FROM a server-side file (rows in the twin tables' order) "
-                "into a new table with only the index, after CHECKPOINT; includes commit")
-    ms = Measure("size_copy", "index size after COPY (built by inserts)", "MB", "lower", "pg_relation_size")
-    mw = Measure("wal_copy", "WAL written by that COPY (heap + index)", "MB", "lower",
-                 "pg_current_wal_insert_lsn() difference around the COPY")
+def copy_measures(name, d, res, m, mw, ms, setup_rows, src, rows, what):
+    """COPY of rows from the server-side file src into a new table with
+    only the index, after setup_rows (SQL run before the index is made),
+    CHECKPOINT: rows/s (m), WAL (mw), the index's size after (ms)"""
     answers = {}
     for r in range(REPEAT):
         for e in rotated(ENGINES, r):
             t = f"c_{name}_{e.tag}"
             ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
-                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); CHECKPOINT;\n"
+                        f"{setup_rows.format(t=t)}"
+                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); "
+                        f"{'VACUUM ' + t + '; ' if setup_rows else ''}CHECKPOINT;\n"
                         f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
-                        f"COPY {t} FROM '{SCRATCH}/data_{name}.copy';\n"
+                        f"COPY {t} FROM '{src}';\n"
                         f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'lsn0') AS wal \\gset\n"
                         f"\\echo WAL :wal", options=e.opts())
-            m.add(e.name, ROWS / (ms_[0] / 1000.0))
+            m.add(e.name, rows / (ms_[0] / 1000.0))
             mw.add(e.name, float(ms_[1]["WAL"]) / 1048576)
             if r == 0:
                 ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
@@ -1197,13 +1195,23 @@ def m_copy(name, d, res):
                 if e.am == "gbtree":
                     check_gbtree(f"{t}_k_idx")
             psql(f"DROP TABLE {t};")
-    if not compare(f"{name}: full index scan after COPY", answers):
+    if not compare(f"{name}: full index scan after {what}", answers):
         m.notes.append("ANSWERS DIFFER")
     m.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})"
     res += [m, mw, ms]
     report(m)
     report(mw)
     report(ms)
+
+
+def m_copy(name, d, res):
+    m = Measure("copy", f"COPY {ROWS:,} rows into indexed empty table", "rows/s", "higher",
+                "psql \\timing of COPY FROM a server-side file (rows in the twin tables' order) "
+                "into a new table with only the index, after CHECKPOINT; includes commit")
+    ms = Measure("size_copy", "index size after COPY (built by inserts)", "MB", "lower", "pg_relation_size")
+    mw = Measure("wal_copy", "WAL written by that COPY (heap + index)", "MB", "lower",
+                 "pg_current_wal_insert_lsn() difference around the COPY")
+    copy_measures(name, d, res, m, mw, ms, "", f"{SCRATCH}/data_{name}.copy", ROWS, "COPY")
     m_copy_grow(name, d, res)
 
 
@@ -1222,32 +1230,9 @@ def m_copy_grow(name, d, res):
     mw = Measure("wal_copy_grow", "WAL written by that COPY (heap + index)", "MB", "lower",
                  "pg_current_wal_insert_lsn() difference around the COPY")
     ms = Measure("size_copy_grow", "index size after that COPY", "MB", "lower", "pg_relation_size")
-    answers = {}
-    for r in range(REPEAT):
-        for e in rotated(ENGINES, r):
-            t = f"c_{name}_{e.tag}"
-            ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
-                        f"INSERT INTO {t} SELECT * FROM src_{name} WHERE id <= {half} ORDER BY id; "
-                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); VACUUM {t}; CHECKPOINT;\n"
-                        f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
-                        f"COPY {t} FROM '{grow}';\n"
-                        f"SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'lsn0') AS wal \\gset\n"
-                        f"\\echo WAL :wal", options=e.opts())
-            m.add(e.name, (ROWS - half) / (ms_[0] / 1000.0))
-            mw.add(e.name, float(ms_[1]["WAL"]) / 1048576)
-            if r == 0:
-                ms.add(e.name, int(q1(f"SELECT pg_relation_size('{t}_k_idx')")) / 1048576)
-                answers[e.name] = psql(checksum_sql(t), options=e.opts())
-                if e.am == "gbtree":
-                    check_gbtree(f"{t}_k_idx")
-            psql(f"DROP TABLE {t};")
-    if not compare(f"{name}: full index scan after COPY into a table with rows", answers):
-        m.notes.append("ANSWERS DIFFER")
-    m.how += f"; checked: count and md5 of a full index-order scan ({FORCE_NOTE})"
-    res += [m, mw, ms]
-    report(m)
-    report(mw)
-    report(ms)
+    copy_measures(name, d, res, m, mw, ms,
+                  f"INSERT INTO {{t}} SELECT * FROM src_{name} WHERE id <= {half} ORDER BY id; ",
+                  grow, ROWS - half, "COPY into a table with rows")
 
 
 def m_vacuum(name, d, res, ndel):

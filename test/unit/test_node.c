@@ -2036,6 +2036,32 @@ test_layout_offsets(void)
 }
 
 /*
+ * An empty words-only leaf of the older layout (dir32) or today's, for
+ * the append and merge split tests: low key (5, 3..., TID 1), high key
+ * (2^62, 9..., TID 7) and right-link 4711 unless rightmost, left-link 815.
+ */
+static void
+split_test_leaf(char *page, GbtNode *node, int nw, bool dir32, bool rightmost)
+{
+	gbt_format_dir32 = dir32;
+	memset(page, 0, GBT_PAGE_SIZE);
+	gbt_node_format_words(page, true, 0, rightmost ? GBT_F_RIGHTMOST : 0, nw);
+	gbt_format_dir32 = false;
+	gbt_node_view(page, node);
+	node->opaque->lowkey = 5;
+	node->opaque->lowtid = 1;
+	node->opaque->hikey = rightmost ? GBT_SENTINEL : UINT64_C(1) << 62;
+	node->opaque->hitid = rightmost ? GBT_SENTINEL : 7;
+	node->opaque->rightlink = rightmost ? GBT_NO_BLOCK : 4711;
+	node->opaque->leftlink = 815;
+	for (int k = 1; k < nw; k++)
+	{
+		node->xbounds[k - 1] = rightmost ? GBT_SENTINEL : 9;
+		node->xbounds[nw - 1 + k - 1] = 3;
+	}
+}
+
+/*
  * gbt_node_append_split: a full words-only leaf of either layout, rightmost
  * or not, and a sorted run above its entries: the leaf keeps every entry
  * in its slot and takes the run's first entry as its high key; the right
@@ -2065,21 +2091,7 @@ test_append_split(void)
 		int			n,
 					cap;
 
-		gbt_format_dir32 = dir32;
-		memset(page, 0, GBT_PAGE_SIZE);
-		gbt_node_format_words(page, true, 0, rightmost ? GBT_F_RIGHTMOST : 0, nw);
-		gbt_format_dir32 = false;
-		gbt_node_view(page, &node);
-		node.opaque->lowkey = 5;
-		node.opaque->lowtid = 1;
-		node.opaque->hikey = rightmost ? GBT_SENTINEL : UINT64_C(1) << 62;
-		node.opaque->hitid = rightmost ? GBT_SENTINEL : 7;
-		node.opaque->rightlink = rightmost ? GBT_NO_BLOCK : 4711;
-		for (int k = 1; k < nw; k++)
-		{
-			node.xbounds[k - 1] = rightmost ? GBT_SENTINEL : 9;
-			node.xbounds[nw - 1 + k - 1] = 0;
-		}
+		split_test_leaf(page, &node, nw, dir32, rightmost);
 		/* fill it (random keys below base), then the run above them */
 		for (;;)
 		{
@@ -2160,6 +2172,24 @@ went_cmp_idx(const uint64_t *k, const uint64_t *t, int a, int b, int nw)
 	return c != 0 ? c : (t[a] < t[b] ? -1 : t[a] > t[b]);
 }
 
+/* insertion sort of n entries by (words, TID) */
+static void
+wentries_sort(uint64_t *k, uint64_t *t, int n, int nw)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && went_cmp_idx(k, t, j - 1, j, nw) > 0; j--)
+		{
+			uint64_t	tk[GBT_MAX_KEY_WORDS],
+						tt = t[j];
+
+			memcpy(tk, &k[j * nw], sizeof(uint64_t) * nw);
+			memcpy(&k[j * nw], &k[(j - 1) * nw], sizeof(uint64_t) * nw);
+			memcpy(&k[(j - 1) * nw], tk, sizeof(uint64_t) * nw);
+			t[j] = t[j - 1];
+			t[j - 1] = tt;
+		}
+}
+
 static void
 test_merge_split(void)
 {
@@ -2189,22 +2219,7 @@ test_merge_split(void)
 					cap,
 					at = 0;
 
-		gbt_format_dir32 = dir32;
-		memset(page, 0, GBT_PAGE_SIZE);
-		gbt_node_format_words(page, true, 0, rightmost ? GBT_F_RIGHTMOST : 0, nw);
-		gbt_format_dir32 = false;
-		gbt_node_view(page, &node);
-		node.opaque->lowkey = 5;
-		node.opaque->lowtid = 1;
-		node.opaque->hikey = rightmost ? GBT_SENTINEL : UINT64_C(1) << 62;
-		node.opaque->hitid = rightmost ? GBT_SENTINEL : 7;
-		node.opaque->rightlink = rightmost ? GBT_NO_BLOCK : 4711;
-		node.opaque->leftlink = 815;
-		for (int k = 1; k < nw; k++)
-		{
-			node.xbounds[k - 1] = rightmost ? GBT_SENTINEL : 9;
-			node.xbounds[nw - 1 + k - 1] = 3;
-		}
+		split_test_leaf(page, &node, nw, dir32, rightmost);
 		/* full, heavy duplicates of the first word sometimes; TIDs odd */
 		nall = 0;
 		for (;;)
@@ -2229,36 +2244,13 @@ test_merge_split(void)
 				keys[i * nw + k] = xrand() % 4;
 			tids[i] = (uint64_t) (xrand() % 100000 + 1) << 17;
 		}
-		/* insertion sort of the run, by (words, TID) */
-		for (int i = 1; i < n; i++)
-			for (int j = i; j > 0 && went_cmp_idx(keys, tids, j - 1, j, nw) > 0; j--)
-			{
-				uint64_t	tk[GBT_MAX_KEY_WORDS],
-							tt = tids[j];
-
-				memcpy(tk, &keys[j * nw], sizeof(uint64_t) * nw);
-				memcpy(&keys[j * nw], &keys[(j - 1) * nw], sizeof(uint64_t) * nw);
-				memcpy(&keys[(j - 1) * nw], tk, sizeof(uint64_t) * nw);
-				tids[j] = tids[j - 1];
-				tids[j - 1] = tt;
-			}
+		wentries_sort(keys, tids, n, nw);
 		for (int i = 0; i < n; i++)
 		{
 			memcpy(&all[nall * nw], &keys[i * nw], sizeof(uint64_t) * nw);
 			allt[nall++] = tids[i];
 		}
-		for (int i = 1; i < nall; i++)
-			for (int j = i; j > 0 && went_cmp_idx(all, allt, j - 1, j, nw) > 0; j--)
-			{
-				uint64_t	tk[GBT_MAX_KEY_WORDS],
-							tt = allt[j];
-
-				memcpy(tk, &all[j * nw], sizeof(uint64_t) * nw);
-				memcpy(&all[j * nw], &all[(j - 1) * nw], sizeof(uint64_t) * nw);
-				memcpy(&all[(j - 1) * nw], tk, sizeof(uint64_t) * nw);
-				allt[j] = allt[j - 1];
-				allt[j - 1] = tt;
-			}
+		wentries_sort(all, allt, nall, nw);
 		memset(right, 0, GBT_PAGE_SIZE);
 		if (!alias)
 			memset(left, 0, GBT_PAGE_SIZE);
