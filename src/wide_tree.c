@@ -664,12 +664,13 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 		return GBT_WIDE_INSERT;
 	run = run_in_leaf(wa, wa->i, &node, node.nslots + 2 * cap);
 	last = gbt_node_last_used(&node);
-	if (run == 0 || last >= node.nslots ||
-		(!fresh && node.opaque->nused + run <= node.nslots))
+	if (run == 0 || last >= node.nslots)
 		return GBT_WIDE_INSERT;
+	/* after every entry?  (another backend may have put some on a fresh page) */
 	gbt_walk_slot_words(&node, last, lk);
-	wa->merge = !fresh &&
-		gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
+	wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
+	if (!(fresh && !wa->merge) && node.opaque->nused + run <= node.nslots)
+		return GBT_WIDE_INSERT;
 	if (!wa->merge)
 		wa->take = Min(run, cap);
 	else if (2 * cap > node.opaque->nused)
