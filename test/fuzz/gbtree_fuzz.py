@@ -1757,6 +1757,32 @@ def join_takes(t):
     return len(cols) == 1 and cols[0][1] == "uuid"
 
 
+def njoin_heap_rows(cur, t, kind, g, b, fg, fb, sel):
+    """After a join mismatch: each twin's rows, by seq scan in the same
+    snapshot, whose key column equals the outer key of a row only one side
+    gave (at most three keys): whether the twins' heaps differ there, or
+    one side's scan."""
+    diff = fg - fb if fg - fb else fb - fg
+    keys = []
+    for r in g + b:
+        if repr(tuple(norm_key(x) for x in r)) in diff:
+            k = r[0] if kind == "left_agg" else r[1]
+            if k is not None and k not in keys:
+                keys.append(k)
+    out = []
+    c = tcols(t)[0][0]
+    try:
+        for k in keys[:3]:
+            for side in ("g", "b"):
+                rows = run_query(cur, SEQ, cur.mogrify(
+                    "SELECT id, xmin::text, xmax::text, ctid::text FROM fz_%s_%s WHERE %s::text = %%s" % (t, side, c),
+                    (k,)).decode(), sel)
+                out.append(" seq scan of fz_%s_%s for %r: %r" % (t, side, k, rows[:6]))
+    except psycopg2.Error as e:
+        out.append(" (the twins' rows: %s)" % str(e).strip())
+    return "\n".join(out)
+
+
 def check_njoin(cur, t, rnd, stats, sel=False):
     """gen_njoin's join on both twins (the gbtree twin's at times with the
     core's join methods off, parallel at times), in the caller's
@@ -1785,13 +1811,15 @@ def check_njoin(cur, t, rnd, stats, sel=False):
         for st in NJOIN_RESET:
             cur.execute(as_select(st) if sel else st)
         fa = collections.Counter(repr(tuple(norm_key(x) for x in r)) for r in again)
+        _, bplan = one_word_scans(cur, common, q.format(side="b"), NJOIN_RESET, sel)
         return ("join (%s; gbtree run: %s): %s\n gbtree %d rows, btree %d rows\n only from gbtree (%d): %s\n"
-                " only from btree (%d): %s\n run again at once: %s\n gbtree plan:\n%s") % (
+                " only from btree (%d): %s\n run again at once: %s\n gbtree plan:\n%s\n btree plan:\n%s\n%s") % (
                     kind, "; ".join(gset) or "planner defaults", q.format(side="g"),
                     len(g), len(b), len(only_g), ", ".join(only_g[:10]), len(only_b),
                     ", ".join(only_b[:10]),
                     "the same rows as btree" if fa == fb else "the same rows as the first run" if fa == fg
-                    else "%d rows, neither" % len(again), plan)
+                    else "%d rows, neither" % len(again), plan, bplan,
+                    njoin_heap_rows(cur, t, kind, g, b, fg, fb, sel))
     found, plan = one_word_scans(cur, gset, q.format(side="g"), NJOIN_RESET, sel)
     stats["new_plans"] += 1
     if join_takes(t) and "GbtreeJoin" in found:
