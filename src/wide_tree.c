@@ -960,17 +960,15 @@ run_below(const WideAppend *wa, const GbtNode *node, Size limit)
 	bool		leftmost = node->opaque->leftlink == GBT_NO_BLOCK;
 	uint64		lk[GBT_MAX_KEY_WORDS],
 				lt = 0;
-	GbtTail		ltail = GBT_NO_TAIL;
 	Size		k;
 
-	/* the low key with its tail: the leaf may have become tailed since */
 	if (!leftmost)
-		gbt_walk_bound_tail(node, false, lk, &ltail, &lt);
+		gbt_walk_bound_words(node, false, lk, &lt);
 	for (k = wa->j; k > wa->a && wa->j - k < limit; k--)
 	{
 		const uint64 *y = &wa->e[(k - 1) * stride];
 
-		if (!leftmost && gbt_tentry_cmp(y, GBT_NO_TAIL, y[nw], lk, ltail, lt, nw) < 0)
+		if (!leftmost && gbt_tentry_cmp(y, GBT_NO_TAIL, y[nw], lk, GBT_NO_TAIL, lt, nw) < 0)
 			break;
 	}
 	return wa->j - k;
