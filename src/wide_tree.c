@@ -596,9 +596,6 @@ typedef struct WideAppend
 	BlockNumber fresh;			/* the last page an append split made */
 	int			take;			/* entries the split places */
 	bool		merge;			/* a merge split, else an append split */
-	/* the pass over merges deferred by the first one: e[a..j) left */
-	Size		a;
-	Size		j;
 } WideAppend;
 
 /*
@@ -902,19 +899,6 @@ leaf_holds(GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid)
 	return s < node->nslots && node->tids[s] == tid && slot_is(node, s, key, tail);
 }
 
-/* Does the entry x (no tail) go at or before the last entry of the leaf? */
-static bool
-first_not_after_last(const GbtNode *node, const uint64 *x, int nw)
-{
-	uint64		lk[GBT_MAX_KEY_WORDS];
-	int			last = gbt_node_last_used(node);
-
-	if (last >= node->nslots)
-		return false;
-	gbt_walk_slot_words(node, last, lk);
-	return gbt_tentry_cmp(lk, GBT_NO_TAIL, node->tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
-}
-
 /*
  * The structure change for the batch's entry e[i], which met a full leaf
  * (or the page the last append split made): an append split of e[i] and
@@ -933,148 +917,6 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
 	gbt_wide_smo(index, wa->root, x, wa->tails[x[nw + 1] >> 16], x[nw],
 				 skip_present ? NULL : append_at_leaf, wa);
 	return wa->take > 0 ? wa->take : 1;
-}
-
-/*
- * Merges deferred
- * ---------------
- * A merge split logs both halves whole, and its old right sibling's new
- * left-link: the sibling's first change since the checkpoint, so its
- * image too, and the sibling is most often the next leaf the batch
- * merges, logged whole again.  So the batch's pass from left to right
- * fills leaves and makes append splits, and leaves each run that needs a
- * merge for a second pass from right to left (merge_deferred), where a
- * split's right sibling has been written already and its left-link is a
- * few bytes: two images a merge instead of three.
- */
-
-/*
- * How many of e[a..j) below j belong to the leaf node views (at or above
- * its low key), at most limit: the top of the run, counted down.
- */
-static Size
-run_below(const WideAppend *wa, const GbtNode *node, Size limit)
-{
-	int			nw = wa->nw;
-	int			stride = nw + 2;
-	bool		leftmost = node->opaque->leftlink == GBT_NO_BLOCK;
-	uint64		lk[GBT_MAX_KEY_WORDS],
-				lt = 0;
-	Size		k;
-
-	if (!leftmost)
-		gbt_walk_bound_words(node, false, lk, &lt);
-	for (k = wa->j; k > wa->a && wa->j - k < limit; k--)
-	{
-		const uint64 *y = &wa->e[(k - 1) * stride];
-
-		if (!leftmost && gbt_tentry_cmp(y, GBT_NO_TAIL, y[nw], lk, GBT_NO_TAIL, lt, nw) < 0)
-			break;
-	}
-	return wa->j - k;
-}
-
-/*
- * gbt_wide_smo's action in the second pass, for the top of e[a..j): an
- * append split of its top entries when they go after the leaf's last
- * entry, else a merge split of the leaf with them (append_at_leaf's
- * splits, taken from the top); the entry e[j - 1] alone otherwise.
- */
-static GbtWideLeafDo
-merge_at_leaf(Relation index, Buffer buf, void *arg)
-{
-	WideAppend *wa = (WideAppend *) arg;
-	int			nw = wa->nw;
-	GbtNode		node;
-	uint64		lk[GBT_MAX_KEY_WORDS];
-	int			last,
-				cap = Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100);
-	Size		run;
-
-	wa->take = 0;
-	gbt_node_view((char *) BufferGetPage(buf), &node);
-	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL)
-		return GBT_WIDE_INSERT;
-	run = run_below(wa, &node, node.nslots + 2 * cap);
-	last = gbt_node_last_used(&node);
-	if (run == 0 || last >= node.nslots || node.opaque->nused + run <= node.nslots)
-		return GBT_WIDE_INSERT;
-	gbt_walk_slot_words(&node, last, lk);
-	wa->take = Min(run, cap);
-	wa->i = wa->j - wa->take;
-	wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], &wa->e[wa->i * (nw + 2)],
-							   GBT_NO_TAIL, wa->e[wa->i * (nw + 2) + nw], nw) >= 0;
-	if (wa->merge)
-	{
-		wa->take = 2 * cap > node.opaque->nused ? Min(run, 2 * cap - node.opaque->nused) : 0;
-		wa->i = wa->j - wa->take;
-	}
-	return wa->take > 0 ? GBT_WIDE_APPEND : GBT_WIDE_INSERT;
-}
-
-/* Put e[from..to) (no tails; the leaf has the slots) into the locked leaf. */
-static void
-fill_leaf(Relation index, Buffer buf, const WideAppend *wa, Size from, Size to)
-{
-	int			nw = wa->nw;
-	GbtGxlog   *state = gbt_gxlog_start(index);
-	Page		page = gbt_gxlog_register(state, buf, 0);
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-	GbtNode		node;
-
-	gbt_node_view((char *) page, &node);
-	gbt_leaf_clear_dead((char *) page);	/* the slots move */
-	for (Size k = from; k < to; k++)
-	{
-		const uint64 *x = &wa->e[k * (nw + 2)];
-
-		if (!node_put(page, &node, x, GBT_NO_TAIL, x[nw], 0))
-		{
-			gbt_gxlog_abort(state);
-			report_inconsistent(index, buf, "a leaf with free slots that took no entry");
-		}
-	}
-	gbt_wide_set_lower(page);
-	gbt_gxlog_hint_node(state, buf, page, &node);
-	gbt_gxlog_finish(state);
-	gbt_gpu_note_changes(index, &blkno, 1, false);
-}
-
-/* The second pass: the deferred runs (ranges[2r], ranges[2r + 1]), last first. */
-static void
-merge_deferred(Relation index, WideAppend *wa, const Size *ranges, int nranges)
-{
-	int			nw = wa->nw;
-
-	for (int r = nranges - 1; r >= 0; r--)
-	{
-		wa->a = ranges[2 * r];
-		wa->j = ranges[2 * r + 1];
-		while (wa->j > wa->a)
-		{
-			const uint64 *x = &wa->e[(wa->j - 1) * (nw + 2)];
-			Buffer		buf = gbt_wide_descend(index, wa->root, nw, x, GBT_NO_TAIL, x[nw], false,
-											   BUFFER_LOCK_EXCLUSIVE);
-			GbtNode		node;
-			Size		run;
-
-			CHECK_FOR_INTERRUPTS();
-			gbt_leaf_reclaim_dead(index, buf);
-			gbt_node_view((char *) BufferGetPage(buf), &node);
-			run = run_below(wa, &node, node.nslots);
-			if (run > 0 && node.opaque->nused + run <= node.nslots)
-			{
-				fill_leaf(index, buf, wa, wa->j - run, wa->j);
-				UnlockReleaseBuffer(buf);
-				wa->j -= run;
-				continue;
-			}
-			UnlockReleaseBuffer(buf);
-			wa->take = 0;
-			gbt_wide_smo(index, wa->root, x, GBT_NO_TAIL, x[nw], merge_at_leaf, wa);
-			wa->j -= wa->take > 0 ? wa->take : 1;
-		}
-	}
 }
 
 /*
@@ -1102,9 +944,6 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 	Size		ntails = 1;
 	Size		i = 0;
 	WideAppend	wa;
-	Size	   *deferred = NULL;
-	int			ndeferred = 0,
-				maxdeferred = 0;
 
 	/* at most one entry a gbt_wide_batch_slots(nw, 0) slots */
 	Size		maxn = nslots / gbt_wide_batch_slots(nw, 0);
@@ -1181,29 +1020,6 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			  node.nslots - node.opaque->nused)))
 		{
 			bool		present;
-			Size		run;
-
-			/* a merge split's run: for the second pass */
-			if (!skip_present && node.toff == NULL && ftail.len == 0 &&
-				BufferGetBlockNumber(buf) != root && BufferGetBlockNumber(buf) != wa.fresh &&
-				first_not_after_last(&node, first, nw) &&
-				(run = run_in_leaf(&wa, i, &node, n)) > (Size) (node.nslots - node.opaque->nused))
-			{
-				if (ndeferred == maxdeferred)
-				{
-					maxdeferred = Max(16, maxdeferred * 2);
-					deferred = deferred ? repalloc(deferred, sizeof(Size) * 2 * maxdeferred) :
-						palloc(sizeof(Size) * 2 * maxdeferred);
-				}
-				deferred[2 * ndeferred] = i;
-				deferred[2 * ndeferred + 1] = i + run;
-				ndeferred++;
-				i += run;
-				UnlockReleaseBuffer(buf);
-				if (hbytes)
-					pfree(hbytes);
-				continue;
-			}
 
 			gbt_node_view((char *) page, &node);
 			present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
@@ -1258,11 +1074,6 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		UnlockReleaseBuffer(buf);
 		if (hbytes)
 			pfree(hbytes);
-	}
-	if (ndeferred > 0)
-	{
-		merge_deferred(index, &wa, deferred, ndeferred);
-		pfree(deferred);
 	}
 	pfree(tails);
 	pfree(e);
