@@ -1019,10 +1019,8 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 			  run_in_leaf(&wa, i, &node, node.nslots - node.opaque->nused + 1) >
 			  node.nslots - node.opaque->nused)))
 		{
-			bool		present;
+			bool		present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
 
-			gbt_node_view((char *) page, &node);
-			present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
