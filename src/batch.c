@@ -42,6 +42,7 @@
 
 #include "access/parallel.h"
 #include "access/relation.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -70,6 +71,7 @@ typedef struct GbtBatch
 	Size		nnulls;
 	Size		maxnulls;
 	bool		partial;		/* a flush of them began and did not end */
+	bool		unique;			/* a unique index's: checked again at the flush */
 	uint64		epoch;			/* new whenever the arrays start empty (made or
 								 * emptied), unique in the backend */
 } GbtBatch;
@@ -110,9 +112,11 @@ static int	batch_paused = 0;	/* statements running that must not batch */
 static uint64 batch_epochs = 0;
 static bool batch_closed = false;	/* this transaction's flush at commit is done */
 static bool batch_flushing = false;
+static bool unique_pending = false;	/* a unique index's entries may wait */
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
 
 #define GBT_BATCH_MIN_ENTRIES	256
@@ -274,11 +278,18 @@ batch_flush(GbtBatch *b)
 	b->partial = true;
 	if (gbt_index_info(index)->wide)
 	{
+		/* a unique index's entries, all of the value tree, are checked again */
+		Relation	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
+
 		/* multi-word entries, several slots each (gbt_batch_add_words) */
 		if (b->nvalues > 0)
-			gbt_wide_insert_batch(index, GBT_ROOT_BLKNO, (uint64 *) b->values, b->nvalues, dedup);
+			gbt_wide_insert_batch(index, heap, GBT_ROOT_BLKNO, (uint64 *) b->values, b->nvalues,
+								  dedup);
 		if (b->nnulls > 0)
-			gbt_wide_insert_batch(index, GBT_NULLROOT_BLKNO, (uint64 *) b->nulls, b->nnulls, dedup);
+			gbt_wide_insert_batch(index, NULL, GBT_NULLROOT_BLKNO, (uint64 *) b->nulls,
+								  b->nnulls, dedup);
+		if (heap != NULL)
+			table_close(heap, RowExclusiveLock);
 	}
 	else
 	{
@@ -291,9 +302,12 @@ batch_flush(GbtBatch *b)
 	relation_close(index, RowExclusiveLock);
 }
 
-/* Flush the batches that match (all when indexoid and heapoid are invalid). */
+/*
+ * Flush the batches that match (all when indexoid and heapoid are invalid;
+ * only unique indexes' when unique_only).
+ */
 static void
-batch_flush_matching(Oid indexoid, List *heapoids)
+batch_flush_matching(Oid indexoid, List *heapoids, bool unique_only)
 {
 	int			i;
 
@@ -309,6 +323,8 @@ batch_flush_matching(Oid indexoid, List *heapoids)
 			if (OidIsValid(indexoid) && b->indexoid != indexoid)
 				continue;
 			if (heapoids != NIL && !list_member_oid(heapoids, b->heapoid))
+				continue;
+			if (unique_only && !b->unique)
 				continue;
 			batch_flush(b);
 		}
@@ -339,14 +355,32 @@ batch_flush_matching(Oid indexoid, List *heapoids)
 void
 gbt_batch_flush_all(void)
 {
-	batch_flush_matching(InvalidOid, NIL);
+	batch_flush_matching(InvalidOid, NIL, false);
+}
+
+/*
+ * A statement's end (ExecutorFinish, COPY): unique indexes' entries go in,
+ * so that its duplicates fail it and other backends' checks meet its
+ * entries (and wait for its transaction) from then on, as nbtree's would.
+ */
+static void
+batch_flush_unique(void)
+{
+	if (unique_pending)
+	{
+		batch_flush_matching(InvalidOid, NIL, true);
+		unique_pending = false;
+		for (int i = 0; i < nbatches; i++)
+			if (batches[i].unique && batches[i].nvalues > 0)
+				unique_pending = true;
+	}
 }
 
 void
 gbt_batch_flush_index(Oid indexoid)
 {
 	if (nbatches > 0)
-		batch_flush_matching(indexoid, NIL);
+		batch_flush_matching(indexoid, NIL, false);
 }
 
 /*
@@ -428,6 +462,7 @@ batch_for(Relation index, Relation heap)
 	b->indexoid = indexoid;
 	b->epoch = ++batch_epochs;
 	b->heapoid = heap ? RelationGetRelid(heap) : index->rd_index->indrelid;
+	b->unique = index->rd_index->indisunique;
 	b->node = gbt_rel_storage(index);
 	b->heapnode = table_storage(b->heapoid, heap);
 	return b;
@@ -508,6 +543,8 @@ void
 gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *words, int nw,
 					GbtTail tail, uint64 tid)
 {
+	bool		unique = index->rd_index->indisunique;
+
 	Size		slots = gbt_wide_batch_slots(nw, tail.len);
 	GbtBatch   *b;
 	uint64	   *at;
@@ -519,8 +556,11 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull, slots))
 		{
-			gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words, tail,
-							tid);
+			if (unique)
+				gbt_wide_unique_insert_entry(index, heap, GBT_ROOT_BLKNO, words, tail, tid);
+			else
+				gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words,
+								tail, tid);
 			return;
 		}
 	}
@@ -535,6 +575,7 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b->nnulls += slots;
 	else
 		b->nvalues += slots;
+	unique_pending |= unique;
 }
 
 static void
@@ -690,7 +731,7 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 			read = lappend_oid(read, rte->relid);
 		}
 		if (read != NIL)
-			batch_flush_matching(InvalidOid, read);
+			batch_flush_matching(InvalidOid, read, false);
 		list_free(read);
 	}
 
@@ -711,6 +752,17 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+}
+
+/* Before the statement's AFTER triggers: its unique entries go in */
+static void
+batch_executor_finish(QueryDesc *queryDesc)
+{
+	batch_flush_unique();
+	if (prev_executor_finish)
+		prev_executor_finish(queryDesc);
+	else
+		standard_ExecutorFinish(queryDesc);
 }
 
 static void
@@ -738,6 +790,8 @@ batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+	/* COPY FROM's end (its AFTER triggers have run) */
+	batch_flush_unique();
 }
 
 void
@@ -758,6 +812,8 @@ gbt_batch_init(void)
 	ExecutorStart_hook = batch_executor_start;
 	prev_executor_end = ExecutorEnd_hook;
 	ExecutorEnd_hook = batch_executor_end;
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = batch_executor_finish;
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = batch_process_utility;
 }

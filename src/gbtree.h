@@ -205,6 +205,10 @@ extern bool gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mo
 extern bool gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 								   BlockNumber root, const uint64 *words, GbtTail tail,
 								   uint64 tid, Datum *values, bool *isnull);
+extern bool gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page,
+									  const uint64 *words, GbtTail tail, uint64 tid);
+extern void gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
+										 const uint64 *words, GbtTail tail, uint64 tid);
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
 

@@ -160,8 +160,8 @@ extern Buffer gbt_wide_descend(Relation index, BlockNumber root, int nwords,
 							   int leaflock);
 extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
 							uint64 tid);
-extern void gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots,
-								  Size nslots, bool skip_present);
+extern void gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root,
+								  const uint64 *slots, Size nslots, bool skip_present);
 extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
 
 /*

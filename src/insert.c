@@ -930,6 +930,20 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		root = gbt_wide_encode_tail(info, values, isnull, ht_ctid, words, &flags, tail, &tlen, NULL) ?
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
+		if (unique && checkUnique == UNIQUE_CHECK_YES && root == GBT_ROOT_BLKNO &&
+			gbt_batch_accepts(index, indexInfo))
+		{
+			/*
+			 * Checked now against the stored entries (a duplicate fails at
+			 * its row, as nbtree's), and again where the statement's flush
+			 * puts it in (unique.c, gbt_wide_unique_fits_leaf).
+			 */
+			gbt_wide_insert_unique(index, heapRel, UNIQUE_CHECK_EXISTING, root, words,
+								   (GbtTail) {tail, tlen}, tid, values, isnull);
+			gbt_batch_add_words(index, heapRel, false, words, info->nwords,
+								(GbtTail) {tail, tlen}, tid);
+			return true;
+		}
 		if (unique)
 			return gbt_wide_insert_unique(index, heapRel, checkUnique, root, words,
 										  (GbtTail) {tail, tlen}, tid, values, isnull);

@@ -28,8 +28,10 @@
  * the leaf's parent locked: the check at the leaf when it is F, else a
  * split that only makes room, and a new start.
  *
- * Unique indexes never batch their entries (batch.c): each is checked and
- * in the pages when aminsert returns, as nbtree's are.
+ * Multi-word unique indexes batch their entries within a statement, each
+ * checked as it comes and again where the flush puts it in
+ * (gbt_wide_unique_fits_leaf); one-word unique indexes never batch: each
+ * entry is checked and in the pages when aminsert returns, as nbtree's.
  *
  *-------------------------------------------------------------------------
  */
@@ -142,7 +144,7 @@ static GbtUniqueVerdict
 check_tids(GbtUniqueInsert *u, Buffer buf, const uint64 *tids, const int *slots, int n)
 {
 	SnapshotData dirty;
-	uint64	   *dead = gbt_leaf_dead((char *) BufferGetPage(buf));
+	uint64	   *dead = BufferIsValid(buf) ? gbt_leaf_dead((char *) BufferGetPage(buf)) : NULL;
 	bool		marked = false;
 	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
@@ -158,7 +160,7 @@ check_tids(GbtUniqueInsert *u, Buffer buf, const uint64 *tids, const int *slots,
 			continue;
 		if (!table_index_fetch_tuple_check(u->heap, &htid, &dirty, &all_dead))
 		{
-			if (all_dead && slots[i] >= 0)
+			if (all_dead && dead != NULL && slots[i] >= 0)
 			{
 				dead[slots[i] >> 6] |= UINT64CONST(1) << (slots[i] & 63);
 				marked = true;
@@ -606,6 +608,26 @@ gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	return insert_unique(&u, &steps, values, isnull);
 }
 
+static void
+wide_setup(GbtUniqueInsert *u, Relation index, Relation heap, IndexUniqueCheck mode,
+		   const uint64 *words, GbtTail tail, uint64 tid)
+{
+	memset(u, 0, sizeof(*u));
+	u->index = index;
+	u->heap = heap;
+	u->mode = mode;
+	u->words = words;
+	u->nw = gbt_index_info(index)->nwords;
+	u->keybits = gbt_index_info(index)->keybits;
+	u->info = gbt_index_info(index);
+	u->tail = tail;
+	u->tkeylen = tail_key_len(u, tail);
+	memcpy(u->kmin, words, sizeof(uint64) * u->nw);
+	gbt_words_clear_after(u->kmin, u->nw, u->keybits);
+	u->tid = tid;
+	gbt_tid_to_itemptr(tid, &u->htid);
+}
+
 /* The same for multi-word keys: words and tid into the tree at root */
 bool
 gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
@@ -616,21 +638,82 @@ gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	GbtUniqueSteps steps = {root, wide_first_leaf, wide_check_from_first_leaf,
 	wide_insert_from_first_leaf, wide_smo};
 
-	memset(&u, 0, sizeof(u));
-	u.index = index;
-	u.heap = heap;
-	u.mode = mode;
-	u.words = words;
-	u.nw = gbt_index_info(index)->nwords;
-	u.keybits = gbt_index_info(index)->keybits;
-	u.info = gbt_index_info(index);
-	u.tail = tail;
-	u.tkeylen = tail_key_len(&u, tail);
-	memcpy(u.kmin, words, sizeof(uint64) * u.nw);
-	gbt_words_clear_after(u.kmin, u.nw, u.keybits);
-	u.tid = tid;
-	gbt_tid_to_itemptr(tid, &u.htid);
+	wide_setup(&u, index, heap, mode, words, tail, tid);
 	return insert_unique(&u, &steps, values, isnull);
+}
+
+/*
+ * Batched entries of a unique index (batch.c, wide_tree.c).  aminsert
+ * checks an entry as it comes (gbt_wide_insert_unique, UNIQUE_CHECK_EXISTING:
+ * a duplicate of a stored row fails at its row, after waiting for an
+ * inserter in progress, as nbtree's would) and leaves it in the batch;
+ * the batch is flushed when the statement ends.  Between the two, another
+ * backend may have stored the key, and the statement may have made it
+ * twice, so the flush checks every entry again where it goes in, holding
+ * that leaf exclusively: gbt_wide_unique_fits_leaf, the check of the
+ * single-entry path over that leaf alone.  It settles the entry when the
+ * leaf holds every entry its key can have (the leaf is the first that can
+ * hold the key, and its high bound is past the key's last entry), so
+ * that an inserter of the same key, which locks that leaf as the first
+ * one, is serialized with it; and when none of those entries is live.
+ * Anything else (the key's entries may reach a neighbour; a live entry,
+ * committed or in progress) sends the entry the single-entry way,
+ * gbt_wide_unique_insert_entry, which waits and reports as nbtree does.
+ * page is the leaf as the flush has changed it so far (a working copy,
+ * perhaps: no dead marks are set on it).
+ */
+bool
+gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64 *words,
+						  GbtTail tail, uint64 tid)
+{
+	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
+	static int	slots[GBT_LEAF_MAX_ENTRIES];
+	GbtUniqueInsert u;
+	GbtNode		node;
+	uint64		bk[GBT_MAX_KEY_WORDS],
+				bt;
+	GbtTail		btail;
+	int			n;
+
+	wide_setup(&u, index, heap, UNIQUE_CHECK_YES, words, tail, tid);
+	gbt_node_view((char *) page, &node);
+	if (node.opaque->leftlink != GBT_NO_BLOCK)
+	{
+		gbt_walk_bound_tail(&node, false, bk, &btail, &bt);
+		if (gbt_tentry_cmp(run_words(&u), run_tail(&u), 0, bk, btail, bt, u.nw) < 0)
+			return false;
+	}
+	if (!(node.opaque->flags & GBT_F_RIGHTMOST))
+	{
+		gbt_walk_bound_tail(&node, true, bk, &btail, &bt);
+		if (!past_run(&u, bk, btail))
+			return false;
+	}
+	n = wide_leaf_equal_tids(page, &u, tids, slots);
+	for (int i = 0; i < n; i++)
+		slots[i] = -1;
+	u.is_unique = true;
+	return n == 0 || check_tids(&u, InvalidBuffer, tids, slots, n) == GBT_UNIQUE_OK;
+}
+
+/*
+ * A batched entry the flush could not settle in its leaf: the single-entry
+ * check and insert, with the key's values (for the error's detail) decoded
+ * from the entry.
+ */
+void
+gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
+							 const uint64 *words, GbtTail tail, uint64 tid)
+{
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	char	   *scratch = palloc(GBT_DECODE_SCRATCH);
+
+	gbt_wide_decode_tail(gbt_index_info(index), words, tail.data, tail.len, tid, values,
+						 isnull, scratch);
+	gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, words, tail, tid, values,
+						   isnull);
+	pfree(scratch);
 }
 
 /*

@@ -596,6 +596,8 @@ typedef struct WideAppend
 	BlockNumber fresh;			/* the last page an append split made */
 	int			take;			/* entries the split places */
 	bool		merge;			/* a merge split, else an append split */
+	Relation	heap;			/* a unique index's table: its entries are checked */
+	bool		slow;			/* the entry goes in alone, checked so */
 } WideAppend;
 
 /*
@@ -624,6 +626,20 @@ run_in_leaf(const WideAppend *wa, Size i, const GbtNode *node, Size limit)
 			break;
 	}
 	return j - i;
+}
+
+/*
+ * The split path's insert of the entry alone, which checks nothing: a
+ * unique index's entry goes in through its own check instead (batch_smo).
+ */
+static GbtWideLeafDo
+unchecked_insert(WideAppend *wa)
+{
+	wa->take = 0;
+	if (wa->heap == NULL)
+		return GBT_WIDE_INSERT;
+	wa->slow = true;
+	return GBT_WIDE_NOTHING;
 }
 
 /*
@@ -661,21 +677,40 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 	wa->fresh = InvalidBlockNumber;
 	gbt_node_view((char *) page, &node);
 	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL)
-		return GBT_WIDE_INSERT;
+		return unchecked_insert(wa);
 	run = run_in_leaf(wa, wa->i, &node, node.nslots + 2 * cap);
 	last = gbt_node_last_used(&node);
 	if (run == 0 || last >= node.nslots)
-		return GBT_WIDE_INSERT;
+		return unchecked_insert(wa);
 	/* after every entry?  (another backend may have put some on a fresh page) */
 	gbt_walk_slot_words(&node, last, lk);
 	wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
 	if (!(fresh && !wa->merge) && node.opaque->nused + run <= node.nslots)
-		return GBT_WIDE_INSERT;
+		return unchecked_insert(wa);
 	if (!wa->merge)
 		wa->take = Min(run, cap);
 	else if (2 * cap > node.opaque->nused)
 		wa->take = Min(run, 2 * cap - node.opaque->nused);
-	return wa->take > 0 ? GBT_WIDE_APPEND : GBT_WIDE_INSERT;
+	if (wa->heap != NULL)
+	{
+		/*
+		 * A unique index's entries, checked against the leaf as it is (the
+		 * split takes the leaf's entries and these, under its lock); the
+		 * split takes those before the first that the leaf cannot settle.
+		 */
+		int			k;
+
+		for (k = 0; k < wa->take; k++)
+		{
+			const uint64 *y = &wa->e[(wa->i + k) * (nw + 2)];
+
+			if (!gbt_wide_unique_fits_leaf(index, wa->heap, page, y, GBT_NO_TAIL, y[nw]) ||
+				(k > 0 && gbt_words_prefix_cmp(y, y - (nw + 2), gbt_index_info(index)->keybits) == 0))
+				break;
+		}
+		wa->take = k;
+	}
+	return wa->take > 0 ? GBT_WIDE_APPEND : unchecked_insert(wa);
 }
 
 /*
@@ -914,8 +949,18 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
 
 	wa->i = i;
 	wa->take = 0;
-	gbt_wide_smo(index, wa->root, x, wa->tails[x[nw + 1] >> 16], x[nw],
-				 skip_present ? NULL : append_at_leaf, wa);
+	wa->slow = false;
+	if (wa->heap != NULL && skip_present)
+		wa->slow = true;
+	else
+		gbt_wide_smo(index, wa->root, x, wa->tails[x[nw + 1] >> 16], x[nw],
+					 skip_present ? NULL : append_at_leaf, wa);
+	if (wa->slow)
+	{
+		gbt_wide_unique_insert_entry(index, wa->heap, wa->root, x,
+									 wa->tails[x[nw + 1] >> 16], x[nw]);
+		return 1;
+	}
 	return wa->take > 0 ? wa->take : 1;
 }
 
@@ -931,8 +976,8 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
  * midway before, so entries already in their leaf are skipped.
  */
 void
-gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Size nslots,
-					  bool skip_present)
+gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uint64 *slots,
+					  Size nslots, bool skip_present)
 {
 	int			nw = gbt_index_info(index)->nwords;
 	int			stride = nw + 2;	/* words, TID, the tail's index << 16 */
@@ -983,6 +1028,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 	wa.nw = nw;
 	wa.fillfactor = gbt_get_fillfactor(index);
 	wa.fresh = InvalidBlockNumber;
+	wa.heap = heap;
 	while (i < n)
 	{
 		const uint64 *first = &e[i * stride];
@@ -1000,6 +1046,7 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		GbtNode		node;
 		int			added = 0;
 		bool		full = false;	/* entry i does not fit */
+		bool		slow = false;	/* entry i goes in alone, checked so */
 
 		CHECK_FOR_INTERRUPTS();
 		/* the high key with a copy of its tail (the page changes below) */
@@ -1043,6 +1090,11 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 				break;			/* its place is right of this leaf */
 			if (skip_present && leaf_holds(&node, x, xtail, x[nw]))
 				continue;
+			if (heap != NULL && !gbt_wide_unique_fits_leaf(index, heap, page, x, xtail, x[nw]))
+			{
+				slow = true;
+				break;
+			}
 			full = !page_has_room(page, xtail) || !node_put(page, &node, x, xtail, x[nw], 0);
 			if (full)
 				break;
@@ -1072,6 +1124,13 @@ gbt_wide_insert_batch(Relation index, BlockNumber root, const uint64 *slots, Siz
 		UnlockReleaseBuffer(buf);
 		if (hbytes)
 			pfree(hbytes);
+		if (slow)
+		{
+			const uint64 *x = &e[i * stride];
+
+			gbt_wide_unique_insert_entry(index, heap, root, x, tails[x[nw + 1] >> 16], x[nw]);
+			i++;
+		}
 	}
 	pfree(tails);
 	pfree(e);

@@ -66,10 +66,11 @@ DECLARE
 	bad text := '';
 	k text;
 BEGIN
-	qry := 'SELECT count(*) || '':'' || coalesce(md5(string_agg(s::text, '','' ' ||
-		CASE WHEN ord IS NULL THEN 'ORDER BY s::text COLLATE "C"' ELSE '' END ||
+	-- (the rows as tw_row: a table's own column s would shadow an alias s)
+	qry := 'SELECT count(*) || '':'' || coalesce(md5(string_agg(tw_row::text, '','' ' ||
+		CASE WHEN ord IS NULL THEN 'ORDER BY tw_row::text COLLATE "C"' ELSE '' END ||
 		')), '''') FROM (SELECT %1$s FROM %2$I WHERE %3$s' ||
-		coalesce(' ORDER BY ' || ord, '') || coalesce(' LIMIT ' || lim, '') || ') s';
+		coalesce(' ORDER BY ' || ord, '') || coalesce(' LIMIT ' || lim, '') || ') tw_row';
 	SET LOCAL enable_seqscan = on; SET LOCAL enable_indexscan = off;
 	SET LOCAL enable_indexonlyscan = off; SET LOCAL enable_bitmapscan = off;
 	EXECUTE format(qry, cols, b, cond) INTO ref;
