@@ -68,6 +68,13 @@ SELECT tw_both('UPDATE %1$I SET u = md5((id + 1)::text)::uuid WHERE id BETWEEN 1
 SELECT tw_both('UPDATE %1$I SET s = s || ''.x'' WHERE id BETWEEN 1000 AND 3000', 'uba', 'ubb');
 SELECT tw_both('WITH d AS (DELETE FROM %1$I WHERE id = 4000 RETURNING *) INSERT INTO %1$I SELECT 904000, u, s, k, c FROM d', 'uba', 'ubb');
 SELECT tw_both('INSERT INTO %1$I SELECT * FROM ubrows(40001, 50000)', 'uba', 'ubb');
+-- keys moved onto each other's by one UPDATE (rows met in heap order):
+-- each fails at its row, as btree's, whether it is the statement's first
+-- row or a later one; checked only at the statement's end, both would go
+-- through (the rows holding the keys are updated by then)
+SELECT tw_both('INSERT INTO %1$I (id, u, k, c) SELECT id, u::uuid, 91, id FROM (VALUES (910001, ''cccccccc-0000-0000-0000-000000000011''), (910002, ''cccccccc-0000-0000-0000-000000000012''), (910003, ''cccccccc-0000-0000-0000-000000000020''), (910004, ''cccccccc-0000-0000-0000-000000000021''), (910005, ''cccccccc-0000-0000-0000-000000000022'')) v (id, u)', 'uba', 'ubb');
+SELECT tw_both('UPDATE %1$I SET u = CASE id WHEN 910001 THEN ''cccccccc-0000-0000-0000-000000000012''::uuid ELSE ''cccccccc-0000-0000-0000-000000000013'' END WHERE id IN (910001, 910002)', 'uba', 'ubb');
+SELECT tw_both('UPDATE %1$I SET u = CASE id WHEN 910003 THEN ''cccccccc-0000-0000-0000-000000000030''::uuid WHEN 910004 THEN ''cccccccc-0000-0000-0000-000000000022'' ELSE ''cccccccc-0000-0000-0000-000000000023'' END WHERE id IN (910003, 910004, 910005)', 'uba', 'ubb');
 -- NULLs are distinct, but for (k, c) NULLS NOT DISTINCT
 SELECT tw_both('INSERT INTO %1$I VALUES (900007, NULL, NULL, 7, 900007), (900008, NULL, NULL, 8, 900008)', 'uba', 'ubb');
 SELECT tw_both('INSERT INTO %1$I VALUES (900009, NULL, NULL, NULL, -9), (900010, NULL, NULL, NULL, -9)', 'uba', 'ubb');

@@ -72,6 +72,7 @@ typedef struct GbtBatch
 	Size		maxnulls;
 	bool		partial;		/* a flush of them began and did not end */
 	bool		unique;			/* a unique index's: checked again at the flush */
+	uint64		unique_stmt;	/* the statement that inserted into it last */
 	uint64		epoch;			/* new whenever the arrays start empty (made or
 								 * emptied), unique in the backend */
 } GbtBatch;
@@ -113,6 +114,7 @@ static uint64 batch_epochs = 0;
 static bool batch_closed = false;	/* this transaction's flush at commit is done */
 static bool batch_flushing = false;
 static bool unique_pending = false;	/* a unique index's entries may wait */
+static uint64 unique_stmt = 1;	/* new at every statement's start and end */
 
 static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
@@ -120,6 +122,8 @@ static ExecutorFinish_hook_type prev_executor_finish = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
 
 #define GBT_BATCH_MIN_ENTRIES	256
+
+static GbtBatch *batch_for(Relation index, Relation heap);
 
 static Size
 batch_limit_bytes(void)
@@ -366,6 +370,7 @@ gbt_batch_flush_all(void)
 static void
 batch_flush_unique(void)
 {
+	unique_stmt++;
 	if (unique_pending)
 	{
 		batch_flush_matching(InvalidOid, NIL, true);
@@ -398,6 +403,29 @@ gbt_batch_forget_index(Oid indexoid)
 	for (int i = 0; i < nbatches; i++)
 		if (batches[i].indexoid == indexoid)
 			batch_free_entries(&batches[i]);
+}
+
+/*
+ * Should a unique index's entry wait in the batch (gbt_batch_accepts said
+ * it may)?  Not the statement's first: it goes in at once, checked, as
+ * nbtree's would, so a one-row statement descends once, as before.  The
+ * later ones wait, each checked as it comes (so the statement fails at
+ * the same row as btree's, before later rows change what the check sees:
+ * an UPDATE that moves keys onto each other's) and again at the flush.
+ * (Checking the first at the flush alone would let UPDATE t SET k = k + 1
+ * through where btree fails at its first row.)  The cost: in an empty
+ * index the first entry may lie right of the rest, whose run then makes
+ * merge splits rather than append splits.
+ */
+bool
+gbt_batch_unique_defers(Relation index, Relation heap)
+{
+	GbtBatch   *b = batch_for(index, heap);
+
+	if (b->unique_stmt == unique_stmt)
+		return true;
+	b->unique_stmt = unique_stmt;
+	return false;
 }
 
 /*
@@ -735,6 +763,8 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 		list_free(read);
 	}
 
+	unique_stmt++;
+
 	/*
 	 * A speculative insertion that loses its race kills its heap tuple at
 	 * once, while the transaction goes on: VACUUM may remove it and reuse
@@ -783,6 +813,7 @@ batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 {
 	if (nbatches > 0 && !IsA(pstmt->utilityStmt, TransactionStmt))
 		gbt_batch_flush_all();
+	unique_stmt++;
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,

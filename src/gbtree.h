@@ -230,6 +230,7 @@ extern void gbt_sort_tids(uint64 *t, int n);
 extern int	gbt_insert_batch_memory;
 extern void gbt_batch_init(void);
 extern bool gbt_batch_accepts(Relation index, struct IndexInfo *indexInfo);
+extern bool gbt_batch_unique_defers(Relation index, Relation heap);
 extern void gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid);
 extern void gbt_batch_add_words(Relation index, Relation heap, bool isnull,
 								const uint64 *words, int nw, GbtTail tail, uint64 tid);

@@ -931,7 +931,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
 		if (unique && checkUnique == UNIQUE_CHECK_YES && root == GBT_ROOT_BLKNO &&
-			gbt_batch_accepts(index, indexInfo))
+			gbt_batch_accepts(index, indexInfo) && gbt_batch_unique_defers(index, heapRel))
 		{
 			/*
 			 * Checked now against the stored entries (a duplicate fails at

@@ -478,6 +478,17 @@ static void
 report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull)
 {
 	char	   *key_desc;
+	Datum		dvalues[INDEX_MAX_KEYS];
+	bool		disnull[INDEX_MAX_KEYS];
+
+	if (values == NULL)
+	{
+		/* a batched entry's: the values from its words and tail */
+		gbt_wide_decode_tail(u->info, u->words, u->tail.data, u->tail.len, u->tid, dvalues,
+							 disnull, NULL);
+		values = dvalues;
+		isnull = disnull;
+	}
 
 	/*
 	 * Under SERIALIZABLE, a conflict with the transaction that inserted
@@ -697,23 +708,15 @@ gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64
 }
 
 /*
- * A batched entry the flush could not settle in its leaf: the single-entry
- * check and insert, with the key's values (for the error's detail) decoded
- * from the entry.
+ * A batched entry the flush could not settle in its leaf, or a flush of
+ * one entry: the single-entry check and insert, the key's values (for the
+ * error's detail) decoded from the entry if need be.
  */
 void
 gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
 							 const uint64 *words, GbtTail tail, uint64 tid)
 {
-	Datum		values[INDEX_MAX_KEYS];
-	bool		isnull[INDEX_MAX_KEYS];
-	char	   *scratch = palloc(GBT_DECODE_SCRATCH);
-
-	gbt_wide_decode_tail(gbt_index_info(index), words, tail.data, tail.len, tid, values,
-						 isnull, scratch);
-	gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, words, tail, tid, values,
-						   isnull);
-	pfree(scratch);
+	gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, words, tail, tid, NULL, NULL);
 }
 
 /*

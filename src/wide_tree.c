@@ -1021,6 +1021,14 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		pfree(hist);
 		pfree(scratch);
 	}
+	if (heap != NULL && n == 1 && !skip_present)
+	{
+		/* a one-row statement's: as an insert at once would go */
+		gbt_wide_unique_insert_entry(index, heap, root, e, tails[e[nw + 1] >> 16], e[nw]);
+		pfree(tails);
+		pfree(e);
+		return;
+	}
 	wa.root = root;
 	wa.e = e;
 	wa.tails = tails;
