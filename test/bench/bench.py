@@ -196,8 +196,9 @@ def dataset_defs(n):
         "uuid": dict(
             type="uuid",
             desc=("uuid primary-key style: k = md5(id)::uuid, random and distinct (two "
-                  "64-bit words a key); rows in id order, so heap order and key order are "
-                  "unrelated"),
+                  "64-bit words a key), under a UNIQUE index on both engines; rows in id "
+                  "order, so heap order and key order are unrelated"),
+            unique=True,
             gen=lambda lo, hi: (f"SELECT g AS id, md5(g::text)::uuid AS k "
                                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n",
@@ -243,6 +244,12 @@ def table_cols(d):
 
 def index_cols(d):
     return d.get("index_cols", "k")
+
+
+def index_kw(d):
+    """CREATE's words: a primary-key style data set's index is unique (a
+    constraint would be btree's own; a unique index is what gbtree offers)"""
+    return "UNIQUE INDEX" if d.get("unique") else "INDEX"
 
 
 def select_cols(d):
@@ -807,7 +814,7 @@ def m_build(name, d, res):
         for e in rotated(ENGINES, r):
             t = e.table(name)
             ms = use.run(e, lambda: timed(f"DROP INDEX IF EXISTS {t}_k_idx; CHECKPOINT;",
-                                          f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)});",
+                                          f"CREATE {index_kw(d)} {t}_k_idx ON {t} USING {e.am} ({index_cols(d)});",
                                           options=e.opts()))
             mb.add(e.name, ms)
             if r == 0:
@@ -827,7 +834,7 @@ def ensure_indexes(name):
     for e in reversed(ENGINES):
         t = e.table(name)
         if q1(f"SELECT to_regclass('{t}_k_idx') IS NOT NULL") != "t":
-            psql(f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(dataset_defs(ROWS)[name])});",
+            psql(f"CREATE {index_kw(dataset_defs(ROWS)[name])} {t}_k_idx ON {t} USING {e.am} ({index_cols(dataset_defs(ROWS)[name])});",
                  options=e.opts())
             built = True
     if built:
@@ -1181,7 +1188,7 @@ def copy_measures(name, d, res, m, mw, ms, setup_rows, src, rows, what):
             t = f"c_{name}_{e.tag}"
             ms_ = timed(f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
                         f"{setup_rows.format(t=t)}"
-                        f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); "
+                        f"CREATE {index_kw(d)} {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); "
                         f"{'VACUUM ' + t + '; ' if setup_rows else ''}CHECKPOINT;\n"
                         f"SELECT pg_current_wal_insert_lsn() AS lsn0 \\gset",
                         f"COPY {t} FROM '{src}';\n"
@@ -1249,7 +1256,7 @@ def m_vacuum(name, d, res, ndel):
             t = f"v_{name}_{e.tag}"
             setup = (f"DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (id int8 NOT NULL, {table_cols(d)}); "
                      f"{PREP} INSERT INTO {t} SELECT {select_cols(d)} FROM src_{name}; "
-                     f"CREATE INDEX {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); VACUUM ANALYZE {t}; "
+                     f"CREATE {index_kw(d)} {t}_k_idx ON {t} USING {e.am} ({index_cols(d)}); VACUUM ANALYZE {t}; "
                      f"DELETE FROM {t} WHERE id % 10 < 3; CHECKPOINT;")
             m.add(e.name, timed(setup, f"VACUUM {t};", options=e.opts()))
             psql(f"INSERT INTO {t} SELECT {select_cols(d)} FROM new_{name} ORDER BY id; VACUUM {t};",

@@ -3414,6 +3414,7 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
 
     def session(n):
         rnd = random.Random("%d-racer-%d" % (seed, n))
+        filler = [0]
         c = connect(dsn)
         cu = c.cursor()
         while time.time() < deadline and not fails:
@@ -3431,8 +3432,20 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
                     cu.execute("SAVEPOINT r")
                     try:
                         if r < 0.65:
-                            extra = ["%d::%s" % (rnd.randrange(1000), ct) for _, ct, _ in cols[nkeys(t):]]
-                            cu.execute("INSERT INTO %s (%s) VALUES (%s)" % (tbl, col_names(t), ", ".join(lits + extra)))
+                            def row(ls):
+                                extra = ["%d::%s" % (rnd.randrange(1000), ct) for _, ct, _ in cols[nkeys(t):]]
+                                return "(%s)" % ", ".join(ls + extra)
+                            rows = [row(lits)]
+                            if rnd.random() < 0.5:
+                                # the key after a key of this session's own
+                                # (a statement's entries after its first
+                                # wait for its end, checked as they come and
+                                # again there), and another at times
+                                for at in ([0, 2] if rnd.random() < 0.5 else [0]):
+                                    filler[0] += 1
+                                    rows.insert(at, row(racer_key(t, 1500000 + n * 100000 + filler[0])))
+                                stats["insert_batched"] += 1
+                            cu.execute("INSERT INTO %s (%s) VALUES %s" % (tbl, col_names(t), ", ".join(rows)))
                             op = "insert"
                         elif r < 0.85 or stable:
                             # the key kept: a new entry of it when an
@@ -3770,10 +3783,11 @@ def main():
         for p in racers:
             p.join()
         rstats = collections.Counter(rstats)
-        print("gbtree_fuzz: unique racers (one index, no twin): inserts %d, updates %d, deletes %d, "
+        print("gbtree_fuzz: unique racers (one index, no twin): inserts %d (%d after a key of the session's own, "
+              "so batched), updates %d, deletes %d, "
               "23505 %d (%d on keys never deleted, each held by one committed row), rolled back to a "
               "savepoint %d, seq scans for duplicates %d; retried: 40P01 %d, 40001 %d"
-              % (rstats["insert"], rstats["update"], rstats["delete"], rstats["23505"],
+              % (rstats["insert"], rstats["insert_batched"], rstats["update"], rstats["delete"], rstats["23505"],
                  rstats["conflicts_checked"], rstats["rolled_back"], rstats["scans"],
                  rstats["retried_40P01"], rstats["retried_40001"]))
         if rfails and status == "ok":
