@@ -3436,6 +3436,7 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
                                 extra = ["%d::%s" % (rnd.randrange(1000), ct) for _, ct, _ in cols[nkeys(t):]]
                                 return "(%s)" % ", ".join(ls + extra)
                             rows = [row(lits)]
+                            batched = False
                             if rnd.random() < 0.5:
                                 # the key after a key of this session's own
                                 # (a statement's entries after its first
@@ -3444,8 +3445,16 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
                                 for at in ([0, 2] if rnd.random() < 0.5 else [0]):
                                     filler[0] += 1
                                     rows.insert(at, row(racer_key(t, 1500000 + n * 100000 + filler[0])))
-                                stats["insert_batched"] += 1
-                            cu.execute("INSERT INTO %s (%s) VALUES %s" % (tbl, col_names(t), ", ".join(rows)))
+                                batched = True
+                            if len(rows) > 1 and rnd.random() < 0.5:
+                                # a pause after each row: the key waits
+                                # longer between its two checks
+                                cu.execute("INSERT INTO %s (%s) SELECT * FROM (VALUES %s) v "
+                                           "WHERE pg_sleep(0.002)::text = ''"
+                                           % (tbl, col_names(t), ", ".join(rows)))
+                            else:
+                                cu.execute("INSERT INTO %s (%s) VALUES %s" % (tbl, col_names(t), ", ".join(rows)))
+                            stats["insert_batched"] += batched
                             op = "insert"
                         elif r < 0.85 or stable:
                             # the key kept: a new entry of it when an
