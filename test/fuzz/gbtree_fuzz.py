@@ -3434,7 +3434,11 @@ def racer(dsn, types, seed, deadline, rout, am="gbtree"):
                         if r < 0.65:
                             def row(ls):
                                 extra = ["%d::%s" % (rnd.randrange(1000), ct) for _, ct, _ in cols[nkeys(t):]]
-                                return "(%s)" % ", ".join(ls + extra)
+                                # NULLs typed: a VALUES list under a SELECT
+                                # gives an all-NULL column type text
+                                typed = ["NULL::%s" % ct if v == "NULL" else v
+                                         for v, (_, ct, _) in zip(ls, cols)]
+                                return "(%s)" % ", ".join(typed + extra)
                             rows = [row(lits)]
                             batched = False
                             if rnd.random() < 0.5:
