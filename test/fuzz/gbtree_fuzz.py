@@ -210,6 +210,8 @@ COMPOSITE = {
     "u2": [("a", "int4", ""), ("b", "int2", "")],
     "un": [("a", "int2", ""), ("b", "uuid", ""), ("c", "int4", "")],
     "uu": [("a", "uuid", "")],
+    # and one of one word (a bigint key): one-word trees, never batched
+    "u1": [("a", "int8", "")],
     # text keys (COLLATE "C", TEXT_TYPES): one column, its field the key's
     # 32 bytes; a varchar (keyed as text is) after an int4, DESC NULLS
     # FIRST, 27 bytes; a unique one, 32 bytes
@@ -222,16 +224,17 @@ MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct"]
 # INCLUDE columns and unique multi-word indexes: a third lane of random
 # choices of their own, no joins but their own (GbtreeJoin must not take them)
 INCLUDE_TYPES = ["i1", "i2", "i3", "i4"]
-UNIQUE_TYPES = ["u2", "un", "uu", "ut"]
+UNIQUE_TYPES = ["u2", "un", "uu", "ut", "u1"]
 NEW_TYPES = INCLUDE_TYPES + UNIQUE_TYPES
 # how many of a twin's columns (the last ones) are INCLUDE columns
 INCLUDED = {"i1": 4, "i2": 3, "i3": 2, "i4": 2, "un": 1}
 # the unique twins' index: what follows the columns
-UNIQUE_TWINS = {"u2": "", "un": " NULLS NOT DISTINCT", "uu": "", "ut": ""}
+UNIQUE_TWINS = {"u2": "", "un": " NULLS NOT DISTINCT", "uu": "", "ut": "", "u1": ""}
 # the handful of key values a unique twin's writes mostly draw on (text)
 UNIQUE_DOMAIN = {
     "int4": ["-1", "0", "1", "2", "-2147483648", "2147483647"],
     "int2": ["0", "1", "2", "-32768", "32767"],
+    "int8": ["-1", "0", "1", "2", "-9223372036854775808", "9223372036854775807"],
     "uuid": ["00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
              "00000000-0000-0000-7fff-ffffffffffff", "00000000-0000-0000-8000-000000000000",
              "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a00", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a01",
@@ -249,6 +252,7 @@ UNIQUE_BULK = {
     "un": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE ({h} % 3)::int2 END", "md5('{salt}-' || {h})::uuid",
            "({h} * 7)::int4"],
     "uu": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE md5('{salt}-' || {h})::uuid END"],
+    "u1": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE {h}::int8 * 2654435761 + {salt} END"],
     # (h's digits end before the 0xff bytes: distinct; at most 7 + 1 + 5 +
     # 15 bytes)
     "ut": ["CASE WHEN {h} % 17 = 0 THEN NULL ELSE '{salt}-' || {h} || repeat(chr(255), ({h} % 16)::int) END"],
@@ -1752,10 +1756,11 @@ def gen_njoin(t, rnd):
 
 
 def join_takes(t):
-    """Whether GbtreeJoin may take twin t's index: one uuid column and
-    nothing else (join.c; the one-word twins have their own joins)."""
+    """Whether GbtreeJoin may take twin t's index: one uuid column, or one
+    column of one word (u1), and nothing else (join.c; the one-word twins
+    have their own joins)."""
     cols = tcols(t)
-    return len(cols) == 1 and cols[0][1] == "uuid"
+    return len(cols) == 1 and (cols[0][1] == "uuid" or cols[0][1] in ONE_WORD_TYPES)
 
 
 def njoin_heap_rows(cur, t, kind, g, b, fg, fb, sel):
@@ -3749,7 +3754,7 @@ def main():
               "every column ORDER BY key columns: %d queries (index-only scans in %d of %d sampled plans); "
               "count/array-scan shapes %d, joins %d (%d rows; differing only on keys that the snapshot holds twice, "
               "not counted: %d), in %d plans explained none by %s "
-              "but GbtreeJoin on a uuid (%d) (%d by %s)"
+              "but GbtreeJoin on one uuid or one-word column (%d) (%d by %s)"
               % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in nw),
                  ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in nw),
                  stats["new_key_order"], stats["new_key_order_ios"], stats["new_key_order_explained"],
