@@ -178,11 +178,18 @@ sorted_copy(const GbtEntry *in, Size n)
  * here.
  */
 static void
-flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bool dedup)
+flush_tree(Relation index, Relation heap, BlockNumber root, const GbtEntry *pending, Size n,
+		   bool dedup)
 {
 	GbtEntry   *e;
 	BlockNumber *leaves = NULL;
 
+	if (heap != NULL && n == 1 && !dedup)
+	{
+		/* a one-row statement's: as an insert at once would go */
+		gbt_unique_insert_entry(index, heap, root, pending[0].key, pending[0].tid);
+		return;
+	}
 	if (gbt_gpu_merge_wanted(index, n))
 	{
 		e = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(GbtEntry) * n);
@@ -202,12 +209,12 @@ flush_tree(Relation index, BlockNumber root, const GbtEntry *pending, Size n, bo
 		uint64		hinted = 0;
 		uint64		descended = 0;
 
-		gbt_insert_sorted(index, root, e, n, dedup, leaves, &hinted, &descended);
+		gbt_insert_sorted(index, heap, root, e, n, dedup, leaves, &hinted, &descended);
 		gbt_gpu_merge_done(hinted, descended);
 		pfree(leaves);
 	}
 	else
-		gbt_insert_sorted(index, root, e, n, dedup, NULL, NULL, NULL);
+		gbt_insert_sorted(index, heap, root, e, n, dedup, NULL, NULL, NULL);
 	pfree(e);
 }
 
@@ -297,10 +304,15 @@ batch_flush(GbtBatch *b)
 	}
 	else
 	{
+		/* as above: a unique index's entries, all of the value tree */
+		Relation	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
+
 		if (b->nvalues > 0)
-			flush_tree(index, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
+			flush_tree(index, heap, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
 		if (b->nnulls > 0)
-			flush_tree(index, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+			flush_tree(index, NULL, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
+		if (heap != NULL)
+			table_close(heap, RowExclusiveLock);
 	}
 	batch_free_entries(b);		/* the flush ended: partial no more */
 	relation_close(index, RowExclusiveLock);
@@ -550,14 +562,18 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 
 			one.key = key;
 			one.tid = tid;
-			gbt_insert_sorted(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
-							  &one, 1, false, NULL, NULL, NULL);
+			if (index->rd_index->indisunique)
+				gbt_unique_insert_entry(index, heap, GBT_ROOT_BLKNO, key, tid);
+			else
+				gbt_insert_sorted(index, NULL, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
+								  &one, 1, false, NULL, NULL, NULL);
 			return;
 		}
 	}
 	slot = isnull ? &b->nulls[b->nnulls++] : &b->values[b->nvalues++];
 	slot->key = key;
 	slot->tid = tid;
+	unique_pending |= index->rd_index->indisunique;
 }
 
 /*

@@ -209,6 +209,10 @@ extern bool gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page,
 									  const uint64 *words, GbtTail tail, uint64 tid);
 extern void gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
 										 const uint64 *words, GbtTail tail, uint64 tid);
+extern bool gbt_unique_fits_leaf(Relation index, Relation heap, Page page, uint64 key,
+								 uint64 tid);
+extern void gbt_unique_insert_entry(Relation index, Relation heap, BlockNumber root, uint64 key,
+									uint64 tid);
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
 
@@ -240,9 +244,9 @@ extern void gbt_batch_forget_index(Oid indexoid);
 
 /* insert.c */
 extern int	gbt_leaf_prefix(bool dedup, const uint64 *keys, const uint64 *tids, int n, int pct);
-extern void gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n,
-							  bool dedup, const BlockNumber *leaves, uint64 *hinted,
-							  uint64 *descended);
+extern void gbt_insert_sorted(Relation index, Relation heap, BlockNumber root,
+							  const GbtEntry *e, Size n, bool dedup,
+							  const BlockNumber *leaves, uint64 *hinted, uint64 *descended);
 #if PG_VERSION_NUM >= 170000
 extern void gbtinsertcleanup(Relation index, struct IndexInfo *indexInfo);
 #endif

@@ -973,6 +973,14 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 		root = GBT_ROOT_BLKNO;
 	}
 
+	if (unique && checkUnique == UNIQUE_CHECK_YES && root == GBT_ROOT_BLKNO &&
+		gbt_batch_accepts(index, indexInfo) && gbt_batch_unique_defers(index, heapRel))
+	{
+		/* as for multi-word keys above */
+		gbt_insert_unique(index, heapRel, UNIQUE_CHECK_EXISTING, root, key, tid, values, isnull);
+		gbt_batch_add(index, heapRel, false, key, tid);
+		return true;
+	}
 	if (unique)
 		return gbt_insert_unique(index, heapRel, checkUnique, root, key, tid, values, isnull);
 	if (checkUnique == UNIQUE_CHECK_EXISTING)

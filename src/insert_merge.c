@@ -429,6 +429,25 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	return i + placed;
 }
 
+/*
+ * A unique index's run e[i..j) for the leaf on page: how far it goes
+ * before the first entry that the leaf cannot settle (unique.c,
+ * gbt_unique_fits_leaf), or that repeats the key before it (checked
+ * against the leaf without the first one).  Only as many as a step can
+ * place are checked (a run into the rightmost leaf is the rest of the
+ * batch): three leaves' worth, so that a split still sees more than two.
+ */
+static Size
+unique_run_end(Relation index, Relation heap, Page page, const GbtEntry *e, Size i, Size j)
+{
+	j = Min(j, i + 3 * GBT_LEAF_MAX_ENTRIES);
+	for (Size x = i; x < j; x++)
+		if ((x > i && e[x].key == e[x - 1].key) ||
+			!gbt_unique_fits_leaf(index, heap, page, e[x].key, e[x].tid))
+			return x;
+	return j;
+}
+
 /* A batch's SMO: where it is and how far it went */
 typedef struct GbtMergeSmo
 {
@@ -438,6 +457,8 @@ typedef struct GbtMergeSmo
 	Size		n;
 	bool		dedup;
 	int			steps;
+	Relation	heap;			/* a unique index's table, else NULL */
+	bool		slow;			/* e[i] goes in alone, checked so */
 } GbtMergeSmo;
 
 static bool
@@ -447,6 +468,19 @@ merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *a
 	GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
 	Size		j = leaf_run_end(op, ms->e, ms->i, ms->n);
 
+	if (ms->heap != NULL)
+	{
+		j = unique_run_end(index, ms->heap, BufferGetPage(buf), ms->e, ms->i, j);
+		if (j == ms->i)
+		{
+			if (ms->dedup && gbt_page_has_entry(BufferGetPage(buf), ms->e[ms->i].key,
+												ms->e[ms->i].tid))
+				ms->i++;		/* in already (a flush tried again) */
+			else
+				ms->slow = true;
+			return true;
+		}
+	}
 	if (gbt_leaf_has_room(index, buf, ms->e + ms->i, j - ms->i))
 	{
 		/* no split needed: back to the optimistic path */
@@ -469,8 +503,8 @@ merge_at_leaf(Relation index, Buffer pbuf, Buffer buf, bool may_recycle, void *a
  * placed.
  */
 static Size
-merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, Size n,
-				  bool dedup)
+merge_pessimistic(Relation index, Relation heap, BlockNumber root, const GbtEntry *e, Size i,
+				  Size n, bool dedup)
 {
 	GbtMergeSmo ms;
 
@@ -481,7 +515,14 @@ merge_pessimistic(Relation index, BlockNumber root, const GbtEntry *e, Size i, S
 	ms.n = n;
 	ms.dedup = dedup;
 	ms.steps = 0;
+	ms.heap = heap;
+	ms.slow = false;
 	gbt_smo_run(index, root, &ms.target, merge_at_leaf, &ms);
+	if (ms.slow)
+	{
+		gbt_unique_insert_entry(index, heap, root, e[ms.i].key, e[ms.i].tid);
+		return ms.i + 1;
+	}
 	return ms.i;
 }
 
@@ -546,8 +587,8 @@ leaf_from_hint(Relation index, BlockNumber root, BlockNumber hint, BlockNumber n
  * hint and by a descent are then added to *hinted and *descended.
  */
 void
-gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, bool dedup,
-				  const BlockNumber *leaves, uint64 *hinted, uint64 *descended)
+gbt_insert_sorted(Relation index, Relation heap, BlockNumber root, const GbtEntry *e, Size n,
+				  bool dedup, const BlockNumber *leaves, uint64 *hinted, uint64 *descended)
 {
 	Size		i = 0;
 	BlockNumber nblocks = leaves ? RelationGetNumberOfBlocks(index) : 0;
@@ -571,6 +612,23 @@ gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, b
 			buf = gbt_descend(index, root, e[i].key, e[i].tid, false, BUFFER_LOCK_EXCLUSIVE);
 		op = gbt_page_opaque((char *) BufferGetPage(buf));
 		j = leaf_run_end(op, e, i, n);
+		if (heap != NULL)
+		{
+			/* a unique index's: checked again where they go in (unique.c) */
+			j = unique_run_end(index, heap, BufferGetPage(buf), e, i, j);
+			if (j == i)
+			{
+				/* a flush tried again may have put it in already */
+				bool		present = dedup && gbt_page_has_entry(BufferGetPage(buf), e[i].key,
+																  e[i].tid);
+
+				UnlockReleaseBuffer(buf);
+				if (!present)
+					gbt_unique_insert_entry(index, heap, root, e[i].key, e[i].tid);
+				i++;
+				continue;
+			}
+		}
 		if (gbt_leaf_has_room(index, buf, e + i, j - i))
 		{
 			merge_into_leaf(index, buf, e + i, j - i, dedup);
@@ -579,6 +637,6 @@ gbt_insert_sorted(Relation index, BlockNumber root, const GbtEntry *e, Size n, b
 			continue;
 		}
 		UnlockReleaseBuffer(buf);
-		i = merge_pessimistic(index, root, e, i, n, dedup);
+		i = merge_pessimistic(index, heap, root, e, i, n, dedup);
 	}
 }

@@ -28,10 +28,9 @@
  * the leaf's parent locked: the check at the leaf when it is F, else a
  * split that only makes room, and a new start.
  *
- * Multi-word unique indexes batch their entries within a statement, each
- * checked as it comes and again where the flush puts it in
- * (gbt_wide_unique_fits_leaf); one-word unique indexes never batch: each
- * entry is checked and in the pages when aminsert returns, as nbtree's.
+ * Unique indexes batch their entries within a statement after its first,
+ * each checked as it comes and again where the flush puts it in
+ * (gbt_unique_fits_leaf, gbt_wide_unique_fits_leaf).
  *
  *-------------------------------------------------------------------------
  */
@@ -481,7 +480,15 @@ report_duplicate(GbtUniqueInsert *u, Datum *values, bool *isnull)
 	Datum		dvalues[INDEX_MAX_KEYS];
 	bool		disnull[INDEX_MAX_KEYS];
 
-	if (values == NULL)
+	if (values == NULL && u->words == NULL)
+	{
+		/* a batched entry of a one-word index: its value from its key */
+		dvalues[0] = gbt_index_datum(gbt_index_info(u->index), u->key, u->tid);
+		disnull[0] = false;
+		values = dvalues;
+		isnull = disnull;
+	}
+	else if (values == NULL)
 	{
 		/* a batched entry's: the values from its words and tail */
 		gbt_wide_decode_tail(u->info, u->words, u->tail.data, u->tail.len, u->tid, dvalues,
@@ -708,6 +715,38 @@ gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64
 }
 
 /*
+ * The same for a one-word index's batched entry (insert_merge.c), on the
+ * leaf page it goes into, before the flush's entries for that leaf are
+ * put in (the caller cuts a run at a second entry of one key).
+ */
+bool
+gbt_unique_fits_leaf(Relation index, Relation heap, Page page, uint64 key, uint64 tid)
+{
+	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
+	static int	slots[GBT_LEAF_MAX_ENTRIES];
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+	GbtUniqueInsert u;
+	int			n;
+
+	/* the first leaf that can hold the key, and its high key above it */
+	if (gbt_entry_lt(key, 0, op->lowkey, op->lowtid) ||
+		(!(op->flags & GBT_F_RIGHTMOST) && op->hikey <= key))
+		return false;
+	memset(&u, 0, sizeof(u));
+	u.index = index;
+	u.heap = heap;
+	u.mode = UNIQUE_CHECK_YES;
+	u.key = key;
+	u.tid = tid;
+	gbt_tid_to_itemptr(tid, &u.htid);
+	n = leaf_equal_tids(page, key, tids, slots);
+	for (int i = 0; i < n; i++)
+		slots[i] = -1;
+	u.is_unique = true;
+	return n == 0 || check_tids(&u, InvalidBuffer, tids, slots, n) == GBT_UNIQUE_OK;
+}
+
+/*
  * A batched entry the flush could not settle in its leaf, or a flush of
  * one entry: the single-entry check and insert, the key's values (for the
  * error's detail) decoded from the entry if need be.
@@ -717,6 +756,12 @@ gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
 							 const uint64 *words, GbtTail tail, uint64 tid)
 {
 	gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, words, tail, tid, NULL, NULL);
+}
+
+void
+gbt_unique_insert_entry(Relation index, Relation heap, BlockNumber root, uint64 key, uint64 tid)
+{
+	gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, root, key, tid, NULL, NULL);
 }
 
 /*
