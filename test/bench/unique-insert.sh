@@ -2,8 +2,8 @@
 # test/bench/unique-insert.sh: inserts into a table whose key is a unique
 # gbtree index (as a primary key would be: PostgreSQL makes constraints of
 # btree indexes only, README.md), against its btree twin: ROWS rows by one INSERT ... SELECT
-# (each row checked as it comes; a multi-word index batches the entries
-# after the first, checked again at the statement's end) and N single-row
+# (each row checked as it comes; the index batches the entries after the
+# first, checked again at the statement's end) and N single-row
 # INSERTs by pgbench, REPEAT times, the engines interleaved (the order
 # alternating).  Prints each run's time and WAL, the medians and their
 # ratio, and checks that both tables hold the same rows.  Run against a
