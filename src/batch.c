@@ -187,7 +187,8 @@ flush_tree(Relation index, Relation heap, BlockNumber root, const GbtEntry *pend
 	if (heap != NULL && n == 1 && !dedup)
 	{
 		/* a one-row statement's: as an insert at once would go */
-		gbt_unique_insert_entry(index, heap, root, pending[0].key, pending[0].tid);
+		gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, root, pending[0].key, pending[0].tid,
+						  NULL, NULL);
 		return;
 	}
 	if (gbt_gpu_merge_wanted(index, n))
@@ -265,7 +266,8 @@ batch_follows_storage(GbtBatch *b, Relation index, Relation heap)
 static void
 batch_flush(GbtBatch *b)
 {
-	Relation	index;
+	Relation	index,
+				heap;
 	bool		dedup;
 
 	if (b->nvalues == 0 && b->nnulls == 0)
@@ -287,11 +289,10 @@ batch_flush(GbtBatch *b)
 	dedup = b->partial;
 
 	b->partial = true;
+	/* a unique index's entries, all of the value tree, are checked again */
+	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
 	if (gbt_index_info(index)->wide)
 	{
-		/* a unique index's entries, all of the value tree, are checked again */
-		Relation	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
-
 		/* multi-word entries, several slots each (gbt_batch_add_words) */
 		if (b->nvalues > 0)
 			gbt_wide_insert_batch(index, heap, GBT_ROOT_BLKNO, (uint64 *) b->values, b->nvalues,
@@ -299,21 +300,16 @@ batch_flush(GbtBatch *b)
 		if (b->nnulls > 0)
 			gbt_wide_insert_batch(index, NULL, GBT_NULLROOT_BLKNO, (uint64 *) b->nulls,
 								  b->nnulls, dedup);
-		if (heap != NULL)
-			table_close(heap, RowExclusiveLock);
 	}
 	else
 	{
-		/* as above: a unique index's entries, all of the value tree */
-		Relation	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
-
 		if (b->nvalues > 0)
 			flush_tree(index, heap, GBT_ROOT_BLKNO, b->values, b->nvalues, dedup);
 		if (b->nnulls > 0)
 			flush_tree(index, NULL, GBT_NULLROOT_BLKNO, b->nulls, b->nnulls, dedup);
-		if (heap != NULL)
-			table_close(heap, RowExclusiveLock);
 	}
+	if (heap != NULL)
+		table_close(heap, RowExclusiveLock);
 	batch_free_entries(b);		/* the flush ended: partial no more */
 	relation_close(index, RowExclusiveLock);
 }
@@ -418,8 +414,8 @@ gbt_batch_forget_index(Oid indexoid)
 }
 
 /*
- * Should a unique index's entry wait in the batch (gbt_batch_accepts said
- * it may)?  Not the statement's first: it goes in at once, checked, as
+ * Should a unique index's entry wait in the batch?  Only where any entry
+ * may (gbt_batch_accepts), and not the statement's first: it goes in at once, checked, as
  * nbtree's would, so a one-row statement descends once, as before.  The
  * later ones wait, each checked as it comes (so the statement fails at
  * the same row as btree's, before later rows change what the check sees:
@@ -430,10 +426,13 @@ gbt_batch_forget_index(Oid indexoid)
  * merge splits rather than append splits.
  */
 bool
-gbt_batch_unique_defers(Relation index, Relation heap)
+gbt_batch_unique_defers(Relation index, Relation heap, IndexInfo *indexInfo)
 {
-	GbtBatch   *b = batch_for(index, heap);
+	GbtBatch   *b;
 
+	if (!gbt_batch_accepts(index, indexInfo))
+		return false;
+	b = batch_for(index, heap);
 	if (b->unique_stmt == unique_stmt)
 		return true;
 	b->unique_stmt = unique_stmt;
@@ -562,8 +561,9 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 
 			one.key = key;
 			one.tid = tid;
-			if (index->rd_index->indisunique)
-				gbt_unique_insert_entry(index, heap, GBT_ROOT_BLKNO, key, tid);
+			if (b->unique)
+				gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, GBT_ROOT_BLKNO, key, tid, NULL,
+								  NULL);
 			else
 				gbt_insert_sorted(index, NULL, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
 								  &one, 1, false, NULL, NULL, NULL);
@@ -573,7 +573,7 @@ gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid
 	slot = isnull ? &b->nulls[b->nnulls++] : &b->values[b->nvalues++];
 	slot->key = key;
 	slot->tid = tid;
-	unique_pending |= index->rd_index->indisunique;
+	unique_pending |= b->unique;
 }
 
 /*
@@ -587,8 +587,6 @@ void
 gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *words, int nw,
 					GbtTail tail, uint64 tid)
 {
-	bool		unique = index->rd_index->indisunique;
-
 	Size		slots = gbt_wide_batch_slots(nw, tail.len);
 	GbtBatch   *b;
 	uint64	   *at;
@@ -600,8 +598,9 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull, slots))
 		{
-			if (unique)
-				gbt_wide_unique_insert_entry(index, heap, GBT_ROOT_BLKNO, words, tail, tid);
+			if (b->unique)
+				gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, GBT_ROOT_BLKNO, words, tail,
+									   tid, NULL, NULL);
 			else
 				gbt_wide_insert(index, isnull ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO, words,
 								tail, tid);
@@ -619,7 +618,7 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 		b->nnulls += slots;
 	else
 		b->nvalues += slots;
-	unique_pending |= unique;
+	unique_pending |= b->unique;
 }
 
 static void

@@ -207,12 +207,8 @@ extern bool gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueChe
 								   uint64 tid, Datum *values, bool *isnull);
 extern bool gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page,
 									  const uint64 *words, GbtTail tail, uint64 tid);
-extern void gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
-										 const uint64 *words, GbtTail tail, uint64 tid);
 extern bool gbt_unique_fits_leaf(Relation index, Relation heap, Page page, uint64 key,
 								 uint64 tid);
-extern void gbt_unique_insert_entry(Relation index, Relation heap, BlockNumber root, uint64 key,
-									uint64 tid);
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
 
@@ -234,7 +230,7 @@ extern void gbt_sort_tids(uint64 *t, int n);
 extern int	gbt_insert_batch_memory;
 extern void gbt_batch_init(void);
 extern bool gbt_batch_accepts(Relation index, struct IndexInfo *indexInfo);
-extern bool gbt_batch_unique_defers(Relation index, Relation heap);
+extern bool gbt_batch_unique_defers(Relation index, Relation heap, struct IndexInfo *indexInfo);
 extern void gbt_batch_add(Relation index, Relation heap, bool isnull, uint64 key, uint64 tid);
 extern void gbt_batch_add_words(Relation index, Relation heap, bool isnull,
 								const uint64 *words, int nw, GbtTail tail, uint64 tid);

@@ -931,7 +931,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 			GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO;
 		tid = gbt_tid_from_itemptr(ht_ctid, flags);
 		if (unique && checkUnique == UNIQUE_CHECK_YES && root == GBT_ROOT_BLKNO &&
-			gbt_batch_accepts(index, indexInfo) && gbt_batch_unique_defers(index, heapRel))
+			gbt_batch_unique_defers(index, heapRel, indexInfo))
 		{
 			/*
 			 * Checked now against the stored entries (a duplicate fails at
@@ -974,7 +974,7 @@ gbtinsert(Relation index, Datum *values, bool *isnull,
 	}
 
 	if (unique && checkUnique == UNIQUE_CHECK_YES && root == GBT_ROOT_BLKNO &&
-		gbt_batch_accepts(index, indexInfo) && gbt_batch_unique_defers(index, heapRel))
+		gbt_batch_unique_defers(index, heapRel, indexInfo))
 	{
 		/* as for multi-word keys above */
 		gbt_insert_unique(index, heapRel, UNIQUE_CHECK_EXISTING, root, key, tid, values, isnull);

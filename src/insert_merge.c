@@ -520,7 +520,8 @@ merge_pessimistic(Relation index, Relation heap, BlockNumber root, const GbtEntr
 	gbt_smo_run(index, root, &ms.target, merge_at_leaf, &ms);
 	if (ms.slow)
 	{
-		gbt_unique_insert_entry(index, heap, root, e[ms.i].key, e[ms.i].tid);
+		gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, root, e[ms.i].key, e[ms.i].tid, NULL,
+						  NULL);
 		return ms.i + 1;
 	}
 	return ms.i;
@@ -624,7 +625,8 @@ gbt_insert_sorted(Relation index, Relation heap, BlockNumber root, const GbtEntr
 
 				UnlockReleaseBuffer(buf);
 				if (!present)
-					gbt_unique_insert_entry(index, heap, root, e[i].key, e[i].tid);
+					gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, root, e[i].key, e[i].tid,
+									  NULL, NULL);
 				i++;
 				continue;
 			}

@@ -89,6 +89,10 @@ typedef struct GbtUniqueInsert
 	bool		inserted;
 } GbtUniqueInsert;
 
+/* backend-local scratch of every check: a leaf's equal entries */
+static uint64 eq_tids[GBT_LEAF_MAX_ENTRIES];
+static int	eq_slots[GBT_LEAF_MAX_ENTRIES];
+
 /*
  * The heap TIDs of the entries equal to key on a locked leaf, skipping
  * those marked dead, with their slots (-1 in the posting form, which
@@ -203,9 +207,8 @@ check_tids(GbtUniqueInsert *u, Buffer buf, const uint64 *tids, const int *slots,
 static GbtUniqueVerdict
 check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
-	/* backend-local scratch: a leaf's equal entries, on every insert */
-	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
-	static int	slots[GBT_LEAF_MAX_ENTRIES];
+	uint64	   *tids = eq_tids;
+	int		   *slots = eq_slots;
 	Buffer		buf = first;
 	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
@@ -390,8 +393,8 @@ wide_leaf_equal_tids(Page page, GbtUniqueInsert *u, uint64 *tids, int *slots)
 static GbtUniqueVerdict
 wide_check_from_first_leaf(GbtUniqueInsert *u, Buffer first)
 {
-	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
-	static int	slots[GBT_LEAF_MAX_ENTRIES];
+	uint64	   *tids = eq_tids;
+	int		   *slots = eq_slots;
 	Buffer		buf = first;
 	GbtUniqueVerdict verdict = GBT_UNIQUE_OK;
 
@@ -602,10 +605,24 @@ wide_smo(GbtUniqueInsert *u, BlockNumber root)
 	gbt_wide_smo(u->index, root, u->words, u->tail, u->tid, wide_unique_at_leaf, u);
 }
 
+static void
+setup(GbtUniqueInsert *u, Relation index, Relation heap, IndexUniqueCheck mode, uint64 key,
+	  uint64 tid)
+{
+	memset(u, 0, sizeof(*u));
+	u->index = index;
+	u->heap = heap;
+	u->mode = mode;
+	u->key = key;
+	u->tid = tid;
+	gbt_tid_to_itemptr(tid, &u->htid);
+}
+
 /*
  * aminsert for a unique index (mode is not UNIQUE_CHECK_NO): check, then
  * insert (key, tid) into the tree at root, unless mode is
- * UNIQUE_CHECK_EXISTING.
+ * UNIQUE_CHECK_EXISTING.  values NULL: a batched entry's, decoded from the
+ * key should the check fail (the same for gbt_wide_insert_unique).
  */
 bool
 gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
@@ -616,13 +633,7 @@ gbt_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
 	GbtUniqueSteps steps = {root, first_leaf, check_from_first_leaf,
 	insert_from_first_leaf, smo};
 
-	memset(&u, 0, sizeof(u));
-	u.index = index;
-	u.heap = heap;
-	u.mode = mode;
-	u.key = key;
-	u.tid = tid;
-	gbt_tid_to_itemptr(tid, &u.htid);
+	setup(&u, index, heap, mode, key, tid);
 	return insert_unique(&u, &steps, values, isnull);
 }
 
@@ -644,6 +655,18 @@ wide_setup(GbtUniqueInsert *u, Relation index, Relation heap, IndexUniqueCheck m
 	gbt_words_clear_after(u->kmin, u->nw, u->keybits);
 	u->tid = tid;
 	gbt_tid_to_itemptr(tid, &u->htid);
+}
+
+/*
+ * The flush's check over the n entries of the key found on a leaf (in
+ * eq_tids): true when none is live.  The page may be a working copy, so no
+ * dead marks are set (check_tids without a buffer).
+ */
+static bool
+none_live(GbtUniqueInsert *u, int n)
+{
+	u->is_unique = true;
+	return n == 0 || check_tids(u, InvalidBuffer, eq_tids, eq_slots, n) == GBT_UNIQUE_OK;
 }
 
 /* The same for multi-word keys: words and tid into the tree at root */
@@ -676,7 +699,8 @@ gbt_wide_insert_unique(Relation index, Relation heap, IndexUniqueCheck mode,
  * one, is serialized with it; and when none of those entries is live.
  * Anything else (the key's entries may reach a neighbour; a live entry,
  * committed or in progress) sends the entry the single-entry way,
- * gbt_wide_unique_insert_entry, which waits and reports as nbtree does.
+ * gbt_wide_insert_unique under UNIQUE_CHECK_YES with no values, which
+ * waits and reports as nbtree does.
  * page is the leaf as the flush has changed it so far (a working copy,
  * perhaps: no dead marks are set on it).
  */
@@ -684,14 +708,11 @@ bool
 gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64 *words,
 						  GbtTail tail, uint64 tid)
 {
-	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
-	static int	slots[GBT_LEAF_MAX_ENTRIES];
 	GbtUniqueInsert u;
 	GbtNode		node;
 	uint64		bk[GBT_MAX_KEY_WORDS],
 				bt;
 	GbtTail		btail;
-	int			n;
 
 	wide_setup(&u, index, heap, UNIQUE_CHECK_YES, words, tail, tid);
 	gbt_node_view((char *) page, &node);
@@ -707,11 +728,7 @@ gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64
 		if (!past_run(&u, bk, btail))
 			return false;
 	}
-	n = wide_leaf_equal_tids(page, &u, tids, slots);
-	for (int i = 0; i < n; i++)
-		slots[i] = -1;
-	u.is_unique = true;
-	return n == 0 || check_tids(&u, InvalidBuffer, tids, slots, n) == GBT_UNIQUE_OK;
+	return none_live(&u, wide_leaf_equal_tids(page, &u, eq_tids, eq_slots));
 }
 
 /*
@@ -722,46 +739,15 @@ gbt_wide_unique_fits_leaf(Relation index, Relation heap, Page page, const uint64
 bool
 gbt_unique_fits_leaf(Relation index, Relation heap, Page page, uint64 key, uint64 tid)
 {
-	static uint64 tids[GBT_LEAF_MAX_ENTRIES];
-	static int	slots[GBT_LEAF_MAX_ENTRIES];
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	GbtUniqueInsert u;
-	int			n;
 
 	/* the first leaf that can hold the key, and its high key above it */
 	if (gbt_entry_lt(key, 0, op->lowkey, op->lowtid) ||
 		(!(op->flags & GBT_F_RIGHTMOST) && op->hikey <= key))
 		return false;
-	memset(&u, 0, sizeof(u));
-	u.index = index;
-	u.heap = heap;
-	u.mode = UNIQUE_CHECK_YES;
-	u.key = key;
-	u.tid = tid;
-	gbt_tid_to_itemptr(tid, &u.htid);
-	n = leaf_equal_tids(page, key, tids, slots);
-	for (int i = 0; i < n; i++)
-		slots[i] = -1;
-	u.is_unique = true;
-	return n == 0 || check_tids(&u, InvalidBuffer, tids, slots, n) == GBT_UNIQUE_OK;
-}
-
-/*
- * A batched entry the flush could not settle in its leaf, or a flush of
- * one entry: the single-entry check and insert, the key's values (for the
- * error's detail) decoded from the entry if need be.
- */
-void
-gbt_wide_unique_insert_entry(Relation index, Relation heap, BlockNumber root,
-							 const uint64 *words, GbtTail tail, uint64 tid)
-{
-	gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, words, tail, tid, NULL, NULL);
-}
-
-void
-gbt_unique_insert_entry(Relation index, Relation heap, BlockNumber root, uint64 key, uint64 tid)
-{
-	gbt_insert_unique(index, heap, UNIQUE_CHECK_YES, root, key, tid, NULL, NULL);
+	setup(&u, index, heap, UNIQUE_CHECK_YES, key, tid);
+	return none_live(&u, leaf_equal_tids(page, key, eq_tids, eq_slots));
 }
 
 /*

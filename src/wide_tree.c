@@ -957,8 +957,8 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
 					 skip_present ? NULL : append_at_leaf, wa);
 	if (wa->slow)
 	{
-		gbt_wide_unique_insert_entry(index, wa->heap, wa->root, x,
-									 wa->tails[x[nw + 1] >> 16], x[nw]);
+		gbt_wide_insert_unique(index, wa->heap, UNIQUE_CHECK_YES, wa->root, x,
+							   wa->tails[x[nw + 1] >> 16], x[nw], NULL, NULL);
 		return 1;
 	}
 	return wa->take > 0 ? wa->take : 1;
@@ -1024,7 +1024,8 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 	if (heap != NULL && n == 1 && !skip_present)
 	{
 		/* a one-row statement's: as an insert at once would go */
-		gbt_wide_unique_insert_entry(index, heap, root, e, tails[e[nw + 1] >> 16], e[nw]);
+		gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, e, tails[e[nw + 1] >> 16],
+							   e[nw], NULL, NULL);
 		pfree(tails);
 		pfree(e);
 		return;
@@ -1136,7 +1137,8 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		{
 			const uint64 *x = &e[i * stride];
 
-			gbt_wide_unique_insert_entry(index, heap, root, x, tails[x[nw + 1] >> 16], x[nw]);
+			gbt_wide_insert_unique(index, heap, UNIQUE_CHECK_YES, root, x, tails[x[nw + 1] >> 16],
+								   x[nw], NULL, NULL);
 			i++;
 		}
 	}
