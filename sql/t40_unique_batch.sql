@@ -177,3 +177,5 @@ SELECT tw_diff('u1a', 'u1b', 'id, f', 'f > 100 OR f = ''NaN'' OR f = 0', plans =
 SELECT tw_order('u1a', 'u1b', 'k', 'k');
 SELECT tw_order('u1a', 'u1b', 'f', 'f DESC');
 DROP TABLE u1a, u1b, u1c;
+DROP FUNCTION tw_one(text), tw_both(text, text, text), tw_shape(text, text),
+	tw_diff(text, text, text, text, text, int, boolean), tw_order(text, text, text, text);

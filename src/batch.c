@@ -116,6 +116,16 @@ static bool batch_flushing = false;
 static bool unique_pending = false;	/* a unique index's entries may wait */
 static uint64 unique_stmt = 1;	/* new at every statement's start and end */
 
+/*
+ * What a flush may fit to fewer words (gbt_wide_refit_empty): the index
+ * whose inserting statement holds it open and, if a full batch made the
+ * flush, the entry that found it full, not in the batch yet.
+ */
+static Oid	held_index = InvalidOid;
+static const uint64 *adding_words = NULL;
+static int	adding_tlen = 0;
+static bool adding_null = false;
+
 static ExecutorStart_hook_type prev_executor_start = NULL;
 static ExecutorEnd_hook_type prev_executor_end = NULL;
 static ExecutorFinish_hook_type prev_executor_finish = NULL;
@@ -293,6 +303,13 @@ batch_flush(GbtBatch *b)
 	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
 	if (gbt_index_info(index)->wide)
 	{
+		/* the first entries of an empty index may fit its text to fewer words */
+		if (!dedup && subxact_marks == NULL)
+			(void) gbt_wide_refit_empty(index, b->heapoid, b->indexoid == held_index ? 2 : 1,
+										(uint64 *) b->values, &b->nvalues,
+										(uint64 *) b->nulls, &b->nnulls,
+										b->indexoid == held_index ? adding_words : NULL,
+										adding_tlen, adding_null);
 		/* multi-word entries, several slots each (gbt_batch_add_words) */
 		if (b->nvalues > 0)
 			gbt_wide_insert_batch(index, heap, GBT_ROOT_BLKNO, (uint64 *) b->values, b->nvalues,
@@ -394,6 +411,28 @@ gbt_batch_flush_index(Oid indexoid)
 {
 	if (nbatches > 0)
 		batch_flush_matching(indexoid, NIL, false);
+}
+
+/*
+ * The same at the end of the statement that inserted into index (17+), which
+ * holds it open: that reference does not keep the flush from fitting an
+ * empty index's words.
+ */
+void
+gbt_batch_flush_inserted(Relation index)
+{
+	if (nbatches == 0)
+		return;
+	held_index = RelationGetRelid(index);
+	PG_TRY();
+	{
+		batch_flush_matching(held_index, NIL, false);
+	}
+	PG_FINALLY();
+	{
+		held_index = InvalidOid;
+	}
+	PG_END_TRY();
 }
 
 /*
@@ -590,11 +629,40 @@ gbt_batch_add_words(Relation index, Relation heap, bool isnull, const uint64 *wo
 	Size		slots = gbt_wide_batch_slots(nw, tail.len);
 	GbtBatch   *b;
 	uint64	   *at;
+	uint64		refit[GBT_MAX_KEY_WORDS];
 
 	b = batch_for(index, heap);
 	if (!batch_grow(b, isnull, slots))
 	{
-		gbt_batch_flush_all();
+		GbtIndexInfo *info;
+
+		held_index = RelationGetRelid(index);
+		adding_words = words;
+		adding_tlen = tail.len;
+		adding_null = isnull;
+		PG_TRY();
+		{
+			gbt_batch_flush_all();
+		}
+		PG_FINALLY();
+		{
+			held_index = InvalidOid;
+			adding_words = NULL;
+		}
+		PG_END_TRY();
+		info = gbt_index_info(index);
+		if (info->nwords != nw)
+		{
+			/* the flush fitted the index to fewer words, this entry too */
+			GbtIndexInfo old;
+
+			memcpy(&old, info, sizeof(GbtIndexInfo));
+			gbt_wide_info_init(index, &old, nw);
+			gbt_wide_reshape_key(&old, info, words, refit);
+			words = refit;
+			nw = info->nwords;
+			slots = gbt_wide_batch_slots(nw, tail.len);
+		}
 		b = batch_for(index, heap);
 		if (!batch_grow(b, isnull, slots))
 		{

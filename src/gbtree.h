@@ -236,6 +236,7 @@ extern void gbt_batch_add_words(Relation index, Relation heap, bool isnull,
 								const uint64 *words, int nw, GbtTail tail, uint64 tid);
 extern void gbt_batch_flush_all(void);
 extern void gbt_batch_flush_index(Oid indexoid);
+extern void gbt_batch_flush_inserted(Relation index);
 extern void gbt_batch_forget_index(Oid indexoid);
 
 /* insert.c */

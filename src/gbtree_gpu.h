@@ -232,6 +232,8 @@ PGDLLEXPORT extern void gbt_gpu_service_main(Datum arg);
 extern void gbt_gpu_define_gucs(void);
 extern void gbt_gpu_note_changes(Relation index, const BlockNumber *blknos, int n,
 								 bool multi_page);
+/* the index's pages were rewritten in place: its device copy goes */
+extern void gbt_gpu_forget(Relation index);
 /*
  * Whether a batch of nitems (scan ranges, or a build's entries) goes to
  * the GPU: always under gbtree.device = gpu (which then fails clearly if

@@ -76,6 +76,11 @@ extern int	gbt_text_key_value_start(const unsigned char *k, int len);
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords);
 extern int	gbt_wide_fit_words(const GbtIndexInfo *info, int keylen);
+extern void gbt_wide_reshape_key(const GbtIndexInfo *from, const GbtIndexInfo *to,
+								 const uint64 *src, uint64 *dst);
+extern bool gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
+								 Size *nvalues, uint64 *nulls, Size *nnulls,
+								 const uint64 *extra, int extra_tlen, bool extra_null);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,
 							ItemPointer htid, uint64 *words, uint16 *tidflags);
 extern bool gbt_wide_encode_tail(GbtIndexInfo *info, Datum *values, bool *isnull,

@@ -18,7 +18,6 @@
 
 /* gpu_client.c */
 extern int gbt_gpu_find_copy(Oid indexoid);
-extern void gbt_gpu_forget(Relation index);
 extern void gbt_gpu_count_fallback(const char *why, uint64 *counter);
 extern void gbt_gpu_abandon_request(void);
 extern void gbt_gpu_staging_release(void);

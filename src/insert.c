@@ -900,7 +900,7 @@ insert_pessimistic(Relation index, BlockNumber root, uint64 key, uint64 tid)
 void
 gbtinsertcleanup(Relation index, IndexInfo *indexInfo)
 {
-	gbt_batch_flush_index(RelationGetRelid(index));
+	gbt_batch_flush_inserted(index);
 }
 #endif
 

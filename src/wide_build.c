@@ -9,11 +9,19 @@
  */
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
 #include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
+#include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/sinval.h"
+#include "storage/standby.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 
 /* gbt_tail_build's level arrays from the build's memory context */
@@ -21,7 +29,9 @@
 #define GBT_TAILWALK_FREE(ptr) pfree(ptr)
 
 #include "gbtree_build.h"
+#include "gbtree_gpu.h"
 #include "gbtree_wide.h"
+#include "gbtree_xlog.h"
 
 
 /*
@@ -394,49 +404,58 @@ gbt_wide_fit_words(const GbtIndexInfo *info, int keylen)
 }
 
 /*
- * n entries of shape from rewritten in place in shape to, of fewer words;
- * each text field's bytes fit both (gbt_wide_fit_words).  The order of the
- * entries does not change: a text field only loses zero bytes at its end.
+ * One key of shape from (src, its words) in shape to, of fewer words
+ * (dst; may be src): each text field's bytes fit both (gbt_wide_fit_words),
+ * so the key's place in the order does not change: a text field only loses
+ * zero bytes at its end.
  */
+void
+gbt_wide_reshape_key(const GbtIndexInfo *from, const GbtIndexInfo *to, const uint64 *src,
+					 uint64 *dst)
+{
+	uint64		w[GBT_MAX_KEY_WORDS];
+
+	Assert(to->nwords < from->nwords);
+	if (from->shape.ncols == 1)
+	{
+		/* one column: its field is the words from bit 0, narrowed by dropping */
+		memmove(dst, src, sizeof(uint64) * to->nwords);
+		return;
+	}
+	{
+		GbtColValue vals[GBT_MAX_KEY_COLS];
+
+		gbt_shape_decode(&from->shape, src, vals);
+		for (int c = 0; c < from->shape.ncols; c++)
+		{
+			unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
+			int			len;
+
+			if (!from->is_text[c] || vals[c].isnull)
+				continue;
+			len = gbt_bytes_from_field(&vals[c], from->text_bytes, bytes);
+			Assert(len <= to->text_bytes);
+			gbt_bytes_field(bytes, len, to->text_bytes, &vals[c]);
+		}
+		memset(w, 0, sizeof(w));
+		gbt_shape_encode(&to->shape, vals, w);
+	}
+	memcpy(dst, w, sizeof(uint64) * to->nwords);
+}
+
+/* n build entries (words, TID) of shape from rewritten in place in shape to */
 static void
 reshape_entries(const GbtIndexInfo *from, const GbtIndexInfo *to, uint64 *e, Size n)
 {
 	const int	ow = from->nwords;
 	const int	nw = to->nwords;
-	/* one column: its field is the words from bit 0, narrowed by dropping */
-	const bool	drop = from->shape.ncols == 1;
 
-	Assert(nw < ow);
 	for (Size i = 0; i < n; i++)
 	{
-		const uint64 *src = &e[i * (ow + 1)];
-		uint64	   *dst = &e[i * (nw + 1)];
-		uint64		tid = src[ow];
-		uint64		w[GBT_MAX_KEY_WORDS];
+		uint64		tid = e[i * (ow + 1) + ow];
 
-		if (drop)
-			memcpy(w, src, sizeof(uint64) * nw);
-		else
-		{
-			GbtColValue vals[GBT_MAX_KEY_COLS];
-
-			gbt_shape_decode(&from->shape, src, vals);
-			for (int c = 0; c < from->shape.ncols; c++)
-			{
-				unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
-				int			len;
-
-				if (!from->is_text[c] || vals[c].isnull)
-					continue;
-				len = gbt_bytes_from_field(&vals[c], from->text_bytes, bytes);
-				Assert(len <= to->text_bytes);
-				gbt_bytes_field(bytes, len, to->text_bytes, &vals[c]);
-			}
-			memset(w, 0, sizeof(w));
-			gbt_shape_encode(&to->shape, vals, w);
-		}
-		memcpy(dst, w, sizeof(uint64) * nw);
-		dst[nw] = tid;
+		gbt_wide_reshape_key(from, to, &e[i * (ow + 1)], &e[i * (nw + 1)]);
+		e[i * (nw + 1) + nw] = tid;
 	}
 }
 
@@ -522,4 +541,203 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	result->index_tuples = wb.indtuples;
 	MemoryContextDelete(cxt);
 	return result;
+}
+
+/*
+ * Fitting an empty index at its first flush
+ * -----------------------------------------
+ * CREATE INDEX on an empty table has seen no keys, so it takes four words
+ * ("Text keys" in src/README), and so does every page the index grows by
+ * inserts.  Its usual next step is a load.  When a flush brings the first
+ * entries to the still empty index, and they are enough to say what later
+ * keys will be (gbt_fit_min_rows rows with a text value, none with a tail),
+ * the index first takes the words a build of those rows would
+ * (gbt_wide_fit_words), and the batch is rewritten to them: a load after
+ * CREATE INDEX gets the density of a CREATE INDEX after the load.
+ *
+ * The shape lives in every backend's relcache (rd_amcache) and in entries
+ * not flushed yet, so it changes only where nobody holds it:
+ *	- the index locked AccessExclusive, if granted at once: no scan, insert
+ *	  or VACUUM elsewhere, since they all lock the index;
+ *	- the table locked Share, if granted at once: no other transaction that
+ *	  wrote it, so none with entries pending in its batch;
+ *	- in this backend, no reference to the index but the flush's and, given
+ *	  by held_refs, its inserting statement's (an open cursor's scan holds
+ *	  the old shape), no parallel mode, and no subtransaction (its marks
+ *	  count the batch in slots of the old shape).
+ * The relcache invalidation is sent at once, and to standbys in the WAL,
+ * not at commit: the pages changed whether this transaction commits or
+ * not.  Then both locks go: whoever locks the index next reads the message
+ * first.  A standby keeps the logged AccessExclusiveLock to the end of this
+ * transaction, as it does for any.
+ *
+ * values and nulls: the batch's arrays (batch.c), *nvalues and *nnulls of
+ * their GbtEntry slots, rewritten in place.  extra (with extra_tlen): an
+ * entry not in them yet, whose words the caller rewrites itself
+ * (gbt_wide_reshape_key) when this returns true.
+ */
+static bool
+batch_fit(const GbtIndexInfo *info, const uint64 *arr, Size nslots, bool nulltree, int *keylen,
+		  double *nkeyed)
+{
+	const int	nw = info->nwords;
+
+	for (Size at = 0; at < nslots;)
+	{
+		const uint64 *e = arr + 2 * at;
+		GbtColValue vals[GBT_MAX_KEY_COLS];
+		bool		keyed = false;
+
+		if (e[nw + 1] != 0)
+			return false;		/* a tail: no fewer words hold it whole */
+		at += gbt_wide_batch_slots(nw, 0);
+		if (nulltree)
+			continue;			/* a one-column index's NULL: no text */
+		gbt_shape_decode(&info->shape, e, vals);
+		for (int c = 0; c < info->shape.ncols; c++)
+		{
+			unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
+
+			if (!info->is_text[c] || vals[c].isnull)
+				continue;
+			*keylen = Max(*keylen, gbt_bytes_from_field(&vals[c], info->text_bytes, bytes));
+			keyed = true;
+		}
+		*nkeyed += keyed;
+	}
+	return true;
+}
+
+static Size
+batch_reshape(const GbtIndexInfo *from, const GbtIndexInfo *to, uint64 *arr, Size nslots)
+{
+	Size		out = 0;
+
+	for (Size at = 0; at < nslots; at += gbt_wide_batch_slots(from->nwords, 0))
+	{
+		uint64		e[GBT_MAX_KEY_WORDS + 2];
+		uint64	   *dst = arr + 2 * out;
+		Size		slots = gbt_wide_batch_slots(to->nwords, 0);
+
+		memcpy(e, arr + 2 * at, sizeof(uint64) * (from->nwords + 2));
+		memset(dst, 0, sizeof(GbtEntry) * slots);
+		gbt_wide_reshape_key(from, to, e, dst);
+		dst[to->nwords] = e[from->nwords];	/* TID; no tail */
+		out += slots;
+	}
+	return out;
+}
+
+/* the pages of an index with no entry: its metapage and two empty roots */
+static bool
+index_is_empty(Relation index, Buffer *bufs, int nw)
+{
+	if (RelationGetNumberOfBlocks(index) != GBT_FIRST_FREE_BLKNO)
+		return false;
+	if (GbtPageGetMeta(BufferGetPage(bufs[GBT_META_BLKNO]))->keywords != nw)
+		return false;
+	for (BlockNumber blk = GBT_ROOT_BLKNO; blk <= GBT_NULLROOT_BLKNO; blk++)
+	{
+		GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(bufs[blk]));
+
+		gbt_wide_check_page(index, bufs[blk], nw);
+		if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_TAILS) || op->nused != 0)
+			return false;
+	}
+	return true;
+}
+
+bool
+gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
+					 Size *nvalues, uint64 *nulls, Size *nnulls, const uint64 *extra,
+					 int extra_tlen, bool extra_null)
+{
+	GbtIndexInfo *info = gbt_index_info(index);
+	GbtIndexInfo old,
+				fit;
+	int			keylen = 0;
+	double		nkeyed = 0;
+	int			fitted;
+	Buffer		bufs[GBT_FIRST_FREE_BLKNO];
+	bool		empty;
+
+	if (!info->wide || info->text_bytes == 0 || IsInParallelMode() ||
+		index->rd_refcnt > held_refs ||
+		RelationGetNumberOfBlocks(index) != GBT_FIRST_FREE_BLKNO)
+		return false;
+	if (!batch_fit(info, values, *nvalues, false, &keylen, &nkeyed) ||
+		!batch_fit(info, nulls, *nnulls, true, &keylen, &nkeyed))
+		return false;
+	if (extra)
+	{
+		uint64		e[GBT_MAX_KEY_WORDS + 2];
+
+		memcpy(e, extra, sizeof(uint64) * info->nwords);
+		e[info->nwords] = 0;
+		e[info->nwords + 1] = extra_tlen;
+		if (!batch_fit(info, e, gbt_wide_batch_slots(info->nwords, 0), extra_null, &keylen,
+					   &nkeyed))
+			return false;
+	}
+	if (nkeyed < gbt_fit_min_rows)
+		return false;
+	fitted = gbt_wide_fit_words(info, keylen);
+	if (fitted >= info->nwords)
+		return false;
+
+	if (!ConditionalLockRelation(index, AccessExclusiveLock))
+		return false;
+	if (!ConditionalLockRelationOid(heapoid, ShareLock))
+	{
+		UnlockRelation(index, AccessExclusiveLock);
+		return false;
+	}
+	/* taking the locks read the invalidations: the cache may be new */
+	info = gbt_index_info(index);
+	memcpy(&old, info, sizeof(GbtIndexInfo));
+	for (BlockNumber blk = 0; blk < GBT_FIRST_FREE_BLKNO; blk++)
+	{
+		bufs[blk] = ReadBuffer(index, blk);
+		LockBuffer(bufs[blk], BUFFER_LOCK_EXCLUSIVE);
+	}
+	empty = index_is_empty(index, bufs, old.nwords);
+	if (empty)
+	{
+		GbtGxlog   *g = gbt_gxlog_start(index);
+		Page		meta = gbt_gxlog_register(g, bufs[GBT_META_BLKNO], GENERIC_XLOG_FULL_IMAGE);
+
+		memcpy(&fit, &old, sizeof(GbtIndexInfo));
+		gbt_wide_info_init(index, &fit, fitted);
+		Assert(fit.nwords == fitted);
+		for (BlockNumber blk = GBT_ROOT_BLKNO; blk <= GBT_NULLROOT_BLKNO; blk++)
+			gbt_wide_init_page(gbt_gxlog_register(g, bufs[blk], GENERIC_XLOG_FULL_IMAGE),
+							   true, 0,
+							   GBT_F_ROOT | GBT_F_RIGHTMOST |
+							   (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0),
+							   fitted);
+		GbtPageGetMeta(meta)->keywords = (uint16) fitted;
+		gbt_gxlog_finish(g);
+	}
+	for (BlockNumber blk = 0; blk < GBT_FIRST_FREE_BLKNO; blk++)
+		UnlockReleaseBuffer(bufs[blk]);
+	if (empty)
+	{
+		SharedInvalidationMessage msg;
+
+		/* this backend's cache and batch, then everybody else's caches */
+		memcpy(gbt_index_info(index), &fit, sizeof(GbtIndexInfo));
+		*nvalues = batch_reshape(&old, &fit, values, *nvalues);
+		*nnulls = batch_reshape(&old, &fit, nulls, *nnulls);
+		gbt_gpu_forget(index);
+		memset(&msg, 0, sizeof(msg));
+		msg.rc.id = SHAREDINVALRELCACHE_ID;
+		msg.rc.dbId = MyDatabaseId;
+		msg.rc.relId = RelationGetRelid(index);
+		SendSharedInvalidMessages(&msg, 1);
+		if (RelationNeedsWAL(index) && XLogStandbyInfoActive())
+			LogStandbyInvalidations(1, &msg, false);
+	}
+	UnlockRelationOid(heapoid, ShareLock);
+	UnlockRelation(index, AccessExclusiveLock);
+	return empty;
 }

@@ -375,6 +375,8 @@ if want isolation; then
     gb_section "isolation"
     p0=$N_PASS f0=$N_FAIL
     mapfile -t TESTS < <(sorted_basenames .spec "$WORK"/test/isolation/specs/*.spec)
+    runnable isolation "$WORK/test/isolation/specs/%.spec" "${TESTS[@]}"
+    TESTS=("${RUNNABLE[@]+"${RUNNABLE[@]}"}")
     if [ "${#TESTS[@]}" -eq 0 ]; then
         gb_say "no test/isolation/specs/*.spec: skipping"
         suite_summary isolation "$p0" "$f0" "no tests"
