@@ -11,6 +11,7 @@
 #
 # Environment:
 #   TESTS_ONLY=unit,regress,isolation,tap,fuzz,soak,gpuemu   suites to run (default: all)
+#   TAP_ONLY=REGEX   only the TAP tests whose file names match
 #                                           (pgsuite, PostgreSQL's own regression
 #                                           suite rewritten to gbtree, only when
 #                                           named: make test-cassert names it)
@@ -406,6 +407,10 @@ if want tap; then
     mapfile -t TAP_TESTS < <(sorted_basenames "" "$WORK"/test/t/*.pl)
     runnable tap "$WORK/test/t/%" "${TAP_TESTS[@]}"
     TAP_TESTS=("${RUNNABLE[@]+"${RUNNABLE[@]}"}")
+    if [ -n "${TAP_ONLY:-}" ]; then
+        # (development: TAP_ONLY=REGEX runs the matching TAP tests alone)
+        mapfile -t TAP_TESTS < <(printf '%s\n' "${TAP_TESTS[@]}" | grep -E -- "$TAP_ONLY")
+    fi
     if [ "${#TAP_TESTS[@]}" -eq 0 ]; then
         gb_say "no test/t/*.pl: skipping"
         suite_summary tap "$p0" "$f0" "no tests"

@@ -10,7 +10,8 @@
 # read the index while it was empty (its cache says four words) must,
 # after the load is replayed, answer from the fitted pages exactly as the
 # btree twin and a sequential scan do; so must a new one, and the primary.
-# Every record is checked on replay (wal_consistency_checking).
+# Every generic WAL record (gbtree's, here) is checked on replay
+# (wal_consistency_checking).
 #
 # Then a load that fits an index and never commits, because the server is
 # killed: recovery replays the fitting, the index keeps its words and the
@@ -46,7 +47,9 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', q{
 autovacuum = off
 log_min_messages = warning
-wal_consistency_checking = all
+wal_consistency_checking = generic
+wal_keep_size = 512MB
+max_wal_size = 1GB
 });
 $primary->start;
 $primary->safe_psql('postgres', q{
