@@ -117,11 +117,12 @@ static bool unique_pending = false;	/* a unique index's entries may wait */
 static uint64 unique_stmt = 1;	/* new at every statement's start and end */
 
 /*
- * What a flush may fit to fewer words (gbt_wide_refit_empty): the index
+ * What a flush may fit to fewer words (gbt_wide_refit_first): the index
  * whose inserting statement holds it open and, if a full batch made the
  * flush, the entry that found it full, not in the batch yet.
  */
 static Oid	held_index = InvalidOid;
+static uint64 held_stmt = 0;	/* or the unique indexes this statement inserted into */
 static const uint64 *adding_words = NULL;
 static int	adding_tlen = 0;
 static bool adding_null = false;
@@ -305,7 +306,9 @@ batch_flush(GbtBatch *b)
 	{
 		/* the first entries of an empty index may fit its text to fewer words */
 		if (!dedup && subxact_marks == NULL)
-			(void) gbt_wide_refit_empty(index, b->heapoid, b->indexoid == held_index ? 2 : 1,
+			(void) gbt_wide_refit_first(index, b->heapoid,
+										b->indexoid == held_index ||
+										(held_stmt != 0 && b->unique_stmt == held_stmt) ? 2 : 1,
 										(uint64 *) b->values, &b->nvalues,
 										(uint64 *) b->nulls, &b->nnulls,
 										b->indexoid == held_index ? adding_words : NULL,
@@ -393,12 +396,27 @@ gbt_batch_flush_all(void)
  * entries (and wait for its transaction) from then on, as nbtree's would.
  */
 static void
-batch_flush_unique(void)
+batch_flush_unique(bool executor_finish)
 {
+	uint64		finishing = unique_stmt;
+
 	unique_stmt++;
 	if (unique_pending)
 	{
-		batch_flush_matching(InvalidOid, NIL, true);
+		/*
+		 * The finishing statement's executor still has open the indexes it
+		 * inserted into, if it began nothing since (held_stmt).
+		 */
+		held_stmt = executor_finish ? finishing : 0;
+		PG_TRY();
+		{
+			batch_flush_matching(InvalidOid, NIL, true);
+		}
+		PG_FINALLY();
+		{
+			held_stmt = 0;
+		}
+		PG_END_TRY();
 		unique_pending = false;
 		for (int i = 0; i < nbatches; i++)
 			if (batches[i].unique && batches[i].nvalues > 0)
@@ -871,7 +889,7 @@ batch_executor_start(QueryDesc *queryDesc, int eflags)
 static void
 batch_executor_finish(QueryDesc *queryDesc)
 {
-	batch_flush_unique();
+	batch_flush_unique(true);
 	if (prev_executor_finish)
 		prev_executor_finish(queryDesc);
 	else
@@ -905,7 +923,7 @@ batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
 	/* COPY FROM's end (its AFTER triggers have run) */
-	batch_flush_unique();
+	batch_flush_unique(false);
 }
 
 void

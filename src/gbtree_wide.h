@@ -78,7 +78,7 @@ extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 extern int	gbt_wide_fit_words(const GbtIndexInfo *info, int keylen);
 extern void gbt_wide_reshape_key(const GbtIndexInfo *from, const GbtIndexInfo *to,
 								 const uint64 *src, uint64 *dst);
-extern bool gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
+extern bool gbt_wide_refit_first(Relation index, Oid heapoid, int held_refs, uint64 *values,
 								 Size *nvalues, uint64 *nulls, Size *nnulls,
 								 const uint64 *extra, int extra_tlen, bool extra_null);
 extern bool gbt_wide_encode(GbtIndexInfo *info, Datum *values, bool *isnull,

@@ -544,16 +544,19 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 }
 
 /*
- * Fitting an empty index at its first flush
- * -----------------------------------------
+ * Fitting a new index at its first flush
+ * --------------------------------------
  * CREATE INDEX on an empty table has seen no keys, so it takes four words
  * ("Text keys" in src/README), and so does every page the index grows by
- * inserts.  Its usual next step is a load.  When a flush brings the first
- * entries to the still empty index, and they are enough to say what later
- * keys will be (gbt_fit_min_rows rows with a text value, none with a tail),
- * the index first takes the words a build of those rows would
- * (gbt_wide_fit_words), and the batch is rewritten to them: a load after
- * CREATE INDEX gets the density of a CREATE INDEX after the load.
+ * inserts.  Its usual next step is a load.  When a flush brings entries to
+ * an index that is still only its two root leaves (empty, or holding what
+ * went in alone before: a unique index's first entry of the statement, a
+ * few rows), and they are enough to say what later keys will be
+ * (gbt_fit_min_rows rows with a text value, none with a tail, the roots'
+ * counted too), the index first takes the words a build of those rows
+ * would (gbt_wide_fit_words): the roots are rewritten with their entries
+ * in the new words, and the batch too.  A load after CREATE INDEX then
+ * gets the density of a CREATE INDEX after the load.
  *
  * The shape lives in every backend's relcache (rd_amcache) and in entries
  * not flushed yet, so it changes only where nobody holds it:
@@ -576,34 +579,42 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
  * entry not in them yet, whose words the caller rewrites itself
  * (gbt_wide_reshape_key) when this returns true.
  */
+
+/* one entry's words: the longest text key, and whether it has one */
+static void
+entry_fit(const GbtIndexInfo *info, const uint64 *words, int *keylen, double *nkeyed)
+{
+	GbtColValue vals[GBT_MAX_KEY_COLS];
+	bool		keyed = false;
+
+	gbt_shape_decode(&info->shape, words, vals);
+	for (int c = 0; c < info->shape.ncols; c++)
+	{
+		unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
+
+		if (!info->is_text[c] || vals[c].isnull)
+			continue;
+		*keylen = Max(*keylen, gbt_bytes_from_field(&vals[c], info->text_bytes, bytes));
+		keyed = true;
+	}
+	*nkeyed += keyed;
+}
+
+/* nulltree: a one-column index's NULLs, no text to count */
 static bool
 batch_fit(const GbtIndexInfo *info, const uint64 *arr, Size nslots, bool nulltree, int *keylen,
 		  double *nkeyed)
 {
 	const int	nw = info->nwords;
 
-	for (Size at = 0; at < nslots;)
+	for (Size at = 0; at < nslots; at += gbt_wide_batch_slots(nw, 0))
 	{
 		const uint64 *e = arr + 2 * at;
-		GbtColValue vals[GBT_MAX_KEY_COLS];
-		bool		keyed = false;
 
 		if (e[nw + 1] != 0)
 			return false;		/* a tail: no fewer words hold it whole */
-		at += gbt_wide_batch_slots(nw, 0);
-		if (nulltree)
-			continue;			/* a one-column index's NULL: no text */
-		gbt_shape_decode(&info->shape, e, vals);
-		for (int c = 0; c < info->shape.ncols; c++)
-		{
-			unsigned char bytes[GBT_MAX_KEY_WORDS * 8];
-
-			if (!info->is_text[c] || vals[c].isnull)
-				continue;
-			*keylen = Max(*keylen, gbt_bytes_from_field(&vals[c], info->text_bytes, bytes));
-			keyed = true;
-		}
-		*nkeyed += keyed;
+		if (!nulltree)
+			entry_fit(info, e, keylen, nkeyed);
 	}
 	return true;
 }
@@ -628,27 +639,32 @@ batch_reshape(const GbtIndexInfo *from, const GbtIndexInfo *to, uint64 *arr, Siz
 	return out;
 }
 
-/* the pages of an index with no entry: its metapage and two empty roots */
-static bool
-index_is_empty(Relation index, Buffer *bufs, int nw)
+/* A root that is the tree's only page: a leaf without tails */
+typedef struct RootLeaf
 {
-	if (RelationGetNumberOfBlocks(index) != GBT_FIRST_FREE_BLKNO)
-		return false;
-	if (GbtPageGetMeta(BufferGetPage(bufs[GBT_META_BLKNO]))->keywords != nw)
-		return false;
-	for (BlockNumber blk = GBT_ROOT_BLKNO; blk <= GBT_NULLROOT_BLKNO; blk++)
-	{
-		GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(bufs[blk]));
+	int			n;
+	uint64	   *keys;			/* n keys of nwords words, one after another */
+	uint64	   *tids;
+} RootLeaf;
 
-		gbt_wide_check_page(index, bufs[blk], nw);
-		if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_TAILS) || op->nused != 0)
-			return false;
-	}
+static bool
+read_root_leaf(Relation index, Buffer buf, int nw, RootLeaf *r)
+{
+	GbtNode		node;
+
+	gbt_wide_check_page(index, buf, nw);
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	if (!(node.opaque->flags & GBT_F_LEAF) || !(node.opaque->flags & GBT_F_RIGHTMOST) ||
+		(node.opaque->flags & GBT_F_TAILS))
+		return false;
+	r->keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
+	r->tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	r->n = gbt_node_extract(&node, r->keys, r->tids, NULL);
 	return true;
 }
 
 bool
-gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
+gbt_wide_refit_first(Relation index, Oid heapoid, int held_refs, uint64 *values,
 					 Size *nvalues, uint64 *nulls, Size *nnulls, const uint64 *extra,
 					 int extra_tlen, bool extra_null)
 {
@@ -657,9 +673,9 @@ gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
 				fit;
 	int			keylen = 0;
 	double		nkeyed = 0;
-	int			fitted;
+	int			fitted = 0;
 	Buffer		bufs[GBT_FIRST_FREE_BLKNO];
-	bool		empty;
+	RootLeaf	roots[GBT_FIRST_FREE_BLKNO];
 
 	if (!info->wide || info->text_bytes == 0 || IsInParallelMode() ||
 		index->rd_refcnt > held_refs ||
@@ -670,19 +686,14 @@ gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
 		return false;
 	if (extra)
 	{
-		uint64		e[GBT_MAX_KEY_WORDS + 2];
-
-		memcpy(e, extra, sizeof(uint64) * info->nwords);
-		e[info->nwords] = 0;
-		e[info->nwords + 1] = extra_tlen;
-		if (!batch_fit(info, e, gbt_wide_batch_slots(info->nwords, 0), extra_null, &keylen,
-					   &nkeyed))
+		if (extra_tlen != 0)
 			return false;
+		if (!extra_null)
+			entry_fit(info, extra, &keylen, &nkeyed);
 	}
-	if (nkeyed < gbt_fit_min_rows)
-		return false;
-	fitted = gbt_wide_fit_words(info, keylen);
-	if (fitted >= info->nwords)
+	/* what the roots may add cannot make up for too few, nor narrow */
+	if (nkeyed + 2 * GBT_MAX_SLOTS < gbt_fit_min_rows ||
+		gbt_wide_fit_words(info, keylen) >= info->nwords)
 		return false;
 
 	if (!ConditionalLockRelation(index, AccessExclusiveLock))
@@ -700,8 +711,17 @@ gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
 		bufs[blk] = ReadBuffer(index, blk);
 		LockBuffer(bufs[blk], BUFFER_LOCK_EXCLUSIVE);
 	}
-	empty = index_is_empty(index, bufs, old.nwords);
-	if (empty)
+	if (RelationGetNumberOfBlocks(index) == GBT_FIRST_FREE_BLKNO &&
+		GbtPageGetMeta(BufferGetPage(bufs[GBT_META_BLKNO]))->keywords == old.nwords &&
+		read_root_leaf(index, bufs[GBT_ROOT_BLKNO], old.nwords, &roots[GBT_ROOT_BLKNO]) &&
+		read_root_leaf(index, bufs[GBT_NULLROOT_BLKNO], old.nwords, &roots[GBT_NULLROOT_BLKNO]))
+	{
+		for (int i = 0; i < roots[GBT_ROOT_BLKNO].n; i++)
+			entry_fit(&old, &roots[GBT_ROOT_BLKNO].keys[i * old.nwords], &keylen, &nkeyed);
+		if (nkeyed >= gbt_fit_min_rows)
+			fitted = gbt_wide_fit_words(&old, keylen);
+	}
+	if (fitted > 0 && fitted < old.nwords)
 	{
 		GbtGxlog   *g = gbt_gxlog_start(index);
 		Page		meta = gbt_gxlog_register(g, bufs[GBT_META_BLKNO], GENERIC_XLOG_FULL_IMAGE);
@@ -710,17 +730,29 @@ gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
 		gbt_wide_info_init(index, &fit, fitted);
 		Assert(fit.nwords == fitted);
 		for (BlockNumber blk = GBT_ROOT_BLKNO; blk <= GBT_NULLROOT_BLKNO; blk++)
-			gbt_wide_init_page(gbt_gxlog_register(g, bufs[blk], GENERIC_XLOG_FULL_IMAGE),
-							   true, 0,
+		{
+			RootLeaf   *r = &roots[blk];
+			Page		page = gbt_gxlog_register(g, bufs[blk], GENERIC_XLOG_FULL_IMAGE);
+			GbtNode		node;
+
+			for (int i = 0; i < r->n; i++)
+				gbt_wide_reshape_key(&old, &fit, &r->keys[i * old.nwords],
+									 &r->keys[i * fit.nwords]);
+			gbt_wide_init_page(page, true, 0,
 							   GBT_F_ROOT | GBT_F_RIGHTMOST |
 							   (blk == GBT_NULLROOT_BLKNO ? GBT_F_NULLTREE : 0),
 							   fitted);
+			gbt_node_view((char *) page, &node);
+			gbt_node_load_spread(&node, r->n, r->keys, r->tids, NULL, true);
+		}
 		GbtPageGetMeta(meta)->keywords = (uint16) fitted;
 		gbt_gxlog_finish(g);
 	}
+	else
+		fitted = 0;
 	for (BlockNumber blk = 0; blk < GBT_FIRST_FREE_BLKNO; blk++)
 		UnlockReleaseBuffer(bufs[blk]);
-	if (empty)
+	if (fitted > 0)
 	{
 		SharedInvalidationMessage msg;
 
@@ -739,5 +771,5 @@ gbt_wide_refit_empty(Relation index, Oid heapoid, int held_refs, uint64 *values,
 	}
 	UnlockRelationOid(heapoid, ShareLock);
 	UnlockRelation(index, AccessExclusiveLock);
-	return empty;
+	return fitted > 0;
 }
