@@ -304,7 +304,7 @@ batch_flush(GbtBatch *b)
 	heap = b->unique ? table_open(b->heapoid, RowExclusiveLock) : NULL;
 	if (gbt_index_info(index)->wide)
 	{
-		/* the first entries of an empty index may fit its text to fewer words */
+		/* the first entries of a new index may fit its text to fewer words */
 		if (!dedup && subxact_marks == NULL)
 			(void) gbt_wide_refit_first(index, b->heapoid,
 										b->indexoid == held_index ||
@@ -433,8 +433,8 @@ gbt_batch_flush_index(Oid indexoid)
 
 /*
  * The same at the end of the statement that inserted into index (17+), which
- * holds it open: that reference does not keep the flush from fitting an
- * empty index's words.
+ * holds it open: that reference does not keep the flush from fitting a new
+ * index's words.
  */
 void
 gbt_batch_flush_inserted(Relation index)
