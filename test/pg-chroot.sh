@@ -13,7 +13,7 @@
 # is missing, postgresql-MAJOR and postgresql-server-dev-MAJOR among them,
 # from that suite).  Root only: debootstrap, mount and chroot need it.
 #
-# Environment passed through: TESTS_ONLY, KEEP_TMP, SUITE_TIMEOUT,
+# Environment passed through: TESTS_ONLY, TAP_ONLY, KEEP_TMP, SUITE_TIMEOUT,
 # TOTAL_TIMEOUT, FUZZ_*, SOAK_SECONDS, BENCH_*.  GB_CHROOT_REFRESH=1 makes
 # the chroot again from scratch.
 set -u
@@ -93,7 +93,7 @@ pass=(PG="$major" GB_IN_CHROOT="$suite" PATH=/usr/local/sbin:/usr/local/bin:/usr
       HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
 while IFS='=' read -r name _; do
     case $name in
-        TESTS_ONLY|KEEP_TMP|SUITE_TIMEOUT|TOTAL_TIMEOUT|SOAK_SECONDS|FUZZ_*|GPU_EMU_SUITES|BENCH_*|GB_CUDA|CUDA|GIT_REV)
+        TESTS_ONLY|TAP_ONLY|KEEP_TMP|SUITE_TIMEOUT|TOTAL_TIMEOUT|SOAK_SECONDS|FUZZ_*|GPU_EMU_SUITES|BENCH_*|GB_CUDA|CUDA|GIT_REV)
             pass+=("$name=${!name}") ;;
     esac
 done < <(env)
