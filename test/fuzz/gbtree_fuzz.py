@@ -1462,6 +1462,9 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
             if e.pgcode in ("40P01", "40001", "55P03"):
                 continue
             print("writer %d: unexpected error: %s" % (wid, e), file=sys.stderr)
+            if e.pgcode == "XX002":
+                # what the checker makes of the index, for the log
+                print("writer %d: %s" % (wid, diagnose(dsn, t)), file=sys.stderr, flush=True)
             conn.close()
             sys.exit(2)
     with counter.get_lock():
@@ -2443,6 +2446,8 @@ def batcher(dsn, types, seed, bid, nbatchers, deadline, out, am="gbtree"):
     except psycopg2.Error as e:
         print("batcher %d: unexpected error in step %s (%s transaction): %s [%s]" % (bid, b.step, b.t, e, e.pgcode),
               file=sys.stderr, flush=True)
+        if e.pgcode == "XX002":
+            print("batcher %d: %s" % (bid, diagnose(dsn, b.t)), file=sys.stderr, flush=True)
         status = "error"
     finally:
         if b.prepared:
