@@ -677,7 +677,8 @@ gbt_wide_refit_first(Relation index, Oid heapoid, int held_refs, uint64 *values,
 	Buffer		bufs[GBT_FIRST_FREE_BLKNO];
 	RootLeaf	roots[GBT_FIRST_FREE_BLKNO];
 
-	if (!info->wide || info->text_bytes == 0 || IsInParallelMode() ||
+	/* cheapest first: this runs at every flush of a multi-word index */
+	if (!info->wide || info->text_bytes == 0 || info->nwords <= 2 || IsInParallelMode() ||
 		index->rd_refcnt > held_refs ||
 		RelationGetNumberOfBlocks(index) != GBT_FIRST_FREE_BLKNO)
 		return false;
