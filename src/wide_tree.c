@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -99,6 +100,128 @@ report_inconsistent(Relation index, Buffer buf, const char *what)
 					RelationGetRelationName(index), what, BufferGetBlockNumber(buf)),
 			 errhint("Please REINDEX it.")));
 }
+
+#ifdef USE_ASSERT_CHECKING
+/*
+ * Assert builds: after a write, the page's own order and its key range,
+ * every entry at or above its low key (bar a level's minus infinity) and
+ * below its high key, and the range not empty.  where names the writer.
+ */
+static void
+check_written(Relation index, Buffer buf, const char *where)
+{
+	Page		page = BufferGetPage(buf);
+	GbtNode		node;
+	int			nw;
+	uint64		lk[GBT_MAX_KEY_WORDS],
+				hk[GBT_MAX_KEY_WORDS],
+				k[GBT_MAX_KEY_WORDS],
+				lt,
+				ht;
+	GbtTail		ltail,
+				htail;
+	bool		rightmost,
+				nolow;
+	const char *err;
+	const char *bad = NULL;
+	int			s;
+
+	gbt_node_view((char *) page, &node);
+	nw = node.nwords;
+	rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
+	page_bound_tail(page, false, lk, &ltail, &lt);
+	page_bound_tail(page, true, hk, &htail, &ht);
+	nolow = minus_inf(lk, lt, nw);
+	err = gbt_node_check(&node);
+	if (err)
+		bad = err;
+	else if (!rightmost && !nolow && gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
+		bad = "an empty key range";
+	for (s = gbt_node_first_used(&node); bad == NULL && s < node.nslots;
+		 s = gbt_node_next_used(&node, s + 1))
+	{
+		GbtTail		t = gbt_node_slot_tail(&node, s);
+
+		gbt_walk_slot_words(&node, s, k);
+		if (!nolow && gbt_tentry_cmp(k, t, node.tids[s], lk, ltail, lt, nw) < 0)
+			bad = "an entry below its low key";
+		else if (!rightmost && gbt_tentry_cmp(k, t, node.tids[s], hk, htail, ht, nw) >= 0)
+			bad = "an entry at or above its high key";
+	}
+	if (bad)
+		elog(ERROR, "gbtree: index \"%s\": %s wrote block %u (level %d, %d entries) with %s",
+			 RelationGetRelationName(index), where, BufferGetBlockNumber(buf),
+			 node.opaque->level, node.opaque->nused, bad);
+}
+#define CHECK_WRITTEN(index, buf, where) check_written(index, buf, where)
+#else
+#define CHECK_WRITTEN(index, buf, where) ((void) 0)
+#endif
+
+#ifdef GBT_DEBUG_BOUNDS
+/*
+ * Built with -DGBT_DEBUG_BOUNDS (PG_CPPFLAGS): a failed descent check of
+ * the structure change logs the target, the parent's slots near it and
+ * the child's bounds, as they were under the locks.
+ */
+static void
+debug_key(StringInfo si, const uint64 *k, GbtTail t, uint64 tid, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		appendStringInfo(si, "%016llx ", (unsigned long long) k[i]);
+	appendStringInfo(si, "tid %llx", (unsigned long long) tid);
+	if (t.len > 0)
+	{
+		appendStringInfo(si, " tail[%d]=", t.len);
+		for (int i = 0; i < t.len; i++)
+			appendStringInfo(si, "%02x", t.data[i]);
+	}
+}
+
+/* a failed descent check: the target, the parent's slots near it, the child */
+static void
+debug_dump_descent(Relation index, Buffer pbuf, Buffer cbuf, const uint64 *key, GbtTail tail,
+				   uint64 tid)
+{
+	StringInfoData si;
+	GbtNode		p,
+				c;
+	uint64		k[GBT_MAX_KEY_WORDS],
+				bt;
+	GbtTail		btail;
+	int			nw = gbt_index_info(index)->nwords;
+	int			lb;
+
+	initStringInfo(&si);
+	gbt_node_view((char *) BufferGetPage(pbuf), &p);
+	gbt_node_view((char *) BufferGetPage(cbuf), &c);
+	appendStringInfo(&si, "target ");
+	debug_key(&si, key, tail, tid, nw);
+	lb = gbt_node_lower_bound_tail(&p, key, tail.data, tail.len, tid);
+	appendStringInfo(&si, "\nparent %u level %d nused %d lower_bound %d next_used %d check %s",
+					 BufferGetBlockNumber(pbuf), p.opaque->level, p.opaque->nused, lb,
+					 gbt_node_next_used(&p, lb), gbt_node_check(&p) ? gbt_node_check(&p) : "ok");
+	for (int s = gbt_node_first_used(&p); s < p.nslots; s = gbt_node_next_used(&p, s + 1))
+	{
+		if (p.child[s] != BufferGetBlockNumber(cbuf) && (s < lb - 8 || s > lb + 8))
+			continue;
+		gbt_walk_slot_words(&p, s, k);
+		appendStringInfo(&si, "\n  [%d] ", s);
+		debug_key(&si, k, gbt_node_slot_tail(&p, s), p.tids[s], nw);
+		appendStringInfo(&si, " -> %u", p.child[s]);
+	}
+	appendStringInfo(&si, "\nchild %u level %d nused %d flags %x left %u right %u check %s\n  low ",
+					 BufferGetBlockNumber(cbuf), c.opaque->level, c.opaque->nused,
+					 c.opaque->flags, c.opaque->leftlink, c.opaque->rightlink,
+					 gbt_node_check(&c) ? gbt_node_check(&c) : "ok");
+	page_bound_tail(BufferGetPage(cbuf), false, k, &btail, &bt);
+	debug_key(&si, k, btail, bt, nw);
+	appendStringInfo(&si, "\n  high ");
+	page_bound_tail(BufferGetPage(cbuf), true, k, &btail, &bt);
+	debug_key(&si, k, btail, bt, nw);
+	elog(WARNING, "gbtree descent check failed in \"%s\":\n%s", RelationGetRelationName(index), si.data);
+}
+#endif
 
 /* whether used slot s holds these words and this tail, byte for byte */
 static bool
@@ -318,6 +441,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	gbt_wide_set_lower(page);
 	gbt_gxlog_hint_node(state, buf, page, &node);
 	gbt_gxlog_finish(state);
+	CHECK_WRITTEN(index, buf, "an insert");
 	return true;
 }
 
@@ -340,6 +464,8 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 		if (!insert_logged(index, buf, key, tail, tid, 0))
 			return false;
 	}
+	else
+		CHECK_WRITTEN(index, buf, "an insert in place");
 	/* a device copy ships the leaf before its next lookup */
 	{
 		BlockNumber blkno = BufferGetBlockNumber(buf);
@@ -472,7 +598,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 
 		gbt_node_view((char *) BufferGetPage(buf), &onode);
 		last = gbt_node_last_used(&onode);
-		if (last < onode.nslots)
+		if (last >= 0)
 		{
 			uint64		lk[GBT_MAX_KEY_WORDS];
 
@@ -504,6 +630,9 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
 	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, ws->sep, ws->septail, ws->septid);
+	CHECK_WRITTEN(index, buf, "a split (left)");
+	CHECK_WRITTEN(index, rbuf, "a split (right)");
+	CHECK_WRITTEN(index, pbuf, "a split (parent)");
 	/* the separator's tail, from the page now that the images are gone */
 	gbt_node_view((char *) BufferGetPage(rbuf), &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);
@@ -574,6 +703,9 @@ split_root(Relation index, Buffer rootbuf, int nw)
 
 		gbt_gpu_note_changes(index, changed, 3, true);
 	}
+	CHECK_WRITTEN(index, rootbuf, "a root split (root)");
+	CHECK_WRITTEN(index, abuf, "a root split (left)");
+	CHECK_WRITTEN(index, bbuf, "a root split (right)");
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
@@ -679,12 +811,27 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL)
 		return unchecked_insert(wa);
 	run = run_in_leaf(wa, wa->i, &node, node.nslots + 2 * cap);
-	last = gbt_node_last_used(&node);
-	if (run == 0 || last >= node.nslots)
+	if (run == 0)
 		return unchecked_insert(wa);
-	/* after every entry?  (another backend may have put some on a fresh page) */
-	gbt_walk_slot_words(&node, last, lk);
-	wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw], nw) >= 0;
+	last = gbt_node_last_used(&node);
+	if (last < 0)
+	{
+		/*
+		 * A leaf emptied by VACUUM (multi-word trees keep their empty
+		 * leaves) is merged into, never append-split: that would give it
+		 * the run's first entry as its high key, which can equal its low
+		 * key (a key written again at the TID VACUUM freed), leaving a page
+		 * whose key range is empty and a parent with two equal separators.
+		 */
+		wa->merge = true;
+	}
+	else
+	{
+		/* after every entry?  (another backend may have put some on a fresh page) */
+		gbt_walk_slot_words(&node, last, lk);
+		wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw],
+								   nw) >= 0;
+	}
 	if (!(fresh && !wa->merge) && node.opaque->nused + run <= node.nslots)
 		return unchecked_insert(wa);
 	if (!wa->merge)
@@ -776,6 +923,9 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 	gbt_walk_bound_words(&node, false, sep, &septid);
 
 	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, sep, GBT_NO_TAIL, septid);
+	CHECK_WRITTEN(index, buf, wa->merge ? "a merge split (left)" : "an append split (left)");
+	CHECK_WRITTEN(index, rbuf, wa->merge ? "a merge split (right)" : "an append split (right)");
+	CHECK_WRITTEN(index, pbuf, "an append or merge split (parent)");
 	pfree(keys);
 	pfree(tids);
 	if (!wa->merge)
@@ -863,7 +1013,12 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 			gbt_wide_check_page(index, cbuf, nw);
 			/* nothing splits but under the structure lock: no need to move right */
 			if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tail, tid, false))
+			{
+#ifdef GBT_DEBUG_BOUNDS
+				debug_dump_descent(index, buf, cbuf, key, tail, tid);
+#endif
 				report_inconsistent(index, cbuf, "a downlink to a page below the target");
+			}
 			if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
 				inner_is_full(cbuf, tails_ready))
 			{
@@ -1126,6 +1281,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 			gbt_wide_set_lower(page);
 			gbt_gxlog_hint_node(state, buf, page, &node);
 			gbt_gxlog_finish(state);
+			CHECK_WRITTEN(index, buf, "a batch's merge into a leaf");
 			gbt_gpu_note_changes(index, &blkno, 1, false);
 		}
 		else
