@@ -1378,6 +1378,9 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 				gbt_tentry_cmp(lk, ltail, lt, prevhk, (GbtTail) {prevhtail, prevhtlen}, prevht,
 							   nw) != 0)
 				verify_fail(index, blk, "low key is not the left sibling's high key");
+			if (prev != GBT_NO_BLOCK && !rightmost &&
+				gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
+				verify_fail(index, blk, "high key not above the low key (an empty key range)");
 			k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
 			for (int i = 0; i < k; i++)
 			{
