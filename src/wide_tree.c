@@ -27,7 +27,6 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -101,18 +100,20 @@ report_inconsistent(Relation index, Buffer buf, const char *what)
 			 errhint("Please REINDEX it.")));
 }
 
-#ifdef USE_ASSERT_CHECKING
 /*
- * Assert builds: after a write, the page's own order and its key range,
- * every entry at or above its low key (bar a level's minus infinity) and
- * below its high key, and the range not empty.  where names the writer.
+ * What is wrong with the key range of the page node views, or NULL: a
+ * high key not above the low key (but on a level's first or last page),
+ * an entry below the low key (but a level's minus infinity, the first
+ * entry of its first inner page) or at or above the high key.
+ * gbtree_check's test of every page, and assert builds' of every page
+ * the structure change and the batch write (CHECK_WRITTEN).
  */
-static void
-check_written(Relation index, Buffer buf, const char *where)
+static const char *
+page_range_problem(const GbtNode *node)
 {
-	Page		page = BufferGetPage(buf);
-	GbtNode		node;
-	int			nw;
+	int			nw = node->nwords;
+	bool		leftmost = node->opaque->leftlink == GBT_NO_BLOCK;
+	bool		rightmost = (node->opaque->flags & GBT_F_RIGHTMOST) != 0;
 	uint64		lk[GBT_MAX_KEY_WORDS],
 				hk[GBT_MAX_KEY_WORDS],
 				k[GBT_MAX_KEY_WORDS],
@@ -120,34 +121,38 @@ check_written(Relation index, Buffer buf, const char *where)
 				ht;
 	GbtTail		ltail,
 				htail;
-	bool		rightmost,
-				nolow;
-	const char *err;
-	const char *bad = NULL;
-	int			s;
+	int			first = gbt_node_first_used(node);
 
-	gbt_node_view((char *) page, &node);
-	nw = node.nwords;
-	rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
-	page_bound_tail(page, false, lk, &ltail, &lt);
-	page_bound_tail(page, true, hk, &htail, &ht);
-	nolow = minus_inf(lk, lt, nw);
-	err = gbt_node_check(&node);
-	if (err)
-		bad = err;
-	else if (!rightmost && !nolow && gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
-		bad = "an empty key range";
-	for (s = gbt_node_first_used(&node); bad == NULL && s < node.nslots;
-		 s = gbt_node_next_used(&node, s + 1))
+	gbt_walk_bound_tail(node, false, lk, &ltail, &lt);
+	gbt_walk_bound_tail(node, true, hk, &htail, &ht);
+	if (!leftmost && !rightmost && gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
+		return "high key not above the low key (an empty key range)";
+	for (int s = first; s < node->nslots; s = gbt_node_next_used(node, s + 1))
 	{
-		GbtTail		t = gbt_node_slot_tail(&node, s);
+		GbtTail		t = gbt_node_slot_tail(node, s);
 
-		gbt_walk_slot_words(&node, s, k);
-		if (!nolow && gbt_tentry_cmp(k, t, node.tids[s], lk, ltail, lt, nw) < 0)
-			bad = "an entry below its low key";
-		else if (!rightmost && gbt_tentry_cmp(k, t, node.tids[s], hk, htail, ht, nw) >= 0)
-			bad = "an entry at or above its high key";
+		gbt_walk_slot_words(node, s, k);
+		if (!(node->opaque->level > 0 && leftmost && s == first) &&
+			gbt_tentry_cmp(k, t, node->tids[s], lk, ltail, lt, nw) < 0)
+			return "entry below the page's low key";
+		if (!rightmost && gbt_tentry_cmp(k, t, node->tids[s], hk, htail, ht, nw) >= 0)
+			return "entry at or above the page's high key";
 	}
+	return NULL;
+}
+
+#ifdef USE_ASSERT_CHECKING
+/* where names the writer */
+static void
+check_written(Relation index, Buffer buf, const char *where)
+{
+	GbtNode		node;
+	const char *bad;
+
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	bad = gbt_node_check(&node);
+	if (bad == NULL)
+		bad = page_range_problem(&node);
 	if (bad)
 		elog(ERROR, "gbtree: index \"%s\": %s wrote block %u (level %d, %d entries) with %s",
 			 RelationGetRelationName(index), where, BufferGetBlockNumber(buf),
@@ -156,71 +161,6 @@ check_written(Relation index, Buffer buf, const char *where)
 #define CHECK_WRITTEN(index, buf, where) check_written(index, buf, where)
 #else
 #define CHECK_WRITTEN(index, buf, where) ((void) 0)
-#endif
-
-#ifdef GBT_DEBUG_BOUNDS
-/*
- * Built with -DGBT_DEBUG_BOUNDS (PG_CPPFLAGS): a failed descent check of
- * the structure change logs the target, the parent's slots near it and
- * the child's bounds, as they were under the locks.
- */
-static void
-debug_key(StringInfo si, const uint64 *k, GbtTail t, uint64 tid, int nw)
-{
-	for (int i = 0; i < nw; i++)
-		appendStringInfo(si, "%016llx ", (unsigned long long) k[i]);
-	appendStringInfo(si, "tid %llx", (unsigned long long) tid);
-	if (t.len > 0)
-	{
-		appendStringInfo(si, " tail[%d]=", t.len);
-		for (int i = 0; i < t.len; i++)
-			appendStringInfo(si, "%02x", t.data[i]);
-	}
-}
-
-/* a failed descent check: the target, the parent's slots near it, the child */
-static void
-debug_dump_descent(Relation index, Buffer pbuf, Buffer cbuf, const uint64 *key, GbtTail tail,
-				   uint64 tid)
-{
-	StringInfoData si;
-	GbtNode		p,
-				c;
-	uint64		k[GBT_MAX_KEY_WORDS],
-				bt;
-	GbtTail		btail;
-	int			nw = gbt_index_info(index)->nwords;
-	int			lb;
-
-	initStringInfo(&si);
-	gbt_node_view((char *) BufferGetPage(pbuf), &p);
-	gbt_node_view((char *) BufferGetPage(cbuf), &c);
-	appendStringInfo(&si, "target ");
-	debug_key(&si, key, tail, tid, nw);
-	lb = gbt_node_lower_bound_tail(&p, key, tail.data, tail.len, tid);
-	appendStringInfo(&si, "\nparent %u level %d nused %d lower_bound %d next_used %d check %s",
-					 BufferGetBlockNumber(pbuf), p.opaque->level, p.opaque->nused, lb,
-					 gbt_node_next_used(&p, lb), gbt_node_check(&p) ? gbt_node_check(&p) : "ok");
-	for (int s = gbt_node_first_used(&p); s < p.nslots; s = gbt_node_next_used(&p, s + 1))
-	{
-		if (p.child[s] != BufferGetBlockNumber(cbuf) && (s < lb - 8 || s > lb + 8))
-			continue;
-		gbt_walk_slot_words(&p, s, k);
-		appendStringInfo(&si, "\n  [%d] ", s);
-		debug_key(&si, k, gbt_node_slot_tail(&p, s), p.tids[s], nw);
-		appendStringInfo(&si, " -> %u", p.child[s]);
-	}
-	appendStringInfo(&si, "\nchild %u level %d nused %d flags %x left %u right %u check %s\n  low ",
-					 BufferGetBlockNumber(cbuf), c.opaque->level, c.opaque->nused,
-					 c.opaque->flags, c.opaque->leftlink, c.opaque->rightlink,
-					 gbt_node_check(&c) ? gbt_node_check(&c) : "ok");
-	page_bound_tail(BufferGetPage(cbuf), false, k, &btail, &bt);
-	debug_key(&si, k, btail, bt, nw);
-	appendStringInfo(&si, "\n  high ");
-	page_bound_tail(BufferGetPage(cbuf), true, k, &btail, &bt);
-	debug_key(&si, k, btail, bt, nw);
-	elog(WARNING, "gbtree descent check failed in \"%s\":\n%s", RelationGetRelationName(index), si.data);
-}
 #endif
 
 /* whether used slot s holds these words and this tail, byte for byte */
@@ -813,21 +753,18 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 	run = run_in_leaf(wa, wa->i, &node, node.nslots + 2 * cap);
 	if (run == 0)
 		return unchecked_insert(wa);
+	/*
+	 * After every entry?  (another backend may have put some on a fresh
+	 * page.)  A leaf VACUUM emptied (multi-word trees keep their empty
+	 * leaves) is merged into, never append-split: that would give it the
+	 * run's first entry as its high key, which can equal its low key (a
+	 * key written again at the TID VACUUM freed), leaving a page whose key
+	 * range is empty and a parent with two equal separators.
+	 */
 	last = gbt_node_last_used(&node);
-	if (last < 0)
+	wa->merge = last < 0;
+	if (last >= 0)
 	{
-		/*
-		 * A leaf emptied by VACUUM (multi-word trees keep their empty
-		 * leaves) is merged into, never append-split: that would give it
-		 * the run's first entry as its high key, which can equal its low
-		 * key (a key written again at the TID VACUUM freed), leaving a page
-		 * whose key range is empty and a parent with two equal separators.
-		 */
-		wa->merge = true;
-	}
-	else
-	{
-		/* after every entry?  (another backend may have put some on a fresh page) */
 		gbt_walk_slot_words(&node, last, lk);
 		wa->merge = gbt_tentry_cmp(lk, GBT_NO_TAIL, node.tids[last], x, GBT_NO_TAIL, x[nw],
 								   nw) >= 0;
@@ -1013,12 +950,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 			gbt_wide_check_page(index, cbuf, nw);
 			/* nothing splits but under the structure lock: no need to move right */
 			if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tail, tid, false))
-			{
-#ifdef GBT_DEBUG_BOUNDS
-				debug_dump_descent(index, buf, cbuf, key, tail, tid);
-#endif
 				report_inconsistent(index, cbuf, "a downlink to a page below the target");
-			}
 			if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
 				inner_is_full(cbuf, tails_ready))
 			{
@@ -1378,9 +1310,8 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 				gbt_tentry_cmp(lk, ltail, lt, prevhk, (GbtTail) {prevhtail, prevhtlen}, prevht,
 							   nw) != 0)
 				verify_fail(index, blk, "low key is not the left sibling's high key");
-			if (prev != GBT_NO_BLOCK && !rightmost &&
-				gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
-				verify_fail(index, blk, "high key not above the low key (an empty key range)");
+			if ((err = page_range_problem(&node)) != NULL)
+				verify_fail(index, blk, err);
 			k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
 			for (int i = 0; i < k; i++)
 			{
@@ -1389,11 +1320,6 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 				if (i > 0 && gbt_tentry_cmp(&keys[(i - 1) * nw], tails[i - 1], tids[i - 1], key,
 											tails[i], tids[i], nw) >= 0)
 					verify_fail(index, blk, "entries out of order");
-				if (!(level > 0 && prev == GBT_NO_BLOCK && i == 0) &&
-					gbt_tentry_cmp(key, tails[i], tids[i], lk, ltail, lt, nw) < 0)
-					verify_fail(index, blk, "entry below the page's low key");
-				if (!rightmost && gbt_tentry_cmp(key, tails[i], tids[i], hk, htail, ht, nw) >= 0)
-					verify_fail(index, blk, "entry at or above the page's high key");
 				if (level == 0 && entries)
 				{
 					if (*n == *cap)
