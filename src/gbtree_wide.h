@@ -198,6 +198,7 @@ typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *a
 extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
 						 uint64 tid, GbtWideLeafAction action, void *arg);
 extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
+extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno);
 /* a tail's hash for heapallindexed: 0 for none */
 static inline uint64
 gbt_wide_tail_hash(GbtTail tail)

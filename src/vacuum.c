@@ -534,9 +534,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			else if (op->flags & GBT_F_LEAF)
 			{
 				vacuum_leaf(index, buf, stats, callback, callback_state);
-				/* multi-word trees keep their empty leaves (src/README) */
-				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)) &&
-					!gbt_index_info(index)->wide)
+				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)))
 				{
 					if (nempty == maxempty)
 					{
@@ -560,7 +558,8 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		for (int i = 0; i < nempty; i++)
 		{
 			gbt_vacuum_delay_point();
-			if (delete_empty_leaf(index, empty[i]))
+			if (gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, empty[i]) :
+				delete_empty_leaf(index, empty[i]))
 				stats->pages_newly_deleted++;
 		}
 		UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);

@@ -374,9 +374,14 @@ gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, 
 	return n;
 }
 
-/* Copy the entries of the locked leaf in buf that the position's range wants. */
+/*
+ * Copy the entries of the locked leaf in buf that the position's range
+ * wants; below (with its tail and TID), when not NULL, takes only those
+ * below it.
+ */
 static void
-read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
+read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range, const uint64 *below,
+		  GbtTail belowtail, uint64 belowtid)
 {
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 	WidePos    *pos = &so->pos;
@@ -428,6 +433,9 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range)
 			gbt_node_upper_bound_words(&node, r->hi);
 		start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
 	}
+	if (below)
+		end = Min(end, gbt_node_lower_bound_tail(&node, below, belowtail.data, belowtail.len,
+												 belowtid));
 	switch (nw)
 	{
 		case 2:
@@ -479,7 +487,7 @@ read_range_start(IndexScanDesc scan, int seg, int range, ScanDirection dir)
 						   backward ? r->hi : r->lo,
 						   backward ? range_hitail(so, seg, range) : range_lotail(so, seg, range),
 						   backward ? UINT64_MAX : 0, backward, BUFFER_LOCK_SHARE);
-	read_leaf(scan, buf, seg, range);
+	read_leaf(scan, buf, seg, range, NULL, GBT_NO_TAIL, 0);
 	so->pos.itemIndex = backward ? so->pos.nitems - 1 : 0;
 }
 
@@ -513,7 +521,7 @@ reread_leaf(IndexScanDesc scan, int seg, int range)
 		UnlockReleaseBuffer(buf);
 		return false;
 	}
-	read_leaf(scan, buf, seg, range);
+	read_leaf(scan, buf, seg, range, NULL, GBT_NO_TAIL, 0);
 	pos->itemIndex = 0;
 	return true;
 }
@@ -554,7 +562,7 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("index \"%s\" has a leaf whose right-link leads to an inner page at block %u",
 								RelationGetRelationName(index), pos->next)));
-			read_leaf(scan, buf, seg, range);
+			read_leaf(scan, buf, seg, range, NULL, GBT_NO_TAIL, 0);
 			pos->itemIndex = 0;
 			return true;
 		}
@@ -587,8 +595,15 @@ next_leaf(IndexScanDesc scan, ScanDirection dir)
 			memcpy(ltail, pos->lowtail, pos->lowtaillen);
 			buf = gbt_wide_descend(index, so->segs[seg].root, nw, lk, ltl, lt, true,
 								   BUFFER_LOCK_SHARE);
+
+			/*
+			 * Only what lies below the low key: if VACUUM deleted empty
+			 * leaves left of the one just read, that leaf took over their
+			 * key range, and the descent comes back to it (src/README,
+			 * "VACUUM").
+			 */
+			read_leaf(scan, buf, seg, range, lk, ltl, lt);
 			pfree(ltail);
-			read_leaf(scan, buf, seg, range);
 			pos->itemIndex = pos->nitems - 1;
 			return true;
 		}

@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -512,7 +513,7 @@ finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, 
  */
 static Buffer
 split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const uint64 *key,
-		   GbtTail tail, uint64 tid)
+		   GbtTail tail, uint64 tid, bool may_recycle)
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
 	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
@@ -552,7 +553,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	if (!page_has_room(BufferGetPage(pbuf), ws->septail))
 		return InvalidBuffer;
 
-	rbuf = gbt_new_buffer(index, false);
+	rbuf = gbt_new_buffer(index, may_recycle);
 	rblk = BufferGetBlockNumber(rbuf);
 	sbuf = lock_old_right(index, old.rightlink, nw);
 
@@ -585,7 +586,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
  * separator.  The root stays locked.
  */
 static void
-split_root(Relation index, Buffer rootbuf, int nw)
+split_root(Relation index, Buffer rootbuf, int nw, bool may_recycle)
 {
 	WideSplit  *ws = palloc(sizeof(WideSplit));
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(rootbuf));
@@ -604,8 +605,8 @@ split_root(Relation index, Buffer rootbuf, int nw)
 	bool		tailed;
 
 	split_images(index, rootbuf, ws, NULL, GBT_NO_TAIL, 0, 50);
-	abuf = gbt_new_buffer(index, false);
-	bbuf = gbt_new_buffer(index, false);
+	abuf = gbt_new_buffer(index, may_recycle);
+	bbuf = gbt_new_buffer(index, may_recycle);
 
 	state = gbt_gxlog_start(index);
 	rp = gbt_gxlog_register(state, rootbuf, GENERIC_XLOG_FULL_IMAGE);
@@ -805,7 +806,7 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
  * merge split (both pages whole).  Returns the new page, locked.
  */
 static Buffer
-append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
+append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_recycle)
 {
 	int			nw = wa->nw;
 	int			stride = nw + 2;
@@ -831,7 +832,7 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa)
 	}
 	if (!page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	rbuf = gbt_new_buffer(index, false);
+	rbuf = gbt_new_buffer(index, may_recycle);
 	rblk = BufferGetBlockNumber(rbuf);
 	sbuf = lock_old_right(index, old.rightlink, nw);
 
@@ -889,8 +890,11 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 	int			nw = gbt_index_info(index)->nwords;
 	bool		tails_ready = tail.len > 0;
 	WideSplit  *ws = palloc(sizeof(WideSplit));
+	bool		may_recycle;
 
 	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	/* pages VACUUM deleted, unless a VACUUM pass is running (vacuum.c) */
+	may_recycle = gbt_lock_recycling(index);
 	for (int attempt = 0;; attempt++)
 	{
 		Buffer		buf,
@@ -905,7 +909,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 		gbt_wide_check_page(index, buf, nw);
 		if ((gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_LEAF) ?
 			!page_has_room(BufferGetPage(buf), tail) : inner_is_full(buf, tails_ready))
-			split_root(index, buf, nw);
+			split_root(index, buf, nw, may_recycle);
 		for (;;)
 		{
 			GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(buf));
@@ -919,7 +923,8 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 
 				if (todo == GBT_WIDE_APPEND && BufferIsValid(pbuf))
 				{
-					UnlockReleaseBuffer(append_page(index, pbuf, buf, (WideAppend *) arg));
+					UnlockReleaseBuffer(append_page(index, pbuf, buf, (WideAppend *) arg,
+														may_recycle));
 					break;
 				}
 				Assert(todo != GBT_WIDE_APPEND);
@@ -938,7 +943,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					break;
 				}
 				rbuf = split_page(index, pbuf, buf, nw, ws,
-								  todo == GBT_WIDE_INSERT ? key : NULL, tail, tid);
+								  todo == GBT_WIDE_INSERT ? key : NULL, tail, tid, may_recycle);
 				if (!BufferIsValid(rbuf) || (todo == GBT_WIDE_INSERT && ws->placed == 0))
 					tails_ready = again = true;
 				if (BufferIsValid(rbuf))
@@ -954,7 +959,8 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 			if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
 				inner_is_full(cbuf, tails_ready))
 			{
-				Buffer		rbuf = split_page(index, buf, cbuf, nw, ws, NULL, GBT_NO_TAIL, 0);
+				Buffer		rbuf = split_page(index, buf, cbuf, nw, ws, NULL, GBT_NO_TAIL, 0,
+												  may_recycle);
 
 				if (!BufferIsValid(rbuf))
 				{
@@ -986,8 +992,218 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 		if (!action && gbt_wide_insert_if_room(index, root, key, tail, tid))
 			break;
 	}
+	if (may_recycle)
+		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
 	pfree(ws);
+}
+
+/*
+ * Page deletion (vacuum.c's, here for trees of multi-word keys): the
+ * level-1 page holding the downlink to leaf, whose high key is (hk,
+ * htail, ht), from root; exclusively locked with *slot set, or
+ * InvalidBuffer.  The caller holds the structure lock, so inner pages do
+ * not change: the downlink sought is the last separator below the high
+ * key, as a backward descent takes it.
+ */
+static Buffer
+find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const uint64 *hk,
+			GbtTail htail, uint64 ht, int *slot)
+{
+	BlockNumber blk = root;
+
+	for (int hops = 0; hops < 1000000; hops++)
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		GbtPageOpaque op;
+		GbtNode		node;
+		int			s;
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, buf, nw);
+		page = BufferGetPage(buf);
+		op = gbt_page_opaque((char *) page);
+		if (op->flags & (GBT_F_LEAF | GBT_F_DELETED))
+		{
+			UnlockReleaseBuffer(buf);
+			return InvalidBuffer;
+		}
+		if (gbt_wide_move_right(page, nw, hk, htail, ht, true))
+		{
+			blk = gbt_checked_rightlink(index, buf);
+			UnlockReleaseBuffer(buf);
+			continue;
+		}
+		gbt_node_view((char *) page, &node);
+		s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, hk, htail.data,
+																  htail.len, ht));
+		if (s < 0)
+			s = gbt_node_first_used(&node);
+		if (s < node.nslots && op->level == 1 && node.child[s] == leaf)
+		{
+			*slot = s;
+			return buf;
+		}
+		blk = s < node.nslots && op->level > 1 ? node.child[s] : GBT_NO_BLOCK;
+		UnlockReleaseBuffer(buf);
+		/* not as expected: leave the leaf be */
+		if (blk == GBT_NO_BLOCK || blk < GBT_FIRST_FREE_BLKNO)
+			return InvalidBuffer;
+	}
+	return InvalidBuffer;
+}
+
+/*
+ * Unlink the empty leaf blkno, as vacuum.c's delete_empty_leaf does in
+ * one-word trees (src/README, "VACUUM"): its key range goes to its right
+ * sibling, which takes its low key, words and tail; the parent's
+ * downlink for the leaf leads to that sibling and the sibling's own goes;
+ * the left sibling's right-link skips the leaf, which is marked deleted
+ * with the next xid and keeps its right-link and high key, so a reader
+ * that still arrives there moves right.  One generic WAL record of the
+ * four pages.  Quietly gives up (false) when the leaf is not empty, is
+ * the last child of its parent, or its low key's tail does not fit the
+ * right sibling.  The caller holds the structure lock.
+ */
+bool
+gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
+{
+	int			nw = gbt_index_info(index)->nwords;
+	Buffer		lbuf,
+				pbuf,
+				lsbuf = InvalidBuffer,
+				rsbuf;
+	GbtPageOpaqueData l;
+	GbtNode		node;
+	uint64		hk[GBT_MAX_KEY_WORDS],
+				lk[GBT_MAX_KEY_WORDS],
+				ht,
+				lt;
+	GbtTail		htail,
+				ltail;
+	unsigned char *hbytes,
+			   *lbytes;
+	int			sl = 0,
+				sr;
+	bool		ok = false;
+
+	lbuf = ReadBuffer(index, blkno);
+	LockBuffer(lbuf, BUFFER_LOCK_SHARE);
+	gbt_wide_check_page(index, lbuf, nw);
+	l = *gbt_page_opaque((char *) BufferGetPage(lbuf));
+	if (!(l.flags & GBT_F_LEAF) || (l.flags & (GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST)) ||
+		l.nused > 0)
+	{
+		UnlockReleaseBuffer(lbuf);
+		return false;
+	}
+	/* both bounds with copies of their tails */
+	page_bound_tail(BufferGetPage(lbuf), true, hk, &htail, &ht);
+	page_bound_tail(BufferGetPage(lbuf), false, lk, &ltail, &lt);
+	hbytes = palloc(htail.len + 1);
+	lbytes = palloc(ltail.len + 1);
+	memcpy(hbytes, htail.data, htail.len);
+	memcpy(lbytes, ltail.data, ltail.len);
+	htail.data = hbytes;
+	ltail.data = lbytes;
+	UnlockReleaseBuffer(lbuf);
+
+	pbuf = find_parent(index, (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
+					   nw, blkno, hk, htail, ht, &sl);
+	if (!BufferIsValid(pbuf))
+		goto done;
+	gbt_node_view((char *) BufferGetPage(pbuf), &node);
+	sr = gbt_node_next_used(&node, sl + 1);
+	if (sr >= node.nslots || node.child[sr] != l.rightlink)
+	{
+		UnlockReleaseBuffer(pbuf);
+		goto done;
+	}
+
+	/* lock order: parent, then leaves left to right */
+	if (l.leftlink != GBT_NO_BLOCK)
+	{
+		lsbuf = ReadBuffer(index, l.leftlink);
+		LockBuffer(lsbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, lsbuf, nw);
+	}
+	lbuf = ReadBuffer(index, blkno);
+	LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_wide_check_page(index, lbuf, nw);
+	rsbuf = ReadBuffer(index, l.rightlink);
+	LockBuffer(rsbuf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_wide_check_page(index, rsbuf, nw);
+
+	/* bounds change only under the structure lock: the links say enough */
+	{
+		GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(lbuf));
+		GbtPageOpaque rop = gbt_page_opaque((char *) BufferGetPage(rsbuf));
+
+		ok = op->nused == 0 && !(op->flags & GBT_F_DELETED) &&
+			op->rightlink == l.rightlink && op->leftlink == l.leftlink &&
+			(rop->flags & GBT_F_LEAF) && !(rop->flags & GBT_F_DELETED) &&
+			rop->leftlink == blkno &&
+			(!BufferIsValid(lsbuf) ||
+			 gbt_page_opaque((char *) BufferGetPage(lsbuf))->rightlink == blkno);
+	}
+	if (ok)
+	{
+		GbtGxlog   *state = gbt_gxlog_start(index);
+		Page		pp = gbt_gxlog_register(state, pbuf, 0);
+		Page		lp = gbt_gxlog_register(state, lbuf, 0);
+		Page		rp = gbt_gxlog_register(state, rsbuf, 0);
+		GbtPageOpaque lop = gbt_page_opaque((char *) lp);
+		GbtNode		rnode,
+					pnode;
+
+		/* the right sibling takes the leaf's key range */
+		gbt_node_view((char *) rp, &rnode);
+		ok = gbt_node_set_bound_tail(&rnode, 1, ltail.data, ltail.len);
+		if (ok)
+		{
+			rnode.opaque->lowkey = lk[0];
+			for (int k = 1; k < nw; k++)
+				rnode.xbounds[nw - 1 + k - 1] = lk[k];
+			rnode.opaque->lowtid = lt;
+			rnode.opaque->leftlink = l.leftlink;
+			gbt_wide_set_lower(rp);
+
+			/* the leaf's downlink now leads there, the sibling's own goes */
+			gbt_node_view((char *) pp, &pnode);
+			gbt_node_delete_slot(&pnode, sr);
+			pnode.child[sl] = l.rightlink;
+			for (int g = sl - 1; g >= 0 && !gbt_slot_used(&pnode, g); g--)
+				pnode.child[g] = l.rightlink;
+			gbt_wide_set_lower(pp);
+
+			lop->flags |= GBT_F_DELETED;
+			lop->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+			if (BufferIsValid(lsbuf))
+				gbt_page_opaque((char *) gbt_gxlog_register(state, lsbuf, 0))->rightlink =
+					l.rightlink;
+			gbt_gxlog_finish(state);
+			{
+				BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), blkno, l.rightlink,
+				l.leftlink};
+
+				gbt_gpu_note_changes(index, changed, BufferIsValid(lsbuf) ? 4 : 3, true);
+			}
+			CHECK_WRITTEN(index, pbuf, "a page deletion (parent)");
+			CHECK_WRITTEN(index, rsbuf, "a page deletion (right sibling)");
+		}
+		else
+			gbt_gxlog_abort(state);
+	}
+	UnlockReleaseBuffer(rsbuf);
+	UnlockReleaseBuffer(lbuf);
+	if (BufferIsValid(lsbuf))
+		UnlockReleaseBuffer(lsbuf);
+	UnlockReleaseBuffer(pbuf);
+done:
+	pfree(hbytes);
+	pfree(lbytes);
+	return ok;
 }
 
 /* a descent to the leaf and an insert if it has room; false otherwise */
