@@ -756,8 +756,8 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 		return unchecked_insert(wa);
 	/*
 	 * After every entry?  (another backend may have put some on a fresh
-	 * page.)  A leaf VACUUM emptied (multi-word trees keep their empty
-	 * leaves) is merged into, never append-split: that would give it the
+	 * page.)  A leaf VACUUM emptied and kept (the last of its parent's) is
+	 * merged into, never append-split: that would give it the
 	 * run's first entry as its high key, which can equal its low key (a
 	 * key written again at the TID VACUUM freed), leaving a page whose key
 	 * range is empty and a parent with two equal separators.
