@@ -790,7 +790,7 @@ extern int	gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newt
 extern void gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, int n,
 								  char *right);
 extern void gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids,
-								 int n, char *left, char *right);
+								 int n, int nleft, char *left, char *right);
 extern GbtTail gbt_node_slot_tail(const GbtNode *node, int slot);
 extern GbtTail gbt_node_bound_tail(const GbtNode *node, int which);
 extern bool gbt_node_set_bound_tail(GbtNode *node, int which, const unsigned char *tail,

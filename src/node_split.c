@@ -352,16 +352,17 @@ gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, in
  * A merge split of a full words-only leaf: its entries and the n sorted
  * ones given (keys nwords words each, then tids; no tails, none on the
  * page already, all below its high key; at most two built leaves' worth
- * in all) are cut in halves.  left keeps the page's low key and the
- * first half, with the second half's first entry as its high key; right
- * takes that key as its low key, the second half, and the page's high
- * key, right-link and GBT_F_RIGHTMOST.  Both are words-only leaves of
+ * in all) are cut in two: the first nleft of them on the left, or
+ * halves if nleft is 0 (nleft is kept within 1 .. all but one).  left
+ * keeps the page's low key and the first part, with the second part's
+ * first entry as its high key; right takes that key as its low key, the
+ * second part, and the page's high key, right-link and GBT_F_RIGHTMOST.  Both are words-only leaves of
  * the layout formatted now, their entries spread; left may be page
  * itself.  The caller links the pages.
  */
 void
 gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids, int n,
-					 char *left, char *right)
+					 int nleft, char *left, char *right)
 {
 	static uint64_t mkeys[2 * GBT_MAX_SLOT_WORDS];
 	static uint64_t mtids[2 * GBT_MAX_SLOTS];
@@ -396,7 +397,7 @@ gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tid
 			mtids[m++] = tids[b++];
 		}
 	}
-	half = m / 2;
+	half = nleft <= 0 ? m / 2 : nleft < m ? nleft : m - 1;
 
 	gbt_node_format_words(right, true, old.level, old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST),
 						  nw);

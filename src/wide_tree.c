@@ -504,6 +504,60 @@ finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, 
 }
 
 /*
+ * The share (percent) of entries a split of the full leaf node views
+ * leaves on the left when (key, tid) comes into it, as nbtree's
+ * _bt_afternewitemoff decides for composite indexes: an entry that
+ * follows one of the same first column (and not the same key), of the
+ * heap TID just before its own or after every entry, looks like one of a
+ * run of ascending inserts inside a group, as an index on (tenant, ts)
+ * takes them.  The split then goes right after it, or at the fill factor
+ * if that lies further left, so the group's leaves fill as a rightmost
+ * leaf does rather than by halves.  50 (halves) otherwise, and for
+ * entries with tails.
+ */
+static int
+split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
+{
+	GbtIndexInfo *info = gbt_index_info(index);
+	int			nw = node->nwords;
+	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
+	int			n = 0,
+				before = 0,
+				prev = -1,
+				ff;
+	uint64		pk[GBT_MAX_KEY_WORDS];
+
+	if (info->nkeycols < 2 || node->toff != NULL)
+		return 50;
+	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
+		 s = gbt_node_next_used(node, s + 1))
+	{
+		gbt_walk_slot_words(node, s, pk);
+		if (before == n && gbt_wentry_lt(pk, node->tids[s], key, tid, nw))
+		{
+			before++;
+			prev = s;
+		}
+		n++;
+	}
+	if (prev < 0)
+		return 50;
+	gbt_walk_slot_words(node, prev, pk);
+	if (gbt_words_prefix_cmp(pk, key, firstbits) != 0 ||
+		gbt_words_prefix_cmp(pk, key, info->keybits) == 0)
+		return 50;
+	ff = gbt_get_fillfactor(index);
+	if (before == n)
+		return ff;
+	/* a TID just after the one before: that entry came in just before */
+	if (!(gbt_tid_block(node->tids[prev]) == gbt_tid_block(tid) ||
+		  (gbt_tid_block(node->tids[prev]) + 1 == gbt_tid_block(tid) &&
+		   gbt_tid_offset(tid) == FirstOffsetNumber)))
+		return 50;
+	return Min(ff, ((before + 1) * 100 + n) / (n + 1));
+}
+
+/*
  * Split the locked page in buf, whose locked parent pbuf is to take the
  * downlink, adding (key, tail, tid) to it when key is not NULL (a full
  * leaf).  Returns the new right page, locked, with ws holding the
@@ -532,7 +586,14 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	 * tree: there the left page keeps the fill factor's share, as nbtree's
 	 * rightmost splits do.
 	 */
-	if (leaf && key && (old.flags & GBT_F_RIGHTMOST))
+	if (leaf && key && !(old.flags & GBT_F_RIGHTMOST))
+	{
+		GbtNode		onode;
+
+		gbt_node_view((char *) BufferGetPage(buf), &onode);
+		leftpct = split_share(index, &onode, key, tid);
+	}
+	else if (leaf && key)
 	{
 		GbtNode		onode;
 		int			last;
@@ -799,6 +860,55 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 }
 
 /*
+ * Where a merge split of the leaf page and the run of n entries cuts
+ * (gbt_node_merge_split's nleft; 0: halves).  As split_share: a run that
+ * goes in between two entries of the leaf, after one of the same first
+ * column as its own first, is taken for a group's ascending inserts (a
+ * COPY into an index on (tenant, ts)), and the cut goes right after it,
+ * so that the group's next run finds a leaf to append after; within what
+ * two leaves of cap entries hold.
+ */
+static int
+merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, int n, int cap)
+{
+	GbtIndexInfo *info = gbt_index_info(index);
+	int			nw = info->nwords;
+	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
+	int			below_first = 0,
+				below_last = 0,
+				prev = -1,
+				m,
+				nleft;
+	uint64		pk[GBT_MAX_KEY_WORDS];
+	GbtNode		node;
+
+	if (info->nkeycols < 2)
+		return 0;
+	gbt_node_view((char *) page, &node);
+	for (int s = gbt_node_next_used(&node, 0); s < node.nslots;
+		 s = gbt_node_next_used(&node, s + 1))
+	{
+		gbt_walk_slot_words(&node, s, pk);
+		if (!gbt_wentry_lt(pk, node.tids[s], &keys[(n - 1) * nw], tids[n - 1], nw))
+			break;
+		below_last++;
+		if (gbt_wentry_lt(pk, node.tids[s], keys, tids[0], nw))
+		{
+			below_first++;
+			prev = s;
+		}
+	}
+	m = node.opaque->nused + n;
+	if (prev < 0 || below_first != below_last || below_first == node.opaque->nused)
+		return 0;
+	gbt_walk_slot_words(&node, prev, pk);
+	if (gbt_words_prefix_cmp(pk, keys, firstbits) != 0)
+		return 0;
+	nleft = Min(below_first + n, cap);
+	return Max(nleft, m - cap);
+}
+
+/*
  * The split append_at_leaf chose, on the locked leaf in buf whose locked
  * parent pbuf has room for the downlink, with wa->take entries from e[i]:
  * an append split (the new right page takes them, and the leaf only its
@@ -849,7 +959,10 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 		PGAlignedBlock limg;
 
 		memset(limg.data, 0, BLCKSZ);
-		gbt_node_merge_split((char *) lp, keys, tids, wa->take, limg.data, img.data);
+		gbt_node_merge_split((char *) lp, keys, tids, wa->take,
+							 merge_share(index, lp, keys, tids, wa->take,
+										 Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100)),
+							 limg.data, img.data);
 		put_body(lp, limg.data);
 	}
 	else

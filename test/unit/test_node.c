@@ -2158,8 +2158,8 @@ test_append_split(void)
 
 /*
  * gbt_node_merge_split: a full words-only leaf of either layout and a
- * sorted run among its entries, up to two built leaves' worth in all:
- * the halves pass gbt_node_check, hold every entry in order, the left
+ * sorted run among its entries, up to two built leaves' worth in all,
+ * cut in halves or where asked: the parts pass gbt_node_check, hold every entry in order, the left
  * one the page's low key and left-link, the right one its high key,
  * right-link and rightmost flag, the separator the right half's first
  * entry; both are of the layout formatted now.
@@ -2217,6 +2217,8 @@ test_merge_split(void)
 		int			n,
 					nall,
 					cap,
+					nleft,
+					cut,
 					at = 0;
 
 		split_test_leaf(page, &node, nw, dir32, rightmost);
@@ -2227,7 +2229,8 @@ test_merge_split(void)
 			key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
 			for (int k = 1; k < nw; k++)
 				key[k] = xrand() % 4;
-			tid = ((uint64_t) (xrand() % 100000) << 16) | 1;
+			/* distinct entries, as a leaf holds: a TID of its own each */
+			tid = ((uint64_t) (nall * 64 + xrand() % 64) << 16) | 1;
 			if (gbt_node_insert_words(&node, key, tid, 0) < 0)
 				break;
 			memcpy(&all[nall * nw], key, sizeof(uint64_t) * nw);
@@ -2242,7 +2245,7 @@ test_merge_split(void)
 			keys[i * nw] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
 			for (int k = 1; k < nw; k++)
 				keys[i * nw + k] = xrand() % 4;
-			tids[i] = (uint64_t) (xrand() % 100000 + 1) << 17;
+			tids[i] = (uint64_t) (i * 64 + xrand() % 64 + 1) << 17;
 		}
 		wentries_sort(keys, tids, n, nw);
 		for (int i = 0; i < n; i++)
@@ -2254,7 +2257,18 @@ test_merge_split(void)
 		memset(right, 0, GBT_PAGE_SIZE);
 		if (!alias)
 			memset(left, 0, GBT_PAGE_SIZE);
-		gbt_node_merge_split(page, keys, tids, n, lp, right);
+		/* halves, or a given cut (merge_share's) that both pages can hold */
+		nleft = 0;
+		if (iter % 4 == 3)
+		{
+			int			lo = nall - cap > 1 ? nall - cap : 1,
+						hi = cap < nall - 1 ? cap : nall - 1;
+
+			if (lo <= hi)
+				nleft = lo + xrand() % (hi - lo + 1);
+		}
+		cut = nleft > 0 ? nleft : nall / 2;
+		gbt_node_merge_split(page, keys, tids, n, nleft, lp, right);
 		gbt_node_view(lp, &ln);
 		gbt_node_view(right, &rn);
 		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
@@ -2262,7 +2276,7 @@ test_merge_split(void)
 			  gbt_node_check(&ln) ? gbt_node_check(&ln) : "ok",
 			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
 		CHECK(ln.opaque->nused + rn.opaque->nused == nall &&
-			  ln.opaque->nused == nall / 2 && ln.nslots == gbt_leaf_slots_for(nw) &&
+			  ln.opaque->nused == cut && ln.nslots == gbt_leaf_slots_for(nw) &&
 			  rn.nslots == gbt_leaf_slots_for(nw) && ln.toff == NULL && rn.toff == NULL,
 			  "merge split: %d + %d entries of %d (words %d)", ln.opaque->nused,
 			  rn.opaque->nused, nall, nw);
@@ -2284,8 +2298,8 @@ test_merge_split(void)
 		}
 		CHECK(at == nall, "merge split: %d entries of %d found", at, nall);
 		gbt_walk_bound_words(&ln, true, key, &tid);
-		CHECK(wkey_cmp(key, &all[(nall / 2) * nw], nw) == 0 && tid == allt[nall / 2] &&
-			  rn.opaque->lowkey == all[(nall / 2) * nw] && rn.opaque->lowtid == allt[nall / 2] &&
+		CHECK(wkey_cmp(key, &all[(cut) * nw], nw) == 0 && tid == allt[cut] &&
+			  rn.opaque->lowkey == all[(cut) * nw] && rn.opaque->lowtid == allt[cut] &&
 			  ln.opaque->lowkey == 5 && ln.opaque->lowtid == 1 && ln.opaque->leftlink == 815 &&
 			  rn.opaque->hikey == old.hikey && rn.opaque->hitid == old.hitid &&
 			  rn.opaque->rightlink == old.rightlink && !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
@@ -2293,7 +2307,7 @@ test_merge_split(void)
 			  "merge split: bounds, links or flags (words %d)", nw);
 		for (int k = 1; k < nw; k++)
 			CHECK(ln.xbounds[nw - 1 + k - 1] == 3 && rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
-				  rn.xbounds[nw - 1 + k - 1] == all[(nall / 2) * nw + k],
+				  rn.xbounds[nw - 1 + k - 1] == all[(cut) * nw + k],
 				  "merge split: bound words (words %d)", nw);
 	}
 }
