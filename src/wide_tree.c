@@ -517,55 +517,62 @@ tid_follows(uint64 before, uint64 tid)
 }
 
 /*
+ * The used entries of node below (key, tid): their number, with *last
+ * the slot of the last of them (-1: none).
+ */
+static int
+entries_below(const GbtNode *node, const uint64 *key, uint64 tid, int *last)
+{
+	uint64		pk[GBT_MAX_KEY_WORDS];
+	int			n = 0;
+
+	*last = -1;
+	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
+		 s = gbt_node_next_used(node, s + 1))
+	{
+		gbt_walk_slot_words(node, s, pk);
+		if (!gbt_wentry_lt(pk, node->tids[s], key, tid, node->nwords))
+			break;
+		n++;
+		*last = s;
+	}
+	return n;
+}
+
+/*
  * The share (percent) of entries a split of the full leaf node views
  * leaves on the left when (key, tid) comes into it, as nbtree's
  * _bt_afternewitemoff decides for composite indexes: an entry that
  * follows one of the same first column (and not the same key), of the
  * heap TID just before its own, looks like one of a run of ascending
- * inserts inside a group, as an index on (tenant, ts) takes them.  The split then goes right after it, or at the fill factor
- * if that lies further left, so the group's leaves fill as a rightmost
- * leaf does rather than by halves.  50 (halves) otherwise, and for
- * entries with tails.
+ * inserts inside a group, as an index on (tenant, ts) takes them.  The
+ * split then goes right after it, or at the fill factor if that lies
+ * further left, so the group's leaves fill as a rightmost leaf does
+ * rather than by halves.  50 (halves) otherwise, and for entries with
+ * tails.  nbtree does without the heap TID test for an entry after every
+ * other, but then splits where the first column changes nearby.
  */
 static int
 split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
 {
 	GbtIndexInfo *info = gbt_index_info(index);
-	int			nw = node->nwords;
 	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
-	int			n = 0,
-				before = 0,
-				prev = -1,
-				ff;
+	int			n = node->opaque->nused,
+				before,
+				prev;
 	uint64		pk[GBT_MAX_KEY_WORDS];
 
 	if (info->nkeycols < 2 || node->toff != NULL)
 		return 50;
-	for (int s = gbt_node_next_used(node, 0); s < node->nslots;
-		 s = gbt_node_next_used(node, s + 1))
-	{
-		gbt_walk_slot_words(node, s, pk);
-		if (before == n && gbt_wentry_lt(pk, node->tids[s], key, tid, nw))
-		{
-			before++;
-			prev = s;
-		}
-		n++;
-	}
+	before = entries_below(node, key, tid, &prev);
 	if (prev < 0)
 		return 50;
 	gbt_walk_slot_words(node, prev, pk);
 	if (gbt_words_prefix_cmp(pk, key, firstbits) != 0 ||
-		gbt_words_prefix_cmp(pk, key, info->keybits) == 0)
+		gbt_words_prefix_cmp(pk, key, info->keybits) == 0 ||
+		!tid_follows(node->tids[prev], tid))
 		return 50;
-	/*
-	 * nbtree does without the heap TID test for an entry after every
-	 * other, but then splits where the first column changes nearby.
-	 */
-	if (!tid_follows(node->tids[prev], tid))
-		return 50;
-	ff = gbt_get_fillfactor(index);
-	return Min(ff, ((before + 1) * 100 + n) / (n + 1));
+	return Min(gbt_get_fillfactor(index), ((before + 1) * 100 + n) / (n + 1));
 }
 
 /*
@@ -886,9 +893,10 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 	GbtIndexInfo *info = gbt_index_info(index);
 	int			nw = info->nwords;
 	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
-	int			below_first = 0,
-				below_last = 0,
-				prev = -1,
+	int			below,
+				prev,
+				last,
+				next,
 				m,
 				nleft;
 	uint64		pk[GBT_MAX_KEY_WORDS];
@@ -903,27 +911,20 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 			 gbt_tid_offset(tids[i]) < gbt_tid_offset(tids[i - 1])))
 			return 0;
 	gbt_node_view((char *) page, &node);
-	for (int s = gbt_node_next_used(&node, 0); s < node.nslots;
-		 s = gbt_node_next_used(&node, s + 1))
-	{
-		gbt_walk_slot_words(&node, s, pk);
-		if (!gbt_wentry_lt(pk, node.tids[s], &keys[(n - 1) * nw], tids[n - 1], nw))
-		{
-			/* the entry after the run starts another group */
-			if (gbt_words_prefix_cmp(pk, &keys[(n - 1) * nw], firstbits) == 0)
-				return 0;
-			break;
-		}
-		below_last++;
-		if (gbt_wentry_lt(pk, node.tids[s], keys, tids[0], nw))
-		{
-			below_first++;
-			prev = s;
-		}
-	}
-	m = node.opaque->nused + n;
-	if (prev < 0 || below_first != below_last || below_first == node.opaque->nused)
+	/* between two entries of the leaf, none among the run's */
+	below = entries_below(&node, keys, tids[0], &prev);
+	if (prev < 0 || below == node.opaque->nused ||
+		entries_below(&node, &keys[(n - 1) * nw], tids[n - 1], &last) != below)
 		return 0;
+	/* after one of the same first column, before one of another */
+	gbt_walk_slot_words(&node, prev, pk);
+	if (gbt_words_prefix_cmp(pk, keys, firstbits) != 0)
+		return 0;
+	next = gbt_node_next_used(&node, prev + 1);
+	gbt_walk_slot_words(&node, next, pk);
+	if (gbt_words_prefix_cmp(pk, &keys[(n - 1) * nw], firstbits) == 0)
+		return 0;
+
 	/*
 	 * One entry (a batch of one row) is taken for a group's only as
 	 * split_share takes it: cut after every such entry, many groups of few
@@ -931,10 +932,8 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 	 */
 	if (n == 1 && !tid_follows(node.tids[prev], tids[0]))
 		return 0;
-	gbt_walk_slot_words(&node, prev, pk);
-	if (gbt_words_prefix_cmp(pk, keys, firstbits) != 0)
-		return 0;
-	nleft = Min(below_first + n, cap);
+	m = node.opaque->nused + n;
+	nleft = Min(below + n, cap);
 	return Max(nleft, m - cap);
 }
 
