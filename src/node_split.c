@@ -356,9 +356,9 @@ gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, in
  * halves if nleft is 0 (nleft is kept within 1 .. all but one).  left
  * keeps the page's low key and the first part, with the second part's
  * first entry as its high key; right takes that key as its low key, the
- * second part, and the page's high key, right-link and GBT_F_RIGHTMOST.  Both are words-only leaves of
- * the layout formatted now, their entries spread; left may be page
- * itself.  The caller links the pages.
+ * second part, and the page's high key, right-link and GBT_F_RIGHTMOST.
+ * Both are words-only leaves of the layout formatted now, their entries
+ * spread; left may be page itself.  The caller links the pages.
  */
 void
 gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids, int n,

@@ -516,6 +516,14 @@ tid_follows(uint64 before, uint64 tid)
 		 gbt_tid_offset(tid) == FirstOffsetNumber);
 }
 
+/* whether keys a and b have the same first column (its null bit too) */
+static inline bool
+same_first_column(const GbtIndexInfo *info, const uint64 *a, const uint64 *b)
+{
+	return gbt_words_prefix_cmp(a, b, info->shape.col[0].bits +
+								(info->shape.nullbits ? 1 : 0)) == 0;
+}
+
 /*
  * The used entries of node below (key, tid): their number, with *last
  * the slot of the last of them (-1: none).
@@ -556,7 +564,6 @@ static int
 split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
 {
 	GbtIndexInfo *info = gbt_index_info(index);
-	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
 	int			n = node->opaque->nused,
 				before,
 				prev;
@@ -568,7 +575,7 @@ split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
 	if (prev < 0)
 		return 50;
 	gbt_walk_slot_words(node, prev, pk);
-	if (gbt_words_prefix_cmp(pk, key, firstbits) != 0 ||
+	if (!same_first_column(info, pk, key) ||
 		gbt_words_prefix_cmp(pk, key, info->keybits) == 0 ||
 		!tid_follows(node->tids[prev], tid))
 		return 50;
@@ -892,7 +899,6 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 {
 	GbtIndexInfo *info = gbt_index_info(index);
 	int			nw = info->nwords;
-	int			firstbits = info->shape.col[0].bits + (info->shape.nullbits ? 1 : 0);
 	int			below,
 				prev,
 				last,
@@ -906,9 +912,7 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 		return 0;
 	/* a run's rows came in the order of its keys, as a group's do */
 	for (int i = 1; i < n; i++)
-		if (gbt_tid_block(tids[i]) < gbt_tid_block(tids[i - 1]) ||
-			(gbt_tid_block(tids[i]) == gbt_tid_block(tids[i - 1]) &&
-			 gbt_tid_offset(tids[i]) < gbt_tid_offset(tids[i - 1])))
+		if ((tids[i] >> 16) < (tids[i - 1] >> 16))	/* block, offset: no flags */
 			return 0;
 	gbt_node_view((char *) page, &node);
 	/* between two entries of the leaf, none among the run's */
@@ -918,11 +922,11 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 		return 0;
 	/* after one of the same first column, before one of another */
 	gbt_walk_slot_words(&node, prev, pk);
-	if (gbt_words_prefix_cmp(pk, keys, firstbits) != 0)
+	if (!same_first_column(info, pk, keys))
 		return 0;
 	next = gbt_node_next_used(&node, prev + 1);
 	gbt_walk_slot_words(&node, next, pk);
-	if (gbt_words_prefix_cmp(pk, &keys[(n - 1) * nw], firstbits) == 0)
+	if (same_first_column(info, pk, &keys[(n - 1) * nw]))
 		return 0;
 
 	/*
@@ -1295,35 +1299,30 @@ gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
 		Page		pp = gbt_gxlog_register(state, pbuf, 0);
 		Page		lp = gbt_gxlog_register(state, lbuf, 0);
 		Page		rp = gbt_gxlog_register(state, rsbuf, 0);
-		GbtPageOpaque lop = gbt_page_opaque((char *) lp);
-		GbtNode		rnode,
-					pnode;
+		GbtNode		rnode;
+		xl_gbt_delete_page x;
 
-		/* the right sibling takes the leaf's key range */
+		/* one-word deletion's page changes, then the low key's later words */
+		x.lowkey = lk[0];
+		x.lowtid = lt;
+		x.xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+		x.rightlink = l.rightlink;
+		x.leftlink = l.leftlink;
+		x.parent_slot = (uint16) sl;
+		x.right_slot = (uint16) sr;
 		gbt_node_view((char *) rp, &rnode);
 		ok = gbt_node_set_bound_tail(&rnode, 1, ltail.data, ltail.len);
 		if (ok)
 		{
-			rnode.opaque->lowkey = lk[0];
+			gbt_page_unlink_right(rp, &x);
 			for (int k = 1; k < nw; k++)
 				rnode.xbounds[nw - 1 + k - 1] = lk[k];
-			rnode.opaque->lowtid = lt;
-			rnode.opaque->leftlink = l.leftlink;
 			gbt_wide_set_lower(rp);
-
-			/* the leaf's downlink now leads there, the sibling's own goes */
-			gbt_node_view((char *) pp, &pnode);
-			gbt_node_delete_slot(&pnode, sr);
-			pnode.child[sl] = l.rightlink;
-			for (int g = sl - 1; g >= 0 && !gbt_slot_used(&pnode, g); g--)
-				pnode.child[g] = l.rightlink;
+			gbt_page_unlink_parent(pp, &x);
 			gbt_wide_set_lower(pp);
-
-			lop->flags |= GBT_F_DELETED;
-			lop->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+			gbt_page_unlink_leaf(lp, &x);
 			if (BufferIsValid(lsbuf))
-				gbt_page_opaque((char *) gbt_gxlog_register(state, lsbuf, 0))->rightlink =
-					l.rightlink;
+				gbt_page_unlink_left(gbt_gxlog_register(state, lsbuf, 0), &x);
 			gbt_gxlog_finish(state);
 			{
 				BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), blkno, l.rightlink,
