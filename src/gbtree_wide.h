@@ -6,7 +6,8 @@
  *	  keywords words (src/README, "Multi-word keys"); wide.c builds them,
  *	  wide_tree.c descends and inserts, wide_scankey.c and wide_scan.c
  *	  scan them (on the GPU too); vacuum.c vacuums them with the one-word
- *	  leaves.  Builds and inserts stay on the CPU, and the batch, count,
+ *	  leaves and wide_vacuum.c deletes their empty ones; wide_check.c
+ *	  checks them.  Builds and inserts stay on the CPU, and the batch, count,
  *	  array-scan and join paths do not take them.
  *
  * An entry is nwords key words and the packed TID, one after another
@@ -198,15 +199,26 @@ typedef GbtWideLeafDo (*GbtWideLeafAction) (Relation index, Buffer leaf, void *a
 extern void gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail,
 						 uint64 tid, GbtWideLeafAction action, void *arg);
 extern void gbt_wide_page_bounds(Page page, bool high, uint64 *key, uint64 *tid);
-extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno);
 /* a tail's hash for heapallindexed: 0 for none */
 static inline uint64
 gbt_wide_tail_hash(GbtTail tail)
 {
 	return tail.len == 0 ? 0 : hash_bytes_extended(tail.data, tail.len, 0) | 1;
 }
+
+/* wide_check.c */
+extern const char *gbt_wide_page_range_problem(const GbtNode *node);
+#ifdef USE_ASSERT_CHECKING
+extern void gbt_wide_check_written(Relation index, Buffer buf, const char *where);
+#define GBT_CHECK_WRITTEN(index, buf, where) gbt_wide_check_written(index, buf, where)
+#else
+#define GBT_CHECK_WRITTEN(index, buf, where) ((void) 0)
+#endif
 extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n,
 							Size *cap);
+
+/* wide_vacuum.c */
+extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno);
 
 /* wide_scan.c */
 extern IndexScanDesc gbt_wide_beginscan(IndexScanDesc scan);

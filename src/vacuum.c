@@ -22,7 +22,7 @@
  * so readers that still arrive at the deleted page simply move right, as
  * Lehman and Yao expect.  One generic WAL record of four pages: parent,
  * left sibling, the leaf, right sibling (multi-word trees: the same, by
- * gbt_wide_delete_leaf in wide_tree.c).  This runs under the
+ * gbt_wide_delete_leaf in wide_vacuum.c).  This runs under the
  * structure-modification lock.  The last child of a parent is kept (its
  * right sibling has another parent).  A deleted page is handed to the FSM
  * once no snapshot can still lead a scan to it (the xid horizon, as

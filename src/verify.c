@@ -474,7 +474,7 @@ heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 /*
- * Multi-word trees (wide_tree.c checks their structure); heapallindexed:
+ * Multi-word trees (wide_check.c checks their structure); heapallindexed:
  * every visible heap tuple's key words found at its TID.
  */
 typedef struct GbtWideCheck

@@ -27,7 +27,6 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
-#include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
@@ -100,69 +99,6 @@ report_inconsistent(Relation index, Buffer buf, const char *what)
 					RelationGetRelationName(index), what, BufferGetBlockNumber(buf)),
 			 errhint("Please REINDEX it.")));
 }
-
-/*
- * What is wrong with the key range of the page node views, or NULL: a
- * high key not above the low key (but on a level's first or last page),
- * an entry below the low key (but a level's minus infinity, the first
- * entry of its first inner page) or at or above the high key.
- * gbtree_check's test of every page, and assert builds' of every page
- * the structure change and the batch write (CHECK_WRITTEN).
- */
-static const char *
-page_range_problem(const GbtNode *node)
-{
-	int			nw = node->nwords;
-	bool		leftmost = node->opaque->leftlink == GBT_NO_BLOCK;
-	bool		rightmost = (node->opaque->flags & GBT_F_RIGHTMOST) != 0;
-	uint64		lk[GBT_MAX_KEY_WORDS],
-				hk[GBT_MAX_KEY_WORDS],
-				k[GBT_MAX_KEY_WORDS],
-				lt,
-				ht;
-	GbtTail		ltail,
-				htail;
-	int			first = gbt_node_first_used(node);
-
-	gbt_walk_bound_tail(node, false, lk, &ltail, &lt);
-	gbt_walk_bound_tail(node, true, hk, &htail, &ht);
-	if (!leftmost && !rightmost && gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
-		return "high key not above the low key (an empty key range)";
-	for (int s = first; s < node->nslots; s = gbt_node_next_used(node, s + 1))
-	{
-		GbtTail		t = gbt_node_slot_tail(node, s);
-
-		gbt_walk_slot_words(node, s, k);
-		if (!(node->opaque->level > 0 && leftmost && s == first) &&
-			gbt_tentry_cmp(k, t, node->tids[s], lk, ltail, lt, nw) < 0)
-			return "entry below the page's low key";
-		if (!rightmost && gbt_tentry_cmp(k, t, node->tids[s], hk, htail, ht, nw) >= 0)
-			return "entry at or above the page's high key";
-	}
-	return NULL;
-}
-
-#ifdef USE_ASSERT_CHECKING
-/* where names the writer */
-static void
-check_written(Relation index, Buffer buf, const char *where)
-{
-	GbtNode		node;
-	const char *bad;
-
-	gbt_node_view((char *) BufferGetPage(buf), &node);
-	bad = gbt_node_check(&node);
-	if (bad == NULL)
-		bad = page_range_problem(&node);
-	if (bad)
-		elog(ERROR, "gbtree: index \"%s\": %s wrote block %u (level %d, %d entries) with %s",
-			 RelationGetRelationName(index), where, BufferGetBlockNumber(buf),
-			 node.opaque->level, node.opaque->nused, bad);
-}
-#define CHECK_WRITTEN(index, buf, where) check_written(index, buf, where)
-#else
-#define CHECK_WRITTEN(index, buf, where) ((void) 0)
-#endif
 
 /* whether used slot s holds these words and this tail, byte for byte */
 static bool
@@ -382,7 +318,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	gbt_wide_set_lower(page);
 	gbt_gxlog_hint_node(state, buf, page, &node);
 	gbt_gxlog_finish(state);
-	CHECK_WRITTEN(index, buf, "an insert");
+	GBT_CHECK_WRITTEN(index, buf, "an insert");
 	return true;
 }
 
@@ -406,7 +342,7 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 			return false;
 	}
 	else
-		CHECK_WRITTEN(index, buf, "an insert in place");
+		GBT_CHECK_WRITTEN(index, buf, "an insert in place");
 	/* a device copy ships the leaf before its next lookup */
 	{
 		BlockNumber blkno = BufferGetBlockNumber(buf);
@@ -657,9 +593,9 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
 	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, ws->sep, ws->septail, ws->septid);
-	CHECK_WRITTEN(index, buf, "a split (left)");
-	CHECK_WRITTEN(index, rbuf, "a split (right)");
-	CHECK_WRITTEN(index, pbuf, "a split (parent)");
+	GBT_CHECK_WRITTEN(index, buf, "a split (left)");
+	GBT_CHECK_WRITTEN(index, rbuf, "a split (right)");
+	GBT_CHECK_WRITTEN(index, pbuf, "a split (parent)");
 	/* the separator's tail, from the page now that the images are gone */
 	gbt_node_view((char *) BufferGetPage(rbuf), &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);
@@ -730,9 +666,9 @@ split_root(Relation index, Buffer rootbuf, int nw, bool may_recycle)
 
 		gbt_gpu_note_changes(index, changed, 3, true);
 	}
-	CHECK_WRITTEN(index, rootbuf, "a root split (root)");
-	CHECK_WRITTEN(index, abuf, "a root split (left)");
-	CHECK_WRITTEN(index, bbuf, "a root split (right)");
+	GBT_CHECK_WRITTEN(index, rootbuf, "a root split (root)");
+	GBT_CHECK_WRITTEN(index, abuf, "a root split (left)");
+	GBT_CHECK_WRITTEN(index, bbuf, "a root split (right)");
 
 	UnlockReleaseBuffer(abuf);
 	UnlockReleaseBuffer(bbuf);
@@ -1007,9 +943,9 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 	gbt_walk_bound_words(&node, false, sep, &septid);
 
 	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, sep, GBT_NO_TAIL, septid);
-	CHECK_WRITTEN(index, buf, wa->merge ? "a merge split (left)" : "an append split (left)");
-	CHECK_WRITTEN(index, rbuf, wa->merge ? "a merge split (right)" : "an append split (right)");
-	CHECK_WRITTEN(index, pbuf, "an append or merge split (parent)");
+	GBT_CHECK_WRITTEN(index, buf, wa->merge ? "a merge split (left)" : "an append split (left)");
+	GBT_CHECK_WRITTEN(index, rbuf, wa->merge ? "a merge split (right)" : "an append split (right)");
+	GBT_CHECK_WRITTEN(index, pbuf, "an append or merge split (parent)");
 	pfree(keys);
 	pfree(tids);
 	if (!wa->merge)
@@ -1142,209 +1078,6 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 		gbt_unlock_recycling(index);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
 	pfree(ws);
-}
-
-/*
- * Page deletion (vacuum.c's, here for trees of multi-word keys): the
- * level-1 page holding the downlink to leaf, whose high key is (hk,
- * htail, ht), from root; exclusively locked with *slot set, or
- * InvalidBuffer.  The caller holds the structure lock, so inner pages do
- * not change: the downlink sought is the last separator below the high
- * key, as a backward descent takes it.
- */
-static Buffer
-find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const uint64 *hk,
-			GbtTail htail, uint64 ht, int *slot)
-{
-	BlockNumber blk = root;
-
-	for (int hops = 0; hops < 1000000; hops++)
-	{
-		Buffer		buf = ReadBuffer(index, blk);
-		Page		page;
-		GbtPageOpaque op;
-		GbtNode		node;
-		int			s;
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		gbt_wide_check_page(index, buf, nw);
-		page = BufferGetPage(buf);
-		op = gbt_page_opaque((char *) page);
-		if (op->flags & (GBT_F_LEAF | GBT_F_DELETED))
-		{
-			UnlockReleaseBuffer(buf);
-			return InvalidBuffer;
-		}
-		if (gbt_wide_move_right(page, nw, hk, htail, ht, true))
-		{
-			blk = gbt_checked_rightlink(index, buf);
-			UnlockReleaseBuffer(buf);
-			continue;
-		}
-		gbt_node_view((char *) page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, hk, htail.data,
-																  htail.len, ht));
-		if (s < 0)
-			s = gbt_node_first_used(&node);
-		if (s < node.nslots && op->level == 1 && node.child[s] == leaf)
-		{
-			*slot = s;
-			return buf;
-		}
-		blk = s < node.nslots && op->level > 1 ? node.child[s] : GBT_NO_BLOCK;
-		UnlockReleaseBuffer(buf);
-		/* not as expected: leave the leaf be */
-		if (blk == GBT_NO_BLOCK || blk < GBT_FIRST_FREE_BLKNO)
-			return InvalidBuffer;
-	}
-	return InvalidBuffer;
-}
-
-/*
- * Unlink the empty leaf blkno, as vacuum.c's delete_empty_leaf does in
- * one-word trees (src/README, "VACUUM"): its key range goes to its right
- * sibling, which takes its low key, words and tail; the parent's
- * downlink for the leaf leads to that sibling and the sibling's own goes;
- * the left sibling's right-link skips the leaf, which is marked deleted
- * with the next xid and keeps its right-link and high key, so a reader
- * that still arrives there moves right.  One generic WAL record of the
- * four pages.  Quietly gives up (false) when the leaf is not empty, is
- * the last child of its parent, or its low key's tail does not fit the
- * right sibling.  The caller holds the structure lock.
- */
-bool
-gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
-{
-	int			nw = gbt_index_info(index)->nwords;
-	Buffer		lbuf,
-				pbuf,
-				lsbuf = InvalidBuffer,
-				rsbuf;
-	GbtPageOpaqueData l;
-	GbtNode		node;
-	uint64		hk[GBT_MAX_KEY_WORDS],
-				lk[GBT_MAX_KEY_WORDS],
-				ht,
-				lt;
-	GbtTail		htail,
-				ltail;
-	unsigned char *hbytes,
-			   *lbytes;
-	int			sl = 0,
-				sr;
-	bool		ok = false;
-
-	lbuf = ReadBuffer(index, blkno);
-	LockBuffer(lbuf, BUFFER_LOCK_SHARE);
-	gbt_wide_check_page(index, lbuf, nw);
-	l = *gbt_page_opaque((char *) BufferGetPage(lbuf));
-	if (!(l.flags & GBT_F_LEAF) || (l.flags & (GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST)) ||
-		l.nused > 0)
-	{
-		UnlockReleaseBuffer(lbuf);
-		return false;
-	}
-	/* both bounds with copies of their tails */
-	page_bound_tail(BufferGetPage(lbuf), true, hk, &htail, &ht);
-	page_bound_tail(BufferGetPage(lbuf), false, lk, &ltail, &lt);
-	hbytes = palloc(htail.len + 1);
-	lbytes = palloc(ltail.len + 1);
-	memcpy(hbytes, htail.data, htail.len);
-	memcpy(lbytes, ltail.data, ltail.len);
-	htail.data = hbytes;
-	ltail.data = lbytes;
-	UnlockReleaseBuffer(lbuf);
-
-	pbuf = find_parent(index, (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
-					   nw, blkno, hk, htail, ht, &sl);
-	if (!BufferIsValid(pbuf))
-		goto done;
-	gbt_node_view((char *) BufferGetPage(pbuf), &node);
-	sr = gbt_node_next_used(&node, sl + 1);
-	if (sr >= node.nslots || node.child[sr] != l.rightlink)
-	{
-		UnlockReleaseBuffer(pbuf);
-		goto done;
-	}
-
-	/* lock order: parent, then leaves left to right */
-	if (l.leftlink != GBT_NO_BLOCK)
-	{
-		lsbuf = ReadBuffer(index, l.leftlink);
-		LockBuffer(lsbuf, BUFFER_LOCK_EXCLUSIVE);
-		gbt_wide_check_page(index, lsbuf, nw);
-	}
-	lbuf = ReadBuffer(index, blkno);
-	LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
-	gbt_wide_check_page(index, lbuf, nw);
-	rsbuf = ReadBuffer(index, l.rightlink);
-	LockBuffer(rsbuf, BUFFER_LOCK_EXCLUSIVE);
-	gbt_wide_check_page(index, rsbuf, nw);
-
-	/* bounds change only under the structure lock: the links say enough */
-	{
-		GbtPageOpaque op = gbt_page_opaque((char *) BufferGetPage(lbuf));
-		GbtPageOpaque rop = gbt_page_opaque((char *) BufferGetPage(rsbuf));
-
-		ok = op->nused == 0 && !(op->flags & GBT_F_DELETED) &&
-			op->rightlink == l.rightlink && op->leftlink == l.leftlink &&
-			(rop->flags & GBT_F_LEAF) && !(rop->flags & GBT_F_DELETED) &&
-			rop->leftlink == blkno &&
-			(!BufferIsValid(lsbuf) ||
-			 gbt_page_opaque((char *) BufferGetPage(lsbuf))->rightlink == blkno);
-	}
-	if (ok)
-	{
-		GbtGxlog   *state = gbt_gxlog_start(index);
-		Page		pp = gbt_gxlog_register(state, pbuf, 0);
-		Page		lp = gbt_gxlog_register(state, lbuf, 0);
-		Page		rp = gbt_gxlog_register(state, rsbuf, 0);
-		GbtNode		rnode;
-		xl_gbt_delete_page x;
-
-		/* one-word deletion's page changes, then the low key's later words */
-		x.lowkey = lk[0];
-		x.lowtid = lt;
-		x.xact = U64FromFullTransactionId(ReadNextFullTransactionId());
-		x.rightlink = l.rightlink;
-		x.leftlink = l.leftlink;
-		x.parent_slot = (uint16) sl;
-		x.right_slot = (uint16) sr;
-		gbt_node_view((char *) rp, &rnode);
-		ok = gbt_node_set_bound_tail(&rnode, 1, ltail.data, ltail.len);
-		if (ok)
-		{
-			gbt_page_unlink_right(rp, &x);
-			for (int k = 1; k < nw; k++)
-				rnode.xbounds[nw - 1 + k - 1] = lk[k];
-			gbt_wide_set_lower(rp);
-			gbt_page_unlink_parent(pp, &x);
-			gbt_wide_set_lower(pp);
-			gbt_page_unlink_leaf(lp, &x);
-			if (BufferIsValid(lsbuf))
-				gbt_page_unlink_left(gbt_gxlog_register(state, lsbuf, 0), &x);
-			gbt_gxlog_finish(state);
-			{
-				BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), blkno, l.rightlink,
-				l.leftlink};
-
-				gbt_gpu_note_changes(index, changed, BufferIsValid(lsbuf) ? 4 : 3, true);
-			}
-			CHECK_WRITTEN(index, pbuf, "a page deletion (parent)");
-			CHECK_WRITTEN(index, rsbuf, "a page deletion (right sibling)");
-		}
-		else
-			gbt_gxlog_abort(state);
-	}
-	UnlockReleaseBuffer(rsbuf);
-	UnlockReleaseBuffer(lbuf);
-	if (BufferIsValid(lsbuf))
-		UnlockReleaseBuffer(lsbuf);
-	UnlockReleaseBuffer(pbuf);
-done:
-	pfree(hbytes);
-	pfree(lbytes);
-	return ok;
 }
 
 /* a descent to the leaf and an insert if it has room; false otherwise */
@@ -1570,7 +1303,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 			gbt_wide_set_lower(page);
 			gbt_gxlog_hint_node(state, buf, page, &node);
 			gbt_gxlog_finish(state);
-			CHECK_WRITTEN(index, buf, "a batch's merge into a leaf");
+			GBT_CHECK_WRITTEN(index, buf, "a batch's merge into a leaf");
 			gbt_gpu_note_changes(index, &blkno, 1, false);
 		}
 		else
@@ -1589,161 +1322,4 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 	}
 	pfree(tails);
 	pfree(e);
-}
-
-/*
- * gbtree_check of a multi-word tree (verify.c): each level left to right,
- * holding a page while its right sibling and its children are read (left
- * to right and parent to child, as writers lock): page checks, entries in
- * order within [low key, high key), each page's low key its left
- * sibling's high key and its left-link that sibling, each child one level
- * down with the downlink's key as its low key.  With heapallindexed,
- * every leaf entry is appended to *entries (stride nw + 2: the words,
- * the TID and gbt_wide_tail_hash of its tail).
- */
-static void
-verify_fail(Relation index, BlockNumber blk, const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" block %u: %s", RelationGetRelationName(index), blk, what)));
-}
-
-void
-gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Size *cap)
-{
-	int			nw = gbt_index_info(index)->nwords;
-	BlockNumber first = root;
-	int			level = -1;
-	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
-	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
-	uint32	   *child = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
-	GbtTail    *tails = palloc(sizeof(GbtTail) * GBT_MAX_SLOTS);
-
-	for (;;)
-	{
-		BlockNumber blk = first,
-					prev = GBT_NO_BLOCK;
-		BlockNumber nextfirst = GBT_NO_BLOCK;
-		uint64		prevhk[GBT_MAX_KEY_WORDS] = {0},
-					prevht = 0;
-		unsigned char *prevhtail = palloc(GBT_TAIL_HIGHEST_LEN);
-		int			prevhtlen = 0;
-		Buffer		buf = ReadBuffer(index, blk);
-
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		for (;;)
-		{
-			Page		page;
-			GbtNode		node;
-			const char *err;
-			uint64		lk[GBT_MAX_KEY_WORDS],
-						lt,
-						hk[GBT_MAX_KEY_WORDS],
-						ht;
-			GbtTail		ltail,
-						htail;
-			bool		rightmost;
-			int			k;
-			Buffer		rbuf;
-
-			CHECK_FOR_INTERRUPTS();
-			gbt_wide_check_page(index, buf, nw);
-			gbt_check_in_tree(index, buf, root);
-			page = BufferGetPage(buf);
-			gbt_node_view((char *) page, &node);
-			if ((err = gbt_node_check(&node)) != NULL)
-				verify_fail(index, blk, err);
-			if (level < 0)
-				level = node.opaque->level;
-			if (node.opaque->level != level)
-				verify_fail(index, blk, "page on a level it is not linked from");
-			rightmost = (node.opaque->flags & GBT_F_RIGHTMOST) != 0;
-			gbt_walk_bound_tail(&node, false, lk, &ltail, &lt);
-			gbt_walk_bound_tail(&node, true, hk, &htail, &ht);
-			if (node.opaque->leftlink != prev)
-				verify_fail(index, blk, "left-link is not the left sibling");
-			if (prev != GBT_NO_BLOCK &&
-				gbt_tentry_cmp(lk, ltail, lt, prevhk, (GbtTail) {prevhtail, prevhtlen}, prevht,
-							   nw) != 0)
-				verify_fail(index, blk, "low key is not the left sibling's high key");
-			if ((err = page_range_problem(&node)) != NULL)
-				verify_fail(index, blk, err);
-			k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
-			for (int i = 0; i < k; i++)
-			{
-				const uint64 *key = &keys[i * nw];
-
-				if (i > 0 && gbt_tentry_cmp(&keys[(i - 1) * nw], tails[i - 1], tids[i - 1], key,
-											tails[i], tids[i], nw) >= 0)
-					verify_fail(index, blk, "entries out of order");
-				if (level == 0 && entries)
-				{
-					if (*n == *cap)
-					{
-						*cap *= 2;
-						*entries = repalloc_huge(*entries, *cap * (nw + 2) * sizeof(uint64));
-					}
-					memcpy(*entries + *n * (nw + 2), key, sizeof(uint64) * nw);
-					(*entries)[*n * (nw + 2) + nw] = tids[i];
-					(*entries)[*n * (nw + 2) + nw + 1] = gbt_wide_tail_hash(tails[i]);
-					(*n)++;
-				}
-				if (level > 0)
-				{
-					Buffer		cbuf;
-					GbtNode		cnode;
-					uint64		ck[GBT_MAX_KEY_WORDS],
-								ct;
-					GbtTail		ctail;
-
-					if (child[i] < GBT_FIRST_FREE_BLKNO ||
-						child[i] >= RelationGetNumberOfBlocks(index))
-						verify_fail(index, blk, "an invalid downlink");
-					cbuf = ReadBuffer(index, child[i]);
-					LockBuffer(cbuf, BUFFER_LOCK_SHARE);
-					gbt_wide_check_page(index, cbuf, nw);
-					gbt_node_view((char *) BufferGetPage(cbuf), &cnode);
-					gbt_walk_bound_tail(&cnode, false, ck, &ctail, &ct);
-					if (cnode.opaque->level != level - 1)
-						verify_fail(index, child[i], "child not one level below its parent");
-					/* a level's first downlink is minus infinity, {0} on a tailed page */
-					if (gbt_words_cmp(ck, key, nw) != 0 || ct != tids[i] ||
-						(gbt_tail_cmp(ctail.data, ctail.len, tails[i].data, tails[i].len) != 0 &&
-						 !(prev == GBT_NO_BLOCK && i == 0)))
-						verify_fail(index, child[i], "low key is not its downlink's key");
-					UnlockReleaseBuffer(cbuf);
-					if (nextfirst == GBT_NO_BLOCK)
-						nextfirst = child[i];
-				}
-			}
-			if (rightmost)
-			{
-				if (node.opaque->rightlink != GBT_NO_BLOCK)
-					verify_fail(index, blk, "rightmost page with a right-link");
-				UnlockReleaseBuffer(buf);
-				break;
-			}
-			memcpy(prevhk, hk, sizeof(uint64) * nw);
-			prevht = ht;
-			memcpy(prevhtail, htail.data, htail.len);
-			prevhtlen = htail.len;
-			prev = blk;
-			rbuf = gbt_wide_lock_right_sibling(index, buf, nw, BUFFER_LOCK_SHARE);
-			UnlockReleaseBuffer(buf);
-			buf = rbuf;
-			blk = BufferGetBlockNumber(buf);
-		}
-		pfree(prevhtail);
-		if (level == 0)
-			break;
-		if (nextfirst == GBT_NO_BLOCK)
-			verify_fail(index, first, "inner level with no downlink");
-		first = nextfirst;
-		level--;
-	}
-	pfree(keys);
-	pfree(tids);
-	pfree(child);
-	pfree(tails);
 }
