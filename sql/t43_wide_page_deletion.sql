@@ -164,3 +164,6 @@ SELECT tw_diff('uu_g', 'uu_b', 'u', 'u < ''60000000-0000-0000-0000-000000000000'
 SELECT tw_diff('uu_g', 'uu_b', 'id, u', 'u IS NULL');
 SELECT tw_diff('uu_g', 'uu_b', 'id, t, u', 't = 2 AND u < ''30000000-0000-0000-0000-000000000000''');
 SELECT tw_diff('uu_g', 'uu_b', 'u', 'true', 'u DESC NULLS LAST');
+-- the twins' functions go, for the tests after this one
+DROP FUNCTION tw_one(text), tw_both(text, text, text), tw_shape(text, text),
+	tw_diff(text, text, text, text, text, int, boolean), tw_order(text, text, text, text);

@@ -76,6 +76,18 @@ gbt_tid_offset(uint64_t tid)
 	return (uint16_t) ((tid >> 16) & 0xFFFF);
 }
 
+/*
+ * Whether heap TID tid lies just after before (the same heap block, or the
+ * first item of the next): the row came in just after the other, as
+ * nbtree's _bt_adjacenthtid has it.
+ */
+static inline bool
+gbt_tid_follows(uint64_t before, uint64_t tid)
+{
+	return gbt_tid_block(before) == gbt_tid_block(tid) ||
+		(gbt_tid_block(before) + 1 == gbt_tid_block(tid) && gbt_tid_offset(tid) == 1);
+}
+
 static inline uint16_t
 gbt_tid_flags(uint64_t tid)
 {
@@ -785,8 +797,8 @@ extern void gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_
 								  int nwords);
 extern bool gbt_node_to_tails(char *page);
 extern int	gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail,
-						   uint64_t newtid, uint32_t newchild, int leftpct, char *left,
-						   char *right);
+						   uint64_t newtid, uint32_t newchild, int leftpct, bool grows_at_new,
+						   char *left, char *right);
 extern void gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, int n,
 								  char *right);
 extern void gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids,
@@ -834,6 +846,7 @@ gbt_node_live_bits(const GbtNode *node, const uint64_t *dead, int w, int from, i
 	return bits;
 }
 extern int	gbt_node_insert(GbtNode *node, uint64_t key, uint64_t tid, uint32_t child);
+extern bool gbt_node_insert_crowded(const GbtNode *node, const uint64_t *key, uint64_t tid);
 extern bool gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid,
 								   int *p, int *lo, int *hi);
 extern int	gbt_node_insert_at(GbtNode *node, const uint64_t *key, uint64_t tid, int p);

@@ -730,9 +730,14 @@ gbt_leaf_has_room(Relation index, Buffer buf, const GbtEntry *e, Size k)
 
 	if (!posting)
 	{
-		if (op->nused + k <= (Size) op->nslots)
+		/* a few entries go in in place: not where that shifts many slots */
+		bool		crowded = k < GBT_MERGE_REWRITE_MIN &&
+			gbt_leaf_crowded(index, page, &e[0].key, e[0].tid);
+
+		if (op->nused + k <= (Size) op->nslots && !crowded)
 			return true;
-		if (gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots)
+		if (gbt_leaf_reclaim_dead(index, buf) && op->nused + k <= (Size) op->nslots &&
+			!(crowded && gbt_leaf_crowded(index, page, &e[0].key, e[0].tid)))
 			return true;
 		/* as nbtree: deduplicate only what would otherwise split */
 		if (!gbt_get_dedup(index) || !plain_leaf_may_repeat(page, k))

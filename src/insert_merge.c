@@ -333,7 +333,8 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 				m = 0,
 				full,
 				nright;
-	bool		all;
+	bool		all,
+				appended;
 	Size		placed;
 
 	nold = gbt_leaf_extract((char *) BufferGetPage(buf), okeys, otids);
@@ -371,8 +372,21 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 	}
 	all = mc.a >= mc.nold && mc.b >= mc.k;
 
+	/*
+	 * New entries that all go after the leaf's old ones (ascending keys at
+	 * the rightmost leaf, a key's duplicates in heap order, a one-row
+	 * statement's of either): the leaf grows at its end, so it keeps one
+	 * build-full page, as split_point has a single insert's split do, and
+	 * the right page takes the rest packed, its free slots at its end
+	 * where the next ones go.  Halves there left a non-unique index on a
+	 * serial or a timestamp, filled by single-row INSERTs, at 1.5x
+	 * btree's pages.
+	 */
+	appended = nold > 0 &&
+		gbt_entry_lt(okeys[nold - 1], otids[nold - 1], e[i].key, e[i].tid);
+
 	/* the left page: half of two build-full pages' worth, else one such page */
-	plan.cut = (all && m <= 2 * full) ? m / 2 : Min(full, m - 1);
+	plan.cut = (all && m <= 2 * full && !appended) ? m / 2 : Min(full, m - 1);
 	plan.cut = Max(plan.cut, 1);
 	memcpy(sb->keys, mkeys, sizeof(uint64) * plan.cut);
 	memcpy(sb->tids, mtids, sizeof(uint64) * plan.cut);
@@ -419,7 +433,7 @@ split_merged(Relation index, Buffer pbuf, Buffer buf, const GbtEntry *e, Size i,
 		elog(ERROR, "gbtree: batch split of block %u of index \"%s\" does not fit",
 			 BufferGetBlockNumber(buf), RelationGetRelationName(index));
 	sb->n = plan.cut + nright;
-	plan.rspread = true;
+	plan.rspread = !appended;
 	memset(sb->child, 0, sizeof(uint32) * sb->n);
 
 	if (BufferIsValid(pbuf))

@@ -560,10 +560,12 @@ block_used(const GbtNode *node, int b)
  * spread its entries evenly over it, so each block of the window ends with
  * free slots of its own.  Returns false (nothing changed) when even the
  * whole page has fewer gaps than blocks: then the page is nearly full and
- * a plain shift is as cheap.
+ * a plain shift is as cheap.  At a hot spot (slot hot, not -1), the window
+ * grows until it holds half the page's gaps instead, and puts them all at
+ * the hot spot; that never gives up.
  */
 static inline __attribute__((always_inline)) void
-spread_window(GbtNode *node, int s0, int s1, int nw)
+spread_window(GbtNode *node, int s0, int s1, int nw, int hot)
 {
 	int			width = s1 - s0;
 	int			n = 0;
@@ -571,11 +573,13 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 				t[GBT_MAX_SLOTS];
 	uint32_t	c[GBT_MAX_SLOTS];
 	uint16_t	o[GBT_MAX_SLOTS];
+	int			nbelow = 0;
 
 	for (int s = s0; s < s1; s++)
 	{
 		if (!gbt_slot_used(node, s))
 			continue;
+		nbelow += s < hot;
 		k[n * nw] = node->keys[s];
 		for (int w = 1; w < nw; w++)
 			k[n * nw + w] = node->xkeys[w - 1][s];
@@ -587,10 +591,15 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 		clear_used(node, s);
 	}
 
-	/* entry i goes to the start of its share of the window, gaps follow */
+	/*
+	 * Entry i goes to the start of its share of the window, gaps follow;
+	 * or, for a hot spot at slot hot, the entries below it to the window's
+	 * start and the others to its end, all gaps between.
+	 */
 	for (int i = 0; i < n; i++)
 	{
-		int			s = s0 + (int) (((int64_t) i * width) / n);
+		int			s = hot < 0 ? s0 + (int) (((int64_t) i * width) / n) :
+			i < nbelow ? s0 + i : s1 - (n - i);
 
 		set_slot_words(node, s, &k[i * nw], t[i], c[i], nw);
 		if (nw > 1 && node->toff)
@@ -608,27 +617,41 @@ spread_window(GbtNode *node, int s0, int s1, int nw)
 }
 
 static bool
-redistribute_blocks(GbtNode *node, int b)
+redistribute_blocks(GbtNode *node, int b, int hot)
 {
 	int			b0 = b,
 				b1 = b;
 	int			used = block_used(node, b);
 
-	while ((b1 - b0 + 1) * GBT_BLOCK_SLOTS - used < b1 - b0 + 1)
+	/*
+	 * A hot spot (insert_hot_spot) takes half the page's free slots, so
+	 * that its run goes on that long without moving a slot, and leaves the
+	 * other half where other runs may be.  Gathering only a gap a block
+	 * there, the next window had to reach past the blocks packed before,
+	 * growing with every gathering.
+	 */
+	int			need = hot >= 0 ? (node->nslots - node->opaque->nused + 1) / 2 : 0;
+
+	while ((b1 - b0 + 1) * GBT_BLOCK_SLOTS - used < (need > b1 - b0 + 1 ? need : b1 - b0 + 1))
 	{
 		bool		left = b0 > 0 && (b1 == node->nblocks - 1 || (b - b0) <= (b1 - b));
 
 		if (b0 == 0 && b1 == node->nblocks - 1)
+		{
+			if (hot >= 0)
+				break;			/* the page's gaps, at least one, all to it */
 			return false;
+		}
 		if (left)
 			used += block_used(node, --b0);
 		else
 			used += block_used(node, ++b1);
 	}
 	if (node->nwords == 1)
-		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, 1);
+		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, 1, hot);
 	else
-		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, node->nwords);
+		spread_window(node, b0 * GBT_BLOCK_SLOTS, (b1 + 1) * GBT_BLOCK_SLOTS, node->nwords,
+					  hot);
 	return true;
 }
 
@@ -673,6 +696,26 @@ insert_span(const GbtNode *node, int p, int *lo, int *hi, int *dist)
 	return INSERT_LEFT;
 }
 
+/*
+ * Where an insert at lower bound p that spreads blocks should put their
+ * gaps: at p (returned) when the leaf entry before p is of the heap row
+ * just before the new one's, so that p looks like a run of ascending
+ * inserts that will take the next ones (a group's newest rows in an index
+ * on (tenant, ts), a key's duplicates in heap order); spread evenly
+ * otherwise (-1).  Spread gaps lie a block apart once the page fills, so
+ * such a run shifted a block's slots, or spread blocks, at every insert.
+ */
+static inline int
+insert_hot_spot(const GbtNode *node, int p, uint64_t tid)
+{
+	int			prev;
+
+	if (node->child)
+		return -1;
+	prev = gbt_node_prev_used(node, p);
+	return prev >= 0 && gbt_tid_follows(node->tids[prev], tid) ? p : -1;
+}
+
 /* The lower bound of an entry on the page (its tail on a tailed page). */
 static inline __attribute__((always_inline)) int
 entry_lower_bound(const GbtNode *node, const uint64_t *key, uint64_t tid, int nw,
@@ -705,7 +748,8 @@ node_insert(GbtNode *node, const uint64_t *key, uint64_t tid, uint32_t child, in
 	p = p0 >= 0 ? p0 : entry_lower_bound(node, key, tid, nw, tail, tlen);
 	way = insert_span(node, p, &lo, &hi, &dist);
 	if (way != INSERT_GAP && dist > GBT_BLOCK_SLOTS &&
-		redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS))
+		redistribute_blocks(node, (p < node->nslots ? p : node->nslots - 1) / GBT_BLOCK_SLOTS,
+							insert_hot_spot(node, p, tid)))
 	{
 		p = entry_lower_bound(node, key, tid, nw, tail, tlen);
 		way = insert_span(node, p, &lo, &hi, &dist);
@@ -756,6 +800,25 @@ gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid, i
 	/* a page of words alone, with a free slot (the caller checked) */
 	*p = entry_lower_bound(node, key, tid, node->nwords, NULL, 0);
 	return insert_span(node, *p, lo, hi, &dist) == INSERT_GAP || dist <= GBT_BLOCK_SLOTS;
+}
+
+/*
+ * Whether an insert of (key, tid) into node, a page of words alone with a
+ * free slot, would shift more than a block's slots because the page has
+ * fewer gaps than blocks, too few to spread (redistribute_blocks): a page
+ * that full takes such an insert only by moving many slots, each logged
+ * whole in generic WAL, where a split costs less (gbt_leaf_crowded).
+ */
+bool
+gbt_node_insert_crowded(const GbtNode *node, const uint64_t *key, uint64_t tid)
+{
+	int			p = entry_lower_bound(node, key, tid, node->nwords, NULL, 0),
+				lo,
+				hi,
+				dist;
+
+	return insert_span(node, p, &lo, &hi, &dist) != INSERT_GAP && dist > GBT_BLOCK_SLOTS &&
+		node->nslots - node->opaque->nused < node->nblocks;
 }
 
 /* gbt_node_insert_words at the lower bound p gbt_node_insert_extent gave */

@@ -68,8 +68,11 @@ gbt_node_to_tails(char *page)
  * the images left and right, cut where both fit: each half is a page of
  * words alone unless an entry or bound of it has a tail, and a tailed half
  * must fit a tailed page's slots and tail area.  Of the cuts that fit,
- * the one nearest leftpct percent of the entries on the left.  left may
- * be page itself.  Left keeps the page's low key and left-link and gets
+ * the one nearest leftpct percent of the entries on the left.  Each half's
+ * entries are spread over it, but for grows_at_new (the new entry goes on
+ * a run of ascending inserts): a half that ends with the new entry is
+ * packed, its free slots after it where the run's next entries go, each
+ * then a gap filled rather than slots shifted.  left may be page itself.  Left keeps the page's low key and left-link and gets
  * the separator as its high key (the right page's first entry, or on a
  * leaf whose first right entry has a tail, the shortest key between the
  * halves: leaf_separator); right
@@ -127,7 +130,7 @@ static void
 split_fill(char *img, const SplitSet *ss, int from, int to, uint16_t layout, bool leaf,
 		   const GbtPageOpaqueData *old, int nw, const uint64_t *lowkey, GbtTail lowtail,
 		   uint64_t lowtid, const uint64_t *hikey, GbtTail hitail, uint64_t hitid,
-		   bool rightmost, bool minus_inf_first)
+		   bool rightmost, bool minus_inf_first, bool spread)
 {
 	GbtNode		node;
 	GbtTail		tl[GBT_MAX_SLOTS + 1];
@@ -157,16 +160,16 @@ split_fill(char *img, const SplitSet *ss, int from, int to, uint16_t layout, boo
 			tl[0].len = 1;
 		}
 		gbt_node_load_tails(&node, to - from, &ss->keys[from * nw], &ss->tids[from],
-							leaf ? NULL : &ss->child[from], tl, true);
+							leaf ? NULL : &ss->child[from], tl, spread);
 	}
 	else
 		gbt_node_load_spread(&node, to - from, &ss->keys[from * nw], &ss->tids[from],
-							 leaf ? NULL : &ss->child[from], true);
+							 leaf ? NULL : &ss->child[from], spread);
 }
 
 int
 gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64_t newtid,
-			   uint32_t newchild, int leftpct, char *left, char *right)
+			   uint32_t newchild, int leftpct, bool grows_at_new, char *left, char *right)
 {
 	SplitSet	sset;
 	SplitSet   *ss = &sset;
@@ -188,6 +191,7 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 	bool		addnew = newkey != NULL;
 	int			result = 1;
 	int			best = -1;
+	int			newpos = -1;
 	uint16_t	ltailed = 0,
 				rtailed = 0;
 	bool		rightmost = (old.flags & GBT_F_RIGHTMOST) != 0;
@@ -244,7 +248,10 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 			ss->tails[pos].len = newtail.len;
 			used += newtail.len;
 			ss->n++;
+			newpos = pos;
 		}
+		else
+			newpos = -1;
 		if (ss->n < 2)
 			return -1;
 		ss->space[0] = ss->ntails[0] = 0;
@@ -299,10 +306,13 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 	septail = ss->tails[best];
 	if (leaf && septail.len > 0)
 		septail.len = leaf_separator(ss, best, nw, &septid);
+	/* the page the new entry ends, where its run goes on: packed */
 	split_fill(right, ss, best, ss->n, rtailed, leaf, &old, nw, sep, septail, septid,
-			   rightmost ? NULL : hikey, hitail, hitid, rightmost, false);
+			   rightmost ? NULL : hikey, hitail, hitid, rightmost, false,
+			   !(grows_at_new && newpos == ss->n - 1));
 	split_fill(left, ss, 0, best, ltailed, leaf, &old, nw, lowkey, lowtail, lowtid,
-			   sep, septail, septid, false, leftmost_inner && ltailed);
+			   sep, septail, septid, false, leftmost_inner && ltailed,
+			   !(grows_at_new && newpos == best - 1));
 	gbt_page_opaque(left)->leftlink = old.leftlink;
 	gbt_page_opaque(right)->rightlink = old.rightlink;
 	return result;
@@ -358,7 +368,10 @@ gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, in
  * first entry as its high key; right takes that key as its low key, the
  * second part, and the page's high key, right-link and GBT_F_RIGHTMOST.
  * Both are words-only leaves of the layout formatted now, their entries
- * spread; left may be page itself.  The caller links the pages.
+ * spread, but for the page that ends with the last given entry (for left,
+ * when nleft cut there), which is packed, its free slots after that entry
+ * where a run of ascending inserts goes on; left may be page itself.  The
+ * caller links the pages.
  */
 void
 gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids, int n,
@@ -376,6 +389,7 @@ gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tid
 				a = 0,
 				b = 0,
 				m = 0,
+				lastnew = -1,
 				half;
 
 	gbt_node_view((char *) page, &node);
@@ -395,6 +409,8 @@ gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tid
 		{
 			memcpy(&mkeys[m * nw], &keys[b * nw], sizeof(uint64_t) * nw);
 			mtids[m++] = tids[b++];
+			if (b == n)
+				lastnew = m - 1;
 		}
 	}
 	half = nleft <= 0 ? m / 2 : nleft < m ? nleft : m - 1;
@@ -411,7 +427,8 @@ gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tid
 		node.xbounds[k - 1] = xb[k - 1];
 		node.xbounds[nw - 1 + k - 1] = mkeys[half * nw + k];
 	}
-	gbt_node_load_spread(&node, m - half, &mkeys[half * nw], &mtids[half], NULL, true);
+	gbt_node_load_spread(&node, m - half, &mkeys[half * nw], &mtids[half], NULL,
+						 lastnew != m - 1);
 	node.opaque->rightlink = old.rightlink;
 
 	gbt_node_format_words(left, true, old.level, old.flags & GBT_F_NULLTREE, nw);
@@ -425,6 +442,6 @@ gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tid
 		node.xbounds[k - 1] = mkeys[half * nw + k];
 		node.xbounds[nw - 1 + k - 1] = xb[nw - 1 + k - 1];
 	}
-	gbt_node_load_spread(&node, half, mkeys, mtids, NULL, true);
+	gbt_node_load_spread(&node, half, mkeys, mtids, NULL, !(nleft > 0 && lastnew == half - 1));
 	node.opaque->leftlink = old.leftlink;
 }

@@ -857,6 +857,29 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 }
 
 /*
+ * Whether the logged leaf page (of words alone, with a free slot) should
+ * rather split than take (key, tid) in place: without the resource
+ * manager, when the insert would shift more than a block's slots
+ * (gbt_node_insert_crowded), every one of them logged whole.  On a page
+ * that random inserts fill, its last few percent went in so, some 1-3 kB
+ * of WAL an insert, several times a split's two page images in all; the
+ * page splits some 6% short of full instead.  With gbtree's own records a
+ * shift costs its memmove alone, and an unlogged index logs nothing.
+ */
+bool
+gbt_leaf_crowded(Relation index, Page page, const uint64 *key, uint64 tid)
+{
+	GbtNode		node;
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+
+	if (gbt_wal_rmgr || !RelationNeedsWAL(index) || !(op->flags & GBT_F_LEAF) ||
+		(op->flags & (GBT_F_POSTING | GBT_F_TAILS)) || op->nused >= op->nslots)
+		return false;
+	gbt_node_view((char *) page, &node);
+	return gbt_node_insert_crowded(&node, key, tid);
+}
+
+/*
  * Insert n entries into the leaf of buf (exclusively locked, with room
  * for them in its slot map) where it lies and log them as one
  * XLOG_GBT_INSERT record, without the builder's two page copies: the cost

@@ -256,6 +256,17 @@ page_has_room(Page page, GbtTail tail)
 }
 
 /*
+ * Room in the locked leaf for the entry (key, tail, tid) to go in in place:
+ * page_has_room, and not where that would shift many slots under generic
+ * WAL (gbt_leaf_crowded): such a leaf splits instead.
+ */
+static bool
+leaf_takes(Relation index, Page page, const uint64 *key, GbtTail tail, uint64 tid)
+{
+	return page_has_room(page, tail) && !gbt_leaf_crowded(index, page, key, tid);
+}
+
+/*
  * Is the inner page full for the structure change?  Without tails_ready,
  * when it has no free slot.  With it, also when a separator with the
  * longest tail would not fit (the tailed page lacks the bytes, or the page
@@ -333,7 +344,7 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	 * cost a heap visit again.
 	 */
 	gbt_leaf_reclaim_dead(index, buf);
-	if (!page_has_room(BufferGetPage(buf), tail))
+	if (!leaf_takes(index, BufferGetPage(buf), key, tail, tid))
 		return false;
 	/* with gbtree's resource manager, its own small record */
 	if (!gbt_wal_insert_words_inplace(index, buf, key, tail, tid))
@@ -369,14 +380,15 @@ static void
 split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTail tail,
 			 uint64 tid, int leftpct)
 {
+	/* leftpct 0: halves; else the new entry goes on an ascending run */
 	GbtNode		rnode;
 
 	memcpy(ws->old.data, BufferGetPage(buf), BLCKSZ);
 	/* zeros where the node layer writes nothing, as PageInit leaves them */
 	memset(ws->left.data, 0, BLCKSZ);
 	memset(ws->right.data, 0, BLCKSZ);
-	ws->placed = gbt_node_split(ws->old.data, key, tail, tid, 0, leftpct, ws->left.data,
-								ws->right.data);
+	ws->placed = gbt_node_split(ws->old.data, key, tail, tid, 0, leftpct > 0 ? leftpct : 50,
+								leftpct > 0, ws->left.data, ws->right.data);
 	if (ws->placed < 0)
 		report_inconsistent(index, buf, "a full page with fewer than two entries");
 	gbt_node_view(ws->right.data, &rnode);
@@ -439,19 +451,6 @@ finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, 
 		UnlockReleaseBuffer(sbuf);
 }
 
-/*
- * Whether heap TID tid lies just after before (the same heap block, or
- * the first item of the next): the row came in just after the other, as
- * nbtree's _bt_adjacenthtid has it.
- */
-static inline bool
-tid_follows(uint64 before, uint64 tid)
-{
-	return gbt_tid_block(before) == gbt_tid_block(tid) ||
-		(gbt_tid_block(before) + 1 == gbt_tid_block(tid) &&
-		 gbt_tid_offset(tid) == FirstOffsetNumber);
-}
-
 /* whether keys a and b have the same first column (its null bit too) */
 static inline bool
 same_first_column(const GbtIndexInfo *info, const uint64 *a, const uint64 *b)
@@ -492,8 +491,8 @@ entries_below(const GbtNode *node, const uint64 *key, uint64 tid, int *last)
  * inserts inside a group, as an index on (tenant, ts) takes them.  The
  * split then goes right after it, or at the fill factor if that lies
  * further left, so the group's leaves fill as a rightmost leaf does
- * rather than by halves.  50 (halves) otherwise, and for entries with
- * tails.  nbtree does without the heap TID test for an entry after every
+ * rather than by halves, the page that ends with the entry packed
+ * (gbt_node_split).  0 (halves) otherwise, and for entries with tails.  nbtree does without the heap TID test for an entry after every
  * other, but then splits where the first column changes nearby.
  */
 static int
@@ -506,15 +505,15 @@ split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
 	uint64		pk[GBT_MAX_KEY_WORDS];
 
 	if (info->nkeycols < 2 || node->toff != NULL)
-		return 50;
+		return 0;
 	before = entries_below(node, key, tid, &prev);
 	if (prev < 0)
-		return 50;
+		return 0;
 	gbt_walk_slot_words(node, prev, pk);
 	if (!same_first_column(info, pk, key) ||
 		gbt_words_prefix_cmp(pk, key, info->keybits) == 0 ||
-		!tid_follows(node->tids[prev], tid))
-		return 50;
+		!gbt_tid_follows(node->tids[prev], tid))
+		return 0;
 	return Min(gbt_get_fillfactor(index), ((before + 1) * 100 + n) / (n + 1));
 }
 
@@ -532,7 +531,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
 	bool		leaf = (old.flags & GBT_F_LEAF) != 0;
-	int			leftpct = 50;
+	int			leftpct = 0;	/* halves */
 	Buffer		rbuf,
 				sbuf = InvalidBuffer;
 	BlockNumber rblk;
@@ -544,8 +543,8 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
-	 * tree: there the left page keeps the fill factor's share, as nbtree's
-	 * rightmost splits do.
+	 * tree (there the left page keeps the fill factor's share, as nbtree's
+	 * rightmost splits do) or of a group (split_share).
 	 */
 	if (leaf && key && !(old.flags & GBT_F_RIGHTMOST))
 	{
@@ -870,7 +869,7 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 	 * split_share takes it: cut after every such entry, many groups of few
 	 * rows each kept a sparse page (1,000 tenants: 1.54x btree's pages).
 	 */
-	if (n == 1 && !tid_follows(node.tids[prev], tids[0]))
+	if (n == 1 && !gbt_tid_follows(node.tids[prev], tids[0]))
 		return 0;
 	m = node.opaque->nused + n;
 	nleft = Min(below + n, cap);
@@ -990,7 +989,8 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		gbt_wide_check_page(index, buf, nw);
 		if ((gbt_page_opaque((char *) BufferGetPage(buf))->flags & GBT_F_LEAF) ?
-			!page_has_room(BufferGetPage(buf), tail) : inner_is_full(buf, tails_ready))
+			!leaf_takes(index, BufferGetPage(buf), key, tail, tid) :
+			inner_is_full(buf, tails_ready))
 			split_root(index, buf, nw, may_recycle);
 		for (;;)
 		{
@@ -1014,7 +1014,8 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					gbt_wide_leaf_insert_if_room(index, buf, key, tail, tid))
 					break;
 				if (todo == GBT_WIDE_NOTHING ||
-					(todo == GBT_WIDE_MAKE_ROOM && page_has_room(BufferGetPage(buf), tail)))
+					(todo == GBT_WIDE_MAKE_ROOM &&
+					 leaf_takes(index, BufferGetPage(buf), key, tail, tid)))
 					break;
 				if (!BufferIsValid(pbuf))
 				{
@@ -1233,6 +1234,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		int			added = 0;
 		bool		full = false;	/* entry i does not fit */
 		bool		slow = false;	/* entry i goes in alone, checked so */
+		bool		single;			/* the leaf's only entry of the batch */
 
 		CHECK_FOR_INTERRUPTS();
 		/* the high key with a copy of its tail (the page changes below) */
@@ -1246,7 +1248,12 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
 		gbt_node_view((char *) page, &node);
+		single = !skip_present &&
+			(i + 1 == n || (!rightmost &&
+							gbt_tentry_cmp(&e[(i + 1) * stride], tails[e[(i + 1) * stride + nw + 1] >> 16],
+										   e[(i + 1) * stride + nw], hk, htail, ht, nw) >= 0));
 		if (!page_has_room(page, ftail) ||
+			(single && gbt_leaf_crowded(index, page, first, first[nw])) ||
 			(!skip_present && node.toff == NULL &&
 			 (BufferGetBlockNumber(buf) == wa.fresh ||
 			  run_in_leaf(&wa, i, &node, node.nslots - node.opaque->nused + 1) >
@@ -1261,6 +1268,27 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 				i++;
 			else
 				i += batch_smo(index, &wa, i, skip_present);
+			continue;
+		}
+		/*
+		 * The leaf's only entry of the batch (a one-row statement's goes
+		 * here): in place, as an insert at once, so that with the resource
+		 * manager its record is the entry, not a diff of the slots it
+		 * shifted (four times btree's WAL for single-row inserts into an
+		 * index on (tenant, ts)).
+		 */
+		if (single &&
+			(heap == NULL || gbt_wide_unique_fits_leaf(index, heap, page, first, ftail, first[nw])) &&
+			gbt_wal_insert_words_inplace(index, buf, first, ftail, first[nw]))
+		{
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			GBT_CHECK_WRITTEN(index, buf, "a batch's insert in place");
+			gbt_gpu_note_changes(index, &blkno, 1, false);
+			UnlockReleaseBuffer(buf);
+			if (hbytes)
+				pfree(hbytes);
+			i++;
 			continue;
 		}
 		state = gbt_gxlog_start(index);
