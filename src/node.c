@@ -804,10 +804,12 @@ gbt_node_insert_extent(const GbtNode *node, const uint64_t *key, uint64_t tid, i
 
 /*
  * Whether an insert of (key, tid) into node, a page of words alone with a
- * free slot, would shift more than a block's slots because the page has
- * fewer gaps than blocks, too few to spread (redistribute_blocks): a page
- * that full takes such an insert only by moving many slots, each logged
- * whole in generic WAL, where a split costs less (gbt_leaf_crowded).
+ * free slot, would shift more than a block's slots on a page with fewer
+ * than half as many gaps as blocks, far too few to spread
+ * (redistribute_blocks): a page that full takes such an insert only by
+ * moving many slots, each logged whole in generic WAL, where a split
+ * costs less (gbt_leaf_crowded).  At fewer gaps than blocks, random uuid
+ * inserts left 1.15x btree's pages (1.05x before); at half that, the same.
  */
 bool
 gbt_node_insert_crowded(const GbtNode *node, const uint64_t *key, uint64_t tid)
@@ -818,7 +820,7 @@ gbt_node_insert_crowded(const GbtNode *node, const uint64_t *key, uint64_t tid)
 				dist;
 
 	return insert_span(node, p, &lo, &hi, &dist) != INSERT_GAP && dist > GBT_BLOCK_SLOTS &&
-		node->nslots - node->opaque->nused < node->nblocks;
+		node->nslots - node->opaque->nused < node->nblocks / 2;
 }
 
 /* gbt_node_insert_words at the lower bound p gbt_node_insert_extent gave */
