@@ -799,6 +799,8 @@ extern bool gbt_node_to_tails(char *page);
 extern int	gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail,
 						   uint64_t newtid, uint32_t newchild, int leftpct, bool grows_at_new,
 						   char *left, char *right);
+extern bool gbt_node_cut_split(char *page, const uint64_t *keys, const uint64_t *tids, int nnew,
+							   char *right);
 extern void gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, int n,
 								  char *right);
 extern void gbt_node_merge_split(const char *page, const uint64_t *keys, const uint64_t *tids,

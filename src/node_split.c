@@ -359,6 +359,74 @@ gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, in
 }
 
 /*
+ * A split of a full words-only leaf right after the n new entries (keys
+ * nwords words each, then tids; sorted, no tails, all between the same two
+ * entries of the page), which go on a run of ascending inserts ending
+ * there (split_share, merge_share): the page keeps its entries below them
+ * where they are and takes them after those, its free slots all after
+ * them, where the run's next entries go; the entries above them go to the
+ * image right, a words-only leaf with the first of them as its low key
+ * and the page's high key, right-link and GBT_F_RIGHTMOST, their gaps
+ * spread, and the page takes that first entry as its high key.  Only the
+ * slots that empty, the new ones and the bounds change on the page, so
+ * generic WAL logs a delta of it where a page laid out again is logged
+ * whole (8 kB).  False, nothing changed, when no entry lies above them or
+ * the page could not take them with those below.  The caller links the
+ * pages.
+ */
+bool
+gbt_node_cut_split(char *page, const uint64_t *keys, const uint64_t *tids, int nnew, char *right)
+{
+	static uint64_t rkeys[GBT_MAX_SLOT_WORDS];
+	static uint64_t rtids[GBT_MAX_SLOTS];
+	GbtNode		node,
+				rnode;
+	GbtPageOpaqueData old = *gbt_page_opaque(page);
+	int			nw = gbt_page_nwords(&old);
+	int			p,
+				n = 0;
+
+	gbt_node_view(page, &node);
+	p = gbt_node_lower_bound_entry_words(&node, keys, tids[0]);
+	for (int s = gbt_node_next_used(&node, p); s < node.nslots; s = gbt_node_next_used(&node, s + 1))
+	{
+		gbt_walk_slot_words(&node, s, &rkeys[n * nw]);
+		rtids[n++] = node.tids[s];
+	}
+	if (n == 0 || node.opaque->nused - n + nnew > node.nslots)
+		return false;
+
+	gbt_node_format_words(right, true, old.level,
+						  old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
+	gbt_node_view(right, &rnode);
+	rnode.opaque->lowkey = rkeys[0];
+	rnode.opaque->lowtid = rtids[0];
+	rnode.opaque->hikey = old.hikey;
+	rnode.opaque->hitid = old.hitid;
+	for (int k = 1; k < nw; k++)
+	{
+		rnode.xbounds[k - 1] = node.xbounds[k - 1];
+		rnode.xbounds[nw - 1 + k - 1] = rkeys[k];
+	}
+	gbt_node_load_spread(&rnode, n, rkeys, rtids, NULL, true);
+	rnode.opaque->rightlink = old.rightlink;
+
+	/* the slots that empty are the last: deleted from the end, gaps copy sentinels */
+	gbt_leaf_clear_dead(page);
+	for (int s = gbt_node_last_used(&node); s >= p; s = gbt_node_prev_used(&node, s))
+		gbt_node_delete_slot(&node, s);
+	node.opaque->hikey = rkeys[0];
+	node.opaque->hitid = rtids[0];
+	for (int k = 1; k < nw; k++)
+		node.xbounds[k - 1] = rkeys[k];
+	node.opaque->flags &= ~GBT_F_RIGHTMOST;
+	/* each into the first free slot after the one before: room was checked */
+	for (int i = 0; i < nnew; i++)
+		(void) gbt_node_insert_words(&node, &keys[i * nw], tids[i], 0);
+	return true;
+}
+
+/*
  * A merge split of a full words-only leaf: its entries and the n sorted
  * ones given (keys nwords words each, then tids; no tails, none on the
  * page already, all below its high key; at most two built leaves' worth

@@ -490,7 +490,7 @@ entries_below(const GbtNode *node, const uint64 *key, uint64 tid, int *last)
  * heap TID just before its own, looks like one of a run of ascending
  * inserts inside a group, as an index on (tenant, ts) takes them.  The
  * split then goes right after it, or at the fill factor if that lies
- * further left, so the group's leaves fill as a rightmost leaf does
+ * further left (the caller's Min), so the group's leaves fill as a rightmost leaf does
  * rather than by halves, the page that ends with the entry packed
  * (gbt_node_split).  0 (halves) otherwise, and for entries with tails.  nbtree does without the heap TID test for an entry after every
  * other, but then splits where the first column changes nearby.
@@ -514,7 +514,7 @@ split_share(Relation index, const GbtNode *node, const uint64 *key, uint64 tid)
 		gbt_words_prefix_cmp(pk, key, info->keybits) == 0 ||
 		!gbt_tid_follows(node->tids[prev], tid))
 		return 0;
-	return Min(gbt_get_fillfactor(index), ((before + 1) * 100 + n) / (n + 1));
+	return ((before + 1) * 100 + n) / (n + 1);
 }
 
 /*
@@ -540,18 +540,24 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 				rp,
 				pp;
 	GbtNode		node;
+	bool		cut = false;	/* the page keeps its entries in place */
 
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
 	 * tree (there the left page keeps the fill factor's share, as nbtree's
-	 * rightmost splits do) or of a group (split_share).
+	 * rightmost splits do) or of a group (split_share).  Cut right after
+	 * the group's new entry, the page keeps the entries below it where they
+	 * are (gbt_node_cut_split).
 	 */
 	if (leaf && key && !(old.flags & GBT_F_RIGHTMOST))
 	{
 		GbtNode		onode;
+		int			ff = gbt_get_fillfactor(index);
 
 		gbt_node_view((char *) BufferGetPage(buf), &onode);
 		leftpct = split_share(index, &onode, key, tid);
+		cut = leftpct > 0 && leftpct <= ff && tail.len == 0;
+		leftpct = Min(leftpct, ff);
 	}
 	else if (leaf && key)
 	{
@@ -570,7 +576,22 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 				leftpct = gbt_get_fillfactor(index);
 		}
 	}
-	split_images(index, buf, ws, key, tail, tid, leftpct);
+	if (cut)
+	{
+		GbtNode		rnode;
+
+		memcpy(ws->left.data, BufferGetPage(buf), BLCKSZ);
+		memset(ws->right.data, 0, BLCKSZ);
+		cut = gbt_node_cut_split(ws->left.data, key, &tid, 1, ws->right.data);
+		if (cut)
+		{
+			ws->placed = 1;
+			gbt_node_view(ws->right.data, &rnode);
+			gbt_walk_bound_tail(&rnode, false, ws->sep, &ws->septail, &ws->septid);
+		}
+	}
+	if (!cut)
+		split_images(index, buf, ws, key, tail, tid, leftpct);
 	if (!page_has_room(BufferGetPage(pbuf), ws->septail))
 		return InvalidBuffer;
 
@@ -579,7 +600,8 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	sbuf = lock_old_right(index, old.rightlink, nw);
 
 	state = gbt_gxlog_start(index);
-	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	/* a page cut in place changes in part: a delta (generic WAL) */
+	lp = gbt_gxlog_register(state, buf, cut ? 0 : GENERIC_XLOG_FULL_IMAGE);
 	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	pp = gbt_gxlog_register(state, pbuf, 0);
 
@@ -830,7 +852,8 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
  * of cap entries hold.  The run's heap TIDs must ascend with its keys.
  */
 static int
-merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, int n, int cap)
+merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, int n, int cap,
+			bool *after_run)
 {
 	GbtIndexInfo *info = gbt_index_info(index);
 	int			nw = info->nwords;
@@ -843,6 +866,7 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 	uint64		pk[GBT_MAX_KEY_WORDS];
 	GbtNode		node;
 
+	*after_run = false;
 	if (info->nkeycols < 2)
 		return 0;
 	/* a run's rows came in the order of its keys, as a group's do */
@@ -872,8 +896,9 @@ merge_share(Relation index, Page page, const uint64 *keys, const uint64 *tids, i
 	if (n == 1 && !gbt_tid_follows(node.tids[prev], tids[0]))
 		return 0;
 	m = node.opaque->nused + n;
-	nleft = Min(below + n, cap);
-	return Max(nleft, m - cap);
+	nleft = Max(Min(below + n, cap), m - cap);
+	*after_run = nleft == below + n;
+	return nleft;
 }
 
 /*
@@ -902,6 +927,8 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 	GbtNode		node;
 	uint64		sep[GBT_MAX_KEY_WORDS],
 				septid;
+	int			nleft = 0;
+	bool		after_run = false;
 
 	for (int k = 0; k < wa->take; k++)
 	{
@@ -914,25 +941,32 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 	rblk = BufferGetBlockNumber(rbuf);
 	sbuf = lock_old_right(index, old.rightlink, nw);
 
+	/*
+	 * A merge split cut right after the run keeps the leaf's entries below
+	 * it in place (gbt_node_cut_split): the leaf's record is a delta, not
+	 * its image.
+	 */
+	if (wa->merge)
+		nleft = merge_share(index, BufferGetPage(buf), keys, tids, wa->take,
+							Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100), &after_run);
 	state = gbt_gxlog_start(index);
-	lp = gbt_gxlog_register(state, buf, wa->merge ? GENERIC_XLOG_FULL_IMAGE : 0);
+	lp = gbt_gxlog_register(state, buf, wa->merge && !after_run ? GENERIC_XLOG_FULL_IMAGE : 0);
 	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	pp = gbt_gxlog_register(state, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
 	/* zeros where the node layer writes nothing, as PageInit leaves them */
 	memset(img.data, 0, BLCKSZ);
-	if (wa->merge)
+	if (wa->merge && !(after_run && gbt_node_cut_split((char *) lp, keys, tids, wa->take, img.data)))
 	{
 		PGAlignedBlock limg;
 
 		memset(limg.data, 0, BLCKSZ);
-		gbt_node_merge_split((char *) lp, keys, tids, wa->take,
-							 merge_share(index, lp, keys, tids, wa->take,
-										 Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100)),
-							 limg.data, img.data);
+		gbt_node_merge_split((char *) lp, keys, tids, wa->take, nleft, limg.data, img.data);
 		put_body(lp, limg.data);
 	}
+	else if (wa->merge)
+		gbt_wide_set_lower(lp);
 	else
 		gbt_node_append_split((char *) lp, keys, tids, wa->take, img.data);
 	put_body(rp, img.data);

@@ -2384,6 +2384,121 @@ test_merge_split(void)
 	}
 }
 
+/*
+ * gbt_node_cut_split: a full words-only leaf of either layout, rightmost
+ * or not, and a sorted run between two of its entries: the leaf keeps the
+ * entries below the run in their slots and takes the run in the slots
+ * right after them; the right page holds the entries above it, with the
+ * first of them as its low key and the leaf's high key; both pass
+ * gbt_node_check and find every entry in order.
+ */
+static void
+test_cut_split(void)
+{
+	static char page[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static char right[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	static uint64_t all[GBT_MAX_SLOTS * GBT_MAX_KEY_WORDS];
+	static uint64_t allt[GBT_MAX_SLOTS];
+	static uint64_t keys[GBT_MAX_SLOTS * GBT_MAX_KEY_WORDS];
+	static uint64_t tids[GBT_MAX_SLOTS];
+	static int	slot_of[GBT_MAX_SLOTS];
+
+	for (int iter = 0; iter < 400; iter++)
+	{
+		int			nw = 2 + iter % 3;
+		bool		dir32 = (iter / 3) % 2 == 1;
+		bool		rightmost = (iter / 6) % 2 == 1;
+		GbtNode		node,
+					ln,
+					rn;
+		GbtPageOpaqueData old;
+		uint64_t	key[GBT_MAX_KEY_WORDS],
+					tid;
+		int			nall = 0,
+					j,
+					nnew,
+					at = 0,
+					last = -1;
+
+		split_test_leaf(page, &node, nw, dir32, rightmost);
+		for (;;)
+		{
+			key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
+			for (int k = 1; k < nw; k++)
+				key[k] = xrand() % 4;
+			tid = ((uint64_t) (nall * 64 + xrand() % 64) << 16) | 1;
+			if (gbt_node_insert_words(&node, key, tid, 0) < 0)
+				break;
+			nall++;
+		}
+		old = *gbt_page_opaque(page);
+		nall = gbt_node_extract(&node, all, allt, NULL);
+		for (int s2 = gbt_node_first_used(&node), i = 0; s2 < node.nslots;
+			 s2 = gbt_node_next_used(&node, s2 + 1))
+			slot_of[i++] = s2;
+		/* the run after entry j, whose next entry has other words: j's words, larger TIDs */
+		j = xrand() % (nall - 1);
+		while (j < nall - 1 && wkey_cmp(&all[j * nw], &all[(j + 1) * nw], nw) == 0)
+			j++;
+		if (j >= nall - 1)
+			continue;
+		nnew = 1 + xrand() % (node.nslots - j - 1 < 20 ? node.nslots - j - 1 : 20);
+		for (int i = 0; i < nnew; i++)
+		{
+			memcpy(&keys[i * nw], &all[j * nw], sizeof(uint64_t) * nw);
+			tids[i] = allt[j] + 2 * (i + 1);
+		}
+		memset(right, 0, GBT_PAGE_SIZE);
+		CHECK(gbt_node_cut_split(page, keys, tids, nnew, right), "cut split refused (words %d)", nw);
+		gbt_node_view(page, &ln);
+		gbt_node_view(right, &rn);
+		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
+			  "cut split (words %d, dir32 %d): %s / %s", nw, dir32,
+			  gbt_node_check(&ln) ? gbt_node_check(&ln) : "ok",
+			  gbt_node_check(&rn) ? gbt_node_check(&rn) : "ok");
+		CHECK(ln.opaque->nused == j + 1 + nnew && rn.opaque->nused == nall - j - 1,
+			  "cut split: %d + %d entries, want %d + %d (words %d)", ln.opaque->nused,
+			  rn.opaque->nused, j + 1 + nnew, nall - j - 1, nw);
+		/* left: the kept entries in their slots, then the run after them */
+		for (int s2 = gbt_node_first_used(&ln); s2 < ln.nslots; s2 = gbt_node_next_used(&ln, s2 + 1))
+		{
+			const uint64_t *wk = at <= j ? &all[at * nw] : &keys[(at - j - 1) * nw];
+			uint64_t	wt = at <= j ? allt[at] : tids[at - j - 1];
+			int			want = at <= j ? slot_of[at] : last + 1;
+
+			gbt_walk_slot_words(&ln, s2, key);
+			CHECK(wkey_cmp(key, wk, nw) == 0 && ln.tids[s2] == wt && s2 == want &&
+				  gbt_node_next_used(&ln, gbt_node_lower_bound_entry_words(&ln, wk, wt)) == s2,
+				  "cut split: left entry %d in slot %d, want %d (words %d)", at, s2, want, nw);
+			last = s2;
+			at++;
+		}
+		at = j + 1;
+		for (int s2 = gbt_node_first_used(&rn); s2 < rn.nslots; s2 = gbt_node_next_used(&rn, s2 + 1))
+		{
+			gbt_walk_slot_words(&rn, s2, key);
+			CHECK(at < nall && wkey_cmp(key, &all[at * nw], nw) == 0 && rn.tids[s2] == allt[at] &&
+				  gbt_node_next_used(&rn, gbt_node_lower_bound_entry_words(&rn, &all[at * nw], allt[at])) == s2,
+				  "cut split: right entry %d (words %d)", at, nw);
+			at++;
+		}
+		CHECK(at == nall, "cut split: right ends at %d of %d", at, nall);
+		gbt_walk_bound_words(&ln, true, key, &tid);
+		CHECK(wkey_cmp(key, &all[(j + 1) * nw], nw) == 0 && tid == allt[j + 1] &&
+			  rn.opaque->lowkey == all[(j + 1) * nw] && rn.opaque->lowtid == allt[j + 1] &&
+			  ln.opaque->lowkey == 5 && ln.opaque->lowtid == 1 && ln.opaque->leftlink == 815 &&
+			  rn.opaque->hikey == old.hikey && rn.opaque->hitid == old.hitid &&
+			  rn.opaque->rightlink == old.rightlink && !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
+			  ((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost,
+			  "cut split: bounds, links or flags (words %d)", nw);
+		for (int k = 1; k < nw; k++)
+			CHECK(ln.xbounds[k - 1] == all[(j + 1) * nw + k] &&
+				  ln.xbounds[nw - 1 + k - 1] == 3 && rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
+				  rn.xbounds[nw - 1 + k - 1] == all[(j + 1) * nw + k],
+				  "cut split: bound words (words %d)", nw);
+	}
+}
+
 int
 main(void)
 {
@@ -2398,6 +2513,7 @@ main(void)
 	test_tail_trees();
 	test_to_tails();
 	test_split();
+	test_cut_split();
 	test_append_split();
 	test_merge_split();
 	test_tail_limit();
