@@ -319,6 +319,42 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 }
 
 /*
+ * The right part of a split of the words-only leaf node views at the
+ * entry keys[0]: the n sorted entries (keys nwords words each, then tids)
+ * on the image right, a words-only leaf with keys[0] as its low key and
+ * the page's high key, right-link and GBT_F_RIGHTMOST, gaps spread; the
+ * page takes keys[0] as its high key and is no longer rightmost.
+ */
+static void
+split_off_right(GbtNode *node, const uint64_t *keys, const uint64_t *tids, int n, char *right)
+{
+	GbtPageOpaqueData old = *node->opaque;
+	int			nw = node->nwords;
+	GbtNode		rnode;
+
+	gbt_node_format_words(right, true, old.level,
+						  old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
+	gbt_node_view(right, &rnode);
+	rnode.opaque->lowkey = keys[0];
+	rnode.opaque->lowtid = tids[0];
+	rnode.opaque->hikey = old.hikey;
+	rnode.opaque->hitid = old.hitid;
+	for (int k = 1; k < nw; k++)
+	{
+		rnode.xbounds[k - 1] = node->xbounds[k - 1];
+		rnode.xbounds[nw - 1 + k - 1] = keys[k];
+	}
+	gbt_node_load_spread(&rnode, n, keys, tids, NULL, true);
+	rnode.opaque->rightlink = old.rightlink;
+
+	node->opaque->hikey = keys[0];
+	node->opaque->hitid = tids[0];
+	for (int k = 1; k < nw; k++)
+		node->xbounds[k - 1] = keys[k];
+	node->opaque->flags &= ~GBT_F_RIGHTMOST;
+}
+
+/*
  * An append split of a words-only leaf: the n entries (keys nwords words
  * each, then tids; sorted, no tails, all above the page's entries and
  * below its high key) go to the image right, a words-only leaf with the
@@ -330,32 +366,10 @@ gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail, uint64
 void
 gbt_node_append_split(char *page, const uint64_t *keys, const uint64_t *tids, int n, char *right)
 {
-	GbtNode		node,
-				rnode;
-	GbtPageOpaqueData old = *gbt_page_opaque(page);
-	int			nw = gbt_page_nwords(&old);
+	GbtNode		node;
 
 	gbt_node_view(page, &node);
-	gbt_node_format_words(right, true, old.level,
-						  old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
-	gbt_node_view(right, &rnode);
-	rnode.opaque->lowkey = keys[0];
-	rnode.opaque->lowtid = tids[0];
-	rnode.opaque->hikey = old.hikey;
-	rnode.opaque->hitid = old.hitid;
-	for (int k = 1; k < nw; k++)
-	{
-		rnode.xbounds[k - 1] = node.xbounds[k - 1];
-		rnode.xbounds[nw - 1 + k - 1] = keys[k];
-	}
-	gbt_node_load_spread(&rnode, n, keys, tids, NULL, true);
-	rnode.opaque->rightlink = old.rightlink;
-
-	node.opaque->hikey = keys[0];
-	node.opaque->hitid = tids[0];
-	for (int k = 1; k < nw; k++)
-		node.xbounds[k - 1] = keys[k];
-	node.opaque->flags &= ~GBT_F_RIGHTMOST;
+	split_off_right(&node, keys, tids, n, right);
 }
 
 /*
@@ -379,10 +393,8 @@ gbt_node_cut_split(char *page, const uint64_t *keys, const uint64_t *tids, int n
 {
 	static uint64_t rkeys[GBT_MAX_SLOT_WORDS];
 	static uint64_t rtids[GBT_MAX_SLOTS];
-	GbtNode		node,
-				rnode;
-	GbtPageOpaqueData old = *gbt_page_opaque(page);
-	int			nw = gbt_page_nwords(&old);
+	GbtNode		node;
+	int			nw = gbt_page_nwords(gbt_page_opaque(page));
 	int			p,
 				n = 0;
 
@@ -396,30 +408,11 @@ gbt_node_cut_split(char *page, const uint64_t *keys, const uint64_t *tids, int n
 	if (n == 0 || node.opaque->nused - n + nnew > node.nslots)
 		return false;
 
-	gbt_node_format_words(right, true, old.level,
-						  old.flags & (GBT_F_NULLTREE | GBT_F_RIGHTMOST), nw);
-	gbt_node_view(right, &rnode);
-	rnode.opaque->lowkey = rkeys[0];
-	rnode.opaque->lowtid = rtids[0];
-	rnode.opaque->hikey = old.hikey;
-	rnode.opaque->hitid = old.hitid;
-	for (int k = 1; k < nw; k++)
-	{
-		rnode.xbounds[k - 1] = node.xbounds[k - 1];
-		rnode.xbounds[nw - 1 + k - 1] = rkeys[k];
-	}
-	gbt_node_load_spread(&rnode, n, rkeys, rtids, NULL, true);
-	rnode.opaque->rightlink = old.rightlink;
-
+	split_off_right(&node, rkeys, rtids, n, right);
 	/* the slots that empty are the last: deleted from the end, gaps copy sentinels */
 	gbt_leaf_clear_dead(page);
 	for (int s = gbt_node_last_used(&node); s >= p; s = gbt_node_prev_used(&node, s))
 		gbt_node_delete_slot(&node, s);
-	node.opaque->hikey = rkeys[0];
-	node.opaque->hitid = rtids[0];
-	for (int k = 1; k < nw; k++)
-		node.xbounds[k - 1] = rkeys[k];
-	node.opaque->flags &= ~GBT_F_RIGHTMOST;
 	/* each into the first free slot after the one before: room was checked */
 	for (int i = 0; i < nnew; i++)
 		(void) gbt_node_insert_words(&node, &keys[i * nw], tids[i], 0);
