@@ -863,8 +863,9 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
  * (gbt_node_insert_crowded), every one of them logged whole.  On a page
  * that random inserts fill, its last few percent went in so, some 1-3 kB
  * of WAL an insert, several times a split's two page images in all; the
- * page splits a few percent short of full instead.  With gbtree's own records a
- * shift costs its memmove alone, and an unlogged index logs nothing.
+ * page splits a few percent short of full instead.  With gbtree's own
+ * records a shift costs its memmove alone, and an unlogged index logs
+ * nothing.
  */
 bool
 gbt_leaf_crowded(Relation index, Page page, const uint64 *key, uint64 tid)

@@ -2262,6 +2262,57 @@ wentries_sort(uint64_t *k, uint64_t *t, int n, int nw)
 		}
 }
 
+/*
+ * Fill the split test leaf node views with random distinct entries until
+ * it is full (heavy duplicates of the first word when iter % 5 is 0; TIDs
+ * odd, each its own), their words and TIDs into all and allt in the order
+ * inserted; returns their number.
+ */
+static int
+fill_split_leaf(GbtNode *node, int nw, int iter, uint64_t *all, uint64_t *allt)
+{
+	uint64_t	key[GBT_MAX_KEY_WORDS],
+				tid;
+	int			nall = 0;
+
+	for (;;)
+	{
+		key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
+		for (int k = 1; k < nw; k++)
+			key[k] = xrand() % 4;
+		tid = ((uint64_t) (nall * 64 + xrand() % 64) << 16) | 1;
+		if (gbt_node_insert_words(node, key, tid, 0) < 0)
+			return nall;
+		memcpy(&all[nall * nw], key, sizeof(uint64_t) * nw);
+		allt[nall++] = tid;
+	}
+}
+
+/*
+ * The bounds, links and flags of a split of split_test_leaf's page (old
+ * its special space) into ln and rn, at entry cut of the sorted all/allt.
+ */
+static void
+check_split_bounds(const char *what, GbtNode *ln, GbtNode *rn, const GbtPageOpaqueData *old,
+				   const uint64_t *all, const uint64_t *allt, int cut, int nw, bool rightmost)
+{
+	uint64_t	key[GBT_MAX_KEY_WORDS],
+				tid;
+
+	gbt_walk_bound_words(ln, true, key, &tid);
+	CHECK(wkey_cmp(key, &all[cut * nw], nw) == 0 && tid == allt[cut] &&
+		  rn->opaque->lowkey == all[cut * nw] && rn->opaque->lowtid == allt[cut] &&
+		  ln->opaque->lowkey == 5 && ln->opaque->lowtid == 1 && ln->opaque->leftlink == 815 &&
+		  rn->opaque->hikey == old->hikey && rn->opaque->hitid == old->hitid &&
+		  rn->opaque->rightlink == old->rightlink && !(ln->opaque->flags & GBT_F_RIGHTMOST) &&
+		  ((rn->opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost,
+		  "%s: bounds, links or flags (words %d)", what, nw);
+	for (int k = 1; k < nw; k++)
+		CHECK(ln->xbounds[nw - 1 + k - 1] == 3 && rn->xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
+			  rn->xbounds[nw - 1 + k - 1] == all[cut * nw + k],
+			  "%s: bound words (words %d)", what, nw);
+}
+
 static void
 test_merge_split(void)
 {
@@ -2284,8 +2335,7 @@ test_merge_split(void)
 					ln,
 					rn;
 		GbtPageOpaqueData old;
-		uint64_t	key[GBT_MAX_KEY_WORDS],
-					tid;
+		uint64_t	key[GBT_MAX_KEY_WORDS];
 		int			n,
 					nall,
 					cap,
@@ -2294,20 +2344,7 @@ test_merge_split(void)
 					at = 0;
 
 		split_test_leaf(page, &node, nw, dir32, rightmost);
-		/* full, heavy duplicates of the first word sometimes; TIDs odd */
-		nall = 0;
-		for (;;)
-		{
-			key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
-			for (int k = 1; k < nw; k++)
-				key[k] = xrand() % 4;
-			/* distinct entries, as a leaf holds: a TID of its own each */
-			tid = ((uint64_t) (nall * 64 + xrand() % 64) << 16) | 1;
-			if (gbt_node_insert_words(&node, key, tid, 0) < 0)
-				break;
-			memcpy(&all[nall * nw], key, sizeof(uint64_t) * nw);
-			allt[nall++] = tid;
-		}
+		nall = fill_split_leaf(&node, nw, iter, all, allt);
 		old = *gbt_page_opaque(page);
 		/* the run: sorted, TIDs even, so none is on the page */
 		cap = gbt_leaf_slots_for(nw) * 9 / 10;
@@ -2369,18 +2406,7 @@ test_merge_split(void)
 			}
 		}
 		CHECK(at == nall, "merge split: %d entries of %d found", at, nall);
-		gbt_walk_bound_words(&ln, true, key, &tid);
-		CHECK(wkey_cmp(key, &all[(cut) * nw], nw) == 0 && tid == allt[cut] &&
-			  rn.opaque->lowkey == all[(cut) * nw] && rn.opaque->lowtid == allt[cut] &&
-			  ln.opaque->lowkey == 5 && ln.opaque->lowtid == 1 && ln.opaque->leftlink == 815 &&
-			  rn.opaque->hikey == old.hikey && rn.opaque->hitid == old.hitid &&
-			  rn.opaque->rightlink == old.rightlink && !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
-			  ((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost,
-			  "merge split: bounds, links or flags (words %d)", nw);
-		for (int k = 1; k < nw; k++)
-			CHECK(ln.xbounds[nw - 1 + k - 1] == 3 && rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
-				  rn.xbounds[nw - 1 + k - 1] == all[(cut) * nw + k],
-				  "merge split: bound words (words %d)", nw);
+		check_split_bounds("merge split", &ln, &rn, &old, all, allt, cut, nw, rightmost);
 	}
 }
 
@@ -2412,8 +2438,7 @@ test_cut_split(void)
 					ln,
 					rn;
 		GbtPageOpaqueData old;
-		uint64_t	key[GBT_MAX_KEY_WORDS],
-					tid;
+		uint64_t	key[GBT_MAX_KEY_WORDS];
 		int			nall = 0,
 					j,
 					nnew,
@@ -2421,16 +2446,7 @@ test_cut_split(void)
 					last = -1;
 
 		split_test_leaf(page, &node, nw, dir32, rightmost);
-		for (;;)
-		{
-			key[0] = 10 + xrand() % (iter % 5 == 0 ? 40 : 1000000);
-			for (int k = 1; k < nw; k++)
-				key[k] = xrand() % 4;
-			tid = ((uint64_t) (nall * 64 + xrand() % 64) << 16) | 1;
-			if (gbt_node_insert_words(&node, key, tid, 0) < 0)
-				break;
-			nall++;
-		}
+		(void) fill_split_leaf(&node, nw, iter, all, allt);
 		old = *gbt_page_opaque(page);
 		nall = gbt_node_extract(&node, all, allt, NULL);
 		for (int s2 = gbt_node_first_used(&node), i = 0; s2 < node.nslots;
@@ -2483,19 +2499,10 @@ test_cut_split(void)
 			at++;
 		}
 		CHECK(at == nall, "cut split: right ends at %d of %d", at, nall);
-		gbt_walk_bound_words(&ln, true, key, &tid);
-		CHECK(wkey_cmp(key, &all[(j + 1) * nw], nw) == 0 && tid == allt[j + 1] &&
-			  rn.opaque->lowkey == all[(j + 1) * nw] && rn.opaque->lowtid == allt[j + 1] &&
-			  ln.opaque->lowkey == 5 && ln.opaque->lowtid == 1 && ln.opaque->leftlink == 815 &&
-			  rn.opaque->hikey == old.hikey && rn.opaque->hitid == old.hitid &&
-			  rn.opaque->rightlink == old.rightlink && !(ln.opaque->flags & GBT_F_RIGHTMOST) &&
-			  ((rn.opaque->flags & GBT_F_RIGHTMOST) != 0) == rightmost,
-			  "cut split: bounds, links or flags (words %d)", nw);
+		check_split_bounds("cut split", &ln, &rn, &old, all, allt, j + 1, nw, rightmost);
 		for (int k = 1; k < nw; k++)
-			CHECK(ln.xbounds[k - 1] == all[(j + 1) * nw + k] &&
-				  ln.xbounds[nw - 1 + k - 1] == 3 && rn.xbounds[k - 1] == (rightmost ? GBT_SENTINEL : 9) &&
-				  rn.xbounds[nw - 1 + k - 1] == all[(j + 1) * nw + k],
-				  "cut split: bound words (words %d)", nw);
+			CHECK(ln.xbounds[k - 1] == all[(j + 1) * nw + k],
+				  "cut split: left's high bound words (words %d)", nw);
 	}
 }
 
