@@ -1433,18 +1433,31 @@ def writer(dsn, types, seed, wid, deadline, counter, am="gbtree", ucounts=None, 
             elif r < 0.86:
                 # the predicate may be answered by either index: compare counts
                 pred = gen_any_pred(t, rnd)
+                ns = None
                 with unique_change_lock(cur, t):
                     cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                     if rnd.random() < 0.5:
                         cur.execute("SET LOCAL enable_seqscan = off")
+                    cur.execute("SAVEPOINT fz_d")
                     cur.execute("DELETE FROM fz_{0}_g WHERE {1}".format(t, pred))
                     ng = cur.rowcount
                     cur.execute("DELETE FROM fz_{0}_b WHERE {1}".format(t, pred))
                     nb = cur.rowcount
+                    if ng != nb:
+                        # the seq scan, on the same snapshot, says which
+                        # twin is wrong
+                        cur.execute("ROLLBACK TO SAVEPOINT fz_d")
+                        ns = run_query(cur, SEQ, "SELECT count(*) FROM fz_{0}_g WHERE {1}".format(t, pred))[0][0]
                     cur.execute("ROLLBACK" if ng != nb else "COMMIT")
-                if ng != nb:
-                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: DELETE FROM fz_%s_g WHERE %s removed %d rows, btree twin %d\nwriter %d: %s"
-                          % (seed, wid, t, pred, ng, nb, wid, diagnose(dsn, t)), flush=True)
+                if ng != nb and ng == ns:
+                    print("gbtree_fuzz: btree's index disagrees with the seq scan, gbtree's agrees (writer %d: DELETE "
+                          "FROM fz_%s_b WHERE %s removed %d rows, the gbtree twin %d, a seq scan counts %d; "
+                          "a btree bug of this PostgreSQL, not counted as a difference)"
+                          % (wid, t, pred, nb, ng, ns), flush=True)
+                elif ng != nb:
+                    print("gbtree_fuzz: FAILED with seed %d\nwriter %d: DELETE FROM fz_%s_g WHERE %s removed %d rows, "
+                          "btree twin %d, a seq scan counts %d\nwriter %d: %s"
+                          % (seed, wid, t, pred, ng, nb, ns, wid, diagnose(dsn, t)), flush=True)
                     conn.close()
                     sys.exit(3)
             elif r < 0.95:

@@ -7,7 +7,8 @@
 # FUZZ_WRITERS (3) and FUZZ_BATCHERS (1) set the number of sessions of each
 # kind; FUZZ_TYPES (a comma list; FUZZ_TYPES=text: the text-key twins tx,ct,ut) narrows the key types, for more contention.  The extension must be installed (make install).  As root, the cluster runs
 # as the unprivileged test user.  Exit status: 0 clean, non-zero on any
-# difference (the seed is printed).
+# difference (the seed is printed).  FUZZ_KEEP=1 keeps the cluster's
+# directory after a failure (the server stopped), for a look at the data.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=test/lib.sh
@@ -28,7 +29,13 @@ cp "$HERE/gbtree_fuzz.py" "$GB_SCRATCH/" && chmod 755 "$GB_SCRATCH/gbtree_fuzz.p
 mkdir "$GB_SCRATCH/ts"    # a second tablespace
 [ "$GB_IS_ROOT" = 1 ] && chown "$GB_TEST_USER:" "$GB_SCRATCH/gbtree_fuzz.py" "$GB_SCRATCH/ts"
 
+rc=0
 stop() {
+    if [ "$rc" != 0 ] && [ "${FUZZ_KEEP:-0}" = 1 ]; then
+        gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1
+        gb_say "FUZZ_KEEP=1: cluster kept in $DATA (port $PORT)"
+        return
+    fi
     gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null 2>&1
     rm -rf "$GB_SCRATCH"
 }
