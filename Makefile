@@ -78,15 +78,15 @@ EXTRA_CLEAN = $(CUDA_LIB) gbtree.exports test/bench/bench_node test/bench/bench_
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
 UNIT_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -std=gnu99 -Isrc
-test/unit/test_node: test/unit/test_node.c src/node.c src/node_split.c src/simd.c src/gbtree_node.h src/gbtree_tailwalk.h src/gbtree_simd.h src/gbtree_keys.h src/gbtree_walk.h src/gbtree_wsort.h
-	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_node.c src/node.c src/node_split.c src/simd.c
+test/unit/test_node: test/unit/test_node.c src/node.c src/node_post.c src/node_split.c src/simd.c src/gbtree_node.h src/gbtree_tailwalk.h src/gbtree_simd.h src/gbtree_keys.h src/gbtree_walk.h src/gbtree_wsort.h
+	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_node.c src/node.c src/node_post.c src/node_split.c src/simd.c
 test/unit/test_keys: test/unit/test_keys.c src/gbtree_keys.h src/gbtree_keyshape.h src/gbtree_keyrange.h src/gbtree_wsort.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_keys.c -lm
 test/unit/test_tail: test/unit/test_tail.c src/gbtree_tail.h src/gbtree_keyshape.h src/gbtree_node.h
 	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_tail.c
 
-test/bench/bench_node: test/bench/bench_node.c test/bench/bench_util.h src/node.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
-	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_node.c src/node.c src/simd.c
+test/bench/bench_node: test/bench/bench_node.c test/bench/bench_util.h src/node.c src/node_post.c src/simd.c src/gbtree_node.h src/gbtree_simd.h
+	$(CC) -O2 -g -std=gnu11 -Isrc -o $@ test/bench/bench_node.c src/node.c src/node_post.c src/simd.c
 
 bench-node: test/bench/bench_node
 	test/bench/bench_node

@@ -37,37 +37,41 @@ $(CUDA_TEST_BUILD)/node.o: src/node.c src/gbtree_node.h src/gbtree_simd.h src/gb
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CC) -O2 -std=gnu99 -Isrc -c -o $@ src/node.c
 
+$(CUDA_TEST_BUILD)/node_post.o: src/node_post.c src/gbtree_node.h
+	@mkdir -p $(CUDA_TEST_BUILD)
+	$(CC) -O2 -std=gnu99 -Isrc -c -o $@ src/node_post.c
+
 $(CUDA_TEST_BUILD)/simd.o: src/simd.c src/gbtree_simd.h
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CC) -O2 -std=gnu99 -Isrc -c -o $@ src/simd.c
 
 $(CUDA_TEST_BUILD)/test_lookup: cuda/test/test_lookup.cu cuda/test/tree_model.h cuda/gbtree_cuda.h \
 		src/gbtree_node.h src/gbtree_walk.h \
-		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
-	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_lookup.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
+		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_lookup.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o \
 		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 
 # the device's multi-word page search against node.c, and its sort of
 # multi-word entries against gbtree_wsort.h (no library needed)
 $(CUDA_TEST_BUILD)/test_words: cuda/test/test_words.cu cuda/test/test_common.h cuda/gbtree_cuda_words.cuh src/gbtree_node.h \
-		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
-	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_words.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_words.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o
 
 $(CUDA_TEST_BUILD)/test_wsort: cuda/test/test_wsort.cu cuda/test/test_common.h cuda/gbtree_cuda_wsort.cuh src/gbtree_wsort.h
 	@mkdir -p $(CUDA_TEST_BUILD)
 	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wsort.cu
 
 $(CUDA_TEST_BUILD)/test_wtree: cuda/test/test_wtree.cu cuda/test/test_common.h cuda/gbtree_cuda.h src/gbtree_node.h \
-		src/gbtree_walk.h src/gbtree_wsort.h src/gbtree_tailwalk.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
-	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o \
+		src/gbtree_walk.h src/gbtree_wsort.h src/gbtree_tailwalk.h $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o $(CUDA_LIB)
+	$(CUDA_TEST_NVCC) -o $@ cuda/test/test_wtree.cu $(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o \
 		-Lcuda -lgbtree_cuda -Xlinker -rpath -Xlinker $(abspath cuda)
 
 # the benchmark compiles the library source in (it times the kernels alone too)
 $(CUDA_TEST_BUILD)/bench_lookup: cuda/test/bench_lookup.cu cuda/test/tree_model.h $(wildcard cuda/*.cu) \
 		$(wildcard cuda/*.cuh) cuda/gbtree_cuda.h src/gbtree_node.h src/gbtree_walk.h \
-		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o
+		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o
 	$(CUDA_TEST_NVCC) -Xcompiler -fopenmp -o $@ cuda/test/bench_lookup.cu \
-		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/simd.o -lgomp
+		$(CUDA_TEST_BUILD)/node.o $(CUDA_TEST_BUILD)/node_post.o $(CUDA_TEST_BUILD)/simd.o -lgomp
 
 cuda-test: $(CUDA_TEST_BUILD)/test_lookup
 	COMPUTE_SANITIZER="$(COMPUTE_SANITIZER)" sh cuda/test/run_tests.sh $(CUDA_TEST_BUILD)/test_lookup
