@@ -21,6 +21,8 @@
 #include "../gbtree_cuda_count.cu"
 #include "../gbtree_cuda_leaf.cu"
 #include "../gbtree_cuda_fill.cu"
+#include "../gbtree_cuda_posting.cu"
+#include "../gbtree_cuda_wlookup.cu"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <omp.h>
