@@ -796,6 +796,10 @@ extern int	gbt_node_insert_words(GbtNode *node, const uint64_t *key, uint64_t ti
 extern void gbt_node_format_tails(char *page, bool leaf, uint16_t level, uint16_t flags,
 								  int nwords);
 extern bool gbt_node_to_tails(char *page);
+extern void gbt_node_fill_page(char *img, const GbtPageOpaqueData *op, const uint64_t *xbounds,
+							   GbtTail lowtail, GbtTail hitail, int n, const uint64_t *keys,
+							   const uint64_t *tids, const uint32_t *child,
+							   const GbtTail *tails, bool spread);
 extern int	gbt_node_split(const char *page, const uint64_t *newkey, GbtTail newtail,
 						   uint64_t newtid, uint32_t newchild, int leftpct, bool grows_at_new,
 						   char *left, char *right);

@@ -169,6 +169,9 @@ extern void gbt_wide_insert(Relation index, BlockNumber root, const uint64 *key,
 extern void gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root,
 								  const uint64 *slots, Size nslots, bool skip_present);
 extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
+extern bool gbt_wide_node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail,
+							  uint64 tid, uint32 child);
+extern void gbt_wide_put_body(Page page, const char *img);
 
 /*
  * GbtEntry slots an insert batch gives an entry of nw words, its TID, the

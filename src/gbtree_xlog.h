@@ -36,6 +36,7 @@
 #define XLOG_GBT_VACUUM			0x40	/* slots of a leaf turned into gaps */
 #define XLOG_GBT_DELETE_PAGE	0x50	/* an empty leaf unlinked */
 #define XLOG_GBT_WINSERT		0x60	/* an entry of a multi-word key into a leaf */
+#define XLOG_GBT_WSPLIT			0x70	/* a split of a multi-word page */
 
 /*
  * XLOG_GBT_INSERT: block 0's data is n x (key, tid, child) as three
@@ -48,9 +49,58 @@
 /*
  * XLOG_GBT_WINSERT: block 0's data is one entry of a multi-word tree (the
  * leaf's keywords words, the TID, then its tail's bytes if it has one, on
- * a page already tailed), inserted with gbt_node_insert_tail.  Multi-word
- * splits are generic WAL (wide_tree.c).
+ * a page already tailed), inserted with gbt_node_insert_tail.
  */
+
+/*
+ * XLOG_GBT_WSPLIT: a split of a multi-word page (wide_tree.c, split_page
+ * and append_page; wide_wal.c).  Block 0 the split page, 1 the new right
+ * page (init), 2 the parent, 3 the old right sibling (if any).
+ *
+ * The split page is cut again at redo by the same node function from the
+ * same bytes, so block 0's data is only that function's input: the entries
+ * given to it (nnew x: the words, the TID; for GBT_WSPLIT_HALVES also the
+ * child, the tail's length and its bytes).  A full image of block 0, its
+ * first change since a checkpoint, leaves that data out.
+ *
+ * Block 1's data describes the right page as it was built: an
+ * xl_gbt_wpage, then the high and low keys' other words (2 x (nwords - 1)),
+ * the entries' words (n x nwords), TIDs (n), children (inner pages), tail
+ * lengths (uint16, tailed pages), and the tail bytes (low key, high key,
+ * entries), all rebuilt by gbt_node_fill_page.  Where that would not give
+ * the page's bytes back (image), the page's body follows instead.
+ *
+ * Block 2's data: the downlink put into the parent: the separator's words,
+ * its TID, then its tail's bytes.
+ */
+typedef enum GbtWsplitKind
+{
+	GBT_WSPLIT_HALVES,			/* gbt_node_split (split_page) */
+	GBT_WSPLIT_CUT,				/* gbt_node_cut_split */
+	GBT_WSPLIT_MERGE,			/* gbt_node_merge_split (append_page) */
+	GBT_WSPLIT_APPEND			/* gbt_node_append_split (append_page) */
+} GbtWsplitKind;
+
+typedef struct xl_gbt_wsplit
+{
+	uint8		kind;			/* GbtWsplitKind */
+	bool		grows;			/* HALVES: grows_at_new */
+	bool		hasnew;			/* HALVES: a new entry is given */
+	int16		share;			/* HALVES: leftpct; MERGE: nleft */
+	uint16		nnew;			/* entries given (block 0's data) */
+	uint16		nwords;
+	uint16		septaillen;		/* the separator's tail (block 2's data) */
+} xl_gbt_wsplit;
+
+typedef struct xl_gbt_wpage
+{
+	GbtPageOpaqueData op;		/* the page's special space as built */
+	uint16		n;				/* entries */
+	uint16		lowtaillen;
+	uint16		hitaillen;
+	bool		spread;			/* gaps spread, else packed */
+	bool		image;			/* the body follows, not a description */
+} xl_gbt_wpage;
 
 /*
  * XLOG_GBT_SPLIT: block 0 the split page, 1 the new right page (init),
@@ -143,6 +193,17 @@ extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *key
 extern bool gbt_leaf_crowded(Relation index, Page page, const uint64 *key, uint64 tid);
 extern bool gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key,
 										 GbtTail tail, uint64 tid);
+
+/* the WSPLIT record (wide_wal.c) */
+typedef struct GbtWsplitLog GbtWsplitLog;
+extern GbtWsplitLog *gbt_wsplit_start(int nwords, GbtWsplitKind kind, int share, bool grows,
+									  int nnew, const uint64 *keys, const uint64 *tids,
+									  GbtTail tail, uint32 child);
+extern void gbt_wsplit_finish(GbtWal *w, GbtWsplitLog *lg, Page rp, const uint64 *sep,
+							  GbtTail septail, uint64 septid);
+extern void gbt_wsplit_free(GbtWsplitLog *lg);
+extern void gbt_wide_redo_split(XLogReaderState *record);
+extern void gbt_wide_desc_split(StringInfo buf, XLogReaderState *record);
 
 /*
  * The page changes, applied alike when a change is made and when its

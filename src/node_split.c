@@ -63,6 +63,45 @@ gbt_node_to_tails(char *page)
 }
 
 /*
+ * Lay a multi-word page out afresh on img (zeroed) as a split builds its
+ * new pages (split_fill, split_off_right, gbt_node_merge_split): op's
+ * layout, level, flags, links and bound's first words, xbounds its other
+ * words (gbtree_node.h), the bounds' tails, and the n sorted entries
+ * (tails: NULL or one each, on a tailed layout; child: inner pages), their
+ * gaps spread or packed.  The redo of a split's right page (wide_wal.c).
+ */
+void
+gbt_node_fill_page(char *img, const GbtPageOpaqueData *op, const uint64_t *xbounds,
+				   GbtTail lowtail, GbtTail hitail, int n, const uint64_t *keys,
+				   const uint64_t *tids, const uint32_t *child, const GbtTail *tails,
+				   bool spread)
+{
+	GbtNode		node;
+	bool		leaf = (op->flags & GBT_F_LEAF) != 0;
+	int			nw = gbt_page_nwords(op);
+
+	gbt_node_format_layout(img, leaf, op->level, op->flags & ~GBT_F_LEAF, nw);
+	gbt_node_view(img, &node);
+	node.opaque->lowkey = op->lowkey;
+	node.opaque->lowtid = op->lowtid;
+	node.opaque->hikey = op->hikey;
+	node.opaque->hitid = op->hitid;
+	memcpy(node.xbounds, xbounds, sizeof(uint64_t) * 2 * (nw - 1));
+	if (node.toff)
+	{
+		if (lowtail.len > 0)
+			gbt_node_set_bound_tail(&node, 1, lowtail.data, lowtail.len);
+		if (hitail.len > 0)
+			gbt_node_set_bound_tail(&node, 0, hitail.data, hitail.len);
+		gbt_node_load_tails(&node, n, keys, tids, leaf ? NULL : child, tails, spread);
+	}
+	else
+		gbt_node_load_spread(&node, n, keys, tids, leaf ? NULL : child, spread);
+	node.opaque->rightlink = op->rightlink;
+	node.opaque->leftlink = op->leftlink;
+}
+
+/*
  * Splitting a page in two, tails and all (src/README, "What is left", item
  * 4): the entries of page, and a new one when newkey is not NULL, go to
  * the images left and right, cut where both fit: each half is a page of

@@ -1263,6 +1263,9 @@ gbt_redo(XLogReaderState *record)
 		case XLOG_GBT_WINSERT:
 			redo_winsert(record);
 			break;
+		case XLOG_GBT_WSPLIT:
+			gbt_wide_redo_split(record);
+			break;
 		default:
 			elog(PANIC, "gbtree redo: unknown record type %u", info);
 	}
@@ -1290,6 +1293,8 @@ gbt_identify(uint8 info)
 			return "DELETE_PAGE";
 		case XLOG_GBT_WINSERT:
 			return "WINSERT";
+		case XLOG_GBT_WSPLIT:
+			return "WSPLIT";
 	}
 	return NULL;
 }
@@ -1352,6 +1357,9 @@ gbt_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_GBT_WINSERT:
 			if (XLogRecGetBlockData(record, 0, &len))
 				appendStringInfo(buf, "entry: %zu bytes", len);
+			break;
+		case XLOG_GBT_WSPLIT:
+			gbt_wide_desc_split(buf, record);
 			break;
 	}
 }

@@ -290,8 +290,8 @@ inner_is_full(Buffer buf, bool tails_ready)
  * making a page of words alone tailed first when the entry has a tail;
  * false if it does not fit after all.
  */
-static bool
-node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid, uint32 child)
+bool
+gbt_wide_node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail, uint64 tid, uint32 child)
 {
 	if (tail.len > 0 && !node->toff)
 	{
@@ -321,7 +321,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	gbt_node_view((char *) page, &node);
 	if (node.opaque->flags & GBT_F_LEAF)
 		gbt_leaf_clear_dead((char *) page);	/* the slots move */
-	if (!node_put(page, &node, key, tail, tid, child))
+	if (!gbt_wide_node_put(page, &node, key, tail, tid, child))
 	{
 		gbt_gxlog_abort(state);
 		return false;
@@ -396,8 +396,8 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 }
 
 /* an image's body and special space into a page, keeping its header */
-static void
-put_body(Page page, const char *img)
+void
+gbt_wide_put_body(Page page, const char *img)
 {
 	memcpy((char *) page + GBT_BODY_OFFSET, img + GBT_BODY_OFFSET, BLCKSZ - GBT_BODY_OFFSET);
 	gbt_wide_set_lower(page);
@@ -419,13 +419,15 @@ lock_old_right(Relation index, BlockNumber rightlink, int nw)
 
 /*
  * The end of a split's record: the downlink (sep, septail, septid) to the
- * new right page rbuf put into the parent pp (pbuf's registered copy),
- * the old right sibling sbuf (if any) linked back to it, the record
- * written and the GPU's copy told; sbuf released.
+ * new right page rbuf (rp its registered copy) put into the parent pp
+ * (pbuf's), the old right sibling sbuf (if any) linked back to it, the
+ * record written (lg: its WSPLIT data, NULL under generic WAL) and the
+ * GPU's copy told; sbuf released.
  */
 static void
-finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, Buffer rbuf,
-			 Buffer sbuf, const uint64 *sep, GbtTail septail, uint64 septid)
+finish_split(Relation index, GbtWal *w, GbtWsplitLog *lg, Buffer pbuf, Page pp, Buffer buf,
+			 Buffer rbuf, Page rp, Buffer sbuf, const uint64 *sep, GbtTail septail,
+			 uint64 septid)
 {
 	BlockNumber rblk = BufferGetBlockNumber(rbuf);
 	BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
@@ -433,19 +435,21 @@ finish_split(Relation index, GbtGxlog *state, Buffer pbuf, Page pp, Buffer buf, 
 	GbtNode		node;
 
 	gbt_node_view((char *) pp, &node);
-	if (!node_put(pp, &node, sep, septail, septid, rblk))
+	if (!gbt_wide_node_put(pp, &node, sep, septail, septid, rblk))
 	{
-		gbt_gxlog_abort(state);
+		gbt_wal_abort(w);
 		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
 	}
 	gbt_wide_set_lower(pp);
 	if (BufferIsValid(sbuf))
 	{
-		Page		sp = gbt_gxlog_register(state, sbuf, 0);
+		Page		sp = gbt_wal_register(w, sbuf, 0);
 
 		gbt_page_opaque((char *) sp)->leftlink = rblk;
 	}
-	gbt_gxlog_finish(state);
+	gbt_wsplit_finish(w, lg, rp, sep, septail, septid);
+	gbt_wal_finish(w, XLOG_GBT_WSPLIT);
+	gbt_wsplit_free(lg);
 	gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
@@ -535,7 +539,8 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	Buffer		rbuf,
 				sbuf = InvalidBuffer;
 	BlockNumber rblk;
-	GbtGxlog   *state;
+	GbtWal	   *w;
+	GbtWsplitLog *lg;
 	Page		lp,
 				rp,
 				pp;
@@ -599,21 +604,27 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	rblk = BufferGetBlockNumber(rbuf);
 	sbuf = lock_old_right(index, old.rightlink, nw);
 
-	state = gbt_gxlog_start(index);
+	/* the record gives the split's input, which redo cuts the page by again */
+	if (cut)
+		lg = gbt_wsplit_start(nw, GBT_WSPLIT_CUT, 0, false, 1, key, &tid, GBT_NO_TAIL, 0);
+	else
+		lg = gbt_wsplit_start(nw, GBT_WSPLIT_HALVES, leftpct > 0 ? leftpct : 50, leftpct > 0,
+							  key ? 1 : 0, key, &tid, tail, 0);
+	w = gbt_wal_start(index);
 	/* a page cut in place changes in part: a delta (generic WAL) */
-	lp = gbt_gxlog_register(state, buf, cut ? 0 : GENERIC_XLOG_FULL_IMAGE);
-	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	pp = gbt_gxlog_register(state, pbuf, 0);
+	lp = gbt_wal_register(w, buf, cut ? 0 : GBT_WAL_WHOLE);
+	rp = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
+	pp = gbt_wal_register(w, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
-	put_body(lp, ws->left.data);
-	put_body(rp, ws->right.data);
+	gbt_wide_put_body(lp, ws->left.data);
+	gbt_wide_put_body(rp, ws->right.data);
 	gbt_page_opaque((char *) lp)->rightlink = rblk;
 	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
 	gbt_node_view((char *) rp, &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 
-	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, ws->sep, ws->septail, ws->septid);
+	finish_split(index, w, lg, pbuf, pp, buf, rbuf, rp, sbuf, ws->sep, ws->septail, ws->septid);
 	GBT_CHECK_WRITTEN(index, buf, "a split (left)");
 	GBT_CHECK_WRITTEN(index, rbuf, "a split (right)");
 	GBT_CHECK_WRITTEN(index, pbuf, "a split (parent)");
@@ -658,8 +669,8 @@ split_root(Relation index, Buffer rootbuf, int nw, bool may_recycle)
 
 	PageInit(ap, BLCKSZ, GBT_OPAQUE_SIZE);
 	PageInit(bp, BLCKSZ, GBT_OPAQUE_SIZE);
-	put_body(ap, ws->left.data);
-	put_body(bp, ws->right.data);
+	gbt_wide_put_body(ap, ws->left.data);
+	gbt_wide_put_body(bp, ws->right.data);
 	gbt_page_opaque((char *) ap)->rightlink = BufferGetBlockNumber(bbuf);
 	gbt_page_opaque((char *) bp)->leftlink = BufferGetBlockNumber(abuf);
 
@@ -920,7 +931,8 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 	Buffer		rbuf,
 				sbuf = InvalidBuffer;
 	BlockNumber rblk;
-	GbtGxlog   *state;
+	GbtWal	   *w;
+	GbtWsplitLog *lg;
 	Page		lp,
 				rp,
 				pp;
@@ -929,6 +941,7 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 				septid;
 	int			nleft = 0;
 	bool		after_run = false;
+	GbtWsplitKind kind = GBT_WSPLIT_APPEND;
 
 	for (int k = 0; k < wa->take; k++)
 	{
@@ -949,10 +962,10 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 	if (wa->merge)
 		nleft = merge_share(index, BufferGetPage(buf), keys, tids, wa->take,
 							Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100), &after_run);
-	state = gbt_gxlog_start(index);
-	lp = gbt_gxlog_register(state, buf, wa->merge && !after_run ? GENERIC_XLOG_FULL_IMAGE : 0);
-	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	pp = gbt_gxlog_register(state, pbuf, 0);
+	w = gbt_wal_start(index);
+	lp = gbt_wal_register(w, buf, wa->merge && !after_run ? GBT_WAL_WHOLE : 0);
+	rp = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
+	pp = gbt_wal_register(w, pbuf, 0);
 
 	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
 	/* zeros where the node layer writes nothing, as PageInit leaves them */
@@ -963,19 +976,24 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 
 		memset(limg.data, 0, BLCKSZ);
 		gbt_node_merge_split((char *) lp, keys, tids, wa->take, nleft, limg.data, img.data);
-		put_body(lp, limg.data);
+		gbt_wide_put_body(lp, limg.data);
+		kind = GBT_WSPLIT_MERGE;
 	}
 	else if (wa->merge)
+	{
 		gbt_wide_set_lower(lp);
+		kind = GBT_WSPLIT_CUT;
+	}
 	else
 		gbt_node_append_split((char *) lp, keys, tids, wa->take, img.data);
-	put_body(rp, img.data);
+	lg = gbt_wsplit_start(nw, kind, nleft, false, wa->take, keys, tids, GBT_NO_TAIL, 0);
+	gbt_wide_put_body(rp, img.data);
 	gbt_page_opaque((char *) lp)->rightlink = rblk;
 	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
 	gbt_node_view((char *) rp, &node);
 	gbt_walk_bound_words(&node, false, sep, &septid);
 
-	finish_split(index, state, pbuf, pp, buf, rbuf, sbuf, sep, GBT_NO_TAIL, septid);
+	finish_split(index, w, lg, pbuf, pp, buf, rbuf, rp, sbuf, sep, GBT_NO_TAIL, septid);
 	GBT_CHECK_WRITTEN(index, buf, wa->merge ? "a merge split (left)" : "an append split (left)");
 	GBT_CHECK_WRITTEN(index, rbuf, wa->merge ? "a merge split (right)" : "an append split (right)");
 	GBT_CHECK_WRITTEN(index, pbuf, "an append or merge split (parent)");
@@ -1343,7 +1361,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 				slow = true;
 				break;
 			}
-			full = !page_has_room(page, xtail) || !node_put(page, &node, x, xtail, x[nw], 0);
+			full = !page_has_room(page, xtail) || !gbt_wide_node_put(page, &node, x, xtail, x[nw], 0);
 			if (full)
 				break;
 			added++;

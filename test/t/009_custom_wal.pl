@@ -77,6 +77,22 @@ my $start_lsn = $primary->lsn('insert');
 # left page whole)
 wal_workload($primary, checkpoint => 1);
 
+# multi-word inserts one entry at a time (no insert batch), so that leaves
+# split through split_page: in halves, cut after a group's run (k, ts),
+# with tails (long text), and inner pages too: their WSPLIT records
+$primary->safe_psql('postgres', q{
+SET gbtree.insert_batch_memory = 0;
+CREATE TABLE ws (id int, k int4, ts timestamptz, t text);
+CREATE INDEX ws_kts_g ON ws USING gbtree (k, ts);
+CREATE INDEX ws_t_g ON ws USING gbtree (t);
+INSERT INTO ws SELECT g, g % 40, '2026-01-01'::timestamptz + g * interval '1 second',
+       repeat('gbtree split ', 3) || (g * 7919 % 100003)::text
+FROM generate_series(1, 30000) g;
+INSERT INTO ws SELECT g, (g * 37) % 41, '2025-01-01'::timestamptz + (g * 7919 % 100003) * interval '1 minute',
+       repeat('gbtree split ', 3) || (g::int8 * 104729 % 100019)::text || ' and some more'
+FROM generate_series(1, 30000) g;
+});
+
 my $end_lsn = $primary->lsn('insert');
 $primary->wait_for_catchup($standby, 'replay', $end_lsn);
 
@@ -95,10 +111,11 @@ my @gbt = grep { /^rmgr: custom161 / } split /\n(?=rmgr: )/, $stdout;
 my $nrec = scalar @gbt;
 # (a block's first change after the checkpoint logs a full image instead)
 my $nver = grep { /for WAL verification|FPW/ } @gbt;
-# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g) log generic WAL either way
+# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g, ws_kts_g, ws_t_g) log
+# generic WAL for batches' leaves and root splits
 # (src/README, "Multi-word keys"); no other index may
 my %wide = map { $_ => 1 } split /\n/, $primary->safe_psql('postgres',
-	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g']::regclass[]) c");
+	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g']::regclass[]) c");
 my @generic = grep { /^rmgr: Generic/ } split /\n(?=rmgr: )/, $stdout;
 my $nwide = grep { /rel \d+\/\d+\/(\d+)/ && $wide{$1} } @generic;
 my $ngeneric = scalar(@generic) - $nwide;
@@ -113,7 +130,7 @@ is($ngeneric, 0, 'no generic WAL records of one-word indexes');
 # (contrib: the assertion-enabled build of test/cassert installs none)
 SKIP:
 {
-	skip 'pg_walinspect is not installed', 8
+	skip 'pg_walinspect is not installed', 13
 	  unless $primary->safe_psql('postgres',
 		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_walinspect'") eq '1';
 	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');	# needs: pg_walinspect
@@ -139,6 +156,25 @@ SKIP:
 	FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
 	WHERE resource_manager = 'gbtree' AND record_type = 'SPLIT'}), 't',
 		'split records of both forms were written and replayed');
+	# multi-word splits: the split page's input and the right page's
+	# entries, not generic WAL's two page images (wide_wal.c); each kind
+	# of split the workload makes, replayed and checked above
+	like($kinds, qr/WSPLIT/, 'pg_walinspect: gbtree WSPLIT records');
+	my %wk = map { split /\|/ } split /\n/, $primary->safe_psql('postgres', qq{
+	SELECT substring(description FROM '^kind: ([a-z]+)'), count(*)
+	FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
+	WHERE resource_manager = 'gbtree' AND record_type = 'WSPLIT' GROUP BY 1});
+	note 'WSPLIT records by kind: ' . join(', ', map { "$_ $wk{$_}" } sort keys %wk);
+	cmp_ok($wk{halves} // 0, '>', 0, 'WSPLIT: splits in halves (leaves and inner pages)');
+	cmp_ok($wk{append} // 0, '>', 0, 'WSPLIT: append splits of a batch');
+	cmp_ok(($wk{merge} // 0) + ($wk{cut} // 0), '>', 0, 'WSPLIT: merge or cut splits of a batch');
+	# the right page is laid out again from its entries at redo, never
+	# logged whole (gbt_node_fill_page gives the split's bytes back)
+	is($primary->safe_psql('postgres', qq{
+	SELECT count(*) FROM pg_get_wal_records_info('$start_lsn', '$end_lsn')
+	WHERE resource_manager = 'gbtree' AND record_type = 'WSPLIT'
+	  AND description LIKE '%right page whole%'}), '0',
+		'WSPLIT: every right page described by its entries');
 }
 
 # the standby without the preload stopped at the first gbtree record,
@@ -168,7 +204,15 @@ is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'),
 my $log = slurp_file($standby->logfile);
 unlike($log, qr/inconsistent page found/, 'standby: replay found no inconsistent page');
 
-my @checks = @{ wal_checks() };
+my @checks = (@{ wal_checks() },
+	{
+		name => 'ws_kts_order', index => 'ws_kts_g', modes => [qw(idx ios)], ios => 1,
+		sql => q{SELECT count(*) || ':' || md5(string_agg(k || '/' || ts, ',')) FROM (SELECT k, ts FROM ws ORDER BY k, ts) x}
+	},
+	{
+		name => 'ws_t_order', index => 'ws_t_g', modes => [qw(idx ios)], ios => 1,
+		sql => q{SELECT count(*) || ':' || md5(string_agg(t, ',')) FROM (SELECT t FROM ws ORDER BY t) x}
+	});
 
 my $p = compare_with_seq($primary, 'primary', \@checks, qw(idx ios bitmap));
 my $s = compare_with_seq($standby, 'standby', \@checks, qw(idx ios bitmap));

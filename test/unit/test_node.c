@@ -1161,6 +1161,39 @@ split_model_cmp(const SplitModel *m, int i, const uint64_t *key, GbtTail tail, u
 	return gbt_tentry_cmp(m->k[i], m->tl[i], m->t[i], key, tail, tid, nw);
 }
 
+/*
+ * Whether gbt_node_fill_page lays the split page img out again, byte for
+ * byte, from its bounds, entries and tails, spread or packed: the redo of
+ * a WSPLIT record's right page (wide_wal.c).
+ */
+static bool
+fill_page_rebuilds(const char *img)
+{
+	static uint64_t keys[GBT_MAX_SLOT_WORDS];
+	static uint64_t tids[GBT_MAX_SLOTS];
+	static uint32_t child[GBT_MAX_SLOTS];
+	static GbtTail tails[GBT_MAX_SLOTS];
+	static char again[GBT_PAGE_SIZE] __attribute__((aligned(64)));
+	GbtNode		node;
+	bool		leaf;
+	int			n;
+
+	gbt_node_view((char *) img, &node);
+	leaf = (node.opaque->flags & GBT_F_LEAF) != 0;
+	n = gbt_node_extract_tails(&node, keys, tids, leaf ? NULL : child, tails);
+	for (int spread = 1; spread >= 0; spread--)
+	{
+		memset(again, 0, GBT_PAGE_SIZE);
+		gbt_node_fill_page(again, node.opaque, node.xbounds, gbt_node_bound_tail(&node, 1),
+						   gbt_node_bound_tail(&node, 0), n, keys, tids, child,
+						   node.toff ? tails : NULL, spread);
+		if (memcmp(again + GBT_BODY_OFFSET, img + GBT_BODY_OFFSET,
+				   GBT_PAGE_SIZE - GBT_BODY_OFFSET) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void
 test_split(void)
 {
@@ -1319,6 +1352,7 @@ test_split(void)
 			nt.len = gbt_tail_max(nw);
 		}
 		/* either layout of the halves: spread, or packed after the new entry */
+		memset(right, 0, GBT_PAGE_SIZE);
 		rc = gbt_node_split(page, with_new ? nk : NULL, nt, ntid, 4242, 50, (xrand() % 2) == 0,
 							left, right);
 		want = m.n + (rc == 1 ? 1 : 0);
@@ -1333,6 +1367,8 @@ test_split(void)
 		if (rc < 0)
 			continue;
 		placed0 += rc == 0;
+		CHECK(fill_page_rebuilds(right), "split (words %d, leaf %d, tailed %d): the right page "
+			  "is not laid out again from its entries", nw, leaf, tailed);
 		gbt_node_view(left, &ln);
 		gbt_node_view(right, &rn);
 		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
@@ -2187,6 +2223,8 @@ test_append_split(void)
 		}
 		memset(right, 0, GBT_PAGE_SIZE);
 		gbt_node_append_split(page, keys, tids, n, right);
+		CHECK(fill_page_rebuilds(right), "append split (words %d): the right page is not laid "
+			  "out again from its entries", nw);
 		gbt_node_view(page, &node);
 		gbt_node_view(right, &rn);
 		CHECK(gbt_node_check(&node) == NULL && gbt_node_check(&rn) == NULL,
@@ -2378,6 +2416,8 @@ test_merge_split(void)
 		}
 		cut = nleft > 0 ? nleft : nall / 2;
 		gbt_node_merge_split(page, keys, tids, n, nleft, lp, right);
+		CHECK(fill_page_rebuilds(right), "merge split (words %d): the right page is not laid "
+			  "out again from its entries", nw);
 		gbt_node_view(lp, &ln);
 		gbt_node_view(right, &rn);
 		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
@@ -2466,6 +2506,8 @@ test_cut_split(void)
 		}
 		memset(right, 0, GBT_PAGE_SIZE);
 		CHECK(gbt_node_cut_split(page, keys, tids, nnew, right), "cut split refused (words %d)", nw);
+		CHECK(fill_page_rebuilds(right), "cut split (words %d): the right page is not laid out "
+			  "again from its entries", nw);
 		gbt_node_view(page, &ln);
 		gbt_node_view(right, &rn);
 		CHECK(gbt_node_check(&ln) == NULL && gbt_node_check(&rn) == NULL,
