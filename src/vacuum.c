@@ -169,17 +169,21 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 	else
 	{
 		gbt_page_view(page, &node);
-		for (int s = gbt_node_first_used(&node); s < node.nslots;
-			 s = gbt_node_next_used(&node, s + 1))
-		{
-			ItemPointerData tid;
+		/* the used slots a bitmap word at a time (a call a slot was a fifth of it) */
+		for (int w = 0; w < (node.nslots + 63) / 64; w++)
+			for (uint64 bits = node.used[w]; bits != 0; bits &= bits - 1)
+			{
+				int			s = (w << 6) + __builtin_ctzll(bits);
+				ItemPointerData tid;
 
-			gbt_tid_to_itemptr(node.tids[s], &tid);
-			if (callback && callback(&tid, callback_state))
-				dead[ndead++] = s;
-			else
-				live++;
-		}
+				if (s >= node.nslots)
+					break;
+				gbt_tid_to_itemptr(node.tids[s], &tid);
+				if (callback && callback(&tid, callback_state))
+					dead[ndead++] = s;
+				else
+					live++;
+			}
 	}
 
 	if (ndead > 0)
