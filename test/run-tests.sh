@@ -21,6 +21,10 @@
 #   FUZZ_CONTENDED_SECONDS=60               its second run: two key types,
 #                                           5 writers, 2 batchers
 #   FUZZ_LONG_TEXT_SECONDS=40               its third: the text twins alone
+#   FUZZ_TEXT_FIT_SECONDS=40                its fourth: text fitted to fewer words
+#   FUZZ_PRELOADED_SECONDS=40               its fifth: gbtree preloaded, then a
+#                                           crash and recovery under
+#                                           wal_consistency_checking
 #   GPU_EMU_SUITES=service,regress,...      gpuemu's parts (test/gpu/run-emu.sh;
 #                                           default all; .ci/run leaves out
 #                                           regress and merge on 16-18)
@@ -507,6 +511,10 @@ if want fuzz; then
         # The text twins with values that fit fewer key words, which their
         # REINDEXes fit the indexes to; longer values in the second half.
         fuzz_run text_fit "${FUZZ_TEXT_FIT_SECONDS:-40}" FUZZ_TYPES=text FUZZ_TEXT_FIT=1 FUZZ_LONG_TEXT=0
+        # Every key type with gbtree preloaded (its own WAL records, under
+        # wal_consistency_checking), then a crash: recovery replays and
+        # checks the records, and every index must pass gbtree_check.
+        fuzz_run preloaded "${FUZZ_PRELOADED_SECONDS:-40}" FUZZ_PRELOAD=1
         suite_summary fuzz "$p0" "$f0"
     fi
 fi

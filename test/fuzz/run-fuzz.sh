@@ -9,6 +9,12 @@
 # as the unprivileged test user.  Exit status: 0 clean, non-zero on any
 # difference (the seed is printed).  FUZZ_KEEP=1 keeps the cluster's
 # directory after a failure (the server stopped), for a look at the data.
+# FUZZ_PRELOAD=1 preloads gbtree, so that every change is logged by its own
+# WAL records, with wal_consistency_checking = 'gbtree'; after a clean run
+# the server is killed (immediate stop) and restarted, its crash recovery
+# replays the records since the last checkpoint and checks each page it
+# rebuilds against the image the record carries, and then every gbtree
+# index must pass gbtree_check(index, heapallindexed).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=test/lib.sh
@@ -42,9 +48,13 @@ stop() {
 trap stop EXIT
 
 gb_run_as "$BINDIR/initdb" -D "$DATA" --no-locale -A trust >/dev/null || gb_die "initdb failed"
-gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w \
-    -o "-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=30 -c autovacuum_naptime=5s -c max_prepared_transactions=10" \
-    start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
+OPTS="-p $PORT -k $GB_SCRATCH -c listen_addresses= -c fsync=off -c max_connections=30 -c autovacuum_naptime=5s -c max_prepared_transactions=10"
+[ "${FUZZ_PRELOAD:-0}" = 1 ] && OPTS="$OPTS -c shared_preload_libraries=gbtree -c wal_consistency_checking=gbtree"
+start_server() {
+    gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -l "$GB_SCRATCH/server.log" -w -t 300 -o "$OPTS" \
+        start >/dev/null || { tail -20 "$GB_SCRATCH/server.log"; gb_die "server start failed"; }
+}
+start_server
 
 gb_run_as /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
     --dsn "host=$GB_SCRATCH port=$PORT dbname=postgres" \
@@ -55,5 +65,29 @@ if grep -q "PANIC\|server process .* was terminated" "$GB_SCRATCH/server.log"; t
     gb_say "server log shows a crash:"
     grep -B2 -A10 "PANIC\|was terminated" "$GB_SCRATCH/server.log" | head -40
     rc=1
+fi
+if [ "$rc" = 0 ] && [ "${FUZZ_PRELOAD:-0}" = 1 ]; then
+    gb_run_as "$BINDIR/pg_ctl" -D "$DATA" -m immediate stop >/dev/null
+    start_server
+    if grep -q "inconsistent page found\|PANIC" "$GB_SCRATCH/server.log"; then
+        gb_say "crash recovery found an inconsistent page:"
+        grep -B2 -A6 "inconsistent page found\|PANIC" "$GB_SCRATCH/server.log" | head -30
+        rc=1
+    elif ! grep -q "redo done at" "$GB_SCRATCH/server.log"; then
+        gb_say "crash recovery replayed nothing"
+        rc=1
+    else
+        # every valid gbtree index of every table the fuzzer left
+        out=$(gb_run_as "$BINDIR/psql" -X -qAt -v ON_ERROR_STOP=1 -h "$GB_SCRATCH" -p "$PORT" -d postgres -c "
+            SELECT count(*) FROM (SELECT gbtree_check(c.oid::regclass, true)
+              FROM pg_class c JOIN pg_am a ON a.oid = c.relam JOIN pg_index i ON i.indexrelid = c.oid
+             WHERE a.amname = 'gbtree' AND i.indisvalid AND c.relpersistence <> 't') x" 2>&1)
+        if [[ "$out" =~ ^[0-9]+$ ]] && [ "$out" -gt 0 ]; then
+            gb_say "gbtree_fuzz: crash recovery replayed $(grep -o 'redo done at [^ ]*' "$GB_SCRATCH/server.log" | tail -1 | cut -d' ' -f4) (from $(grep -o 'redo starts at [^ ]*' "$GB_SCRATCH/server.log" | tail -1 | cut -d' ' -f4)) under wal_consistency_checking; gbtree_check(heapallindexed) passed on $out gbtree indexes"
+        else
+            gb_say "after crash recovery, gbtree_check: $out"
+            rc=1
+        fi
+    fi
 fi
 exit $rc
