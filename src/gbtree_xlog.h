@@ -191,6 +191,7 @@ extern void gbt_wal_abort(GbtWal *w);
 extern bool gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys,
 								   const uint64 *tids, const uint32 *child, int n);
 extern bool gbt_leaf_crowded(Relation index, Page page, const uint64 *key, uint64 tid);
+extern bool gbt_wal_delete_slots_inplace(Relation index, Buffer buf, const uint16 *slots, int n);
 extern bool gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key,
 										 GbtTail tail, uint64 tid);
 

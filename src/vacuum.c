@@ -188,16 +188,20 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 
 	if (ndead > 0)
 	{
-		GbtWal	   *w = gbt_wal_start(index);
-		Page		wpage = gbt_wal_register(w, buf, 0);
 		uint16		slots[GBT_LEAF_MAX_ENTRIES];
 
 		/* from the right, so each deletion refreshes only its own gap run */
 		for (int i = 0; i < ndead; i++)
 			slots[i] = (uint16) dead[ndead - 1 - i];
-		gbt_page_delete_slots(wpage, slots, ndead);
-		gbt_wal_block_data(w, 0, slots, sizeof(uint16) * ndead);
-		gbt_wal_finish(w, XLOG_GBT_VACUUM);
+		if (!gbt_wal_delete_slots_inplace(index, buf, slots, ndead))
+		{
+			GbtWal	   *w = gbt_wal_start(index);
+			Page		wpage = gbt_wal_register(w, buf, 0);
+
+			gbt_page_delete_slots(wpage, slots, ndead);
+			gbt_wal_block_data(w, 0, slots, sizeof(uint16) * ndead);
+			gbt_wal_finish(w, XLOG_GBT_VACUUM);
+		}
 		{
 			BlockNumber blkno = BufferGetBlockNumber(buf);
 
