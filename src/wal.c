@@ -758,7 +758,7 @@ gbt_wal_finish(GbtWal *w, uint8 info)
  * VACUUM's removal of the slots (in the order given) from the plain leaf
  * of buf, cleanup-locked, with the resource manager: the buffer changes in
  * the critical section and its VACUUM record is logged, without the
- * builder's two page copies (a tenth of a composite index's VACUUM).
+ * builder's two page copies.
  * False, nothing done, under generic WAL or for a leaf in posting form
  * (its rewrite allocates): the caller takes the builder.
  */
