@@ -171,13 +171,12 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 		gbt_page_view(page, &node);
 		/* the used slots a bitmap word at a time (a call a slot was a fifth of it) */
 		for (int w = 0; w < (node.nslots + 63) / 64; w++)
-			for (uint64 bits = node.used[w]; bits != 0; bits &= bits - 1)
+			for (uint64 bits = gbt_node_live_bits(&node, NULL, w, 0, node.nslots); bits != 0;
+				 bits &= bits - 1)
 			{
 				int			s = (w << 6) + __builtin_ctzll(bits);
 				ItemPointerData tid;
 
-				if (s >= node.nslots)
-					break;
 				gbt_tid_to_itemptr(node.tids[s], &tid);
 				if (callback && callback(&tid, callback_state))
 					dead[ndead++] = s;

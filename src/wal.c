@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "port/pg_bswap.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "gbtree.h"
@@ -755,6 +756,30 @@ gbt_wal_finish(GbtWal *w, uint8 info)
 }
 
 /*
+ * The end of a page change made in place in the critical section: the
+ * buffer dirtied and, where the relation is logged, its record of block 0
+ * with the nparts pieces of data given, the page's LSN set.
+ */
+static void
+log_inplace(Relation index, Buffer buf, uint8 info, int nparts, const void *const *data,
+			const Size *len)
+{
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(index))
+	{
+		XLogRecPtr	lsn;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		for (int i = 0; i < nparts; i++)
+			if (len[i] > 0)
+				XLogRegisterBufData(0, (char *) data[i], len[i]);
+		lsn = XLogInsert(RM_GBTREE_ID, info);
+		PageSetLSN(BufferGetPage(buf), lsn);
+	}
+}
+
+/*
  * VACUUM's removal of the slots (in the order given) from the plain leaf
  * of buf, cleanup-locked, with the resource manager: the buffer changes in
  * the critical section and its VACUUM record is logged, without the
@@ -771,17 +796,8 @@ gbt_wal_delete_slots_inplace(Relation index, Buffer buf, const uint16 *slots, in
 		return false;
 	START_CRIT_SECTION();
 	gbt_page_delete_slots(page, slots, n);
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(index))
-	{
-		XLogRecPtr	lsn;
-
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) slots, sizeof(uint16) * n);
-		lsn = XLogInsert(RM_GBTREE_ID, XLOG_GBT_VACUUM);
-		PageSetLSN(page, lsn);
-	}
+	log_inplace(index, buf, XLOG_GBT_VACUUM, 1, (const void *[]) {slots},
+				(Size[]) {sizeof(uint16) * n});
 	END_CRIT_SECTION();
 	return true;
 }
@@ -936,19 +952,8 @@ gbt_wal_insert_inplace(Relation index, Buffer buf, const uint64 *keys, const uin
 	START_CRIT_SECTION();
 	if (!gbt_page_insert(page, keys, tids, child, n))
 		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(index))
-	{
-		XLogRecPtr	lsn;
-
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) keys, sizeof(uint64) * n);
-		XLogRegisterBufData(0, (char *) tids, sizeof(uint64) * n);
-		XLogRegisterBufData(0, (char *) child, sizeof(uint32) * n);
-		lsn = XLogInsert(RM_GBTREE_ID, XLOG_GBT_INSERT);
-		PageSetLSN(page, lsn);
-	}
+	log_inplace(index, buf, XLOG_GBT_INSERT, 3, (const void *[]) {keys, tids, child},
+				(Size[]) {sizeof(uint64) * n, sizeof(uint64) * n, sizeof(uint32) * n});
 	END_CRIT_SECTION();
 	return true;
 }
@@ -1002,19 +1007,8 @@ gbt_wal_insert_words_inplace(Relation index, Buffer buf, const uint64 *key, GbtT
 	START_CRIT_SECTION();
 	if (!winsert_apply(page, &node, key, tail.data, tail.len, tid))
 		elog(PANIC, "gbtree: leaf unexpectedly full");	/* checked before */
-	MarkBufferDirty(buf);
-	if (RelationNeedsWAL(index))
-	{
-		XLogRecPtr	lsn;
-
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
-		XLogRegisterBufData(0, (char *) e, sizeof(uint64) * (node.nwords + 1));
-		if (tail.len > 0)
-			XLogRegisterBufData(0, (char *) tail.data, tail.len);
-		lsn = XLogInsert(RM_GBTREE_ID, XLOG_GBT_WINSERT);
-		PageSetLSN(page, lsn);
-	}
+	log_inplace(index, buf, XLOG_GBT_WINSERT, 2, (const void *[]) {e, tail.data},
+				(Size[]) {sizeof(uint64) * (node.nwords + 1), tail.len});
 	END_CRIT_SECTION();
 	return true;
 }
@@ -1270,7 +1264,14 @@ static void
 gbt_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	MemoryContext old = CurrentMemoryContext;
+	static MemoryContext redo_cxt = NULL;
+	MemoryContext old;
+
+	/* what a record's redo allocates goes with it (the startup process lives long) */
+	if (redo_cxt == NULL)
+		redo_cxt = AllocSetContextCreate(TopMemoryContext, "gbtree redo",
+										 ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(redo_cxt);
 
 	switch (info)
 	{
@@ -1302,6 +1303,7 @@ gbt_redo(XLogReaderState *record)
 			elog(PANIC, "gbtree redo: unknown record type %u", info);
 	}
 	MemoryContextSwitchTo(old);
+	MemoryContextReset(redo_cxt);
 }
 
 /* ---- descriptions, masking ------------------------------------------------ */

@@ -185,7 +185,7 @@ gbt_wsplit_finish(GbtWal *w, GbtWsplitLog *lg, Page rp, const uint64 *sep, GbtTa
 	gbt_wal_block_data(w, 2, lg->down.data, lg->down.len);
 }
 
-/* ---- redo ---------------------------------------------------------------- */
+/* ---- redo (gbt_redo resets its memory context after each record) --------- */
 
 /* A reader of a block's data that fails loudly past its end */
 typedef struct DataReader
@@ -272,9 +272,6 @@ redo_left(XLogReaderState *record, const xl_gbt_wsplit *x, Page page, BlockNumbe
 			elog(PANIC, "gbtree redo: unknown split kind %u", x->kind);
 	}
 	gbt_page_opaque((char *) page)->rightlink = rblk;
-	pfree(old);
-	pfree(left);
-	pfree(right);
 }
 
 static void
@@ -325,7 +322,6 @@ redo_right(XLogReaderState *record, const xl_gbt_wsplit *x, Page page)
 						   wp.spread);
 	}
 	gbt_wide_put_body(page, img->data);
-	pfree(img);
 }
 
 void
