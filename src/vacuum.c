@@ -16,7 +16,8 @@
  * relation stops growing.  Gaps are reused by later inserts into the same
  * key range.
  *
- * After the pass, leaves left empty are unlinked: the empty leaf's key
+ * A leaf the pass leaves empty is unlinked right after it, while it is
+ * still in VACUUM's buffer ring (as btvacuumpage does): the empty leaf's key
  * range goes to its right sibling (the parent's downlink for the leaf now
  * leads to the right sibling and the sibling's own downlink goes away),
  * so readers that still arrive at the deleted page simply move right, as
@@ -26,7 +27,9 @@
  * structure-modification lock.  The last child of a parent is kept (its
  * right sibling has another parent).  A deleted page is handed to the FSM
  * once no snapshot can still lead a scan to it (the xid horizon, as
- * nbtree does) and a later split reuses it.
+ * nbtree does): at the end of the pass that deleted it if it is safe by
+ * then (transactions got xids meanwhile), else by the next VACUUM; a later
+ * split reuses it.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +47,7 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -484,6 +488,83 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 	return ok;
 }
 
+/*
+ * Unlink the empty leaf blkno under the structure-modification lock.  The
+ * pass calls this a few blocks after the leaf, while the leaf and its left
+ * sibling are still in VACUUM's buffer ring: put off until after the pass
+ * (as it once was), every empty leaf had been evicted by then and was read
+ * again, one read per deleted page that btree does not make.
+ */
+/* empty leaves waiting for the pass to reach their right siblings */
+#define GBT_VACUUM_PENDING 8
+
+/* The leaves a pass deleted, for the free space map at its end */
+typedef struct GbtDeleted
+{
+	BlockNumber *blknos;
+	FullTransactionId *bounds;	/* at or after each one's deletion xid */
+	int			n;
+	int			max;
+} GbtDeleted;
+
+static void
+delete_leaf_now(Relation index, BlockNumber blkno, IndexBulkDeleteResult *stats,
+				GbtDeleted *deleted)
+{
+	bool		ok;
+
+	/* no buffer is locked or pinned here: the SMO lock comes first */
+	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	ok = gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, blkno) :
+		delete_empty_leaf(index, blkno);
+	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+	if (!ok)
+		return;
+	/* as btree counts: pages_deleted includes the ones deleted now */
+	stats->pages_newly_deleted++;
+	stats->pages_deleted++;
+	if (deleted->n == deleted->max)
+	{
+		deleted->max = Max(64, deleted->max * 2);
+		deleted->blknos = deleted->blknos ?
+			repalloc(deleted->blknos, sizeof(BlockNumber) * deleted->max) :
+			palloc(sizeof(BlockNumber) * deleted->max);
+		deleted->bounds = deleted->bounds ?
+			repalloc(deleted->bounds, sizeof(FullTransactionId) * deleted->max) :
+			palloc(sizeof(FullTransactionId) * deleted->max);
+	}
+	deleted->blknos[deleted->n] = blkno;
+	/* the page's xid was read before: the next one is at or after it */
+	deleted->bounds[deleted->n++] = ReadNextFullTransactionId();
+}
+
+/*
+ * The pages this pass deleted go to the free space map now if no snapshot
+ * can lead a scan to them any more, as btree's _bt_pendingfsm_finalize
+ * does; the rest the next VACUUM finds deleted and hands on.  That takes
+ * transactions that got xids while the pass ran (on a busy server, those
+ * of a long VACUUM's first pages): churn then reuses them without waiting
+ * for another VACUUM.
+ */
+static void
+deleted_to_fsm(IndexVacuumInfo *info, IndexBulkDeleteResult *stats, GbtDeleted *deleted)
+{
+	if (deleted->n == 0)
+		return;
+	/* refreshes this backend's view of the horizon (the result is not needed) */
+	(void) GetOldestNonRemovableTransactionId(NULL);
+	/* in deletion order, so the bounds only grow */
+	for (int i = 0; i < deleted->n; i++)
+	{
+		if (!GlobalVisCheckRemovableFullXid(gbt_vacuum_heaprel(info), deleted->bounds[i]))
+			break;
+		RecordFreeIndexPage(info->index, deleted->blknos[i]);
+		stats->pages_free++;
+	}
+	pfree(deleted->blknos);
+	pfree(deleted->bounds);
+}
+
 static void
 scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		   IndexBulkDeleteCallback callback, void *callback_state)
@@ -492,9 +573,10 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	BlockNumber blkno = GBT_ROOT_BLKNO;
 	BlockNumber npages;
-	BlockNumber *empty = NULL;
-	int			nempty = 0,
-				maxempty = 0;
+	BlockNumber pending[GBT_VACUUM_PENDING];
+	BlockNumber pending_right[GBT_VACUUM_PENDING];
+	int			npending = 0;
+	GbtDeleted	deleted = {0};
 
 	stats->num_index_tuples = 0;
 	stats->pages_deleted = 0;
@@ -516,6 +598,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		{
 			Buffer		buf;
 			GbtPageOpaque op;
+			BlockNumber empty_right = InvalidBlockNumber;
 
 			gbt_vacuum_delay_point();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
@@ -543,36 +626,40 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			{
 				vacuum_leaf(index, buf, stats, callback, callback_state);
 				if (op->nused == 0 && !(op->flags & (GBT_F_ROOT | GBT_F_RIGHTMOST)))
-				{
-					if (nempty == maxempty)
-					{
-						maxempty = Max(64, maxempty * 2);
-						empty = empty ? repalloc(empty, sizeof(BlockNumber) * maxempty) :
-							palloc(sizeof(BlockNumber) * maxempty);
-					}
-					empty[nempty++] = blkno;
-				}
+					empty_right = op->rightlink;
 			}
 			UnlockReleaseBuffer(buf);
+
+			/*
+			 * An empty leaf waits until the pass has been through its right
+			 * sibling (or the queue is full): the unlinking changes that
+			 * sibling, and changed first, the sibling's own vacuuming would
+			 * be logged against a fresh full-page image as a large diff.
+			 * Deleting a page moves no entry, so the physical-order pass
+			 * misses nothing: the key range goes to the right sibling, and
+			 * entries go to new blocks only by splits, past the pass.
+			 */
+			while (npending > 0 &&
+				   (npending == GBT_VACUUM_PENDING || pending_right[0] <= blkno))
+			{
+				delete_leaf_now(index, pending[0], stats, &deleted);
+				npending--;
+				memmove(pending, pending + 1, sizeof(BlockNumber) * npending);
+				memmove(pending_right, pending_right + 1, sizeof(BlockNumber) * npending);
+			}
+			if (BlockNumberIsValid(empty_right))
+			{
+				pending[npending] = blkno;
+				pending_right[npending++] = empty_right;
+			}
 		}
 	}
+	for (int i = 0; i < npending; i++)
+		delete_leaf_now(index, pending[i], stats, &deleted);
 	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	if (callback)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);
-
-	if (nempty > 0)
-	{
-		LockPage(index, GBT_META_BLKNO, ExclusiveLock);
-		for (int i = 0; i < nempty; i++)
-		{
-			gbt_vacuum_delay_point();
-			if (gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, empty[i]) :
-				delete_empty_leaf(index, empty[i]))
-				stats->pages_newly_deleted++;
-		}
-		UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
-		pfree(empty);
-	}
+	deleted_to_fsm(info, stats, &deleted);
 	stats->num_pages = npages;
 	stats->estimated_count = false;
 }

@@ -780,24 +780,83 @@ log_inplace(Relation index, Buffer buf, uint8 info, int nparts, const void *cons
 }
 
 /*
+ * The in-place writers' generic WAL record of the one page of buf, changed
+ * in the critical section from before (over p's ranges): its delta, or its
+ * image where image is set (its first change since the checkpoint) or the
+ * delta would not fit in a page.  Nothing here allocates.
+ */
+static void
+gxlog_log_inplace(Buffer buf, GxlogPage *p, const char *before, bool image)
+{
+	Page		page = BufferGetPage(buf);
+	XLogRecPtr	lsn;
+
+	if (!image && !gxlog_delta(p, before, (const char *) page))
+		image = true;
+	XLogBeginInsert();
+	XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (image ? REGBUF_FORCE_IMAGE : 0));
+	if (!image)
+		XLogRegisterBufData(0, p->delta, p->deltalen);
+	lsn = XLogInsert(RM_GENERIC_ID, 0);
+	PageSetLSN(page, lsn);
+}
+
+/*
  * VACUUM's removal of the slots (in the order given) from the plain leaf
- * of buf, cleanup-locked, with the resource manager: the buffer changes in
- * the critical section and its VACUUM record is logged, without the
- * builder's two page copies.
- * False, nothing done, under generic WAL or for a leaf in posting form
- * (its rewrite allocates): the caller takes the builder.
+ * of buf, cleanup-locked: the buffer changes in the critical section,
+ * without the builder's page copy, its allocation and the copy back.  With
+ * the resource manager its VACUUM record is logged.  Without, a generic
+ * WAL record: the page's image where it is the page's first change since
+ * the checkpoint (a VACUUM after a checkpoint: nearly every leaf it
+ * changes), else the delta from a copy of the page as it was.
+ * False, nothing done, for a leaf in posting form (its rewrite allocates):
+ * the caller takes the builder.
  */
 bool
 gbt_wal_delete_slots_inplace(Relation index, Buffer buf, const uint16 *slots, int n)
 {
+	static PGAlignedBlock before;
+	static PGAlignedBlock delta;
 	Page		page = BufferGetPage(buf);
+	PageHeader	hdr = (PageHeader) page;
+	bool		logged = RelationNeedsWAL(index);
+	bool		image = false;
+	GxlogPage	p;
 
-	if (!gbt_wal_rmgr || gbt_page_is_posting((char *) page))
+	if (gbt_page_is_posting((char *) page))
 		return false;
+	if (gbt_wal_rmgr)
+	{
+		START_CRIT_SECTION();
+		gbt_page_delete_slots(page, slots, n);
+		log_inplace(index, buf, XLOG_GBT_VACUUM, 1, (const void *[]) {slots},
+					(Size[]) {sizeof(uint16) * n});
+		END_CRIT_SECTION();
+		return true;
+	}
+	if (logged)
+	{
+		image = XLogCheckBufferNeedsBackup(buf);
+		if (!image)
+			memcpy(before.data, page, BLCKSZ);
+	}
 	START_CRIT_SECTION();
 	gbt_page_delete_slots(page, slots, n);
-	log_inplace(index, buf, XLOG_GBT_VACUUM, 1, (const void *[]) {slots},
-				(Size[]) {sizeof(uint16) * n});
+	/* the hole zeroed, as replay leaves it */
+	memset((char *) page + hdr->pd_lower, 0, hdr->pd_upper - hdr->pd_lower);
+	MarkBufferDirty(buf);
+	if (logged)
+	{
+		if (!image)
+		{
+			memset(&p, 0, sizeof(p));
+			p.delta = delta.data;
+			p.nranges = 0;
+			gxlog_add_range(&p, 0, BLCKSZ, false);
+			p.nranges = gxlog_ranges(&p, before.data, (const char *) page);
+		}
+		gxlog_log_inplace(buf, &p, before.data, image);
+	}
 	END_CRIT_SECTION();
 	return true;
 }
@@ -880,8 +939,6 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 	MarkBufferDirty(buf);
 	if (logged)
 	{
-		XLogRecPtr	lsn;
-
 		if (!image)
 		{
 			if (!known)
@@ -890,15 +947,8 @@ gxlog_insert_inplace(Relation index, Buffer buf, const uint64 *key, uint64 tid)
 				p.nranges = gxlog_ranges(&p, before.data, (const char *) page);
 			}
 			gxlog_check_ranges(&p, p.nranges, before.data, (const char *) page);
-			if (!gxlog_delta(&p, before.data, (const char *) page))
-				image = true;
 		}
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_STANDARD | (image ? REGBUF_FORCE_IMAGE : 0));
-		if (!image)
-			XLogRegisterBufData(0, p.delta, p.deltalen);
-		lsn = XLogInsert(RM_GENERIC_ID, 0);
-		PageSetLSN(page, lsn);
+		gxlog_log_inplace(buf, &p, before.data, image);
 	}
 	END_CRIT_SECTION();
 	return true;
