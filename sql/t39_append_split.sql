@@ -111,7 +111,9 @@ SELECT tw_order('apa', 'apb', 'a, b, c', 'a, b DESC, c');
 -- 3. The WAL: the same rows into a table with gbtree indexes built empty
 -- and into one without indexes; the difference, the indexes' WAL, stays
 -- near their size (full_page_writes is off here: only the images the
--- records ask for count).
+-- records ask for count): generic WAL 1.08x, gbtree's own records (the
+-- suites under a preloaded gbtree) 0.84x, where an append split that
+-- logged its entries twice gave 1.60x.
 CREATE TABLE apw (u uuid, s text COLLATE "C");
 CREATE INDEX apw_u ON apw USING gbtree (u);
 CREATE INDEX apw_s ON apw USING gbtree (s);
@@ -124,7 +126,7 @@ INSERT INTO apw SELECT md5(g::text)::uuid, substr(md5(g::text), 1, 10) || '@exam
   FROM generate_series(1, 40000) g;
 SELECT pg_current_wal_insert_lsn() AS w2 \gset
 SELECT (pg_wal_lsn_diff(:'w2', :'w1') - pg_wal_lsn_diff(:'w1', :'w0')) /
-	   (pg_relation_size('apw_u') + pg_relation_size('apw_s')) < 1.6 AS index_wal_near_index_size;
+	   (pg_relation_size('apw_u') + pg_relation_size('apw_s')) < 1.3 AS index_wal_near_index_size;
 SELECT gbtree_check('apw_u', true), gbtree_check('apw_s', true);
 
 -- 4. Merge splits: as many random rows again into indexes of 30,000; a

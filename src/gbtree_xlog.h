@@ -61,7 +61,10 @@
  * same bytes, so block 0's data is only that function's input: the entries
  * given to it (nnew x: the words, the TID; for GBT_WSPLIT_HALVES also the
  * child, the tail's length and its bytes).  A full image of block 0, its
- * first change since a checkpoint, leaves that data out.
+ * first change since a checkpoint, leaves that data out.  An append split
+ * (GBT_WSPLIT_APPEND) puts them in the main data instead, after the
+ * xl_gbt_wsplit, since they are also all its right page's entries: block
+ * 1 then leaves its entries' words and TIDs out (xl_gbt_wpage.given).
  *
  * Block 1's data describes the right page as it was built: an
  * xl_gbt_wpage, then the high and low keys' other words (2 x (nwords - 1)),
@@ -100,6 +103,7 @@ typedef struct xl_gbt_wpage
 	uint16		hitaillen;
 	bool		spread;			/* gaps spread, else packed */
 	bool		image;			/* the body follows, not a description */
+	bool		given;			/* the entries are the given ones (main data) */
 } xl_gbt_wpage;
 
 /*
