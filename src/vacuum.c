@@ -488,6 +488,23 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 	return ok;
 }
 
+/* empty leaves waiting for the pass to reach their right siblings */
+#define GBT_VACUUM_PENDING 8
+
+/* A leaf the pass deleted, for the free space map at its end */
+typedef struct GbtDeletedLeaf
+{
+	BlockNumber blkno;
+	FullTransactionId bound;	/* at or after its deletion xid */
+} GbtDeletedLeaf;
+
+typedef struct GbtDeleted
+{
+	GbtDeletedLeaf *leaves;
+	int			n;
+	int			max;
+} GbtDeleted;
+
 /*
  * Unlink the empty leaf blkno under the structure-modification lock.  The
  * pass calls this a few blocks after the leaf, while the leaf and its left
@@ -495,18 +512,6 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
  * (as it once was), every empty leaf had been evicted by then and was read
  * again, one read per deleted page that btree does not make.
  */
-/* empty leaves waiting for the pass to reach their right siblings */
-#define GBT_VACUUM_PENDING 8
-
-/* The leaves a pass deleted, for the free space map at its end */
-typedef struct GbtDeleted
-{
-	BlockNumber *blknos;
-	FullTransactionId *bounds;	/* at or after each one's deletion xid */
-	int			n;
-	int			max;
-} GbtDeleted;
-
 static void
 delete_leaf_now(Relation index, BlockNumber blkno, IndexBulkDeleteResult *stats,
 				GbtDeleted *deleted)
@@ -526,16 +531,13 @@ delete_leaf_now(Relation index, BlockNumber blkno, IndexBulkDeleteResult *stats,
 	if (deleted->n == deleted->max)
 	{
 		deleted->max = Max(64, deleted->max * 2);
-		deleted->blknos = deleted->blknos ?
-			repalloc(deleted->blknos, sizeof(BlockNumber) * deleted->max) :
-			palloc(sizeof(BlockNumber) * deleted->max);
-		deleted->bounds = deleted->bounds ?
-			repalloc(deleted->bounds, sizeof(FullTransactionId) * deleted->max) :
-			palloc(sizeof(FullTransactionId) * deleted->max);
+		deleted->leaves = deleted->leaves ?
+			repalloc(deleted->leaves, sizeof(GbtDeletedLeaf) * deleted->max) :
+			palloc(sizeof(GbtDeletedLeaf) * deleted->max);
 	}
-	deleted->blknos[deleted->n] = blkno;
+	deleted->leaves[deleted->n].blkno = blkno;
 	/* the page's xid was read before: the next one is at or after it */
-	deleted->bounds[deleted->n++] = ReadNextFullTransactionId();
+	deleted->leaves[deleted->n++].bound = ReadNextFullTransactionId();
 }
 
 /*
@@ -556,13 +558,12 @@ deleted_to_fsm(IndexVacuumInfo *info, IndexBulkDeleteResult *stats, GbtDeleted *
 	/* in deletion order, so the bounds only grow */
 	for (int i = 0; i < deleted->n; i++)
 	{
-		if (!GlobalVisCheckRemovableFullXid(gbt_vacuum_heaprel(info), deleted->bounds[i]))
+		if (!GlobalVisCheckRemovableFullXid(gbt_vacuum_heaprel(info), deleted->leaves[i].bound))
 			break;
-		RecordFreeIndexPage(info->index, deleted->blknos[i]);
+		RecordFreeIndexPage(info->index, deleted->leaves[i].blkno);
 		stats->pages_free++;
 	}
-	pfree(deleted->blknos);
-	pfree(deleted->bounds);
+	pfree(deleted->leaves);
 }
 
 static void
@@ -573,8 +574,7 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	BlockNumber blkno = GBT_ROOT_BLKNO;
 	BlockNumber npages;
-	BlockNumber pending[GBT_VACUUM_PENDING];
-	BlockNumber pending_right[GBT_VACUUM_PENDING];
+	BlockNumber pending[GBT_VACUUM_PENDING][2];	/* the leaf, its right sibling */
 	int			npending = 0;
 	GbtDeleted	deleted = {0};
 
@@ -640,22 +640,21 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			 * entries go to new blocks only by splits, past the pass.
 			 */
 			while (npending > 0 &&
-				   (npending == GBT_VACUUM_PENDING || pending_right[0] <= blkno))
+				   (npending == GBT_VACUUM_PENDING || pending[0][1] <= blkno))
 			{
-				delete_leaf_now(index, pending[0], stats, &deleted);
+				delete_leaf_now(index, pending[0][0], stats, &deleted);
 				npending--;
-				memmove(pending, pending + 1, sizeof(BlockNumber) * npending);
-				memmove(pending_right, pending_right + 1, sizeof(BlockNumber) * npending);
+				memmove(pending, pending + 1, sizeof(pending[0]) * npending);
 			}
 			if (BlockNumberIsValid(empty_right))
 			{
-				pending[npending] = blkno;
-				pending_right[npending++] = empty_right;
+				pending[npending][0] = blkno;
+				pending[npending++][1] = empty_right;
 			}
 		}
 	}
 	for (int i = 0; i < npending; i++)
-		delete_leaf_now(index, pending[i], stats, &deleted);
+		delete_leaf_now(index, pending[i][0], stats, &deleted);
 	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	if (callback)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);
