@@ -202,6 +202,17 @@ gbt_inner_slots_for(int nwords)
 }
 
 /*
+ * The entries a page of `slots` takes at fill factor pct: btree adds to a
+ * page until less than (100 - pct)% of it is free, so the count rounds up
+ * (224 slots at 90: 202, as many 32-byte tuples as btree puts on a leaf).
+ */
+static inline size_t
+gbt_fill_slots(size_t slots, int pct)
+{
+	return (slots * (size_t) pct + 99) / 100;
+}
+
+/*
  * Entries of each later word's directory: 16 (one SIMD count) where the
  * page has at most 16 blocks and its flags say so, else GBT_DIR_SIZE.
  */

@@ -212,9 +212,8 @@ static inline size_t
 gbt_tail_page_cut(const GbtTail *tails, const GbtTail *bounds, size_t from, size_t n, bool leaf,
 				  int nw, int pct, uint16_t *layout)
 {
-	size_t		cap = (size_t) gbt_tail_slots(leaf, false) * pct / 100;
-	size_t		wcap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) *
-		pct / 100;
+	size_t		cap = gbt_fill_slots(gbt_tail_slots(leaf, false), pct);
+	size_t		wcap = gbt_fill_slots(leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw), pct);
 	size_t		to = from + 1,
 				best = 0;
 
@@ -235,7 +234,7 @@ gbt_tail_page_cut(const GbtTail *tails, const GbtTail *bounds, size_t from, size
 	/* tailed: the layout, standard or of few slots, that takes more entries */
 	for (int few = 0; few < 2; few++)
 	{
-		size_t		fcap = (size_t) gbt_tail_slots(leaf, few) * pct / 100;
+		size_t		fcap = gbt_fill_slots(gbt_tail_slots(leaf, few), pct);
 		int			budget = (GBT_OPAQUE_OFFSET - gbt_tail_start_few(leaf, nw, few)) * pct / 100;
 
 		if (fcap < 2)

@@ -307,7 +307,7 @@ gbt_walk_words_max_pages(size_t n, int nw, int pct)
 
 	for (;;)
 	{
-		size_t		cap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * pct / 100;
+		size_t		cap = gbt_fill_slots(leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw), pct);
 		size_t		pages = m == 0 ? 1 : (m + cap - 1) / cap;
 
 		total += pages;
@@ -331,7 +331,7 @@ gbt_walk_build_words(char *img, const uint64_t *e, size_t n, int nw, int pct, ui
 	for (;;)
 	{
 		bool		leaf = lev == 0;
-		size_t		cap = (size_t) (leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw)) * pct / 100;
+		size_t		cap = gbt_fill_slots(leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw), pct);
 		size_t		npages = n == 0 ? 1 : (n + cap - 1) / cap;
 		uint32_t	first = next;
 		uint64_t   *up = (uint64_t *) malloc(sizeof(uint64_t) * stride * npages);

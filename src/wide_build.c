@@ -194,7 +194,7 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 	{
 		bool		leaf = lev == 0;
 		int			slots = leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw);
-		Size		cap = Max(2, (Size) slots * (leaf ? fillfactor : GBT_INNER_FILLFACTOR) / 100);
+		Size		cap = Max(2, gbt_fill_slots(slots, leaf ? fillfactor : GBT_INNER_FILLFACTOR));
 		Size		npages = n == 0 ? 1 : (n + cap - 1) / cap;
 		BlockNumber first = npages == 1 ? rootblk : w->nextblk;
 		uint64	   *up = NULL;

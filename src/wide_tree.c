@@ -797,7 +797,7 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 	uint64		lk[GBT_MAX_KEY_WORDS];
 	bool		fresh = BufferGetBlockNumber(buf) == wa->fresh;
 	int			last,
-				cap = Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100),
+				cap = Max(1, (int) gbt_fill_slots(gbt_leaf_slots_for(nw), wa->fillfactor)),
 				room;
 	Size		run,
 				limit;
@@ -988,7 +988,7 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 		nleft = wa->nleft;
 	else if (wa->merge)
 		nleft = merge_share(index, BufferGetPage(buf), keys, tids, wa->take,
-							Max(1, gbt_leaf_slots_for(nw) * wa->fillfactor / 100), &after_run);
+							Max(1, (int) gbt_fill_slots(gbt_leaf_slots_for(nw), wa->fillfactor)), &after_run);
 	w = gbt_wal_start(index);
 	lp = gbt_wal_register(w, buf, wa->merge && !after_run ? GBT_WAL_WHOLE : 0);
 	rp = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
