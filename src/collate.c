@@ -386,6 +386,12 @@ gbt_text_key(const GbtIndexInfo *info, int s, const text *t, int *len, bool *all
 
 	*alloc = false;
 	*len = slen;
+	if (info->coltypes[s] == NUMERICOID)
+	{
+		/* a numeric's order-preserving bytes (keys.c) */
+		*alloc = true;
+		return gbt_numeric_key(src, slen, len);
+	}
 	if (!OidIsValid(info->sortkey_coll[s]))
 		return (const unsigned char *) src;
 	x = sort_key(info->sortkey_coll[s], src, slen, &xlen);

@@ -119,6 +119,8 @@ typedef struct GbtIndexInfo
 	bool		is_text[GBT_MAX_KEY_COLS];	/* by shape column */
 	/* by shape column: the collation whose sort keys order a text key, or 0 */
 	Oid			sortkey_coll[GBT_MAX_KEY_COLS];
+	/* by shape column: a numeric column's typmod (its scale decodes it) */
+	int32		typmod[GBT_MAX_KEY_COLS];
 	Oid			indexrelid;		/* for messages */
 } GbtIndexInfo;
 
@@ -155,6 +157,11 @@ extern void gbt_check_opfamilies(Relation index);
 extern bool gbt_type_supported(Oid typid);
 extern bool gbt_wide_type_supported(Oid typid);
 extern bool gbt_type_is_text(Oid typid);
+extern bool gbt_type_is_bytes(Oid typid);
+extern unsigned char *gbt_numeric_key(const char *data, int len, int *keylen);
+extern int	gbt_numeric_key_len(const char *data, int len);
+extern Datum gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod,
+								  char *dst, Size room);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);
 extern Datum gbt_key_to_datum(uint64 key, uint16 tidflags, Oid typid);
 extern uint64 gbt_index_key(GbtIndexInfo *info, Datum value, uint16 *tidflags);

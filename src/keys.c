@@ -25,6 +25,7 @@
 #include "utils/float.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -57,11 +58,263 @@ gbt_type_supported(Oid typid)
 	}
 }
 
-/* The types of multi-word keys (wide.c): the one-word types, uuid, text */
+/* The types of multi-word keys (wide.c): the one-word types, uuid, text, numeric */
 bool
 gbt_wide_type_supported(Oid typid)
 {
-	return gbt_type_supported(typid) || typid == UUIDOID || gbt_type_is_text(typid);
+	return gbt_type_supported(typid) || typid == UUIDOID || gbt_type_is_bytes(typid);
+}
+
+/*
+ * numeric
+ * -------
+ *
+ * A numeric key column is keyed by bytes, as a text under "C" is (its
+ * field, tails, fitted words: wide.c), the bytes of an order-preserving
+ * encoding with no zero byte, so that a value orders before every longer
+ * one it is a prefix of, as the zero padding of the field has it:
+ *
+ *	 class		 1 -Infinity, 2 negative, 3 zero, 4 positive, 5 +Infinity,
+ *				 6 NaN (btree: NaN above everything, equal to itself)
+ *	 exponent	 (finite, non-zero) the weight of the first base-10000 digit
+ *				 plus 8192, two bytes of base 255 each plus 1; complemented
+ *				 (65024 - it) for a negative value
+ *	 digits		 each base-10000 digit d as d / 100 + 1 and d % 100 + 1
+ *				 (1..100), complemented (101 - it) for a negative value,
+ *				 with neither leading nor trailing zero digits
+ *	 terminator	 255 after a negative value's digits: -1.5 > -1.5001
+ *
+ * Equal values (1.0 and 1.00) have the same bytes: the display scale is
+ * not in them.  It comes back from the column's declared scale, which
+ * every stored value has (numeric(p, s) rounds to it), so index-only scans
+ * and messages give the stored value; gbt_wide_info_init refuses a numeric
+ * column without one (0A000).  The varlena's layout is PostgreSQL's
+ * on-disk numeric format (short and long headers, NaN and infinities),
+ * read here directly.
+ */
+#define GBT_NUM_NINF	1
+#define GBT_NUM_NEG		2
+#define GBT_NUM_ZERO	3
+#define GBT_NUM_POS		4
+#define GBT_NUM_PINF	5
+#define GBT_NUM_NAN		6
+#define GBT_NUM_EXP_BIAS 8192
+#define GBT_NUM_EXP_MAX 65024	/* 255 * 255 - 1 */
+
+typedef struct GbtNumeric
+{
+	int			cls;
+	int			weight;
+	int			ndigits;
+	const char *digits;			/* ndigits int16s, maybe unaligned */
+} GbtNumeric;
+
+static void
+numeric_parse(const char *data, int len, GbtNumeric *n)
+{
+	uint16		h;
+	int			hdr;
+	int16		d;
+
+	if (len < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid numeric value of %d bytes", len)));
+	memcpy(&h, data, sizeof(h));
+	n->weight = 0;
+	n->ndigits = 0;
+	n->digits = NULL;
+	if ((h & 0xC000) == 0xC000)
+	{
+		/* NaN 0xC000, +Infinity 0xD000, -Infinity 0xF000 */
+		n->cls = (h & 0xF000) == 0xD000 ? GBT_NUM_PINF :
+			(h & 0xF000) == 0xF000 ? GBT_NUM_NINF : GBT_NUM_NAN;
+		return;
+	}
+	if (h & 0x8000)
+	{
+		/* short: sign 0x2000, weight's sign 0x0040 and 6 bits */
+		hdr = 2;
+		n->cls = (h & 0x2000) ? GBT_NUM_NEG : GBT_NUM_POS;
+		n->weight = (h & 0x0040) ? (int) (h & 0x003F) - 64 : (int) (h & 0x003F);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < 4)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("invalid numeric value of %d bytes", len)));
+		hdr = 4;
+		n->cls = (h & 0xC000) == 0x4000 ? GBT_NUM_NEG : GBT_NUM_POS;
+		memcpy(&w, data + 2, sizeof(w));
+		n->weight = w;
+	}
+	n->ndigits = (len - hdr) / 2;
+	n->digits = data + hdr;
+	/* no leading or trailing zero digits (make_result strips them too) */
+	while (n->ndigits > 0 && (memcpy(&d, n->digits, 2), d == 0))
+	{
+		n->digits += 2;
+		n->ndigits--;
+		n->weight--;
+	}
+	while (n->ndigits > 0 && (memcpy(&d, n->digits + 2 * (n->ndigits - 1), 2), d == 0))
+		n->ndigits--;
+	if (n->ndigits == 0)
+		n->cls = GBT_NUM_ZERO;
+	else if (n->weight + GBT_NUM_EXP_BIAS < 0 || n->weight + GBT_NUM_EXP_BIAS > GBT_NUM_EXP_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("numeric value's weight %d is out of gbtree's range", n->weight)));
+}
+
+/* the length of the key of the numeric whose varlena data is data[len] */
+int
+gbt_numeric_key_len(const char *data, int len)
+{
+	GbtNumeric	n;
+
+	numeric_parse(data, len, &n);
+	if (n.cls != GBT_NUM_POS && n.cls != GBT_NUM_NEG)
+		return 1;
+	return 3 + 2 * n.ndigits + (n.cls == GBT_NUM_NEG ? 1 : 0);
+}
+
+/* the key (palloc'd) of the numeric whose varlena data is data[len] */
+unsigned char *
+gbt_numeric_key(const char *data, int len, int *keylen)
+{
+	GbtNumeric	n;
+	unsigned char *k;
+	int			o = 0;
+	bool		neg;
+	int			e;
+
+	numeric_parse(data, len, &n);
+	k = palloc(4 + 2 * Max(n.ndigits, 0));
+	k[o++] = (unsigned char) n.cls;
+	if (n.cls == GBT_NUM_POS || n.cls == GBT_NUM_NEG)
+	{
+		neg = n.cls == GBT_NUM_NEG;
+		e = n.weight + GBT_NUM_EXP_BIAS;
+		if (neg)
+			e = GBT_NUM_EXP_MAX - e;
+		k[o++] = (unsigned char) (e / 255 + 1);
+		k[o++] = (unsigned char) (e % 255 + 1);
+		for (int i = 0; i < n.ndigits; i++)
+		{
+			int16		d;
+			int			hi,
+						lo;
+
+			memcpy(&d, n.digits + 2 * i, 2);
+			if (d < 0 || d > 9999)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("invalid numeric digit %d", d)));
+			hi = d / 100 + 1;
+			lo = d % 100 + 1;
+			k[o++] = (unsigned char) (neg ? 101 - hi : hi);
+			k[o++] = (unsigned char) (neg ? 101 - lo : lo);
+		}
+		if (neg)
+			k[o++] = 255;
+	}
+	*keylen = o;
+	return k;
+}
+
+/*
+ * The numeric of key k[len], at typmod's scale: built by numeric_in from
+ * its decimal digits, then copied to dst if it fits room bytes (else left
+ * palloc'd).  A key that is no numeric's is damage (XX002).
+ */
+Datum
+gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, Size room)
+{
+	StringInfoData s;
+	Datum		d;
+	int			cls = len > 0 ? k[0] : 0;
+
+	initStringInfo(&s);
+	if (cls == GBT_NUM_NAN && len == 1)
+		appendStringInfoString(&s, "NaN");
+	else if (cls == GBT_NUM_PINF && len == 1)
+		appendStringInfoString(&s, "Infinity");
+	else if (cls == GBT_NUM_NINF && len == 1)
+		appendStringInfoString(&s, "-Infinity");
+	else if (cls == GBT_NUM_ZERO && len == 1)
+		appendStringInfoChar(&s, '0');
+	else if ((cls == GBT_NUM_POS || cls == GBT_NUM_NEG) && len >= 5 &&
+			 (len - (cls == GBT_NUM_NEG ? 4 : 3)) % 2 == 0 &&
+			 (cls == GBT_NUM_POS || k[len - 1] == 255))
+	{
+		bool		neg = cls == GBT_NUM_NEG;
+		int			nd = (len - (neg ? 4 : 3)) / 2;
+		int			e = (k[1] - 1) * 255 + (k[2] - 1);
+		int			weight;
+		int		   *digits = palloc(sizeof(int) * nd);
+
+		if (neg)
+			e = GBT_NUM_EXP_MAX - e;
+		weight = e - GBT_NUM_EXP_BIAS;
+		for (int i = 0; i < nd; i++)
+		{
+			int			hi = k[3 + 2 * i],
+						lo = k[4 + 2 * i];
+
+			if (neg)
+			{
+				hi = 101 - hi;
+				lo = 101 - lo;
+			}
+			if (hi < 1 || hi > 100 || lo < 1 || lo > 100)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("gbtree numeric key has an invalid digit")));
+			digits[i] = (hi - 1) * 100 + (lo - 1);
+		}
+		if (neg)
+			appendStringInfoChar(&s, '-');
+		/* the integer part: digits of weight >= 0 */
+		if (weight < 0)
+			appendStringInfoChar(&s, '0');
+		for (int w = weight; w >= 0; w--)
+		{
+			int			i = weight - w;
+			int			dg = i < nd ? digits[i] : 0;
+
+			appendStringInfo(&s, w == weight ? "%d" : "%04d", dg);
+		}
+		/* the fraction: digits of weight < 0 */
+		if (weight - (nd - 1) < 0)
+		{
+			appendStringInfoChar(&s, '.');
+			for (int w = -1; w >= weight - (nd - 1); w--)
+			{
+				int			i = weight - w;
+
+				appendStringInfo(&s, "%04d", i >= 0 && i < nd ? digits[i] : 0);
+			}
+		}
+		pfree(digits);
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("gbtree numeric key of %d bytes is no numeric's", len)));
+	d = DirectFunctionCall3(numeric_in, CStringGetDatum(s.data), ObjectIdGetDatum(InvalidOid),
+							Int32GetDatum(typmod));
+	pfree(s.data);
+	if (dst && VARSIZE(DatumGetPointer(d)) <= room)
+	{
+		memcpy(dst, DatumGetPointer(d), VARSIZE(DatumGetPointer(d)));
+		pfree(DatumGetPointer(d));
+		d = PointerGetDatum(dst);
+	}
+	return d;
 }
 
 /*

@@ -42,6 +42,7 @@ type_bits(Oid typid)
 			return 128;
 		case TEXTOID:
 		case VARCHAROID:
+		case NUMERICOID:
 			return 0;			/* the bytes left over: gbt_wide_info_init */
 		default:
 			return 64;
@@ -52,6 +53,13 @@ bool
 gbt_type_is_text(Oid typid)
 {
 	return typid == TEXTOID || typid == VARCHAROID;
+}
+
+/* keyed by bytes (a field and a tail): text, and numeric (keys.c) */
+bool
+gbt_type_is_bytes(Oid typid)
+{
+	return gbt_type_is_text(typid) || typid == NUMERICOID;
 }
 
 /* a catalog row's text column, or NULL */
@@ -107,6 +115,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 		shape->col[s].bits = type_bits(info->coltypes[s]);
 		shape->col[s].desc = (opt & INDOPTION_DESC) != 0;
 		shape->col[s].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
+		info->typmod[s] = TupleDescAttr(RelationGetDescr(index), a)->atttypmod;
 		if (gbt_type_is_text(info->coltypes[s]))
 		{
 			/*
@@ -116,6 +125,19 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 			 */
 			if (a < info->nkeycols)
 				gbt_collate_column(index, info, a, s);
+			ntext++;
+			info->is_text[s] = true;
+		}
+		else if (info->coltypes[s] == NUMERICOID)
+		{
+			/* its scale gives back the value it was (keys.c, "numeric") */
+			if (info->typmod[s] < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("gbtree supports numeric columns only with a declared scale"),
+						 errdetail("Column %d of index \"%s\" is numeric without a precision and scale.",
+								   a + 1, RelationGetRelationName(index)),
+						 errhint("Declare it numeric(p, s), or use btree.")));
 			ntext++;
 			info->is_text[s] = true;
 		}
@@ -136,7 +158,7 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 
 		info->text_bytes = room > 0 ? room / 8 / ntext : 0;
 		for (int c = 0; c < s; c++)
-			if (c != info->tidcol && gbt_type_is_text(info->coltypes[c]))
+			if (c != info->tidcol && info->is_text[c])
 				shape->col[c].bits = 8 * info->text_bytes;
 	}
 	if (!gbt_shape_init(shape))
@@ -172,7 +194,7 @@ gbt_wide_field(GbtIndexInfo *info, int col, Datum value, Oid typid, GbtColValue 
 		gbt_uuid_field(((pg_uuid_t *) DatumGetPointer(value))->data, v);
 		return GBT_CLAMP_NONE;
 	}
-	if (gbt_type_is_text(coltype))
+	if (info->is_text[col])
 	{
 		text	   *t = DatumGetTextPP(value);
 		int			len;
@@ -420,7 +442,7 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 			pos += bits;
 			continue;
 		}
-		if (bits > 64 || gbt_type_is_text(t))
+		if (bits > 64 || info->is_text[s])
 		{
 			GbtColValue v;
 			GbtColBuf  *buf = bufs ? &bufs[c] : palloc(sizeof(GbtColBuf));
@@ -428,6 +450,16 @@ gbt_wide_decode(GbtIndexInfo *info, const uint64 *words, uint64 tid, Datum *valu
 			gbt_field_get(words, pos, &shape->col[s], &v);
 			if (t == UUIDOID)
 				gbt_uuid_from_field(&v, (unsigned char *) buf->bytes);
+			else if (t == NUMERICOID)
+			{
+				unsigned char b[GBT_MAX_KEY_WORDS * 8];
+				int			len = gbt_bytes_from_field(&v, bits / 8, b);
+
+				values[c] = gbt_numeric_from_key(b, len, info->typmod[s], buf->bytes,
+												 sizeof(buf->bytes));
+				pos += bits;
+				continue;
+			}
 			else
 			{
 				unsigned char *b = (unsigned char *) VARDATA(buf->bytes);
@@ -489,6 +521,17 @@ gbt_wide_decode_tail(GbtIndexInfo *info, const uint64 *words, const unsigned cha
 		values[c] = (Datum) 0;
 		if (isnull[c])
 			continue;
+		if (t == NUMERICOID)
+		{
+			/* as a text's, at most its bytes and the headers (gbtree_wide.h) */
+			Size		room = VARHDRSZ + 4 + in[s].len;
+
+			values[c] = gbt_numeric_from_key(in[s].bytes, in[s].len, info->typmod[s], scratch,
+											 scratch ? room : 0);
+			if (scratch)
+				scratch += INTALIGN(room);
+			continue;
+		}
 		if (info->is_text[s])
 		{
 			int			start = OidIsValid(info->sortkey_coll[s]) ?

@@ -87,6 +87,12 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 			case UUIDOID:
 				st->kind = GBT_ITUP_UUID;
 				break;
+			case NUMERICOID:
+				/* its value is built from the digits in the key (keys.c) */
+				plan->decode = true;
+				st->kind = GBT_ITUP_TEXT;
+				plan->varwidth = true;
+				break;
 			case TEXTOID:
 			case VARCHAROID:
 				Assert(st->bits / 8 + VARHDRSZ_SHORT <= VARATT_SHORT_MAX);
