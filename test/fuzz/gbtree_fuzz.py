@@ -218,9 +218,12 @@ COMPOSITE = {
     "tx": [("s", "text", "")],
     "ct": [("a", "int4", ""), ("b", "varchar", " DESC NULLS FIRST")],
     "ut": [("a", "text", "")],
+    # numeric keys (NUMERIC_T): keyed by bytes as text is; first, then an
+    # int4 DESC NULLS FIRST
+    "cn": [("a", "numeric(12,3)", ""), ("b", "int4", " DESC NULLS FIRST")],
 }
 # multi-word keys: their own lane of random choices, no joins
-MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct"]
+MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct", "cn"]
 # INCLUDE columns and unique multi-word indexes: a third lane of random
 # choices of their own, no joins but their own (GbtreeJoin must not take them)
 INCLUDE_TYPES = ["i1", "i2", "i3", "i4"]
@@ -305,6 +308,25 @@ TEXT_DUP = ["", "a", "ab", "abc", "dup", "\xc3\xa9", "\xe9", "\xff", "\x01", "\x
 TEXT_TAIL = ["", "p", "q", "o", "\x01", "\x7f", "\x80", "\xff", "pp", "p\x01", "\xff\xff", "\xc3\xa9"]
 # a constant's length bound: the fields' (27, 32), a byte past them, more
 TEXT_CONST_WIDTH = [27, 28, 32, 33, 40]
+# numeric keys: a declared scale (gbtree refuses a bare numeric); the
+# values: NaN, zero, both signs, the type's extremes, values a last digit
+# or a scale's last place apart, powers of 10000 (a base-10000 digit's
+# boundary)
+NUMERIC_T = "numeric(12,3)"
+NUMERIC_SPECIAL = ["NaN", "0", "999999999.999", "-999999999.999", "0.001", "-0.001", "123456.789",
+                   "123456.788", "-123456.789", "-123456.788", "10000", "100000000", "-10000", "9999.999",
+                   "-9999.999", "1.5", "-1.5", "1.501", "-1.501"]
+
+
+def numeric_text(rnd, r):
+    """A numeric(12,3)'s text for gen_value and gen_text (r: their draw)."""
+    if r < 0.2:
+        return rnd.choice(NUMERIC_SPECIAL)
+    if r < 0.5:
+        return "%.3f" % (rnd.randint(-20, 20) / 8.0)      # heavy duplicates
+    return "%.3f" % (rnd.randint(-10 ** 12 + 1, 10 ** 12 - 1) / 1000.0 / 10 ** rnd.randint(0, 9))
+
+
 # the fields of the fixed-width types, in bits (the others 64; gbtree's
 # type_bits)
 TYPE_BITS = {"bool": 1, "int2": 16, "int4": 32, "date": 32, "oid": 32, "uuid": 128}
@@ -424,6 +446,8 @@ def gen_value(t, rnd, width=None):
         return rnd.choice(["true", "false"])
     if t == "uuid":
         return "'%s'::uuid" % uuid_text(rnd, r)
+    if t == NUMERIC_T:
+        return "'%s'::%s" % (numeric_text(rnd, r), t)
     raise ValueError(t)
 
 
@@ -552,6 +576,8 @@ def dup_text(ct, rnd):
         return UUID_DUP_PREFIX + "%02x" % rnd.randint(0, 3)
     if ct in TEXT_TYPES:
         return rnd.choice(TEXT_DUP)
+    if ct == NUMERIC_T:
+        return rnd.choice(["-1.5", "0", "1.5", "1.501", "NaN"])
     return None
 
 
@@ -2385,6 +2411,8 @@ def gen_text(t, rnd, width=None):
         return rnd.choice(["t", "f"])
     if t == "uuid":
         return uuid_text(rnd, r)
+    if t == NUMERIC_T:
+        return numeric_text(rnd, r)
     raise ValueError(t)
 
 
@@ -2427,6 +2455,7 @@ def det_value(t, x, width=None):
         "time": "ARRAY['00:00', '24:00', '23:59:59.999999']::time[]",
         "bool": "ARRAY[true, false]",
         "uuid": "ARRAY[%s]::uuid[]" % ", ".join("'%s'" % u for u in UUID_SPECIAL),
+        NUMERIC_T: "ARRAY[%s]::%s[]" % (", ".join("'%s'" % v for v in NUMERIC_SPECIAL), NUMERIC_T),
     }[t]
     dup = {
         "int2": "(({x}) % 41 - 20)::int2", "int4": "(({x}) % 41 - 20)::int4", "int8": "(({x}) % 41 - 20)::int8",
@@ -2439,6 +2468,7 @@ def det_value(t, x, width=None):
         "bool": "(({x}) % 2 = 0)",
         # 41 uuids differing in their last byte only (00-14, ec-ff)
         "uuid": "('" + UUID_DUP_PREFIX + "' || lpad(to_hex((({x}) % 41 - 20) & 255), 2, '0'))::uuid",
+        NUMERIC_T: "((({x}) % 41 - 20) / 8.0)::" + NUMERIC_T,
     }[t]
     spread = {
         "int2": "(({x}) % 60001 - 30000)::int2", "int4": "(({x}) * 4294 - 2147483648)::int4",
@@ -2451,6 +2481,7 @@ def det_value(t, x, width=None):
         "time": "'00:00'::time + (({x}) % 86400) * interval '1 second'",
         "bool": "(({x}) % 3 = 0)",
         "uuid": "md5(({x})::text)::uuid",
+        NUMERIC_T: "((({x}) - 500000) * 1.37 * power(10::numeric, ({x}) % 7 - 3))::" + NUMERIC_T,
     }[t]
     return ("CASE WHEN ({x}) % 23 = 0 THEN NULL WHEN ({x}) % 29 = 0 THEN ({sp})[1 + ({x}) % array_length({sp}, 1)] "
             "WHEN ({x}) % 3 = 0 THEN {dup} ELSE {spread} END").format(
