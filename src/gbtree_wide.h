@@ -107,7 +107,8 @@ typedef enum GbtItupKind
 	GBT_ITUP_FLOAT4,
 	GBT_ITUP_FLOAT8,
 	GBT_ITUP_UUID,
-	GBT_ITUP_TEXT				/* a short varlena of the field's bytes */
+	GBT_ITUP_TEXT,				/* a short varlena of the field's bytes */
+	GBT_ITUP_NUMERIC			/* a short varlena of the numeric they key */
 } GbtItupKind;
 
 typedef struct GbtItupStep
@@ -122,6 +123,7 @@ typedef struct GbtItupStep
 	uint16		negzero;		/* the column's -0.0 flag among the TID's */
 	uint64		inv;			/* DESC: the field's bits complemented */
 	Size		off;			/* where the value goes in the tuple's data */
+	int32		typmod;			/* a numeric's (its scale) */
 } GbtItupStep;
 
 typedef struct GbtItupPlan

@@ -227,40 +227,30 @@ gbt_numeric_key(const char *data, int len, int *keylen)
 }
 
 /*
- * The numeric of key k[len], at typmod's scale: built by numeric_in from
- * its decimal digits, then copied to dst if it fits room bytes (else left
- * palloc'd).  A key that is no numeric's is damage (XX002).
+ * A numeric key's parts: class, weight and base-10000 digits (at most
+ * (len - 3) / 2 of them, in digits[]); a key that is no numeric's is
+ * damage (XX002).
  */
-Datum
-gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, Size room)
+static void
+numeric_key_parts(const unsigned char *k, int len, GbtNumeric *n, int16 *digits)
 {
-	StringInfoData s;
-	Datum		d;
 	int			cls = len > 0 ? k[0] : 0;
+	bool		neg = cls == GBT_NUM_NEG;
 
-	initStringInfo(&s);
-	if (cls == GBT_NUM_NAN && len == 1)
-		appendStringInfoString(&s, "NaN");
-	else if (cls == GBT_NUM_PINF && len == 1)
-		appendStringInfoString(&s, "Infinity");
-	else if (cls == GBT_NUM_NINF && len == 1)
-		appendStringInfoString(&s, "-Infinity");
-	else if (cls == GBT_NUM_ZERO && len == 1)
-		appendStringInfoChar(&s, '0');
-	else if ((cls == GBT_NUM_POS || cls == GBT_NUM_NEG) && len >= 5 &&
-			 (len - (cls == GBT_NUM_NEG ? 4 : 3)) % 2 == 0 &&
-			 (cls == GBT_NUM_POS || k[len - 1] == 255))
+	n->cls = cls;
+	n->weight = 0;
+	n->ndigits = 0;
+	if (len == 1 && cls >= GBT_NUM_NINF && cls <= GBT_NUM_NAN && cls != GBT_NUM_NEG &&
+		cls != GBT_NUM_POS)
+		return;
+	if ((cls == GBT_NUM_POS || cls == GBT_NUM_NEG) && len >= 5 &&
+		(len - (neg ? 4 : 3)) % 2 == 0 && (!neg || k[len - 1] == 255))
 	{
-		bool		neg = cls == GBT_NUM_NEG;
-		int			nd = (len - (neg ? 4 : 3)) / 2;
 		int			e = (k[1] - 1) * 255 + (k[2] - 1);
-		int			weight;
-		int		   *digits = palloc(sizeof(int) * nd);
 
-		if (neg)
-			e = GBT_NUM_EXP_MAX - e;
-		weight = e - GBT_NUM_EXP_BIAS;
-		for (int i = 0; i < nd; i++)
+		n->ndigits = (len - (neg ? 4 : 3)) / 2;
+		n->weight = (neg ? GBT_NUM_EXP_MAX - e : e) - GBT_NUM_EXP_BIAS;
+		for (int i = 0; i < n->ndigits; i++)
 		{
 			int			hi = k[3 + 2 * i],
 						lo = k[4 + 2 * i];
@@ -271,12 +261,39 @@ gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, S
 				lo = 101 - lo;
 			}
 			if (hi < 1 || hi > 100 || lo < 1 || lo > 100)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("gbtree numeric key has an invalid digit")));
-			digits[i] = (hi - 1) * 100 + (lo - 1);
+				break;
+			digits[i] = (int16) ((hi - 1) * 100 + (lo - 1));
+			if (i == n->ndigits - 1 && digits[i] != 0 && digits[0] != 0)
+				return;
 		}
-		if (neg)
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("gbtree numeric key of %d bytes is no numeric's", len)));
+}
+
+/* The value by numeric_in from its decimal digits, at typmod's scale. */
+static Datum
+numeric_by_text(const GbtNumeric *n, const int16 *digits, int32 typmod)
+{
+	StringInfoData s;
+	Datum		d;
+
+	initStringInfo(&s);
+	if (n->cls == GBT_NUM_NAN)
+		appendStringInfoString(&s, "NaN");
+	else if (n->cls == GBT_NUM_PINF)
+		appendStringInfoString(&s, "Infinity");
+	else if (n->cls == GBT_NUM_NINF)
+		appendStringInfoString(&s, "-Infinity");
+	else if (n->cls == GBT_NUM_ZERO)
+		appendStringInfoChar(&s, '0');
+	else
+	{
+		int			weight = n->weight,
+					nd = n->ndigits;
+
+		if (n->cls == GBT_NUM_NEG)
 			appendStringInfoChar(&s, '-');
 		/* the integer part: digits of weight >= 0 */
 		if (weight < 0)
@@ -284,9 +301,8 @@ gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, S
 		for (int w = weight; w >= 0; w--)
 		{
 			int			i = weight - w;
-			int			dg = i < nd ? digits[i] : 0;
 
-			appendStringInfo(&s, w == weight ? "%d" : "%04d", dg);
+			appendStringInfo(&s, w == weight ? "%d" : "%04d", i < nd ? digits[i] : 0);
 		}
 		/* the fraction: digits of weight < 0 */
 		if (weight - (nd - 1) < 0)
@@ -299,21 +315,108 @@ gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, S
 				appendStringInfo(&s, "%04d", i >= 0 && i < nd ? digits[i] : 0);
 			}
 		}
-		pfree(digits);
 	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("gbtree numeric key of %d bytes is no numeric's", len)));
 	d = DirectFunctionCall3(numeric_in, CStringGetDatum(s.data), ObjectIdGetDatum(InvalidOid),
 							Int32GetDatum(typmod));
 	pfree(s.data);
-	if (dst && VARSIZE(DatumGetPointer(d)) <= room)
+	return d;
+}
+
+/*
+ * The value laid out as make_result lays it out (PostgreSQL's on-disk
+ * numeric: a short header where the display scale and weight fit it),
+ * at display scale dscale, into out (room bytes); its size, or 0 if it
+ * does not fit.
+ */
+static Size
+numeric_layout(const GbtNumeric *n, const int16 *digits, int dscale, char *out, Size room)
+{
+	bool		shorthdr = dscale <= 63 && n->weight <= 63 && n->weight >= -64;
+	Size		size;
+	uint16		h;
+
+	if (n->cls == GBT_NUM_NAN || n->cls == GBT_NUM_PINF || n->cls == GBT_NUM_NINF)
 	{
-		memcpy(dst, DatumGetPointer(d), VARSIZE(DatumGetPointer(d)));
-		pfree(DatumGetPointer(d));
-		d = PointerGetDatum(dst);
+		size = VARHDRSZ + sizeof(uint16);
+		if (size > room)
+			return 0;
+		h = n->cls == GBT_NUM_NAN ? 0xC000 : n->cls == GBT_NUM_PINF ? 0xD000 : 0xF000;
+		SET_VARSIZE(out, size);
+		memcpy(VARDATA(out), &h, sizeof(h));
+		return size;
 	}
+	size = VARHDRSZ + (shorthdr ? 2 : 4) + 2 * n->ndigits;
+	if (size > room)
+		return 0;
+	SET_VARSIZE(out, size);
+	if (shorthdr)
+	{
+		/* short: 0x8000, sign 0x2000, scale << 7, weight's sign 0x0040 and 6 bits */
+		h = 0x8000 | (n->cls == GBT_NUM_NEG ? 0x2000 : 0) | (uint16) (dscale << 7) |
+			(n->weight < 0 ? 0x0040 : 0) | (uint16) (n->weight & 0x003F);
+		memcpy(VARDATA(out), &h, sizeof(h));
+	}
+	else
+	{
+		int16		w = (int16) n->weight;
+
+		h = (n->cls == GBT_NUM_NEG ? 0x4000 : 0) | (uint16) (dscale & 0x3FFF);
+		memcpy(VARDATA(out), &h, sizeof(h));
+		memcpy(VARDATA(out) + 2, &w, sizeof(w));
+	}
+	memcpy(VARDATA(out) + (shorthdr ? 2 : 4), digits, 2 * n->ndigits);
+	return size;
+}
+
+/*
+ * The numeric of key k[len] at typmod's scale, into dst if it fits room
+ * bytes, else palloc'd.  A declared scale of zero or more is every stored
+ * value's display scale, so the value is laid out directly (the assertion
+ * build checks it against numeric_in's); a negative one goes through
+ * numeric_in.
+ */
+Datum
+gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, Size room)
+{
+	GbtNumeric	n;
+	int16		dbuf[64];
+	int16	   *digits = len / 2 <= lengthof(dbuf) ? dbuf : palloc(sizeof(int16) * (len / 2));
+	int			scale = typmod >= (int32) VARHDRSZ ?
+		((((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024) : -1;
+	Datum		d;
+
+	numeric_key_parts(k, len, &n, digits);
+	if (scale >= 0)
+	{
+		Size		need = VARHDRSZ + 4 + 2 * n.ndigits;
+		char	   *out = dst && room >= need ? dst : palloc(need);
+
+		if (numeric_layout(&n, digits, n.cls == GBT_NUM_NAN ? 0 : scale, out, need) == 0)
+			elog(ERROR, "numeric value does not fit its buffer");
+		d = PointerGetDatum(out);
+#ifdef USE_ASSERT_CHECKING
+		{
+			Datum		t = numeric_by_text(&n, digits, typmod);
+
+			if (VARSIZE(DatumGetPointer(t)) != VARSIZE(out) ||
+				memcmp(DatumGetPointer(t), out, VARSIZE(out)) != 0)
+				elog(ERROR, "gbtree numeric key laid out otherwise than numeric_in lays it out");
+			pfree(DatumGetPointer(t));
+		}
+#endif
+	}
+	else
+	{
+		d = numeric_by_text(&n, digits, typmod);
+		if (dst && VARSIZE(DatumGetPointer(d)) <= room)
+		{
+			memcpy(dst, DatumGetPointer(d), VARSIZE(DatumGetPointer(d)));
+			pfree(DatumGetPointer(d));
+			d = PointerGetDatum(dst);
+		}
+	}
+	if (digits != dbuf)
+		pfree(digits);
 	return d;
 }
 

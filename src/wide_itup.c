@@ -88,9 +88,14 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 				st->kind = GBT_ITUP_UUID;
 				break;
 			case NUMERICOID:
-				/* its value is built from the digits in the key (keys.c) */
-				plan->decode = true;
-				st->kind = GBT_ITUP_TEXT;
+				/*
+				 * Built from the digits in the key (keys.c) at the declared
+				 * scale: a negative one goes through numeric_in, by decoding
+				 */
+				plan->decode |= info->typmod[s] < (int32) VARHDRSZ ||
+					((((info->typmod[s] - VARHDRSZ) & 0x7ff) ^ 1024) - 1024) < 0;
+				st->kind = GBT_ITUP_NUMERIC;
+				st->typmod = info->typmod[s];
 				plan->varwidth = true;
 				break;
 			case TEXTOID:
@@ -114,6 +119,8 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 		 */
 		if (st->kind == GBT_ITUP_TEXT)
 			maxoff += VARHDRSZ_SHORT + 8 * ((st->bits + 63) / 64);
+		else if (st->kind == GBT_ITUP_NUMERIC)
+			maxoff += VARHDRSZ_SHORT + 4 + 8 * ((st->bits + 63) / 64);
 		else
 			maxoff = att_align_nominal(maxoff, att->attalign) + att->attlen;
 		pos += st->bits;
@@ -192,6 +199,7 @@ put_fixed(GbtItupKind kind, const GbtItupStep *st, const uint64 *words, uint64 t
 				gbt_key_to_double(f, (flags & st->negzero) != 0);
 			break;
 		case GBT_ITUP_TEXT:
+		case GBT_ITUP_NUMERIC:
 			pg_unreachable();
 	}
 }
@@ -259,7 +267,8 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 			return false;
 		if (varwidth)
 		{
-			Size		aligned = st->kind == GBT_ITUP_TEXT ? off :
+			/* (a short varlena is not aligned) */
+			Size		aligned = st->kind == GBT_ITUP_TEXT || st->kind == GBT_ITUP_NUMERIC ? off :
 				att_align_nominal(off, st->align);
 
 			memset(data + off, 0, aligned - off);
@@ -318,6 +327,32 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 			else
 				SET_VARSIZE(dst, VARHDRSZ + len);
 			off += hdr + len;
+		}
+		else if (st->kind == GBT_ITUP_NUMERIC)
+		{
+			/*
+			 * The key's bytes (no zero among them, as a text's), the numeric
+			 * they key laid out after them, then moved over them as a short
+			 * varlena: at most 36 bytes from a 32-byte field.
+			 */
+			unsigned char key[GBT_MAX_KEY_WORDS * 8];
+			char		num[VARHDRSZ + 4 + GBT_MAX_KEY_WORDS * 8];
+			int			len = 0;
+			Size		nsize;
+
+			for (int k = 0; k * 64 < st->bits; k++)
+			{
+				int			n = Min(64, st->bits - 64 * k);
+				uint64		x = field_bits(words, st->pos + 64 * k, 64) ^ st->inv;
+
+				x = (x >> (64 - n)) << (64 - n);
+				itup_text_word(x, k, (char *) key, &len);
+			}
+			(void) gbt_numeric_from_key(key, len, st->typmod, num, sizeof(num));
+			nsize = VARSIZE(num) - VARHDRSZ;
+			SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + nsize);
+			memcpy(dst + VARHDRSZ_SHORT, VARDATA(num), nsize);
+			off += VARHDRSZ_SHORT + nsize;
 		}
 		else
 		{
@@ -429,7 +464,8 @@ gbt_wide_itup_fill_many(const GbtItupPlan *plan, const uint64 *items, int nwords
 				FILL_ALL(GBT_ITUP_UUID);
 				break;
 			case GBT_ITUP_TEXT:
-				pg_unreachable();
+			case GBT_ITUP_NUMERIC:
+				pg_unreachable();	/* varwidth, above */
 		}
 #undef FILL_ALL
 	}
