@@ -348,6 +348,15 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 				x = (x >> (64 - n)) << (64 - n);
 				itup_text_word(x, k, (char *) key, &len);
 			}
+
+			/*
+			 * No numeric's key is empty: these are the zero words of an
+			 * entry of the NULL tree, which a GPU batch's items put after
+			 * the value tree's in one array (a chunk may hold both); its
+			 * tuple is build_itup's.
+			 */
+			if (len == 0)
+				return false;
 			(void) gbt_numeric_from_key(key, len, st->typmod, num, sizeof(num));
 			nsize = VARSIZE(num) - VARHDRSZ;
 			SET_VARSIZE_SHORT(dst, VARHDRSZ_SHORT + nsize);
