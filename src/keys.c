@@ -87,8 +87,9 @@ gbt_wide_type_supported(Oid typid)
  * Equal values (1.0 and 1.00) have the same bytes: the display scale is
  * not in them.  It comes back from the column's declared scale, which
  * every stored value has (numeric(p, s) rounds to it), so index-only scans
- * and messages give the stored value; gbt_wide_info_init refuses a numeric
- * column without one (0A000).  The varlena's layout is PostgreSQL's
+ * and messages give the stored value; a column without one has no
+ * index-only scans (gbtcanreturn), and its messages name a value at its
+ * shortest scale.  The varlena's layout is PostgreSQL's
  * on-disk numeric format (short and long headers, NaN and infinities),
  * read here directly.
  */
@@ -313,6 +314,14 @@ numeric_by_text(const GbtNumeric *n, const int16 *digits, int32 typmod)
 				int			i = weight - w;
 
 				appendStringInfo(&s, "%04d", i >= 0 && i < nd ? digits[i] : 0);
+			}
+			/* no declared scale: the value's own digits, none past them */
+			if (typmod < 0)
+			{
+				while (s.data[s.len - 1] == '0')
+					s.data[--s.len] = '\0';
+				if (s.data[s.len - 1] == '.')
+					s.data[--s.len] = '\0';
 			}
 		}
 	}

@@ -1361,5 +1361,11 @@ gbtrestrpos(IndexScanDesc scan)
 bool
 gbtcanreturn(Relation index, int attno)
 {
-	return true;
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), attno - 1);
+
+	/*
+	 * A numeric without a declared scale: its key holds the value, not the
+	 * display scale each stored value keeps (keys.c, "numeric")
+	 */
+	return !(att->atttypid == NUMERICOID && att->atttypmod < 0);
 }

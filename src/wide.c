@@ -130,14 +130,11 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 		}
 		else if (info->coltypes[s] == NUMERICOID)
 		{
-			/* its scale gives back the value it was (keys.c, "numeric") */
-			if (info->typmod[s] < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("gbtree supports numeric columns only with a declared scale"),
-						 errdetail("Column %d of index \"%s\" is numeric without a precision and scale.",
-								   a + 1, RelationGetRelationName(index)),
-						 errhint("Declare it numeric(p, s), or use btree.")));
+			/*
+			 * Keyed by bytes as a text is; a declared scale gives back the
+			 * stored value (keys.c, "numeric"), without one there are no
+			 * index-only scans of it (gbtcanreturn)
+			 */
 			ntext++;
 			info->is_text[s] = true;
 		}

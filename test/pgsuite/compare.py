@@ -67,10 +67,6 @@ UNSUPPORTED = [
     (re.compile(r'gbtree indexes support at most \d+ columns'), 'more than 16 columns'),
     (re.compile(r'gbtree does not support INCLUDE columns of type (\S+(?: \S+)*)'),
      'no INCLUDE column of type'),
-    # numeric keys (src/README, "numeric keys"): numeric(p, s) only, whose
-    # scale gives back a key's value
-    (re.compile(r'gbtree supports numeric columns only with a declared scale'),
-     'numeric without a declared scale'),
     # text keys (src/README, "Text keys"): under "C", "POSIX", C.UTF-8 or a
     # deterministic ICU collation (none in the suite's SQL_ASCII), and a
     # value whose rest past the key's words fits a tail (the first pattern
