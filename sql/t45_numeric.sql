@@ -234,3 +234,8 @@ SELECT tw_both('INSERT INTO %1$I VALUES (1.500)', 'v1g', 'v1b');
 SELECT tw_both('INSERT INTO %1$I VALUES (0)', 'v1g', 'v1b');
 SELECT tw_both('INSERT INTO %1$I VALUES (''Infinity'')', 'v1g', 'v1b');
 SELECT gbtree_check('v1g_n', true);
+
+DROP TABLE n1g, n1b, l1g, l1b, m1g, m1b, u1g, u1b, d1g, d1b, b1g, b1b, v1g, v1b;
+-- the twins' functions go, for the tests after this one
+DROP FUNCTION tw_one(text), tw_both(text, text, text), tw_shape(text, text),
+	tw_diff(text, text, text, text, text, int, boolean), tw_order(text, text, text, text);

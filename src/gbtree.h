@@ -160,6 +160,7 @@ extern bool gbt_type_is_text(Oid typid);
 extern bool gbt_type_is_bytes(Oid typid);
 extern unsigned char *gbt_numeric_key(const char *data, int len, int *keylen);
 extern int	gbt_numeric_key_len(const char *data, int len);
+extern bool gbt_numeric_lays_out(int32 typmod);
 extern Datum gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod,
 								  char *dst, Size room);
 extern uint64 gbt_datum_to_key(Datum value, Oid typid, uint16 *tidflags);

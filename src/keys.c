@@ -378,6 +378,25 @@ numeric_layout(const GbtNumeric *n, const int16 *digits, int dscale, char *out, 
 }
 
 /*
+ * Whether typmod declares a scale of zero or more: every stored value has
+ * it as its display scale, and gbt_numeric_from_key lays values out at
+ * it (numeric(p, s); not a bare numeric, nor PostgreSQL 15's negative
+ * scales, whose values display none).  The scale is typmod's low 11 bits,
+ * signed.
+ */
+static int
+numeric_typmod_scale(int32 typmod)
+{
+	return typmod >= (int32) VARHDRSZ ? ((((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024) : -1;
+}
+
+bool
+gbt_numeric_lays_out(int32 typmod)
+{
+	return numeric_typmod_scale(typmod) >= 0;
+}
+
+/*
  * The numeric of key k[len] at typmod's scale, into dst if it fits room
  * bytes, else palloc'd.  A declared scale of zero or more is every stored
  * value's display scale, so the value is laid out directly (the assertion
@@ -390,8 +409,7 @@ gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, S
 	GbtNumeric	n;
 	int16		dbuf[64];
 	int16	   *digits = len / 2 <= lengthof(dbuf) ? dbuf : palloc(sizeof(int16) * (len / 2));
-	int			scale = typmod >= (int32) VARHDRSZ ?
-		((((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024) : -1;
+	int			scale = numeric_typmod_scale(typmod);
 	Datum		d;
 
 	numeric_key_parts(k, len, &n, digits);

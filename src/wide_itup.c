@@ -89,11 +89,11 @@ gbt_wide_itup_plan(GbtIndexInfo *info, TupleDesc desc, GbtItupPlan *plan)
 				break;
 			case NUMERICOID:
 				/*
-				 * Built from the digits in the key (keys.c) at the declared
-				 * scale: a negative one goes through numeric_in, by decoding
+				 * Laid out from the digits in the key at the declared scale
+				 * (keys.c); a negative one goes through numeric_in, by
+				 * decoding (and without one there is no index-only scan)
 				 */
-				plan->decode |= info->typmod[s] < (int32) VARHDRSZ ||
-					((((info->typmod[s] - VARHDRSZ) & 0x7ff) ^ 1024) - 1024) < 0;
+				plan->decode |= !gbt_numeric_lays_out(info->typmod[s]);
 				st->kind = GBT_ITUP_NUMERIC;
 				st->typmod = info->typmod[s];
 				plan->varwidth = true;
@@ -332,8 +332,8 @@ itup_fill(const GbtItupPlan *plan, const uint64 *words, uint64 tid, const unsign
 		{
 			/*
 			 * The key's bytes (no zero among them, as a text's), the numeric
-			 * they key laid out after them, then moved over them as a short
-			 * varlena: at most 36 bytes from a 32-byte field.
+			 * they key laid out in num, then copied as a short varlena: at
+			 * most 36 bytes from a 32-byte field.
 			 */
 			unsigned char key[GBT_MAX_KEY_WORDS * 8];
 			char		num[VARHDRSZ + 4 + GBT_MAX_KEY_WORDS * 8];
