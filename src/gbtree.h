@@ -159,7 +159,6 @@ extern bool gbt_wide_type_supported(Oid typid);
 extern bool gbt_type_is_text(Oid typid);
 extern bool gbt_type_is_bytes(Oid typid);
 extern unsigned char *gbt_numeric_key(const char *data, int len, int *keylen);
-extern int	gbt_numeric_key_len(const char *data, int len);
 extern bool gbt_numeric_lays_out(int32 typmod);
 extern Datum gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod,
 								  char *dst, Size room);

@@ -171,18 +171,6 @@ numeric_parse(const char *data, int len, GbtNumeric *n)
 				 errmsg("numeric value's weight %d is out of gbtree's range", n->weight)));
 }
 
-/* the length of the key of the numeric whose varlena data is data[len] */
-int
-gbt_numeric_key_len(const char *data, int len)
-{
-	GbtNumeric	n;
-
-	numeric_parse(data, len, &n);
-	if (n.cls != GBT_NUM_POS && n.cls != GBT_NUM_NEG)
-		return 1;
-	return 3 + 2 * n.ndigits + (n.cls == GBT_NUM_NEG ? 1 : 0);
-}
-
 /* the key (palloc'd) of the numeric whose varlena data is data[len] */
 unsigned char *
 gbt_numeric_key(const char *data, int len, int *keylen)
@@ -248,25 +236,22 @@ numeric_key_parts(const unsigned char *k, int len, GbtNumeric *n, int16 *digits)
 		(len - (neg ? 4 : 3)) % 2 == 0 && (!neg || k[len - 1] == 255))
 	{
 		int			e = (k[1] - 1) * 255 + (k[2] - 1);
+		int			i;
 
 		n->ndigits = (len - (neg ? 4 : 3)) / 2;
 		n->weight = (neg ? GBT_NUM_EXP_MAX - e : e) - GBT_NUM_EXP_BIAS;
-		for (int i = 0; i < n->ndigits; i++)
+		for (i = 0; i < n->ndigits; i++)
 		{
-			int			hi = k[3 + 2 * i],
-						lo = k[4 + 2 * i];
+			int			hi = neg ? 101 - k[3 + 2 * i] : k[3 + 2 * i],
+						lo = neg ? 101 - k[4 + 2 * i] : k[4 + 2 * i];
 
-			if (neg)
-			{
-				hi = 101 - hi;
-				lo = 101 - lo;
-			}
 			if (hi < 1 || hi > 100 || lo < 1 || lo > 100)
 				break;
 			digits[i] = (int16) ((hi - 1) * 100 + (lo - 1));
-			if (i == n->ndigits - 1 && digits[i] != 0 && digits[0] != 0)
-				return;
 		}
+		/* every digit valid, none leading or trailing zero */
+		if (i == n->ndigits && digits[0] != 0 && digits[i - 1] != 0)
+			return;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -334,11 +319,11 @@ numeric_by_text(const GbtNumeric *n, const int16 *digits, int32 typmod)
 /*
  * The value laid out as make_result lays it out (PostgreSQL's on-disk
  * numeric: a short header where the display scale and weight fit it),
- * at display scale dscale, into out (room bytes); its size, or 0 if it
- * does not fit.
+ * at display scale dscale, into out, which holds VARHDRSZ + 4 bytes and
+ * two a digit; returns its size.
  */
 static Size
-numeric_layout(const GbtNumeric *n, const int16 *digits, int dscale, char *out, Size room)
+numeric_layout(const GbtNumeric *n, const int16 *digits, int dscale, char *out)
 {
 	bool		shorthdr = dscale <= 63 && n->weight <= 63 && n->weight >= -64;
 	Size		size;
@@ -347,16 +332,12 @@ numeric_layout(const GbtNumeric *n, const int16 *digits, int dscale, char *out, 
 	if (n->cls == GBT_NUM_NAN || n->cls == GBT_NUM_PINF || n->cls == GBT_NUM_NINF)
 	{
 		size = VARHDRSZ + sizeof(uint16);
-		if (size > room)
-			return 0;
 		h = n->cls == GBT_NUM_NAN ? 0xC000 : n->cls == GBT_NUM_PINF ? 0xD000 : 0xF000;
 		SET_VARSIZE(out, size);
 		memcpy(VARDATA(out), &h, sizeof(h));
 		return size;
 	}
 	size = VARHDRSZ + (shorthdr ? 2 : 4) + 2 * n->ndigits;
-	if (size > room)
-		return 0;
 	SET_VARSIZE(out, size);
 	if (shorthdr)
 	{
@@ -418,8 +399,7 @@ gbt_numeric_from_key(const unsigned char *k, int len, int32 typmod, char *dst, S
 		Size		need = VARHDRSZ + 4 + 2 * n.ndigits;
 		char	   *out = dst && room >= need ? dst : palloc(need);
 
-		if (numeric_layout(&n, digits, n.cls == GBT_NUM_NAN ? 0 : scale, out, need) == 0)
-			elog(ERROR, "numeric value does not fit its buffer");
+		(void) numeric_layout(&n, digits, scale, out);
 		d = PointerGetDatum(out);
 #ifdef USE_ASSERT_CHECKING
 		{

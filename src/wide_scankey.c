@@ -93,16 +93,8 @@ text_key_len(GbtWideScan so, int col, Datum value)
 	bool		alloc;
 	const unsigned char *k;
 
-	if (so->info->coltypes[col] == NUMERICOID)
-	{
-		struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
-		int			n = gbt_numeric_key_len(VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-
-		if ((Pointer) v != DatumGetPointer(value))
-			pfree(v);
-		return n;
-	}
-	if (!OidIsValid(so->info->sortkey_coll[col]))
+	/* a text under "C" is its own key; a sort key or a numeric's is made */
+	if (!OidIsValid(so->info->sortkey_coll[col]) && so->info->coltypes[col] != NUMERICOID)
 		return toast_raw_datum_size(value) - VARHDRSZ;
 	k = gbt_text_key(so->info, col, DatumGetTextPP(value), &len, &alloc);
 	if (alloc)
