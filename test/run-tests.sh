@@ -485,7 +485,7 @@ if want fuzz; then
         fuzz_run() {
             local name=$1 secs=$2 rc line
             shift 2
-            timeout --kill-after=20 $((secs + 120)) \
+            timeout --kill-after=20 $((secs + 180)) \
                 env "$@" "$WORK/test/fuzz/run-fuzz.sh" "$secs" "${FUZZ_SEED:-}" 2>&1 | tee "$FUZZ_LOG.$name"
             rc=${PIPESTATUS[0]}
             cat "$FUZZ_LOG.$name" >> "$FUZZ_LOG"
@@ -497,7 +497,7 @@ if want fuzz; then
                 # the fuzzer's own verdict (seed, the two answers) or the crash
                 while IFS= read -r line; do
                     FAILED_DETAIL+=("fuzz/$name: ${line:0:400}")
-                done < <(grep -A12 -e "FAILED" -e "server log shows a crash" -e "Traceback" -e "^ERROR: " "$FUZZ_LOG.$name" | head -n 40)
+                done < <(grep -A12 -e "FAILED" -e "still running" -e "server log shows a crash" -e "Traceback" -e "^ERROR: " "$FUZZ_LOG.$name" | head -n 40)
             fi
         }
         fuzz_run differential "${FUZZ_SECONDS:-90}"

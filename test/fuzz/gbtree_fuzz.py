@@ -173,12 +173,14 @@ import ast
 import collections
 import contextlib
 import datetime
+import faulthandler
 import io
 import math
 import multiprocessing as mp
 import os
 import random
 import re
+import signal
 import sys
 import time
 import zlib
@@ -3735,6 +3737,8 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
 
 
 def main():
+    # run-fuzz.sh asks a run that does not end for every process's stacks
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     ap = argparse.ArgumentParser()
     ap.add_argument("--dsn", required=True)
     ap.add_argument("--seed", type=int, default=None)

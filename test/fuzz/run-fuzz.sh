@@ -56,11 +56,44 @@ start_server() {
 }
 start_server
 
-gb_run_as /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
+# what every session was doing, for a run that does not end
+hang_report() {
+    local psql=("$BINDIR/psql" -X -qA -h "$GB_SCRATCH" -p "$PORT" -d postgres -P pager=off) pid
+    gb_say "gbtree_fuzz: still running ${FUZZ_HANG_SECONDS}s past its ${SECS}s (stopped in 45s); the sessions:"
+    gb_run_as "${psql[@]}" -c "SELECT pid, pg_blocking_pids(pid) AS blocked_by, backend_type, state,
+            wait_event_type || ':' || wait_event AS waiting, now() - xact_start AS in_xact,
+            left(regexp_replace(query, '\s+', ' ', 'g'), 200) AS query
+        FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend' ORDER BY pid" \
+        -c "SELECT locktype, relation::regclass, transactionid, virtualxid, mode, pid
+        FROM pg_locks WHERE NOT granted" -c "SELECT gid, prepared, owner FROM pg_prepared_xacts" 2>&1
+    # the fuzzer's own stacks (it registers SIGUSR1 with faulthandler)
+    pkill -USR1 -f "^/usr/bin/python3 $GB_SCRATCH/gbtree_fuzz.py"
+    sleep 2
+    if command -v gdb >/dev/null && [ "$GB_IS_ROOT" = 1 ]; then
+        for pid in $(gb_run_as "${psql[@]}" -t -c "SELECT pid FROM pg_stat_activity
+                WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()" 2>/dev/null); do
+            gb_say "backend $pid:"
+            timeout 30 gdb -p "$pid" -batch -ex bt 2>/dev/null | grep '^#' | head -30
+        done
+    fi
+    gb_say "server log, last lines:"
+    tail -n 30 "$GB_SCRATCH/server.log"
+}
+
+# A run that does not end (a session waiting for good) is reported with
+# what each session was waiting for, then stopped.
+FUZZ_HANG_SECONDS=${FUZZ_HANG_SECONDS:-75}
+( sleep $((SECS + FUZZ_HANG_SECONDS)) </dev/null >/dev/null 2>&1; hang_report ) &
+WATCHDOG=$!
+gb_run_as timeout --kill-after=10 $((SECS + FUZZ_HANG_SECONDS + 45)) /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
     --dsn "host=$GB_SCRATCH port=$PORT dbname=postgres" \
     --seconds "$SECS" --writers "$WRITERS" --batchers "$BATCHERS" --tablespace "$GB_SCRATCH/ts" \
     ${SEED:+--seed "$SEED"} ${TYPES:+--types "$TYPES"}
 rc=$?
+{ [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && gb_say "gbtree_fuzz: FAILED: stopped $((FUZZ_HANG_SECONDS + 45))s past its ${SECS}s"
+pkill -P "$WATCHDOG" 2>/dev/null
+kill "$WATCHDOG" 2>/dev/null
+wait "$WATCHDOG" 2>/dev/null
 if grep -q "PANIC\|server process .* was terminated" "$GB_SCRATCH/server.log"; then
     gb_say "server log shows a crash:"
     grep -B2 -A10 "PANIC\|was terminated" "$GB_SCRATCH/server.log" | head -40
