@@ -223,7 +223,12 @@ extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, 
 							Size *cap);
 
 /* wide_vacuum.c */
-extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno);
+/* levels of inner pages one leaf's deletion may take with it (vacuum.c) */
+#define GBT_DELETE_MAX_LEVELS 16
+extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted,
+								 int *ndeleted);
+extern BlockNumber gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx,
+									   bool gleftmost);
 
 /* wide_scan.c */
 extern IndexScanDesc gbt_wide_beginscan(IndexScanDesc scan);

@@ -24,8 +24,9 @@
  * Lehman and Yao expect.  One generic WAL record of four pages: parent,
  * left sibling, the leaf, right sibling (multi-word trees: the same, by
  * gbt_wide_delete_leaf in wide_vacuum.c).  This runs under the
- * structure-modification lock.  The last child of a parent is kept (its
- * right sibling has another parent).  A deleted page is handed to the FSM
+ * structure-modification lock.  The last child of a parent cannot go that
+ * way (its right sibling has another parent); where it is the only one,
+ * the parent goes first (gbt_give_only_child).  A deleted page is handed to the FSM
  * once no snapshot can still lead a scan to it (the xid horizon, as
  * nbtree does): at the end of the pass that deleted it if it is safe by
  * then (transactions got xids meanwhile), else by the next VACUUM; a later
@@ -330,17 +331,19 @@ gbt_leaf_reclaim_dead(Relation index, Buffer buf)
 }
 
 /*
- * Find the level-1 page holding the downlink to leaf 'leaf', whose high
- * key is (hikey, hitid), in the tree rooted at root.  Returns it
- * exclusively locked with *slot set, or InvalidBuffer.  Caller holds the
+ * Find the page holding the downlink to page 'target' of level 'level',
+ * whose high key is (hikey, hitid), in the tree rooted at root.  Returns
+ * it exclusively locked with *slot set, or InvalidBuffer; *leftmost says
+ * whether it is the leftmost page of its level.  Caller holds the
  * structure-modification lock, so inner pages are stable.
  */
 static Buffer
-find_parent(Relation index, BlockNumber root, BlockNumber leaf,
-			uint64 hikey, uint64 hitid, int *slot)
+find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
+			uint64 hikey, uint64 hitid, int *slot, bool *leftmost)
 {
 	BlockNumber blk = root;
 
+	*leftmost = true;
 	for (;;)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
@@ -352,7 +355,7 @@ find_parent(Relation index, BlockNumber root, BlockNumber leaf,
 		gbt_check_page(index, buf);
 		gbt_page_view(BufferGetPage(buf), &node);
 		op = node.opaque;
-		if ((op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED))
+		if ((op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED) || op->level <= level)
 		{
 			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
@@ -360,6 +363,7 @@ find_parent(Relation index, BlockNumber root, BlockNumber leaf,
 		if (!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_lt(op, hikey, hitid))
 		{
 			blk = op->rightlink;
+			*leftmost = false;
 			UnlockReleaseBuffer(buf);
 			continue;
 		}
@@ -372,9 +376,9 @@ find_parent(Relation index, BlockNumber root, BlockNumber leaf,
 			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
 		}
-		if (op->level == 1)
+		if (op->level == level + 1)
 		{
-			if (node.child[s] != leaf)
+			if (node.child[s] != target)
 			{
 				UnlockReleaseBuffer(buf);
 				return InvalidBuffer;
@@ -382,14 +386,201 @@ find_parent(Relation index, BlockNumber root, BlockNumber leaf,
 			*slot = s;
 			return buf;
 		}
+		if (s != gbt_node_first_used(&node))
+			*leftmost = false;
 		blk = node.child[s];
 		UnlockReleaseBuffer(buf);
 	}
 }
 
-/* Try to unlink empty leaf blkno; quietly gives up if anything changed. */
+/*
+ * Queue tables (src/README, "VACUUM"): an empty leaf that is the only
+ * child of its parent X cannot be unlinked as other leaves are, since its
+ * right sibling has another parent.  X goes first: X's right sibling X2,
+ * a child of the same page G, takes X's one downlink and X's low key; G's
+ * downlink for X leads to X2 and X2's own goes; X's left sibling (G's
+ * child before X; none when X is the leftmost page of its level) links to
+ * X2; X is marked deleted.  X keeps its entry, right-link and high key,
+ * so a reader that still arrives there descends to the leaf or moves
+ * right, and both still hold its range.  No entry moves.  One generic WAL
+ * record of up to four pages (G, the left sibling, X, X2) under the
+ * structure-modification lock; the leaf is then a child like any other.
+ *
+ * G is gbuf, exclusively locked, and X its child at slot sx; gleftmost
+ * says whether G is the leftmost page of its level.  Releases gbuf.
+ * Returns X's block, or InvalidBlockNumber where anything differs from
+ * the above (X is G's last child, X2 is full, X or X2 carries tails).
+ */
+BlockNumber
+gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
+{
+	GbtNode		gnode,
+				xnode,
+				x2node;
+	int			sn,
+				sp;
+	BlockNumber xblk,
+				x2blk,
+				done = InvalidBlockNumber;
+	Buffer		lbuf = InvalidBuffer,
+				xbuf,
+				x2buf;
+	GbtPageOpaque gop,
+				xop,
+				x2op;
+
+	gbt_node_view((char *) BufferGetPage(gbuf), &gnode);
+	gop = gnode.opaque;
+	sn = gbt_node_next_used(&gnode, sx + 1);
+	sp = gbt_node_prev_used(&gnode, sx - 1);
+	if (sn >= gnode.nslots || (sp < 0 && !gleftmost))
+	{
+		UnlockReleaseBuffer(gbuf);
+		return InvalidBlockNumber;
+	}
+	xblk = gnode.child[sx];
+	x2blk = gnode.child[sn];
+
+	/* lock order: the parent, then its children left to right */
+	if (sp >= 0)
+	{
+		lbuf = ReadBuffer(index, gnode.child[sp]);
+		LockBuffer(lbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, lbuf, nw);
+	}
+	xbuf = ReadBuffer(index, xblk);
+	LockBuffer(xbuf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_wide_check_page(index, xbuf, nw);
+	x2buf = ReadBuffer(index, x2blk);
+	LockBuffer(x2buf, BUFFER_LOCK_EXCLUSIVE);
+	gbt_wide_check_page(index, x2buf, nw);
+	gbt_node_view((char *) BufferGetPage(xbuf), &xnode);
+	gbt_node_view((char *) BufferGetPage(x2buf), &x2node);
+	xop = xnode.opaque;
+	x2op = x2node.opaque;
+
+	if (!(xop->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) &&
+		xop->nused == 1 && xop->level + 1 == gop->level && xop->rightlink == x2blk &&
+		!(x2op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_TAILS)) &&
+		x2op->level == xop->level && x2op->nused + 1 < x2node.nslots &&
+		(!BufferIsValid(lbuf) ||
+		 gbt_page_opaque((char *) BufferGetPage(lbuf))->rightlink == xblk))
+	{
+		int			s = gbt_node_first_used(&xnode);
+		uint64		key[GBT_MAX_KEY_WORDS];
+		GbtGxlog   *gx = gbt_gxlog_start(index);
+		Page		gp = gbt_gxlog_register(gx, gbuf, 0);
+		Page		xp = gbt_gxlog_register(gx, xbuf, 0);
+		Page		x2p = gbt_gxlog_register(gx, x2buf, 0);
+		GbtNode		n2;
+		xl_gbt_delete_page x;
+
+		key[0] = xnode.keys[s];
+		for (int k = 1; k < nw; k++)
+			key[k] = xnode.xkeys[k - 1][s];
+		memset(&x, 0, sizeof(x));
+		x.xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+		x.rightlink = x2blk;
+		x.parent_slot = (uint16) sx;
+		x.right_slot = (uint16) sn;
+
+		/* X2 takes X's downlink, first, and X's low key */
+		gbt_node_view((char *) x2p, &n2);
+		if (gbt_node_insert_words(&n2, key, xnode.tids[s], xnode.child[s]) ==
+			gbt_node_first_used(&n2))
+		{
+			n2.opaque->lowkey = xop->lowkey;
+			n2.opaque->lowtid = xop->lowtid;
+			/* inner left-links, where a tree keeps them (multi-word builds) */
+			n2.opaque->leftlink = xop->leftlink;
+			for (int k = 1; k < nw; k++)
+				n2.xbounds[nw - 1 + k - 1] = xnode.xbounds[nw - 1 + k - 1];
+			gbt_page_unlink_parent(gp, &x);
+			if (nw > 1)
+			{
+				gbt_wide_set_lower(x2p);
+				gbt_wide_set_lower(gp);
+			}
+			gbt_page_unlink_leaf(xp, &x);
+			if (BufferIsValid(lbuf))
+				gbt_page_unlink_left(gbt_gxlog_register(gx, lbuf, 0), &x);
+			gbt_gxlog_finish(gx);
+			{
+				BlockNumber changed[4] = {BufferGetBlockNumber(gbuf), xblk, x2blk,
+				BufferIsValid(lbuf) ? BufferGetBlockNumber(lbuf) : InvalidBlockNumber};
+
+				gbt_gpu_note_changes(index, changed, BufferIsValid(lbuf) ? 4 : 3, true);
+			}
+			GBT_CHECK_WRITTEN(index, gbuf, "an inner page deletion (parent)");
+			GBT_CHECK_WRITTEN(index, x2buf, "an inner page deletion (right sibling)");
+			done = xblk;
+		}
+		else
+			gbt_gxlog_abort(gx);
+	}
+	UnlockReleaseBuffer(x2buf);
+	UnlockReleaseBuffer(xbuf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(gbuf);
+	return done;
+}
+
+/*
+ * Make inner page xblk (of the one-word tree at root, level 'level') no
+ * longer a last child by deleting it (gbt_give_only_child), its own parent
+ * first where xblk is that parent's only child.  The blocks deleted go to
+ * deleted[*ndeleted].
+ */
 static bool
-delete_empty_leaf(Relation index, BlockNumber blkno)
+delete_only_parent(Relation index, BlockNumber root, BlockNumber xblk, int depth,
+				   BlockNumber *deleted, int *ndeleted)
+{
+	Buffer		buf;
+	GbtPageOpaqueData x;
+	GbtNode		gnode;
+	bool		leftmost;
+	int			sx;
+	BlockNumber done;
+
+	buf = ReadBuffer(index, xblk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_check_page(index, buf);
+	x = *gbt_page_opaque((char *) BufferGetPage(buf));
+	UnlockReleaseBuffer(buf);
+	if ((x.flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST)) || x.nused != 1 ||
+		depth >= GBT_DELETE_MAX_LEVELS)
+		return false;
+	buf = find_parent(index, root, xblk, x.level, x.hikey, x.hitid, &sx, &leftmost);
+	if (!BufferIsValid(buf))
+		return false;
+	gbt_page_view(BufferGetPage(buf), &gnode);
+	if (gbt_node_next_used(&gnode, sx + 1) >= gnode.nslots &&
+		gbt_node_prev_used(&gnode, sx - 1) < 0)
+	{
+		/* X is its parent's only child: the parent goes first */
+		BlockNumber gblk = BufferGetBlockNumber(buf);
+
+		UnlockReleaseBuffer(buf);
+		if (!delete_only_parent(index, root, gblk, depth + 1, deleted, ndeleted))
+			return false;
+		buf = find_parent(index, root, xblk, x.level, x.hikey, x.hitid, &sx, &leftmost);
+		if (!BufferIsValid(buf))
+			return false;
+	}
+	done = gbt_give_only_child(index, 1, buf, sx, leftmost);
+	if (!BlockNumberIsValid(done))
+		return false;
+	deleted[(*ndeleted)++] = done;
+	return true;
+}
+
+/*
+ * Try to unlink empty leaf blkno; quietly gives up if anything changed.
+ * Inner pages deleted on the way go to deleted[*ndeleted].
+ */
+static bool
+delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *ndeleted)
 {
 	Buffer		lbuf,
 				pbuf,
@@ -401,6 +592,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 	int			sl,
 				sr;
 	BlockNumber root;
+	bool		leftmost;
 	GbtWal	   *w;
 	Page		ppage,
 				lpage,
@@ -418,11 +610,25 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 		return false;
 	root = (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO;
 
-	pbuf = find_parent(index, root, blkno, l.hikey, l.hitid, &sl);
+	pbuf = find_parent(index, root, blkno, 0, l.hikey, l.hitid, &sl, &leftmost);
 	if (!BufferIsValid(pbuf))
 		return false;
 	gbt_page_view(BufferGetPage(pbuf), &pnode);
 	sr = gbt_node_next_used(&pnode, sl + 1);
+	if (sr >= pnode.nslots && gbt_node_prev_used(&pnode, sl - 1) < 0)
+	{
+		/* the leaf is its parent's only child: the parent goes first */
+		BlockNumber pblk = BufferGetBlockNumber(pbuf);
+
+		UnlockReleaseBuffer(pbuf);
+		if (!delete_only_parent(index, root, pblk, 0, deleted, ndeleted))
+			return false;
+		pbuf = find_parent(index, root, blkno, 0, l.hikey, l.hitid, &sl, &leftmost);
+		if (!BufferIsValid(pbuf))
+			return false;
+		gbt_page_view(BufferGetPage(pbuf), &pnode);
+		sr = gbt_node_next_used(&pnode, sl + 1);
+	}
 	if (sr >= pnode.nslots || pnode.child[sr] != l.rightlink)
 	{
 		UnlockReleaseBuffer(pbuf);
@@ -490,6 +696,8 @@ delete_empty_leaf(Relation index, BlockNumber blkno)
 
 /* empty leaves waiting for the pass to reach their right siblings */
 #define GBT_VACUUM_PENDING 8
+/* empty leaves not deleted in their turn, tried again at the pass's end */
+#define GBT_VACUUM_RETRY 1024
 
 /* A leaf the pass deleted, for the free space map at its end */
 typedef struct GbtDeletedLeaf
@@ -512,32 +720,36 @@ typedef struct GbtDeleted
  * (as it once was), every empty leaf had been evicted by then and was read
  * again, one read per deleted page that btree does not make.
  */
-static void
+static bool
 delete_leaf_now(Relation index, BlockNumber blkno, IndexBulkDeleteResult *stats,
 				GbtDeleted *deleted)
 {
+	BlockNumber inner[GBT_DELETE_MAX_LEVELS];
+	int			ninner = 0;
 	bool		ok;
 
 	/* no buffer is locked or pinned here: the SMO lock comes first */
 	LockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	ok = gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, blkno) :
-		delete_empty_leaf(index, blkno);
+	ok = gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, blkno, inner, &ninner) :
+		delete_empty_leaf(index, blkno, inner, &ninner);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	if (!ok)
-		return;
-	/* as btree counts: pages_deleted includes the ones deleted now */
-	stats->pages_newly_deleted++;
-	stats->pages_deleted++;
-	if (deleted->n == deleted->max)
+	for (int i = 0; i < ninner + (ok ? 1 : 0); i++)
 	{
-		deleted->max = Max(64, deleted->max * 2);
-		deleted->leaves = deleted->leaves ?
-			repalloc(deleted->leaves, sizeof(GbtDeletedLeaf) * deleted->max) :
-			palloc(sizeof(GbtDeletedLeaf) * deleted->max);
+		/* as btree counts: pages_deleted includes the ones deleted now */
+		stats->pages_newly_deleted++;
+		stats->pages_deleted++;
+		if (deleted->n == deleted->max)
+		{
+			deleted->max = Max(64, deleted->max * 2);
+			deleted->leaves = deleted->leaves ?
+				repalloc(deleted->leaves, sizeof(GbtDeletedLeaf) * deleted->max) :
+				palloc(sizeof(GbtDeletedLeaf) * deleted->max);
+		}
+		deleted->leaves[deleted->n].blkno = i < ninner ? inner[i] : blkno;
+		/* the page's xid was read before: the next one is at or after it */
+		deleted->leaves[deleted->n++].bound = ReadNextFullTransactionId();
 	}
-	deleted->leaves[deleted->n].blkno = blkno;
-	/* the page's xid was read before: the next one is at or after it */
-	deleted->leaves[deleted->n++].bound = ReadNextFullTransactionId();
+	return ok;
 }
 
 /*
@@ -577,6 +789,8 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber pending[GBT_VACUUM_PENDING][2];	/* the leaf, its right sibling */
 	int			npending = 0;
 	GbtDeleted	deleted = {0};
+	BlockNumber *retry = palloc(sizeof(BlockNumber) * GBT_VACUUM_RETRY);
+	int			nretry = 0;
 
 	stats->num_index_tuples = 0;
 	stats->pages_deleted = 0;
@@ -642,7 +856,9 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			while (npending > 0 &&
 				   (npending == GBT_VACUUM_PENDING || pending[0][1] <= blkno))
 			{
-				delete_leaf_now(index, pending[0][0], stats, &deleted);
+				if (!delete_leaf_now(index, pending[0][0], stats, &deleted) &&
+					nretry < GBT_VACUUM_RETRY)
+					retry[nretry++] = pending[0][0];
 				npending--;
 				memmove(pending, pending + 1, sizeof(pending[0]) * npending);
 			}
@@ -654,7 +870,18 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 	}
 	for (int i = 0; i < npending; i++)
-		delete_leaf_now(index, pending[i][0], stats, &deleted);
+		if (!delete_leaf_now(index, pending[i][0], stats, &deleted) && nretry < GBT_VACUUM_RETRY)
+			retry[nretry++] = pending[i][0];
+
+	/*
+	 * Once more for the empty leaves that were the last child of their
+	 * parent when their turn came: the pass goes in block order, so the
+	 * siblings to their left (a queue's) may have gone since, leaving them
+	 * the only child, which is deleted with its parent.
+	 */
+	for (int i = 0; i < nretry; i++)
+		(void) delete_leaf_now(index, retry[i], stats, &deleted);
+	pfree(retry);
 	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	if (callback)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);

@@ -20,19 +20,21 @@
 #include "gbtree_xlog.h"
 
 /*
- * Page deletion (vacuum.c's, here for trees of multi-word keys): the
- * level-1 page holding the downlink to leaf, whose high key is (hk,
- * htail, ht), from root; exclusively locked with *slot set, or
- * InvalidBuffer.  The caller holds the structure lock, so inner pages do
- * not change: the downlink sought is the last separator below the high
- * key, as a backward descent takes it.
+ * Page deletion (vacuum.c's, here for trees of multi-word keys): the page
+ * holding the downlink to page 'target' of level 'level', whose high key
+ * is (hk, htail, ht), from root; exclusively locked with *slot set, or
+ * InvalidBuffer; *leftmost says whether it is the leftmost page of its
+ * level.  The caller holds the structure lock, so inner pages do not
+ * change: the downlink sought is the last separator below the high key,
+ * as a backward descent takes it.
  */
 static Buffer
-find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const uint64 *hk,
-			GbtTail htail, uint64 ht, int *slot)
+find_parent(Relation index, BlockNumber root, int nw, BlockNumber target, uint16 level,
+			const uint64 *hk, GbtTail htail, uint64 ht, int *slot, bool *leftmost)
 {
 	BlockNumber blk = root;
 
+	*leftmost = true;
 	for (int hops = 0; hops < 1000000; hops++)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
@@ -45,7 +47,7 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const ui
 		gbt_wide_check_page(index, buf, nw);
 		page = BufferGetPage(buf);
 		op = gbt_page_opaque((char *) page);
-		if (op->flags & (GBT_F_LEAF | GBT_F_DELETED))
+		if ((op->flags & (GBT_F_LEAF | GBT_F_DELETED)) || op->level <= level)
 		{
 			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
@@ -53,6 +55,7 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const ui
 		if (gbt_wide_move_right(page, nw, hk, htail, ht, true))
 		{
 			blk = gbt_checked_rightlink(index, buf);
+			*leftmost = false;
 			UnlockReleaseBuffer(buf);
 			continue;
 		}
@@ -61,18 +64,75 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const ui
 																  htail.len, ht));
 		if (s < 0)
 			s = gbt_node_first_used(&node);
-		if (s < node.nslots && op->level == 1 && node.child[s] == leaf)
+		if (s < node.nslots && op->level == level + 1 && node.child[s] == target)
 		{
 			*slot = s;
 			return buf;
 		}
-		blk = s < node.nslots && op->level > 1 ? node.child[s] : GBT_NO_BLOCK;
+		if (s != gbt_node_first_used(&node))
+			*leftmost = false;
+		blk = s < node.nslots && op->level > level + 1 ? node.child[s] : GBT_NO_BLOCK;
 		UnlockReleaseBuffer(buf);
-		/* not as expected: leave the leaf be */
+		/* not as expected: leave the page be */
 		if (blk == GBT_NO_BLOCK || blk < GBT_FIRST_FREE_BLKNO)
 			return InvalidBuffer;
 	}
 	return InvalidBuffer;
+}
+
+/*
+ * vacuum.c's delete_only_parent for trees of multi-word keys: inner page
+ * xblk (no tails) deleted by gbt_give_only_child, its own parent first
+ * where xblk is that parent's only child; the blocks deleted go to
+ * deleted[*ndeleted].
+ */
+static bool
+delete_only_parent(Relation index, BlockNumber root, int nw, BlockNumber xblk, int depth,
+				   BlockNumber *deleted, int *ndeleted)
+{
+	Buffer		buf;
+	GbtPageOpaqueData x;
+	GbtNode		node;
+	uint64		hk[GBT_MAX_KEY_WORDS],
+				ht;
+	GbtTail		htail = {NULL, 0};
+	bool		leftmost;
+	int			sx;
+	BlockNumber done;
+
+	if (depth >= GBT_DELETE_MAX_LEVELS)
+		return false;
+	buf = ReadBuffer(index, xblk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_wide_check_page(index, buf, nw);
+	x = *gbt_page_opaque((char *) BufferGetPage(buf));
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	gbt_walk_bound_words(&node, true, hk, &ht);
+	UnlockReleaseBuffer(buf);
+	if ((x.flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) ||
+		x.nused != 1)
+		return false;
+	buf = find_parent(index, root, nw, xblk, x.level, hk, htail, ht, &sx, &leftmost);
+	if (!BufferIsValid(buf))
+		return false;
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	if (gbt_node_next_used(&node, sx + 1) >= node.nslots && gbt_node_prev_used(&node, sx - 1) < 0)
+	{
+		/* X is its parent's only child: the parent goes first */
+		BlockNumber gblk = BufferGetBlockNumber(buf);
+
+		UnlockReleaseBuffer(buf);
+		if (!delete_only_parent(index, root, nw, gblk, depth + 1, deleted, ndeleted))
+			return false;
+		buf = find_parent(index, root, nw, xblk, x.level, hk, htail, ht, &sx, &leftmost);
+		if (!BufferIsValid(buf))
+			return false;
+	}
+	done = gbt_give_only_child(index, nw, buf, sx, leftmost);
+	if (!BlockNumberIsValid(done))
+		return false;
+	deleted[(*ndeleted)++] = done;
+	return true;
 }
 
 /*
@@ -83,12 +143,15 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber leaf, const ui
  * the left sibling's right-link skips the leaf, which is marked deleted
  * with the next xid and keeps its right-link and high key, so a reader
  * that still arrives there moves right.  One generic WAL record of the
- * four pages.  Quietly gives up (false) when the leaf is not empty, is
- * the last child of its parent, or its low key's tail does not fit the
- * right sibling.  The caller holds the structure lock.
+ * four pages.  A leaf that is its parent's only child is first made one
+ * of two by the parent's deletion (gbt_give_only_child); those inner
+ * pages go to deleted[*ndeleted].  Quietly gives up (false) when the leaf
+ * is not empty, is the last but not the only child of its parent, or its
+ * low key's tail does not fit the right sibling.  The caller holds the
+ * structure lock.
  */
 bool
-gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
+gbt_wide_delete_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *ndeleted)
 {
 	int			nw = gbt_index_info(index)->nwords;
 	Buffer		lbuf,
@@ -107,6 +170,8 @@ gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
 			   *lbytes;
 	int			sl = 0,
 				sr;
+	BlockNumber root;
+	bool		leftmost;
 	bool		ok = false;
 
 	lbuf = ReadBuffer(index, blkno);
@@ -131,12 +196,26 @@ gbt_wide_delete_leaf(Relation index, BlockNumber blkno)
 	ltail.data = lbytes;
 	UnlockReleaseBuffer(lbuf);
 
-	pbuf = find_parent(index, (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO,
-					   nw, blkno, hk, htail, ht, &sl);
+	root = (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO;
+	pbuf = find_parent(index, root, nw, blkno, 0, hk, htail, ht, &sl, &leftmost);
 	if (!BufferIsValid(pbuf))
 		goto done;
 	gbt_node_view((char *) BufferGetPage(pbuf), &node);
 	sr = gbt_node_next_used(&node, sl + 1);
+	if (sr >= node.nslots && gbt_node_prev_used(&node, sl - 1) < 0)
+	{
+		/* the leaf is its parent's only child: the parent goes first */
+		BlockNumber pblk = BufferGetBlockNumber(pbuf);
+
+		UnlockReleaseBuffer(pbuf);
+		if (!delete_only_parent(index, root, nw, pblk, 0, deleted, ndeleted))
+			goto done;
+		pbuf = find_parent(index, root, nw, blkno, 0, hk, htail, ht, &sl, &leftmost);
+		if (!BufferIsValid(pbuf))
+			goto done;
+		gbt_node_view((char *) BufferGetPage(pbuf), &node);
+		sr = gbt_node_next_used(&node, sl + 1);
+	}
 	if (sr >= node.nslots || node.child[sr] != l.rightlink)
 	{
 		UnlockReleaseBuffer(pbuf);
