@@ -88,9 +88,9 @@ SELECT gbtree_check('qq_g_idx', true);
 SELECT tw_diff('qq_g', 'qq_b', 'id', 'id > 159990', 'id', 30);
 
 -- 2. A range in the middle emptied: ids 20,001 to 80,000 of 100,000.
--- The parents it empties have siblings on both sides.  (The last child of
--- the parent where the range starts stays, empty, as in btree, whose
--- backward scan from the range's end then reads 6 pages to gbtree's 9.)
+-- The parents it empties have siblings on both sides, and the parent
+-- where it starts keeps its other children: its last child moves to its
+-- right sibling, which takes the range from there, and is then deleted.
 CREATE TABLE qm_g (id int8) WITH (autovacuum_enabled = off);
 CREATE TABLE qm_b (id int8) WITH (autovacuum_enabled = off);
 INSERT INTO qm_g SELECT g FROM generate_series(1, 100000) g;
@@ -103,6 +103,11 @@ VACUUM qm_g, qm_b;
 SELECT gbtree_check('qm_g_idx', true);
 SELECT qp_compare('SELECT id FROM qm_g WHERE id > 20000 ORDER BY id LIMIT 3',
 				  'SELECT id FROM qm_b WHERE id > 20000 ORDER BY id LIMIT 3');
+-- no empty leaf is left in the range: a count of every entry from the
+-- range's start reads no more leaves than the entries fill
+SELECT qp_pages('SELECT count(*) FROM (SELECT id FROM qm_g WHERE id > 19000 ORDER BY id LIMIT 3000) s') <=
+	   qp_pages('SELECT count(*) FROM (SELECT id FROM qm_b WHERE id > 19000 ORDER BY id LIMIT 3000) s') + 1
+	AS no_more_pages_than_btree;
 SELECT tw_diff('qm_g', 'qm_b', 'id', 'id BETWEEN 19990 AND 80010', 'id');
 SELECT tw_diff('qm_g', 'qm_b', 'id', 'id BETWEEN 19990 AND 80010', 'id DESC');
 SELECT tw_diff('qm_g', 'qm_b', 'id', 'id = ANY (''{1,20000,20001,50000,80000,80001,100000}'')');

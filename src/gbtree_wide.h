@@ -227,8 +227,10 @@ extern void gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, 
 #define GBT_DELETE_MAX_LEVELS 16
 extern bool gbt_wide_delete_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted,
 								 int *ndeleted);
-extern BlockNumber gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx,
-									   bool gleftmost);
+extern bool gbt_give_last_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost,
+								BlockNumber *xdeleted);
+extern bool gbt_make_not_last(Relation index, BlockNumber root, int nw, BlockNumber target,
+							  uint16 level, int depth, BlockNumber *deleted, int *ndeleted);
 
 /* wide_scan.c */
 extern IndexScanDesc gbt_wide_beginscan(IndexScanDesc scan);

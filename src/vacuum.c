@@ -25,8 +25,8 @@
  * left sibling, the leaf, right sibling (multi-word trees: the same, by
  * gbt_wide_delete_leaf in wide_vacuum.c).  This runs under the
  * structure-modification lock.  The last child of a parent cannot go that
- * way (its right sibling has another parent); where it is the only one,
- * the parent goes first (gbt_give_only_child).  A deleted page is handed to the FSM
+ * way (its right sibling has another parent): it moves to the parent's
+ * right sibling first (gbt_give_last_child).  A deleted page is handed to the FSM
  * once no snapshot can still lead a scan to it (the xid horizon, as
  * nbtree does): at the end of the pass that deleted it if it is safe by
  * then (transactions got xids meanwhile), else by the next VACUUM; a later
@@ -394,25 +394,35 @@ find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
 }
 
 /*
- * Queue tables (src/README, "VACUUM"): an empty leaf that is the only
- * child of its parent X cannot be unlinked as other leaves are, since its
- * right sibling has another parent.  X goes first: X's right sibling X2,
- * a child of the same page G, takes X's one downlink and X's low key; G's
- * downlink for X leads to X2 and X2's own goes; X's left sibling (G's
- * child before X; none when X is the leftmost page of its level) links to
- * X2; X is marked deleted.  X keeps its entry, right-link and high key,
- * so a reader that still arrives there descends to the leaf or moves
- * right, and both still hold its range.  No entry moves.  One generic WAL
- * record of up to four pages (G, the left sibling, X, X2) under the
- * structure-modification lock; the leaf is then a child like any other.
+ * The last child of a page cannot be unlinked as other children are: its
+ * right sibling has another parent.  So it moves first, to its parent X's
+ * right sibling X2, a child of the same page G (src/README, "VACUUM"):
  *
- * G is gbuf, exclusively locked, and X its child at slot sx; gleftmost
- * says whether G is the leftmost page of its level.  Releases gbuf.
- * Returns X's block, or InvalidBlockNumber where anything differs from
- * the above (X is G's last child, X2 is full, X or X2 carries tails).
+ * - X2 takes the child's downlink, first, below its own;
+ * - where the child was X's only one (a queue table, whose rows go from
+ *   the low end of the key, empties each parent from the left), X goes:
+ *   X2 takes X's low key and left-link, G's downlink for X leads to X2 and
+ *   X2's own goes, X's left sibling (G's child before X; none where X is
+ *   the leftmost page of its level) links to X2, and X is marked deleted,
+ *   keeping its entry, right-link and high key, so that a reader that
+ *   still arrives there descends to the child or moves right, and both
+ *   still hold its range;
+ * - else X keeps its other children: X's high key, X2's low key and G's
+ *   separator for X2 become the child's separator, so X2 takes the
+ *   child's range.
+ *
+ * No entry of the leaves moves.  One generic WAL record of up to four
+ * pages (G, X's left sibling, X, X2) under the structure-modification
+ * lock.  G is gbuf, exclusively locked, and X its child at slot sx;
+ * gleftmost says whether G is the leftmost page of its level.  Releases
+ * gbuf.  Returns whether the child moved, with X in *xdeleted where X
+ * went (else InvalidBlockNumber); gives up where X is G's last child, X2
+ * would be full (inner pages keep a free slot for the proactive splits),
+ * or a page carries tails.
  */
-BlockNumber
-gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
+bool
+gbt_give_last_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost,
+					BlockNumber *xdeleted)
 {
 	GbtNode		gnode,
 				xnode,
@@ -420,23 +430,25 @@ gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
 	int			sn,
 				sp;
 	BlockNumber xblk,
-				x2blk,
-				done = InvalidBlockNumber;
+				x2blk;
 	Buffer		lbuf = InvalidBuffer,
 				xbuf,
 				x2buf;
 	GbtPageOpaque gop,
 				xop,
 				x2op;
+	bool		only,
+				done = false;
 
+	*xdeleted = InvalidBlockNumber;
 	gbt_node_view((char *) BufferGetPage(gbuf), &gnode);
 	gop = gnode.opaque;
 	sn = gbt_node_next_used(&gnode, sx + 1);
-	sp = gbt_node_prev_used(&gnode, sx - 1);
-	if (sn >= gnode.nslots || (sp < 0 && !gleftmost))
+	sp = gbt_node_prev_used(&gnode, sx);
+	if (sn >= gnode.nslots || (gop->flags & GBT_F_TAILS))
 	{
 		UnlockReleaseBuffer(gbuf);
-		return InvalidBlockNumber;
+		return false;
 	}
 	xblk = gnode.child[sx];
 	x2blk = gnode.child[sn];
@@ -458,21 +470,27 @@ gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
 	gbt_node_view((char *) BufferGetPage(x2buf), &x2node);
 	xop = xnode.opaque;
 	x2op = x2node.opaque;
+	only = xop->nused == 1;
 
 	if (!(xop->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) &&
-		xop->nused == 1 && xop->level + 1 == gop->level && xop->rightlink == x2blk &&
+		xop->nused >= 1 && xop->level + 1 == gop->level && xop->rightlink == x2blk &&
 		!(x2op->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_TAILS)) &&
 		x2op->level == xop->level && x2op->nused + 1 < x2node.nslots &&
-		(!BufferIsValid(lbuf) ||
+		(!only || sp >= 0 || gleftmost) &&
+		(!only || !BufferIsValid(lbuf) ||
 		 gbt_page_opaque((char *) BufferGetPage(lbuf))->rightlink == xblk))
 	{
-		int			s = gbt_node_first_used(&xnode);
+		int			s = gbt_node_last_used(&xnode);
 		uint64		key[GBT_MAX_KEY_WORDS];
+		uint64		tid = xnode.tids[s];
+		uint32		child = xnode.child[s];
 		GbtGxlog   *gx = gbt_gxlog_start(index);
 		Page		gp = gbt_gxlog_register(gx, gbuf, 0);
 		Page		xp = gbt_gxlog_register(gx, xbuf, 0);
 		Page		x2p = gbt_gxlog_register(gx, x2buf, 0);
-		GbtNode		n2;
+		GbtNode		n2,
+					nx,
+					ng;
 		xl_gbt_delete_page x;
 
 		key[0] = xnode.keys[s];
@@ -484,39 +502,66 @@ gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
 		x.parent_slot = (uint16) sx;
 		x.right_slot = (uint16) sn;
 
-		/* X2 takes X's downlink, first, and X's low key */
+		/* X2 takes the child's downlink, first */
 		gbt_node_view((char *) x2p, &n2);
-		if (gbt_node_insert_words(&n2, key, xnode.tids[s], xnode.child[s]) ==
-			gbt_node_first_used(&n2))
+		done = gbt_node_insert_words(&n2, key, tid, child) == gbt_node_first_used(&n2);
+		if (done && only)
 		{
+			/* and X's low key and left-link; X goes */
 			n2.opaque->lowkey = xop->lowkey;
 			n2.opaque->lowtid = xop->lowtid;
-			/* inner left-links, where a tree keeps them (multi-word builds) */
-			n2.opaque->leftlink = xop->leftlink;
 			for (int k = 1; k < nw; k++)
 				n2.xbounds[nw - 1 + k - 1] = xnode.xbounds[nw - 1 + k - 1];
+			/* inner left-links, where a tree keeps them (multi-word builds) */
+			n2.opaque->leftlink = xop->leftlink;
 			gbt_page_unlink_parent(gp, &x);
-			if (nw > 1)
-			{
-				gbt_wide_set_lower(x2p);
-				gbt_wide_set_lower(gp);
-			}
 			gbt_page_unlink_leaf(xp, &x);
 			if (BufferIsValid(lbuf))
 				gbt_page_unlink_left(gbt_gxlog_register(gx, lbuf, 0), &x);
+			*xdeleted = xblk;
+		}
+		else if (done)
+		{
+			/* the child's separator bounds X above and X2 below, in G too */
+			n2.opaque->lowkey = key[0];
+			n2.opaque->lowtid = tid;
+			for (int k = 1; k < nw; k++)
+				n2.xbounds[nw - 1 + k - 1] = key[k];
+			gbt_node_view((char *) xp, &nx);
+			gbt_node_delete_slot(&nx, s);
+			nx.opaque->hikey = key[0];
+			nx.opaque->hitid = tid;
+			for (int k = 1; k < nw; k++)
+				nx.xbounds[k - 1] = key[k];
+			gbt_node_view((char *) gp, &ng);
+			gbt_node_delete_slot(&ng, sn);
+			done = gbt_node_insert_words(&ng, key, tid, x2blk) > sx;
+		}
+		if (done)
+		{
+			if (nw > 1)
+			{
+				gbt_wide_set_lower(x2p);
+				gbt_wide_set_lower(xp);
+				gbt_wide_set_lower(gp);
+			}
 			gbt_gxlog_finish(gx);
 			{
 				BlockNumber changed[4] = {BufferGetBlockNumber(gbuf), xblk, x2blk,
 				BufferIsValid(lbuf) ? BufferGetBlockNumber(lbuf) : InvalidBlockNumber};
 
-				gbt_gpu_note_changes(index, changed, BufferIsValid(lbuf) ? 4 : 3, true);
+				gbt_gpu_note_changes(index, changed, only && BufferIsValid(lbuf) ? 4 : 3, true);
 			}
-			GBT_CHECK_WRITTEN(index, gbuf, "an inner page deletion (parent)");
-			GBT_CHECK_WRITTEN(index, x2buf, "an inner page deletion (right sibling)");
-			done = xblk;
+			GBT_CHECK_WRITTEN(index, gbuf, "a last child's move (parent)");
+			GBT_CHECK_WRITTEN(index, x2buf, "a last child's move (right sibling)");
+			if (!only)
+				GBT_CHECK_WRITTEN(index, xbuf, "a last child's move (its page)");
 		}
 		else
+		{
 			gbt_gxlog_abort(gx);
+			*xdeleted = InvalidBlockNumber;
+		}
 	}
 	UnlockReleaseBuffer(x2buf);
 	UnlockReleaseBuffer(xbuf);
@@ -524,55 +569,6 @@ gbt_give_only_child(Relation index, int nw, Buffer gbuf, int sx, bool gleftmost)
 		UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(gbuf);
 	return done;
-}
-
-/*
- * Make inner page xblk (of the one-word tree at root, level 'level') no
- * longer a last child by deleting it (gbt_give_only_child), its own parent
- * first where xblk is that parent's only child.  The blocks deleted go to
- * deleted[*ndeleted].
- */
-static bool
-delete_only_parent(Relation index, BlockNumber root, BlockNumber xblk, int depth,
-				   BlockNumber *deleted, int *ndeleted)
-{
-	Buffer		buf;
-	GbtPageOpaqueData x;
-	GbtNode		gnode;
-	bool		leftmost;
-	int			sx;
-	BlockNumber done;
-
-	buf = ReadBuffer(index, xblk);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_check_page(index, buf);
-	x = *gbt_page_opaque((char *) BufferGetPage(buf));
-	UnlockReleaseBuffer(buf);
-	if ((x.flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST)) || x.nused != 1 ||
-		depth >= GBT_DELETE_MAX_LEVELS)
-		return false;
-	buf = find_parent(index, root, xblk, x.level, x.hikey, x.hitid, &sx, &leftmost);
-	if (!BufferIsValid(buf))
-		return false;
-	gbt_page_view(BufferGetPage(buf), &gnode);
-	if (gbt_node_next_used(&gnode, sx + 1) >= gnode.nslots &&
-		gbt_node_prev_used(&gnode, sx - 1) < 0)
-	{
-		/* X is its parent's only child: the parent goes first */
-		BlockNumber gblk = BufferGetBlockNumber(buf);
-
-		UnlockReleaseBuffer(buf);
-		if (!delete_only_parent(index, root, gblk, depth + 1, deleted, ndeleted))
-			return false;
-		buf = find_parent(index, root, xblk, x.level, x.hikey, x.hitid, &sx, &leftmost);
-		if (!BufferIsValid(buf))
-			return false;
-	}
-	done = gbt_give_only_child(index, 1, buf, sx, leftmost);
-	if (!BlockNumberIsValid(done))
-		return false;
-	deleted[(*ndeleted)++] = done;
-	return true;
 }
 
 /*
@@ -615,13 +611,11 @@ delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *
 		return false;
 	gbt_page_view(BufferGetPage(pbuf), &pnode);
 	sr = gbt_node_next_used(&pnode, sl + 1);
-	if (sr >= pnode.nslots && gbt_node_prev_used(&pnode, sl - 1) < 0)
+	if (sr >= pnode.nslots)
 	{
-		/* the leaf is its parent's only child: the parent goes first */
-		BlockNumber pblk = BufferGetBlockNumber(pbuf);
-
+		/* the leaf is its parent's last child: it moves first */
 		UnlockReleaseBuffer(pbuf);
-		if (!delete_only_parent(index, root, pblk, 0, deleted, ndeleted))
+		if (!gbt_make_not_last(index, root, 1, blkno, 0, 0, deleted, ndeleted))
 			return false;
 		pbuf = find_parent(index, root, blkno, 0, l.hikey, l.hitid, &sl, &leftmost);
 		if (!BufferIsValid(pbuf))

@@ -60,8 +60,9 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber target, uint16
 			continue;
 		}
 		gbt_node_view((char *) page, &node);
-		s = gbt_node_prev_used(&node, gbt_node_lower_bound_tail(&node, hk, htail.data,
-																  htail.len, ht));
+		s = gbt_node_prev_used(&node, node.toff ?
+							   gbt_node_lower_bound_tail(&node, hk, htail.data, htail.len, ht) :
+							   gbt_node_lower_bound_entry_words(&node, hk, ht));
 		if (s < 0)
 			s = gbt_node_first_used(&node);
 		if (s < node.nslots && op->level == level + 1 && node.child[s] == target)
@@ -81,58 +82,69 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber target, uint16
 }
 
 /*
- * vacuum.c's delete_only_parent for trees of multi-word keys: inner page
- * xblk (no tails) deleted by gbt_give_only_child, its own parent first
- * where xblk is that parent's only child; the blocks deleted go to
- * deleted[*ndeleted].
+ * Make page target, of level 'level' in the tree at root, not the last
+ * child of its parent (vacuum.c, gbt_give_last_child): where it is, it
+ * moves to its parent's right sibling, after its parent has been made not
+ * the last child of its own, and so on up.  Trees of any word count; the
+ * inner pages deleted on the way go to deleted[*ndeleted].  The caller
+ * holds the structure-modification lock.
  */
-static bool
-delete_only_parent(Relation index, BlockNumber root, int nw, BlockNumber xblk, int depth,
-				   BlockNumber *deleted, int *ndeleted)
+bool
+gbt_make_not_last(Relation index, BlockNumber root, int nw, BlockNumber target, uint16 level,
+				  int depth, BlockNumber *deleted, int *ndeleted)
 {
 	Buffer		buf;
-	GbtPageOpaqueData x;
+	GbtPageOpaqueData t;
 	GbtNode		node;
 	uint64		hk[GBT_MAX_KEY_WORDS],
 				ht;
-	GbtTail		htail = {NULL, 0};
+	GbtTail		none = {NULL, 0};
 	bool		leftmost;
 	int			sx;
-	BlockNumber done;
+	BlockNumber pblk,
+				xdeleted;
+	bool		moved;
 
 	if (depth >= GBT_DELETE_MAX_LEVELS)
 		return false;
-	buf = ReadBuffer(index, xblk);
+	/* the parent is found by the target's high key (no tail: none has one) */
+	buf = ReadBuffer(index, target);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	gbt_wide_check_page(index, buf, nw);
-	x = *gbt_page_opaque((char *) BufferGetPage(buf));
+	t = *gbt_page_opaque((char *) BufferGetPage(buf));
 	gbt_node_view((char *) BufferGetPage(buf), &node);
 	gbt_walk_bound_words(&node, true, hk, &ht);
 	UnlockReleaseBuffer(buf);
-	if ((x.flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) ||
-		x.nused != 1)
+	if ((t.flags & (GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) || t.level != level)
 		return false;
-	buf = find_parent(index, root, nw, xblk, x.level, hk, htail, ht, &sx, &leftmost);
+	buf = find_parent(index, root, nw, target, level, hk, none, ht, &sx, &leftmost);
 	if (!BufferIsValid(buf))
 		return false;
 	gbt_node_view((char *) BufferGetPage(buf), &node);
-	if (gbt_node_next_used(&node, sx + 1) >= node.nslots && gbt_node_prev_used(&node, sx - 1) < 0)
+	if (gbt_node_next_used(&node, sx + 1) < node.nslots)
 	{
-		/* X is its parent's only child: the parent goes first */
-		BlockNumber gblk = BufferGetBlockNumber(buf);
-
 		UnlockReleaseBuffer(buf);
-		if (!delete_only_parent(index, root, nw, gblk, depth + 1, deleted, ndeleted))
-			return false;
-		buf = find_parent(index, root, nw, xblk, x.level, hk, htail, ht, &sx, &leftmost);
-		if (!BufferIsValid(buf))
-			return false;
+		return true;
 	}
-	done = gbt_give_only_child(index, nw, buf, sx, leftmost);
-	if (!BlockNumberIsValid(done))
+	pblk = BufferGetBlockNumber(buf);
+	UnlockReleaseBuffer(buf);
+
+	/* the parent first, then the parent's parent gives the target away */
+	if (!gbt_make_not_last(index, root, nw, pblk, level + 1, depth + 1, deleted, ndeleted))
 		return false;
-	deleted[(*ndeleted)++] = done;
-	return true;
+	buf = ReadBuffer(index, pblk);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_wide_check_page(index, buf, nw);
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	gbt_walk_bound_words(&node, true, hk, &ht);
+	UnlockReleaseBuffer(buf);
+	buf = find_parent(index, root, nw, pblk, level + 1, hk, none, ht, &sx, &leftmost);
+	if (!BufferIsValid(buf))
+		return false;
+	moved = gbt_give_last_child(index, nw, buf, sx, leftmost, &xdeleted);
+	if (BlockNumberIsValid(xdeleted))
+		deleted[(*ndeleted)++] = xdeleted;
+	return moved;
 }
 
 /*
@@ -143,12 +155,11 @@ delete_only_parent(Relation index, BlockNumber root, int nw, BlockNumber xblk, i
  * the left sibling's right-link skips the leaf, which is marked deleted
  * with the next xid and keeps its right-link and high key, so a reader
  * that still arrives there moves right.  One generic WAL record of the
- * four pages.  A leaf that is its parent's only child is first made one
- * of two by the parent's deletion (gbt_give_only_child); those inner
- * pages go to deleted[*ndeleted].  Quietly gives up (false) when the leaf
- * is not empty, is the last but not the only child of its parent, or its
- * low key's tail does not fit the right sibling.  The caller holds the
- * structure lock.
+ * four pages.  A leaf that is its parent's last child moves first to the
+ * parent's right sibling (gbt_make_not_last); the inner pages that takes
+ * go to deleted[*ndeleted].  Quietly gives up (false) when the leaf is
+ * not empty, cannot move, or its low key's tail does not fit the right
+ * sibling.  The caller holds the structure lock.
  */
 bool
 gbt_wide_delete_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *ndeleted)
@@ -202,13 +213,11 @@ gbt_wide_delete_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, in
 		goto done;
 	gbt_node_view((char *) BufferGetPage(pbuf), &node);
 	sr = gbt_node_next_used(&node, sl + 1);
-	if (sr >= node.nslots && gbt_node_prev_used(&node, sl - 1) < 0)
+	if (sr >= node.nslots)
 	{
-		/* the leaf is its parent's only child: the parent goes first */
-		BlockNumber pblk = BufferGetBlockNumber(pbuf);
-
+		/* the leaf is its parent's last child: it moves first */
 		UnlockReleaseBuffer(pbuf);
-		if (!delete_only_parent(index, root, nw, pblk, 0, deleted, ndeleted))
+		if (!gbt_make_not_last(index, root, nw, blkno, 0, 0, deleted, ndeleted))
 			goto done;
 		pbuf = find_parent(index, root, nw, blkno, 0, hk, htail, ht, &sl, &leftmost);
 		if (!BufferIsValid(pbuf))
