@@ -26,8 +26,8 @@
  * gbt_wide_delete_leaf in wide_vacuum.c).  This runs under the
  * structure-modification lock.  The last child of a parent cannot go that
  * way (its right sibling has another parent): it moves to the parent's
- * right sibling first (gbt_give_last_child).  A deleted page is handed to the FSM
- * once no snapshot can still lead a scan to it (the xid horizon, as
+ * right sibling first (gbt_give_last_child).  A deleted page is handed to
+ * the FSM once no snapshot can still lead a scan to it (the xid horizon, as
  * nbtree does): at the end of the pass that deleted it if it is safe by
  * then (transactions got xids meanwhile), else by the next VACUUM; a later
  * split reuses it.
@@ -331,19 +331,17 @@ gbt_leaf_reclaim_dead(Relation index, Buffer buf)
 }
 
 /*
- * Find the page holding the downlink to page 'target' of level 'level',
- * whose high key is (hikey, hitid), in the tree rooted at root.  Returns
- * it exclusively locked with *slot set, or InvalidBuffer; *leftmost says
- * whether it is the leftmost page of its level.  Caller holds the
+ * Find the level-1 page holding the downlink to leaf 'leaf', whose high
+ * key is (hikey, hitid), in the tree rooted at root.  Returns it
+ * exclusively locked with *slot set, or InvalidBuffer.  Caller holds the
  * structure-modification lock, so inner pages are stable.
  */
 static Buffer
-find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
-			uint64 hikey, uint64 hitid, int *slot, bool *leftmost)
+find_parent(Relation index, BlockNumber root, BlockNumber leaf,
+			uint64 hikey, uint64 hitid, int *slot)
 {
 	BlockNumber blk = root;
 
-	*leftmost = true;
 	for (;;)
 	{
 		Buffer		buf = ReadBuffer(index, blk);
@@ -355,7 +353,7 @@ find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
 		gbt_check_page(index, buf);
 		gbt_page_view(BufferGetPage(buf), &node);
 		op = node.opaque;
-		if ((op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED) || op->level <= level)
+		if ((op->flags & GBT_F_LEAF) || (op->flags & GBT_F_DELETED))
 		{
 			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
@@ -363,7 +361,6 @@ find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
 		if (!(op->flags & GBT_F_RIGHTMOST) && gbt_hikey_lt(op, hikey, hitid))
 		{
 			blk = op->rightlink;
-			*leftmost = false;
 			UnlockReleaseBuffer(buf);
 			continue;
 		}
@@ -376,9 +373,9 @@ find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
 			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
 		}
-		if (op->level == level + 1)
+		if (op->level == 1)
 		{
-			if (node.child[s] != target)
+			if (node.child[s] != leaf)
 			{
 				UnlockReleaseBuffer(buf);
 				return InvalidBuffer;
@@ -386,8 +383,6 @@ find_parent(Relation index, BlockNumber root, BlockNumber target, uint16 level,
 			*slot = s;
 			return buf;
 		}
-		if (s != gbt_node_first_used(&node))
-			*leftmost = false;
 		blk = node.child[s];
 		UnlockReleaseBuffer(buf);
 	}
@@ -588,7 +583,6 @@ delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *
 	int			sl,
 				sr;
 	BlockNumber root;
-	bool		leftmost;
 	GbtWal	   *w;
 	Page		ppage,
 				lpage,
@@ -606,7 +600,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *
 		return false;
 	root = (l.flags & GBT_F_NULLTREE) ? GBT_NULLROOT_BLKNO : GBT_ROOT_BLKNO;
 
-	pbuf = find_parent(index, root, blkno, 0, l.hikey, l.hitid, &sl, &leftmost);
+	pbuf = find_parent(index, root, blkno, l.hikey, l.hitid, &sl);
 	if (!BufferIsValid(pbuf))
 		return false;
 	gbt_page_view(BufferGetPage(pbuf), &pnode);
@@ -617,7 +611,7 @@ delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *
 		UnlockReleaseBuffer(pbuf);
 		if (!gbt_make_not_last(index, root, 1, blkno, 0, 0, deleted, ndeleted))
 			return false;
-		pbuf = find_parent(index, root, blkno, 0, l.hikey, l.hitid, &sl, &leftmost);
+		pbuf = find_parent(index, root, blkno, l.hikey, l.hitid, &sl);
 		if (!BufferIsValid(pbuf))
 			return false;
 		gbt_page_view(BufferGetPage(pbuf), &pnode);
