@@ -20,13 +20,16 @@ SET jit = off;
 \set twins :abs_srcdir '/sql/helpers/twins.sql'
 \i :twins
 
--- pages one index scan reads (its plan's shared buffers, hit or read)
+-- pages one index scan reads (its plan's shared buffers, hit or read),
+-- on the CPU path: where a GPU serves it (the GPU suites), a scan's first
+-- batch ships the whole index to the device
 CREATE FUNCTION qp_pages(q text) RETURNS int LANGUAGE plpgsql AS $f$
 DECLARE
 	j json;
 BEGIN
 	SET LOCAL enable_seqscan = off;
 	SET LOCAL enable_bitmapscan = off;
+	PERFORM set_config('gbtree.device', 'cpu', true);
 	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
 	RETURN (j -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int +
 		(j -> 0 -> 'Plan' ->> 'Shared Read Blocks')::int;
