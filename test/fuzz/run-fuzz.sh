@@ -83,7 +83,7 @@ hang_report() {
 # A run that does not end (a session waiting for good) is reported with
 # what each session was waiting for, then stopped.
 FUZZ_HANG_SECONDS=${FUZZ_HANG_SECONDS:-75}
-( sleep $((SECS + FUZZ_HANG_SECONDS)) </dev/null >/dev/null 2>&1; hang_report ) &
+( sleep $((SECS + FUZZ_HANG_SECONDS)) </dev/null >/dev/null 2>&1 && hang_report ) &
 WATCHDOG=$!
 gb_run_as timeout --kill-after=10 $((SECS + FUZZ_HANG_SECONDS + 45)) /usr/bin/python3 "$GB_SCRATCH/gbtree_fuzz.py" \
     --dsn "host=$GB_SCRATCH port=$PORT dbname=postgres" \
@@ -91,8 +91,10 @@ gb_run_as timeout --kill-after=10 $((SECS + FUZZ_HANG_SECONDS + 45)) /usr/bin/py
     ${SEED:+--seed "$SEED"} ${TYPES:+--types "$TYPES"}
 rc=$?
 { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && gb_say "gbtree_fuzz: FAILED: stopped $((FUZZ_HANG_SECONDS + 45))s past its ${SECS}s"
-pkill -P "$WATCHDOG" 2>/dev/null
+# (the sleep killed first would let the report run: it only follows a
+# sleep that ran out)
 kill "$WATCHDOG" 2>/dev/null
+pkill -P "$WATCHDOG" 2>/dev/null
 wait "$WATCHDOG" 2>/dev/null
 if grep -q "PANIC\|server process .* was terminated" "$GB_SCRATCH/server.log"; then
     gb_say "server log shows a crash:"
