@@ -682,6 +682,88 @@ delete_empty_leaf(Relation index, BlockNumber blkno, BlockNumber *deleted, int *
 	return ok;
 }
 
+/*
+ * A root left with one child of level 1 or more (a queue's tree, once its
+ * parents on the left have gone) takes that child's place, as btree's
+ * fast root spares its descents the level: the root's page becomes a copy
+ * of the child's (it is the only page of its level: no siblings), flagged
+ * the root, and the child is marked deleted with its right-link at the
+ * root, so that a descent that read the root before and still arrives at
+ * the child moves right onto the same level's only page.  No leaf
+ * changes.  One generic WAL record of both pages under the
+ * structure-modification lock; repeated while the root has one inner
+ * child.  The children deleted go to deleted[*ndeleted].
+ */
+static void
+collapse_root(Relation index, BlockNumber root, BlockNumber *deleted, int *ndeleted)
+{
+	int			nw = gbt_index_info(index)->nwords;
+
+	while (*ndeleted < GBT_DELETE_MAX_LEVELS)
+	{
+		Buffer		rbuf,
+					cbuf;
+		GbtNode		rnode;
+		GbtPageOpaque rop,
+					cop;
+		BlockNumber child;
+		bool		done = false;
+
+		LockPage(index, GBT_META_BLKNO, ExclusiveLock);
+		rbuf = ReadBuffer(index, root);
+		LockBuffer(rbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, rbuf, nw);
+		gbt_node_view((char *) BufferGetPage(rbuf), &rnode);
+		rop = rnode.opaque;
+		if ((rop->flags & (GBT_F_LEAF | GBT_F_DELETED)) || !(rop->flags & GBT_F_ROOT) ||
+			rop->nused != 1 || rop->level < 2)
+		{
+			UnlockReleaseBuffer(rbuf);
+			UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+			return;
+		}
+		child = rnode.child[gbt_node_first_used(&rnode)];
+		cbuf = ReadBuffer(index, child);
+		LockBuffer(cbuf, BUFFER_LOCK_EXCLUSIVE);
+		gbt_wide_check_page(index, cbuf, nw);
+		cop = gbt_page_opaque((char *) BufferGetPage(cbuf));
+		if (!(cop->flags & (GBT_F_LEAF | GBT_F_DELETED | GBT_F_ROOT)) &&
+			(cop->flags & GBT_F_RIGHTMOST) && cop->rightlink == GBT_NO_BLOCK &&
+			cop->level + 1 == rop->level && cop->lowkey == 0 && cop->lowtid == 0 &&
+			(cop->flags & GBT_F_NULLTREE) == (rop->flags & GBT_F_NULLTREE))
+		{
+			GbtGxlog   *gx = gbt_gxlog_start(index);
+			Page		rp = gbt_gxlog_register(gx, rbuf, GBT_WAL_WHOLE);
+			Page		cp = gbt_gxlog_register(gx, cbuf, 0);
+			GbtPageOpaque nrop,
+						ncop;
+
+			memcpy(rp, cp, BLCKSZ);
+			nrop = gbt_page_opaque((char *) rp);
+			nrop->flags |= GBT_F_ROOT;
+			nrop->leftlink = GBT_NO_BLOCK;
+			ncop = gbt_page_opaque((char *) cp);
+			ncop->flags |= GBT_F_DELETED;
+			ncop->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
+			ncop->rightlink = root;
+			gbt_gxlog_finish(gx);
+			{
+				BlockNumber changed[2] = {root, child};
+
+				gbt_gpu_note_changes(index, changed, 2, true);
+			}
+			GBT_CHECK_WRITTEN(index, rbuf, "a root collapse");
+			deleted[(*ndeleted)++] = child;
+			done = true;
+		}
+		UnlockReleaseBuffer(cbuf);
+		UnlockReleaseBuffer(rbuf);
+		UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
+		if (!done)
+			return;
+	}
+}
+
 /* empty leaves waiting for the pass to reach their right siblings */
 #define GBT_VACUUM_PENDING 8
 /* empty leaves not deleted in their turn, tried again at the pass's end */
@@ -700,6 +782,25 @@ typedef struct GbtDeleted
 	int			n;
 	int			max;
 } GbtDeleted;
+
+/* page blkno, deleted by this pass, for the free space map at its end */
+static void
+note_deleted(IndexBulkDeleteResult *stats, GbtDeleted *deleted, BlockNumber blkno)
+{
+	/* as btree counts: pages_deleted includes the ones deleted now */
+	stats->pages_newly_deleted++;
+	stats->pages_deleted++;
+	if (deleted->n == deleted->max)
+	{
+		deleted->max = Max(64, deleted->max * 2);
+		deleted->leaves = deleted->leaves ?
+			repalloc(deleted->leaves, sizeof(GbtDeletedLeaf) * deleted->max) :
+			palloc(sizeof(GbtDeletedLeaf) * deleted->max);
+	}
+	deleted->leaves[deleted->n].blkno = blkno;
+	/* the page's xid was read before: the next one is at or after it */
+	deleted->leaves[deleted->n++].bound = ReadNextFullTransactionId();
+}
 
 /*
  * Unlink the empty leaf blkno under the structure-modification lock.  The
@@ -721,22 +822,10 @@ delete_leaf_now(Relation index, BlockNumber blkno, IndexBulkDeleteResult *stats,
 	ok = gbt_index_info(index)->wide ? gbt_wide_delete_leaf(index, blkno, inner, &ninner) :
 		delete_empty_leaf(index, blkno, inner, &ninner);
 	UnlockPage(index, GBT_META_BLKNO, ExclusiveLock);
-	for (int i = 0; i < ninner + (ok ? 1 : 0); i++)
-	{
-		/* as btree counts: pages_deleted includes the ones deleted now */
-		stats->pages_newly_deleted++;
-		stats->pages_deleted++;
-		if (deleted->n == deleted->max)
-		{
-			deleted->max = Max(64, deleted->max * 2);
-			deleted->leaves = deleted->leaves ?
-				repalloc(deleted->leaves, sizeof(GbtDeletedLeaf) * deleted->max) :
-				palloc(sizeof(GbtDeletedLeaf) * deleted->max);
-		}
-		deleted->leaves[deleted->n].blkno = i < ninner ? inner[i] : blkno;
-		/* the page's xid was read before: the next one is at or after it */
-		deleted->leaves[deleted->n++].bound = ReadNextFullTransactionId();
-	}
+	for (int i = 0; i < ninner; i++)
+		note_deleted(stats, deleted, inner[i]);
+	if (ok)
+		note_deleted(stats, deleted, blkno);
 	return ok;
 }
 
@@ -870,6 +959,15 @@ scan_index(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	for (int i = 0; i < nretry; i++)
 		(void) delete_leaf_now(index, retry[i], stats, &deleted);
 	pfree(retry);
+	for (int t = 0; t < 2; t++)
+	{
+		BlockNumber gone[GBT_DELETE_MAX_LEVELS];
+		int			ngone = 0;
+
+		collapse_root(index, t == 0 ? GBT_ROOT_BLKNO : GBT_NULLROOT_BLKNO, gone, &ngone);
+		for (int i = 0; i < ngone; i++)
+			note_deleted(stats, &deleted, gone[i]);
+	}
 	UnlockPage(index, GBT_ROOT_BLKNO, ShareLock);
 	if (callback)
 		UnlockPage(index, GBT_GPU_SCAN_LOCK, ExclusiveLock);
