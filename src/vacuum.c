@@ -743,7 +743,7 @@ collapse_root(Relation index, BlockNumber root, BlockNumber *deleted, int *ndele
 			nrop->flags |= GBT_F_ROOT;
 			nrop->leftlink = GBT_NO_BLOCK;
 			ncop = gbt_page_opaque((char *) cp);
-			ncop->flags |= GBT_F_DELETED;
+			ncop->flags = (ncop->flags | GBT_F_DELETED) & ~GBT_F_RIGHTMOST;
 			ncop->xact = U64FromFullTransactionId(ReadNextFullTransactionId());
 			ncop->rightlink = root;
 			gbt_gxlog_finish(gx);
