@@ -75,15 +75,19 @@ SELECT count(*), sum(id) FROM qw WHERE t = 7;
 });
 }
 
-# pages read by the head of the queue (the plan's shared buffers)
+# pages read by the head of the queue: the plan's top node's shared
+# buffers (the first Buffers line; planning's comes after the plan), in a
+# session that ran the query once already (a fresh one, right after crash
+# recovery, reads catalog pages on the index's first use)
 sub head_pages
 {
 	my ($node, $q) = @_;
 	my $out = $node->safe_psql('postgres',
-		"SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off; "
+		"SET enable_seqscan = off; SET enable_bitmapscan = off; SET jit = off; $q; "
 		  . "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) $q");
-	my ($hit) = $out =~ /Buffers: shared hit=(\d+)/;
-	my ($read) = $out =~ /Buffers: shared (?:hit=\d+ )?read=(\d+)/;
+	my ($line) = grep { /Buffers: shared/ } split /\n/, $out;
+	my ($hit) = ($line // '') =~ /hit=(\d+)/;
+	my ($read) = ($line // '') =~ /read=(\d+)/;
 	return ($hit // 0) + ($read // 0);
 }
 
