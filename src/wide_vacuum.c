@@ -81,6 +81,22 @@ find_parent(Relation index, BlockNumber root, int nw, BlockNumber target, uint16
 	return InvalidBuffer;
 }
 
+/* page blk's special space in *op and its high key's words (not its tail) */
+static void
+high_key_of(Relation index, BlockNumber blk, int nw, GbtPageOpaqueData *op, uint64 *hk,
+			uint64 *ht)
+{
+	Buffer		buf = ReadBuffer(index, blk);
+	GbtNode		node;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	gbt_wide_check_page(index, buf, nw);
+	*op = *gbt_page_opaque((char *) BufferGetPage(buf));
+	gbt_node_view((char *) BufferGetPage(buf), &node);
+	gbt_walk_bound_words(&node, true, hk, ht);
+	UnlockReleaseBuffer(buf);
+}
+
 /*
  * Make page target, of level 'level' in the tree at root, not the last
  * child of its parent (vacuum.c, gbt_give_last_child): where it is, it
@@ -108,13 +124,7 @@ gbt_make_not_last(Relation index, BlockNumber root, int nw, BlockNumber target, 
 	if (depth >= GBT_DELETE_MAX_LEVELS)
 		return false;
 	/* the parent is found by the target's high key (no tail: none has one) */
-	buf = ReadBuffer(index, target);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_wide_check_page(index, buf, nw);
-	t = *gbt_page_opaque((char *) BufferGetPage(buf));
-	gbt_node_view((char *) BufferGetPage(buf), &node);
-	gbt_walk_bound_words(&node, true, hk, &ht);
-	UnlockReleaseBuffer(buf);
+	high_key_of(index, target, nw, &t, hk, &ht);
 	if ((t.flags & (GBT_F_DELETED | GBT_F_ROOT | GBT_F_RIGHTMOST | GBT_F_TAILS)) || t.level != level)
 		return false;
 	buf = find_parent(index, root, nw, target, level, hk, none, ht, &sx, &leftmost);
@@ -132,12 +142,7 @@ gbt_make_not_last(Relation index, BlockNumber root, int nw, BlockNumber target, 
 	/* the parent first, then the parent's parent gives the target away */
 	if (!gbt_make_not_last(index, root, nw, pblk, level + 1, depth + 1, deleted, ndeleted))
 		return false;
-	buf = ReadBuffer(index, pblk);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	gbt_wide_check_page(index, buf, nw);
-	gbt_node_view((char *) BufferGetPage(buf), &node);
-	gbt_walk_bound_words(&node, true, hk, &ht);
-	UnlockReleaseBuffer(buf);
+	high_key_of(index, pblk, nw, &t, hk, &ht);
 	buf = find_parent(index, root, nw, pblk, level + 1, hk, none, ht, &sx, &leftmost);
 	if (!BufferIsValid(buf))
 		return false;
