@@ -207,6 +207,15 @@ collation_is_bytewise(Oid collid, bool *c_utf8)
 	return result;
 }
 
+/* whether text under collid keys by its bytes, with no sort keys (costs) */
+bool
+gbt_collation_orders_by_bytes(Oid collid)
+{
+	bool		c_utf8;
+
+	return collation_is_bytewise(collid, &c_utf8);
+}
+
 /* E's escape byte and K's separator, 0x01 0x01 */
 #define SK_ESC		0x01
 #define SK_ESCAPED	0x02

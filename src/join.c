@@ -23,9 +23,14 @@
  *
  * The path is offered for an inner, left, semi or anti join whose inner
  * side is one plain table with a single-column gbtree index of a one-word
- * type or uuid (two words: the keys are compared word by word) and a join
- * clause "index column = expression of the outer side" with an operator of
- * the index's family.  The TIDs are used after the index scan ends, as a
+ * type, uuid or text (two words or more: the keys are compared word by
+ * word) and a join clause "index column = expression of the outer side"
+ * with an operator of the index's family (and, for text, the index's
+ * collation).  A text longer than its field shares its words with others
+ * of the same first bytes, so the batch's distinct text keys are distinct
+ * values, ordered by words and then bytes, and an entry of words several
+ * of them have is paired with the one its heap row's value equals (a
+ * deterministic collation's equal values are equal bytes).  The TIDs are used after the index scan ends, as a
  * bitmap heap scan uses its bitmap: safe under the query's MVCC snapshot.
  * Plans that EvalPlanQual might recheck (UPDATE, DELETE, MERGE, SELECT FOR
  * UPDATE, and subqueries under them) do not get it: a joined row could not
@@ -79,6 +84,7 @@
 
 #include "gbtree.h"
 #include "gbtree_gpu.h"
+#include "gbtree_tail.h"
 #include "gbtree_wide.h"
 #include "heapblock.h"
 #include "join.h"
@@ -146,10 +152,13 @@ typedef struct GbtJoinState
 	bool		pair_formed;	/* the scan tuple holds the current pair */
 	int			nkeys;
 	bool	   *matched;
-	int			nw;				/* key words: 1, or a uuid's 2 */
+	int			nw;				/* key words: 1, or a uuid's or text's 2-4 */
 	GbtIndexInfo *info;			/* nw > 1: the index's, to encode keys */
 	uint64	   *wkeys;			/* nw > 1: each keyed row's words, row << 16 */
 	Datum	   *dvalue;			/* nw > 1: each distinct key's value */
+	bool		text_key;		/* the key is text: words may tie (header) */
+	bool	   *dtie;			/* text_key: dkey[d]'s words are another's too */
+	unsigned char *tailbuf;		/* text_key: a cut value's tail, unused */
 	uint64	   *dkey;			/* distinct keys' words, ascending */
 	int		   *dstart;			/* keys[] of dkey[d]: dstart[d] .. dstart[d + 1] */
 	bool	   *dmatched;		/* semi/anti on the key alone: dkey[d] found */
@@ -298,7 +307,8 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	get_typlenbyvalalign(st->outer_keytype, &st->outer_typlen, &st->outer_typbyval,
 						 &st->outer_typalign);
 	st->eqproc = get_opcode(opno);
-	st->collation = InvalidOid;	/* none of gbtree's types has one */
+	/* the index's, which the planner made sure is the clause's */
+	st->collation = st->index->rd_indcollation[0];
 
 	st->outerslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer),
 										   &TTSOpsMinimalTuple);
@@ -311,8 +321,12 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->semi_anti = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 	st->info = gbt_index_info_copy(st->index);
 	st->nw = st->info->wide ? st->info->nwords : 1;
+	st->text_key = st->info->wide && st->info->is_text[0];
+	if (st->text_key)
+		st->tailbuf = palloc(gbt_tail_max(st->nw) + 1);
+	/* a text key's distinct keys are distinct values (bytes): exact too */
 	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
-		exact_key_type(st->outer_keytype);
+		(exact_key_type(st->outer_keytype) || st->text_key);
 	st->vmbuf = InvalidBuffer;
 	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 	gbt_heap_block_init(&st->block, st->heap, st->index);
@@ -443,8 +457,86 @@ find_distinct(GbtJoinState *st, const uint64 *key)
 	return (lo < st->ndistinct && gbt_words_cmp(DKEY(st, lo), key, nw) == 0) ? lo : -1;
 }
 
-/* the inner row's key value equals distinct key d */
+/*
+ * A text's words as an index entry of that value has them (its tail is
+ * not kept: words alone order the batch and find its entries' keys).  No
+ * length limit applies: a value too long for the index has words, and
+ * no entry.
+ */
+static void
+text_words(GbtJoinState *st, Datum value, uint64 *words)
+{
+	const GbtKeyShape *shape = &st->info->shape;
+	text	   *t = DatumGetTextPP(value);
+	GbtColInput in[1];
+	bool		alloc;
+	int			len;
+	const unsigned char *k = gbt_text_key(st->info, 0, t, &len, &alloc);
+
+	memset(in, 0, sizeof(in));
+	in[0].bytes = k;
+	in[0].len = len;
+	gbt_bytes_field(k, len, shape->col[0].bits / 8, &in[0].val);
+	(void) gbt_shape_encode_cut(shape, st->info->is_text, in, words, st->tailbuf,
+								gbt_tail_max(shape->nwords));
+	if (alloc)
+		pfree((void *) k);
+	if ((Pointer) t != DatumGetPointer(value))
+		pfree(t);
+}
+
+/* a text datum's bytes, detoasted only where it must be (rarely) */
+static inline text *
+text_pp(Datum d)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+
+	if (unlikely(VARATT_IS_COMPRESSED(v) || VARATT_IS_EXTERNAL(v)))
+		return DatumGetTextPP(d);
+	return (text *) v;
+}
+
+/* two text values are equal: under a deterministic collation, their bytes */
 static bool
+text_values_equal(Datum a, Datum b)
+{
+	text	   *ta = text_pp(a);
+	text	   *tb = text_pp(b);
+	bool		eq = VARSIZE_ANY_EXHDR(ta) == VARSIZE_ANY_EXHDR(tb) &&
+		memcmp(VARDATA_ANY(ta), VARDATA_ANY(tb), VARSIZE_ANY_EXHDR(ta)) == 0;
+
+	if ((Pointer) ta != DatumGetPointer(a))
+		pfree(ta);
+	if ((Pointer) tb != DatumGetPointer(b))
+		pfree(tb);
+	return eq;
+}
+
+/* text values in byte order (memcmp, then length), as "C" orders them */
+static int
+text_values_cmp(Datum a, Datum b)
+{
+	text	   *ta = text_pp(a);
+	text	   *tb = text_pp(b);
+	int			la = VARSIZE_ANY_EXHDR(ta);
+	int			lb = VARSIZE_ANY_EXHDR(tb);
+	int			c = memcmp(VARDATA_ANY(ta), VARDATA_ANY(tb), Min(la, lb));
+
+	if (c == 0)
+		c = (la > lb) - (la < lb);
+	if ((Pointer) ta != DatumGetPointer(a))
+		pfree(ta);
+	if ((Pointer) tb != DatumGetPointer(b))
+		pfree(tb);
+	return c;
+}
+
+/*
+ * The distinct key that the inner row's key value equals, found from d,
+ * whose words the index entry had; -1 if none.  For text, d stands for
+ * every distinct key of its words: the one of equal bytes is the match.
+ */
+static int
 inner_key_is(GbtJoinState *st, Datum value, int d)
 {
 	uint64		w[GBT_MAX_KEY_WORDS];
@@ -453,9 +545,38 @@ inner_key_is(GbtJoinState *st, Datum value, int d)
 	ItemPointerData none = {0};
 
 	if (st->nw == 1)
-		return gbt_datum_to_key(value, st->inner_keytype, NULL) == st->dkey[d];
+		return gbt_datum_to_key(value, st->inner_keytype, NULL) == st->dkey[d] ? d : -1;
+	if (st->text_key)
+	{
+		/*
+		 * Equal values have equal words, so the value is one of those of
+		 * d's words or none: their bytes decide, with no encoding.
+		 */
+		const uint64 *dw = DKEY(st, d);
+		int			first = d;
+
+		if (!st->dtie[d])
+			return text_values_equal(value, st->dvalue[d]) ? d : -1;
+		while (first > 0 && gbt_words_cmp(DKEY(st, first - 1), dw, st->nw) == 0)
+			first--;
+		for (d = first; d < st->ndistinct && gbt_words_cmp(DKEY(st, d), dw, st->nw) == 0; d++)
+			if (text_values_equal(value, st->dvalue[d]))
+				return d;
+		return -1;
+	}
 	(void) gbt_wide_encode(st->info, &value, &isnull, &none, w, &flags);
-	return gbt_words_cmp(w, DKEY(st, d), st->nw) == 0;
+	return gbt_words_cmp(w, DKEY(st, d), st->nw) == 0 ? d : -1;
+}
+
+/*
+ * A semi or anti join on the key alone has no more use for an entry of
+ * distinct key d once d matched; not so for a text key whose words tie
+ * with another's, since the entry may be the other's.
+ */
+static inline bool
+matched_already(GbtJoinState *st, int d)
+{
+	return st->semi_anti && st->dmatched[d] && !(st->text_key && st->dtie[d]);
 }
 
 /* an entry found, of distinct key d: kept, packed with its TID */
@@ -548,9 +669,54 @@ chunk_visibility(GbtJoinState *st, int n)
 				if (st->vis_all && st->serializable)
 					PredicateLockPage(st->heap, blk, snapshot);
 			}
-			if (st->vis_all)
+			/* the entry stands for its value only if its words do */
+			if (st->vis_all &&
+				!(st->text_key && st->dtie[(int) (chunk[i] & (JOIN_MAX_BATCH - 1))]))
 				chunk[i] |= JOIN_VISIBLE;
 		}
+	}
+}
+
+/* qsort_arg: two of the batch's keyed rows (words, row << 16) by value */
+static int
+text_row_cmp(const void *a, const void *b, void *arg)
+{
+	GbtJoinState *st = (GbtJoinState *) arg;
+	int			ra = (int) (((const uint64 *) a)[st->nw] >> 16);
+	int			rb = (int) (((const uint64 *) b)[st->nw] >> 16);
+	int			c = text_values_cmp(st->keyvals[ra], st->keyvals[rb]);
+
+	return c != 0 ? c : (ra > rb) - (ra < rb);
+}
+
+/*
+ * The batch's keyed rows sorted by words: each run of equal words sorted
+ * again by value, so that each distinct value's rows are together.  Runs
+ * of one value (all but values longer than the field) stay as they are.
+ */
+static void
+sort_text_ties(GbtJoinState *st)
+{
+	int			stride = st->nw + 1;
+
+	for (int i = 0; i < st->nkeys;)
+	{
+		const uint64 *w = &st->wkeys[(Size) i * stride];
+		int			j = i + 1;
+		bool		one_value = true;
+
+		while (j < st->nkeys && gbt_words_cmp(&st->wkeys[(Size) j * stride], w, st->nw) == 0)
+		{
+			if (one_value &&
+				!text_values_equal(st->keyvals[(int) (w[st->nw] >> 16)],
+								   st->keyvals[(int) (st->wkeys[(Size) j * stride + st->nw] >> 16)]))
+				one_value = false;
+			j++;
+		}
+		if (!one_value)
+			qsort_arg(&st->wkeys[(Size) i * stride], j - i, sizeof(uint64) * stride,
+					  text_row_cmp, st);
+		i = j;
 	}
 }
 
@@ -639,7 +805,10 @@ load_batch(GbtJoinState *st)
 		}
 		if (!isnull)
 		{
-			st->keyvals[st->nrows] = datumCopy(key, st->outer_typbyval, st->outer_typlen);
+			/* a text's with a 4-byte header, which the lookup array wants */
+			st->keyvals[st->nrows] = st->text_key ?
+				PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(key))) :
+				datumCopy(key, st->outer_typbyval, st->outer_typlen);
 			if (st->nw > 1)
 			{
 				/* the words as the index stores them (DESC inverted) */
@@ -647,7 +816,10 @@ load_batch(GbtJoinState *st)
 				uint16		flags;
 				ItemPointerData none = {0};
 
-				(void) gbt_wide_encode(st->info, &key, &isnull, &none, w, &flags);
+				if (st->text_key)
+					text_words(st, key, w);
+				else
+					(void) gbt_wide_encode(st->info, &key, &isnull, &none, w, &flags);
 				w[st->nw] = (uint64) st->nrows << 16;
 				used += sizeof(uint64) * (st->nw + 1);
 			}
@@ -689,11 +861,16 @@ load_batch(GbtJoinState *st)
 
 		/* keys[] in the words' order: each row, and its distinct key */
 		gbt_wide_sort_entries(st->wkeys, st->nkeys, st->nw);
+		if (st->text_key)
+			sort_text_ties(st);
 		for (int i = 0; i < st->nkeys; i++)
 		{
 			const uint64 *w = &st->wkeys[(Size) i * stride];
 
-			if (i == 0 || gbt_words_cmp(w, w - stride, st->nw) != 0)
+			if (i == 0 || gbt_words_cmp(w, w - stride, st->nw) != 0 ||
+				(st->text_key &&
+				 !text_values_equal(st->keyvals[(int) (w[st->nw] >> 16)],
+									st->keyvals[(int) ((w - stride)[st->nw] >> 16)])))
 			{
 				values[nvalues] = st->keyvals[(int) (w[st->nw] >> 16)];
 				memcpy(DKEY(st, nvalues), w, sizeof(uint64) * st->nw);
@@ -704,6 +881,13 @@ load_batch(GbtJoinState *st)
 			st->keys[i].tid = w[st->nw];
 		}
 		st->dvalue = values;
+		if (st->text_key)
+		{
+			st->dtie = palloc0(sizeof(bool) * Max(nvalues, 1));
+			for (int d = 1; d < nvalues; d++)
+				if (gbt_words_cmp(DKEY(st, d), DKEY(st, d - 1), st->nw) == 0)
+					st->dtie[d] = st->dtie[d - 1] = true;
+		}
 	}
 	else
 	{
@@ -795,14 +979,14 @@ next_inner(GbtJoinState *st)
 		while (st->bpos < st->block.n)
 		{
 			d = st->bd[st->bpos];
-			if (st->semi_anti && st->dmatched[d])
+			if (matched_already(st, d))
 			{
 				st->bpos++;
 				continue;
 			}
 			gbt_heap_block_store(&st->block, st->bpos++, st->heapslot);
 			value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
-			if (isnull || !inner_key_is(st, value, d))
+			if (isnull || (d = inner_key_is(st, value, d)) < 0)
 				continue;
 			st->inner_from_key = false;
 			st->pair = st->dstart[d];
@@ -836,7 +1020,7 @@ next_inner(GbtJoinState *st)
 		if ((st->matchpos & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		/* a semi or anti join on the key alone needs one row per key */
-		if (st->semi_anti && st->dmatched[d])
+		if (matched_already(st, d))
 		{
 			st->matchpos++;
 			continue;
@@ -876,7 +1060,7 @@ next_inner(GbtJoinState *st)
 					break;
 				st->matchpos++;
 				d = (int) (m & (JOIN_MAX_BATCH - 1));
-				if (st->semi_anti && st->dmatched[d])
+				if (matched_already(st, d))
 					continue;
 				st->heap_fetches++;
 				if (gbt_heap_block_search(&st->block,
@@ -909,7 +1093,7 @@ next_inner(GbtJoinState *st)
 			continue;
 		pgstat_count_heap_fetch(st->index);
 		value = slot_getattr(st->heapslot, st->inner_keyattno, &isnull);
-		if (isnull || !inner_key_is(st, value, d))
+		if (isnull || (d = inner_key_is(st, value, d)) < 0)
 			continue;
 		st->pair = st->dstart[d];
 		st->pair_end = st->dstart[d + 1];
@@ -1032,6 +1216,7 @@ join_rescan(CustomScanState *node)
 	st->keys = NULL;
 	st->wkeys = NULL;
 	st->dvalue = NULL;
+	st->dtie = NULL;
 	st->matches = NULL;
 	st->nrows = st->nkeys = st->ndistinct = 0;
 	st->nmatches = st->matchpos = 0;

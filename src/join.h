@@ -22,13 +22,14 @@ extern const CustomScanMethods gbt_join_scan_methods;
 extern void gbt_join_plan_init(void);
 
 /*
- * The key types GbtreeJoin takes: the one-word ones, and uuid (two words,
- * no tail, equal exactly when its words are)
+ * The key types GbtreeJoin takes: the one-word ones, uuid (two words, no
+ * tail, equal exactly when its words are) and text (words that equal
+ * values share; join.c pairs by value where different values share them)
  */
 static inline bool
 gbt_join_key_type(Oid type)
 {
-	return gbt_type_supported(type) || type == UUIDOID;
+	return gbt_type_supported(type) || type == UUIDOID || type == TEXTOID;
 }
 
 #endif							/* GBTREE_JOIN_H */

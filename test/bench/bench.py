@@ -216,7 +216,10 @@ def dataset_defs(n):
             gen=lambda lo, hi: (f"SELECT g AS id, substr(md5(g::text), 1, 10) || '@example.com' AS k "
                                 f"FROM generate_series({lo}::int8, {hi}) g"),
             pgb=f"\\set i random(1, {n})\n",
-            keyexpr="substr(md5(:i::text), 1, 10) || '@example.com'"),
+            keyexpr="substr(md5(:i::text), 1, 10) || '@example.com'",
+            join=dict(ranks=n, key=lambda r: f"substr(md5(({r})::text), 1, 10) || '@example.com'",
+                      note="keys of random rows (row ids drawn uniformly over 1..N with replacement; "
+                           "the rows are in id order, so their heap pages spread over the whole table)")),
         "composite": dict(
             type="int4",
             extra_cols=", ts timestamptz",

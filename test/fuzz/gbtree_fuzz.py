@@ -1815,11 +1815,12 @@ def gen_njoin(t, rnd):
 
 
 def join_takes(t):
-    """Whether GbtreeJoin may take twin t's index: one uuid column, or one
-    column of one word (u1), and nothing else (join.c; the one-word twins
-    have their own joins)."""
+    """Whether GbtreeJoin may take twin t's index: one uuid or text column,
+    or one column of one word (u1), and nothing else (join.c; the one-word
+    twins have their own joins)."""
     cols = tcols(t)
-    return len(cols) == 1 and (cols[0][1] == "uuid" or cols[0][1] in ONE_WORD_TYPES)
+    return len(cols) == 1 and (cols[0][1] in ("uuid", "text", "varchar") or
+                               cols[0][1] in ONE_WORD_TYPES)
 
 
 def njoin_heap_rows(cur, t, kind, g, b, fg, fb, sel):
