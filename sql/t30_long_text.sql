@@ -266,6 +266,7 @@ DECLARE plan text := ''; l text; r text;
 BEGIN
   SET LOCAL enable_hashjoin = off; SET LOCAL enable_nestloop = off;
   SET LOCAL enable_material = off; SET LOCAL enable_sort = off;
+  SET LOCAL gbtree.enable_join = off;  -- the merge join is the subject
   SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;
   FOR l IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT x.t, y.t FROM %I x JOIN %I y ON x.t = y.t', tbl, tbl) LOOP
     plan := plan || l;

@@ -22,11 +22,13 @@
  * key is NULL match nothing (the operator is strict).
  *
  * The path is offered for an inner, left, semi or anti join whose inner
- * side is one plain table with a single-column gbtree index of a one-word
- * type, uuid or text (two words or more: the keys are compared word by
- * word) and a join clause "index column = expression of the outer side"
- * with an operator of the index's family (and, for text, the index's
- * collation).  A text longer than its field shares its words with others
+ * side is one plain table with a gbtree index whose one column is of a
+ * one-word type, uuid or text (a multi-word tree's keys are compared word
+ * by word), or whose leading column, before others or INCLUDE ones, is of
+ * an integer, date, timestamp or uuid type (its bits of the words are the
+ * key: an entry's words are cut to them), and a join clause "index column
+ * = expression of the outer side" with an operator of the index's family
+ * (and, for text, the index's collation).  A text longer than its field shares its words with others
  * of the same first bytes, so the batch's distinct text keys are distinct
  * values, ordered by words and then bytes, and an entry of words several
  * of them have is paired with the one its heap row's value equals (a
@@ -152,11 +154,18 @@ typedef struct GbtJoinState
 	bool		pair_formed;	/* the scan tuple holds the current pair */
 	int			nkeys;
 	bool	   *matched;
-	int			nw;				/* key words: 1, or a uuid's or text's 2-4 */
-	GbtIndexInfo *info;			/* nw > 1: the index's, to encode keys */
-	uint64	   *wkeys;			/* nw > 1: each keyed row's words, row << 16 */
-	Datum	   *dvalue;			/* nw > 1: each distinct key's value */
+	/*
+	 * A multi-word tree's keys (uuid, text, several columns: wide.c, of
+	 * one word at times) are compared as words, nw of them
+	 */
+	bool		wide;
+	int			nw;				/* key words */
+	GbtIndexInfo *info;			/* wide: the index's, to encode keys */
+	uint64	   *wkeys;			/* wide: each keyed row's words, row << 16 */
+	Datum	   *dvalue;			/* wide: each distinct key's value */
 	bool		text_key;		/* the key is text: words may tie (header) */
+	int			prefix_bits;	/* the key is the leading column of a wider
+								 * key: its bits of the words, else 0 */
 	bool	   *dtie;			/* text_key: dkey[d]'s words are another's too */
 	unsigned char *tailbuf;		/* text_key: a cut value's tail, unused */
 	uint64	   *dkey;			/* distinct keys' words, ascending */
@@ -240,29 +249,6 @@ join_create_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
-/*
- * Types whose values are equal exactly when their normalized keys are
- * (unlike float, with its -0 and NaNs): an outer side of one such column
- * needs no copy of its rows.
- */
-static bool
-exact_key_type(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case UUIDOID:
-			return true;
-		default:
-			return false;
-	}
-}
-
 static void
 join_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -320,13 +306,26 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->key_clause_only = list_length(cscan->custom_exprs) == 2;
 	st->semi_anti = st->jointype == JOIN_SEMI || st->jointype == JOIN_ANTI;
 	st->info = gbt_index_info_copy(st->index);
+	st->wide = st->info->wide;
 	st->nw = st->info->wide ? st->info->nwords : 1;
 	st->text_key = st->info->wide && st->info->is_text[0];
+	st->prefix_bits = 0;
+	if (st->info->wide && st->info->shape.ncols > 1)
+	{
+		st->prefix_bits = (st->info->shape.nullbits ? 1 : 0) + st->info->shape.col[0].bits;
+
+		/*
+		 * An entry stands for its inner key as its outer value, which is of
+		 * the outer side's type: only where that is the column's
+		 */
+		if (st->outer_keytype != st->inner_keytype)
+			st->key_only = false;
+	}
 	if (st->text_key)
 		st->tailbuf = palloc(gbt_tail_max(st->nw) + 1);
 	/* a text key's distinct keys are distinct values (bytes): exact too */
 	st->key_outer = st->nouter == 1 && st->outer_key_attno == 1 &&
-		(exact_key_type(st->outer_keytype) || st->text_key);
+		(gbt_join_exact_type(st->outer_keytype) || st->text_key);
 	st->vmbuf = InvalidBuffer;
 	st->by_block = st->heap->rd_rel->relam == HEAP_TABLE_AM_OID;
 	gbt_heap_block_init(&st->block, st->heap, st->index);
@@ -366,7 +365,7 @@ form_key_pair(GbtJoinState *st)
 
 	ExecClearTuple(scan);
 	/* the key is the value: no read of the rows, nor of another array */
-	scan->tts_values[0] = st->nw > 1 ? st->dvalue[st->pair_d] :
+	scan->tts_values[0] = st->wide ? st->dvalue[st->pair_d] :
 		gbt_key_to_datum(st->dkey[st->pair_d], 0, st->outer_keytype);
 	scan->tts_isnull[0] = false;
 	fill_inner(st, scan, true);
@@ -485,6 +484,34 @@ text_words(GbtJoinState *st, Datum value, uint64 *words)
 		pfree(t);
 }
 
+/*
+ * A leading column's value as the first bits of the index's words, the
+ * rest zero; false when it is outside the column's type (a cross-type key:
+ * int8 against an int4 column), so that no entry can equal it.
+ */
+static bool
+prefix_words(GbtJoinState *st, Datum value, Oid type, uint64 *words)
+{
+	GbtColValue v;
+	uint16		flags;
+
+	if (gbt_wide_field(st->info, 0, value, type, &v, &flags) != GBT_CLAMP_NONE)
+		return false;
+	(void) gbt_shape_encode_cols(&st->info->shape, &v, 1, words);
+	return true;
+}
+
+/* an entry's words cut to the leading column's bits, into out */
+static inline void
+prefix_of(const GbtJoinState *st, const uint64 *words, uint64 *out)
+{
+	int			bits = st->prefix_bits;
+
+	for (int k = 0; k < st->nw; k++, bits -= 64)
+		out[k] = bits >= 64 ? words[k] :
+			bits <= 0 ? 0 : words[k] & ~(UINT64_MAX >> bits);
+}
+
 /* a text datum's bytes, detoasted only where it must be (rarely) */
 static inline text *
 text_pp(Datum d)
@@ -544,7 +571,7 @@ inner_key_is(GbtJoinState *st, Datum value, int d)
 	bool		isnull = false;
 	ItemPointerData none = {0};
 
-	if (st->nw == 1)
+	if (!st->wide)
 		return gbt_datum_to_key(value, st->inner_keytype, NULL) == st->dkey[d] ? d : -1;
 	if (st->text_key)
 	{
@@ -564,6 +591,9 @@ inner_key_is(GbtJoinState *st, Datum value, int d)
 				return d;
 		return -1;
 	}
+	if (st->prefix_bits > 0)
+		return prefix_words(st, value, st->inner_keytype, w) &&
+			gbt_words_cmp(w, DKEY(st, d), st->nw) == 0 ? d : -1;
 	(void) gbt_wide_encode(st->info, &value, &isnull, &none, w, &flags);
 	return gbt_words_cmp(w, DKEY(st, d), st->nw) == 0 ? d : -1;
 }
@@ -635,7 +665,18 @@ join_items(void *arg, const uint64 *items, int n, bool all_read)
 
 	grow_matches(st, n);
 	for (int i = 0; i < n; i++)
-		keep_match(st, items[i * (nw + 1) + nw], find_distinct(st, &items[i * (nw + 1)]));
+	{
+		const uint64 *item = &items[i * (nw + 1)];
+		uint64		lead[GBT_MAX_KEY_WORDS];
+
+		if (st->prefix_bits > 0)
+		{
+			/* the entry's leading column alone is the join key */
+			prefix_of(st, item, lead);
+			item = lead;
+		}
+		keep_match(st, items[i * (nw + 1) + nw], find_distinct(st, item));
+	}
 	if (all_read && st->nmatches == n)
 		st->gpu_batches++;
 	chunk_visibility(st, n);
@@ -751,7 +792,7 @@ load_batch(GbtJoinState *st)
 	st->keys = palloc(sizeof(GbtEntry) * maxrows);
 	st->keyvals = palloc(sizeof(Datum) * maxrows);
 	st->keynull = st->key_outer ? palloc(sizeof(bool) * maxrows) : NULL;
-	st->wkeys = st->nw > 1 ? palloc(sizeof(uint64) * (st->nw + 1) * maxrows) : NULL;
+	st->wkeys = st->wide ? palloc(sizeof(uint64) * (st->nw + 1) * maxrows) : NULL;
 	st->nrows = 0;
 	st->nkeys = 0;
 	while (!st->outer_done && st->nrows < Min(gbt_join_batch_size, JOIN_MAX_BATCH) && used < limit)
@@ -759,6 +800,7 @@ load_batch(GbtJoinState *st)
 		TupleTableSlot *slot;
 		Datum		key;
 		bool		isnull;
+		bool		keyed = true;
 
 		/* not in batchcxt: the outer plan allocates for its lifetime */
 		MemoryContextSwitchTo(old);
@@ -778,7 +820,7 @@ load_batch(GbtJoinState *st)
 				st->keynull = repalloc_huge(st->keynull, sizeof(bool) * maxrows);
 			st->keys = repalloc_huge(st->keys, sizeof(GbtEntry) * maxrows);
 			st->keyvals = repalloc_huge(st->keyvals, sizeof(Datum) * maxrows);
-			if (st->nw > 1)
+			if (st->wide)
 				st->wkeys = repalloc_huge(st->wkeys, sizeof(uint64) * (st->nw + 1) * maxrows);
 		}
 		used += sizeof(GbtEntry) + sizeof(Datum) + 16;
@@ -809,7 +851,7 @@ load_batch(GbtJoinState *st)
 			st->keyvals[st->nrows] = st->text_key ?
 				PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(key))) :
 				datumCopy(key, st->outer_typbyval, st->outer_typlen);
-			if (st->nw > 1)
+			if (st->wide)
 			{
 				/* the words as the index stores them (DESC inverted) */
 				uint64	   *w = &st->wkeys[(Size) st->nkeys * (st->nw + 1)];
@@ -818,6 +860,8 @@ load_batch(GbtJoinState *st)
 
 				if (st->text_key)
 					text_words(st, key, w);
+				else if (st->prefix_bits > 0)
+					keyed = prefix_words(st, key, st->outer_keytype, w);
 				else
 					(void) gbt_wide_encode(st->info, &key, &isnull, &none, w, &flags);
 				w[st->nw] = (uint64) st->nrows << 16;
@@ -825,8 +869,12 @@ load_batch(GbtJoinState *st)
 			}
 			else
 				st->keys[st->nkeys].key = gbt_datum_to_key(key, st->outer_keytype, NULL);
-			st->keys[st->nkeys].tid = (uint64) st->nrows << 16;
-			st->nkeys++;
+			/* a key outside the leading column's type equals no entry */
+			if (keyed)
+			{
+				st->keys[st->nkeys].tid = (uint64) st->nrows << 16;
+				st->nkeys++;
+			}
 		}
 		st->nrows++;
 		if ((st->nrows & 1023) == 0)
@@ -855,7 +903,7 @@ load_batch(GbtJoinState *st)
 	values = palloc(sizeof(Datum) * st->nkeys);
 	st->dkey = palloc(sizeof(uint64) * st->nw * st->nkeys);
 	st->dstart = palloc(sizeof(int) * (st->nkeys + 1));
-	if (st->nw > 1)
+	if (st->wide)
 	{
 		int			stride = st->nw + 1;
 
@@ -922,7 +970,7 @@ load_batch(GbtJoinState *st)
 	st->matches = palloc_extended(sizeof(uint64) * st->maxmatches, MCXT_ALLOC_HUGE);
 	scan = gbt_index_beginscan(st->heap, st->index, estate->es_snapshot, 1, 0);
 	index_rescan(scan, &sk, 1, NULL, 0);
-	entries = st->nw > 1 ? gbt_wide_scan_items(scan, join_items, st, 1 << 16) :
+	entries = st->wide ? gbt_wide_scan_items(scan, join_items, st, 1 << 16) :
 		gbt_scan_entries(scan, join_entries, st, 1 << 16);
 	index_endscan(scan);
 	st->entries += entries;
@@ -1032,7 +1080,7 @@ next_inner(GbtJoinState *st)
 			st->visible_entries++;
 			st->inner_from_key = true;
 			/* a multi-word key (uuid) is the value its outer rows gave */
-			st->inner_key_datum = st->nw > 1 ? st->dvalue[d] :
+			st->inner_key_datum = st->wide ? st->dvalue[d] :
 				gbt_key_to_datum(st->dkey[d],
 								 (m & JOIN_NEGZERO) ? GBT_TID_FLAG_NEGZERO : 0,
 								 st->inner_keytype);

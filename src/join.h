@@ -32,4 +32,30 @@ gbt_join_key_type(Oid type)
 	return gbt_type_supported(type) || type == UUIDOID || type == TEXTOID;
 }
 
+/*
+ * Types whose values are equal exactly when their keys are (unlike float,
+ * with its -0 and NaNs, or numeric's scales): an outer side of one such
+ * column needs no copy of its rows, and they are the leading column types
+ * GbtreeJoin takes in an index of several columns (or with INCLUDE
+ * columns), where an entry's first bits name its key alone (join.c,
+ * prefix_words)
+ */
+static inline bool
+gbt_join_exact_type(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case UUIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
 #endif							/* GBTREE_JOIN_H */

@@ -234,7 +234,7 @@ cost_join(PlannerInfo *root, CustomPath *cpath, Path *outer, RelOptInfo *innerre
 	 * hash join over a 200k-row table (1k-100k probe keys), the two meet
 	 * near 30k outer rows, where this makes their costs meet too.
 	 */
-	if (index->opcintype[0] == UUIDOID)
+	if (index->opcintype[0] == UUIDOID || index->ncolumns > 1)
 		run += outer_rows * cpu_operator_cost * 35.0;
 
 	/*
@@ -389,7 +389,8 @@ gbt_join_paths(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		IndexOptInfo *index = (IndexOptInfo *) lfirst(ic);
 
 		if (index->amcostestimate != (void (*) ()) gbtcostestimate ||
-			index->ncolumns != 1 || !gbt_join_key_type(index->opcintype[0]) ||
+			!gbt_join_key_type(index->opcintype[0]) ||
+			(index->ncolumns > 1 && !gbt_join_exact_type(index->opcintype[0])) ||
 			index->indexkeys[0] == 0 ||
 			(index->indpred != NIL && !index->predOK))
 			continue;
