@@ -77,8 +77,10 @@ prefix, or the columns after an equality prefix; in the index's order or
 its exact reverse, NULLS written out or not, at times an order the index
 cannot give) with LIMIT, returning the ordered columns only (ties are
 equal rows), min/max and count, and scrollable cursors (index and
-index-only scans) moving both ways; in every scan mode above.  No joins
-on them (GbtreeJoin takes one-column one-word keys), and no unique
+index-only scans) moving both ways; in every scan mode above.  A tenth
+of their checks join an outer side to the twin on its leading column, as
+the INCLUDE and unique twins' joins below (GbtreeJoin takes one uuid or
+text column, and leading integer, date, timestamp and uuid columns), and no unique
 indexes (the unique twins below have them).  They draw on random generators of their own: a seed makes the
 same operations on the one-word twins, in the same order, whether or not
 multi-word twins run beside them.  By default they join the types when
@@ -226,8 +228,11 @@ COMPOSITE = {
     # int4 DESC NULLS FIRST
     "cn": [("a", "numeric(12,3)", ""), ("b", "int4", " DESC NULLS FIRST")],
 }
-# multi-word keys: their own lane of random choices, no joins
+# multi-word keys: their own lane of random choices; joins on the leading
+# column (gen_njoin) in a share of their checks, GbtreeJoin's where it
+# takes the index (join_takes)
 MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct", "cn"]
+MULTIWORD_JOIN_SHARE = 0.1
 # INCLUDE columns and unique multi-word indexes: a third lane of random
 # choices of their own, no joins but their own (GbtreeJoin must not take them)
 INCLUDE_TYPES = ["i1", "i2", "i3", "i4"]
@@ -1976,6 +1981,13 @@ def check_once(cur, t, rnd, stats, joins=False, types=None):
     this gbtree has GbtreeJoin (types: the twins an outer side may read)."""
     if t in NEW_TYPES:
         return check_new(cur, t, rnd, stats)
+    if joins and t in MULTIWORD_TYPES and rnd.random() < MULTIWORD_JOIN_SHARE:
+        # joins on the leading column, as the INCLUDE and unique twins'
+        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try:
+            return check_njoin(cur, t, rnd, stats)
+        finally:
+            cur.execute("COMMIT")
     if joins and t not in MULTIWORD_TYPES and rnd.random() < JOIN_SHARE:
         cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         try:
@@ -3845,9 +3857,12 @@ def main():
               % stats["btree_wrong"])
     mw = [t for t in types if t in MULTIWORD_TYPES]
     if mw:
-        print("gbtree_fuzz: multi-word twins: checker's checks %s; batched transactions %s"
+        print("gbtree_fuzz: multi-word twins: checker's checks %s; batched transactions %s; "
+              "joins on the leading column, with the INCLUDE and unique twins' %d (%d rows), "
+              "through GbtreeJoin where it takes the index %d"
               % (", ".join("%s %d" % (t, stats["checks_" + t]) for t in mw),
-                 ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in mw)))
+                 ", ".join("%s %d" % (t, bstats["transactions_" + t]) for t in mw),
+                 stats["new_joins"], stats["new_join_rows"], stats["new_taken_gbtree_joins"]))
     nw = [t for t in types if t in NEW_TYPES]
     if nw:
         print("gbtree_fuzz: INCLUDE and unique twins: checker's checks %s; batched transactions %s; "
