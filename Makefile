@@ -73,7 +73,7 @@ $(CUDA_LIB): $(wildcard cuda/*.cu) $(wildcard cuda/*.cuh) $(wildcard cuda/*.h) s
 install-cuda: $(CUDA_LIB)
 	$(INSTALL_SHLIB) $(CUDA_LIB) '$(DESTDIR)$(pkglibdir)/libgbtree_cuda.so'
 
-EXTRA_CLEAN = $(CUDA_LIB) gbtree.exports test/bench/bench_node test/bench/bench_multiword test/bench/bench_textkey test/unit/test_node test/unit/test_keys test/unit/test_tail results regression.diffs regression.out output_iso tmp_check
+EXTRA_CLEAN = $(CUDA_LIB) gbtree.exports test/bench/bench_node test/bench/bench_multiword test/bench/bench_textkey test/unit/test_node test/unit/test_keys test/unit/test_tail test/unit/test_wpost results regression.diffs regression.out output_iso tmp_check
 
 # ---- tests, demo ---------------------------------------------------------
 # Unit tests of the pure-C layers (no server needed).
@@ -104,8 +104,11 @@ test/bench/bench_textkey: test/bench/bench_textkey.c test/bench/bench_util.h
 bench-textkey: test/bench/bench_textkey
 	test/bench/bench_textkey
 
-unit: test/unit/test_node test/unit/test_keys test/unit/test_tail
-	test/unit/test_node && test/unit/test_keys && test/unit/test_tail
+test/unit/test_wpost: test/unit/test_wpost.c src/node_wpost.c src/node.c src/node_post.c src/node_split.c src/simd.c src/gbtree_wpost.h src/gbtree_node.h src/gbtree_keyshape.h
+	$(CC) $(UNIT_CFLAGS) -o $@ test/unit/test_wpost.c src/node_wpost.c src/node.c src/node_post.c src/node_split.c src/simd.c
+
+unit: test/unit/test_node test/unit/test_keys test/unit/test_tail test/unit/test_wpost
+	test/unit/test_node && test/unit/test_keys && test/unit/test_tail && test/unit/test_wpost
 
 test:
 	test/run-tests.sh

@@ -71,6 +71,8 @@ gbt_scan_is_wide(IndexScanDesc scan)
 /* collate.c */
 extern void gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s);
 extern bool gbt_collation_orders_by_bytes(Oid collid);
+extern bool gbt_wide_dedup(Relation index, const GbtIndexInfo *info);
+extern void gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n);
 extern const unsigned char *gbt_text_key(const GbtIndexInfo *info, int s, const text *t,
 										 int *len, bool *alloc);
 extern int	gbt_text_key_value_start(const unsigned char *k, int len);

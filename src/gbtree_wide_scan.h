@@ -58,7 +58,7 @@ typedef struct WidePos
 	bool		pinned;			/* its pin kept since (needs_pin) */
 	int			nitems;
 	int			itemIndex;
-	uint64		items[GBT_MAX_SLOTS * GBT_WIDE_MAX_STRIDE];
+	uint64		items[GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE];	/* either form */
 	/* a tailed leaf's: each item's tail in tbytes (itlen 0: none) */
 	bool		tails;
 	int			tused;

@@ -636,6 +636,16 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 				rc = -1;
 				break;
 			}
+			/* nor read multi-word posting leaves (node_wpost.c) */
+			if (!PageIsNew(page) && PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
+				gbt_page_opaque((char *) page)->keywords > 1 &&
+				(gbt_page_opaque((char *) page)->flags & GBT_F_POSTING))
+			{
+				UnlockReleaseBuffer(buf);
+				snprintf(errbuf, errlen, "index holds multi-word posting leaves (block %u)", blk);
+				rc = -1;
+				break;
+			}
 			if (take)
 			{
 				bl[k] = blk;

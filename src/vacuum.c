@@ -56,6 +56,7 @@
 #include "gbtree_gpu.h"
 #include "gbtree_xlog.h"
 #include "gbtree_wide.h"
+#include "gbtree_wpost.h"
 
 /*
  * Page changes shared with redo (wal.c): the same bytes when made and
@@ -155,6 +156,42 @@ vacuum_leaf(Relation index, Buffer buf, IndexBulkDeleteResult *stats,
 	int			ndead = 0;
 	int			live = 0;
 
+	if (gbt_page_is_posting((char *) page) && gbt_page_opaque((char *) page)->keywords > 1)
+	{
+		/*
+		 * A multi-word posting leaf (node_wpost.c): rewritten with its live
+		 * entries, in whichever form they take, under generic WAL.
+		 */
+		int			nw = gbt_page_opaque((char *) page)->keywords;
+		uint64	   *e = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * (GBT_MAX_KEY_WORDS + 1));
+		int			n = gbt_wpost_decode((char *) page, e);
+
+		for (int i = 0; i < n; i++)
+		{
+			ItemPointerData tid;
+
+			gbt_tid_to_itemptr(e[(Size) i * (nw + 1) + nw], &tid);
+			if (callback && callback(&tid, callback_state))
+				ndead++;
+			else
+				memmove(&e[(Size) live++ * (nw + 1)], &e[(Size) i * (nw + 1)],
+						sizeof(uint64) * (nw + 1));
+		}
+		if (ndead > 0)
+		{
+			GbtGxlog   *g = gbt_gxlog_start(index);
+			Page		wpage = gbt_gxlog_register(g, buf, 0);
+			BlockNumber blkno = BufferGetBlockNumber(buf);
+
+			gbt_wide_leaf_fill(wpage, nw, e, live);
+			gbt_gxlog_finish(g);
+			gbt_gpu_note_changes(index, &blkno, 1, false);
+			stats->tuples_removed += ndead;
+		}
+		stats->num_index_tuples += live;
+		pfree(e);
+		return;
+	}
 	if (gbt_page_is_posting((char *) page))
 	{
 		GbtPost		p;

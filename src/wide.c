@@ -21,6 +21,7 @@
 
 #include "gbtree_keys.h"
 #include "gbtree_wide.h"
+#include "gbtree_wpost.h"
 #include "gbtree_tail.h"
 
 
@@ -597,12 +598,45 @@ gbt_wide_set_lower(Page page)
 	}
 }
 
+/*
+ * Whether leaves of this multi-word tree take the posting form where keys
+ * repeat (src/README, "Deduplication"): deduplicate_items, keys of two
+ * words or more and no text (whose tails the form does not hold), no
+ * INCLUDE columns (the TID among the key makes every key distinct), not
+ * unique (btree's unique indexes deduplicate versions only).
+ */
+bool
+gbt_wide_dedup(Relation index, const GbtIndexInfo *info)
+{
+	return info->wide && info->nwords >= 2 && info->text_bytes == 0 && info->tidcol < 0 &&
+		!index->rd_index->indisunique && gbt_get_dedup(index);
+}
+
 void
 gbt_wide_init_page(Page page, bool leaf, uint16 level, uint16 flags, int nwords)
 {
 	PageInit(page, BLCKSZ, GBT_OPAQUE_SIZE);
 	gbt_node_format_words((char *) page, leaf, level, flags, nwords);
 	gbt_wide_set_lower(page);
+}
+
+/*
+ * A leaf in posting form (node_wpost.c) whose special space and header
+ * agree; its body is checked in full by gbtree_check (gbt_wpost_check).
+ */
+static bool
+wide_posting_leaf_sound(Page page, GbtPageOpaque op, int nwords)
+{
+	GbtWPostHeader *h = (GbtWPostHeader *) ((char *) page + GBT_BODY_OFFSET);
+
+	return (op->flags & GBT_F_POSTING) && (op->flags & GBT_F_LEAF) && op->level == 0 &&
+		!(op->flags & (GBT_F_TAILS | GBT_F_TAILS_FEW)) && nwords >= 2 &&
+		op->keywords == nwords && op->nslots == 0 && h->nwords == nwords &&
+		h->nentries == op->nused && h->ngroups <= h->nentries && h->nentries > 0 &&
+		h->nentries <= GBT_LEAF_MAX_ENTRIES &&
+		gbt_wpost_size(nwords, h->ngroups, h->nentries, (h->flags & GBT_WPOST_WIDEBLK) != 0,
+					   (h->flags & GBT_WPOST_TFLAGS) != 0) <=
+		(size_t) gbt_wpost_limit(nwords, op->flags);
 }
 
 /* gbt_check_page for a tree of nwords-word keys */
@@ -629,7 +663,7 @@ gbt_wide_check_page(Relation index, Buffer buf, int nwords)
 	leaf = (op->flags & GBT_F_LEAF) != 0;
 	if (op->page_id != GBT_PAGE_ID ||
 		(blkno == GBT_META_BLKNO) != ((op->flags & GBT_F_META) != 0) ||
-		(!(op->flags & GBT_F_META) &&
+		(!(op->flags & GBT_F_META) && !wide_posting_leaf_sound(page, op, nwords) &&
 		 (op->keywords != nwords || (op->flags & GBT_F_POSTING) ||
 		  op->nslots != gbt_words_slots_of(leaf, nwords, op->flags) ||
 		  ((op->flags & (GBT_F_TAILS | GBT_F_TAILS_FEW)) == GBT_F_TAILS_FEW) ||

@@ -31,6 +31,7 @@
 #include "gbtree_build.h"
 #include "gbtree_gpu.h"
 #include "gbtree_wide.h"
+#include "gbtree_wpost.h"
 #include "gbtree_xlog.h"
 
 
@@ -177,9 +178,72 @@ gbt_wide_sort_entries(uint64 *e, Size n, int nw)
  * pages take an even share of its entries, up to the fill factor, and give
  * the level above their first entries and blocks.
  */
+/*
+ * The leaves of a tree with deduplication (gbt_wide_dedup): from entry i,
+ * a leaf takes what the posting form holds at the fill factor where keys
+ * repeat (two TIDs a key or more, and more than the plain form's share),
+ * else the plain form's share.  Returns the leaves' first entries, and
+ * their number in *npages; the last element is n.
+ */
+static Size *
+posting_bounds(const uint64 *e, Size n, int nw, int fillfactor, Size *npages)
+{
+	int			slots = gbt_leaf_slots_for(nw);
+	Size		plain = Max(2, gbt_fill_slots(slots, fillfactor));
+	uint16		lflags = GBT_F_LEAF | (gbt_format_dir32 ? 0 : GBT_F_DIRFIT);
+	Size		budget = GBT_BODY_OFFSET +
+		(Size) (gbt_wpost_limit(nw, lflags) - GBT_BODY_OFFSET) * fillfactor / 100;
+	Size		cap = 1024;
+	Size	   *b = palloc(sizeof(Size) * cap);
+	Size		np = 0;
+	Size		i = 0;
+
+	while (i < n)
+	{
+		Size		take;
+		Size		j = i;
+		int			groups = 0;
+		uint32		lo = UINT32_MAX,
+					hi = 0;
+		bool		tf = false;
+
+		/* the most the posting form holds from i */
+		while (j < n && j - i < GBT_LEAF_MAX_ENTRIES)
+		{
+			const uint64 *x = &e[j * (nw + 1)];
+			uint32		blk = gbt_tid_block(x[nw]);
+			int			g = groups + ((j == i || gbt_words_cmp(x, x - (nw + 1), nw) != 0) ? 1 : 0);
+			uint32		nlo = Min(lo, blk),
+						nhi = Max(hi, blk);
+			bool		ntf = tf || gbt_tid_flags(x[nw]) != 0;
+
+			if (gbt_wpost_size(nw, g, (int) (j - i + 1), nhi - nlo > UINT16_MAX, ntf) > budget)
+				break;
+			groups = g;
+			lo = nlo;
+			hi = nhi;
+			tf = ntf;
+			j++;
+		}
+		take = (j - i > plain && j - i >= 2 * (Size) groups) ? j - i : Min(plain, n - i);
+		if (np == cap - 1)
+		{
+			cap *= 2;
+			b = repalloc(b, sizeof(Size) * cap);
+		}
+		b[np++] = i;
+		i += take;
+	}
+	if (np == 0)
+		b[np++] = 0;
+	b[np] = n;
+	*npages = np;
+	return b;
+}
+
 static void
 build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
-				BlockNumber rootblk, uint16 treeflag, int fillfactor)
+				BlockNumber rootblk, uint16 treeflag, int fillfactor, bool dedup)
 {
 	const int	stride = nw + 1;
 	const uint64 *level = entries;
@@ -196,9 +260,14 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 		int			slots = leaf ? gbt_leaf_slots_for(nw) : gbt_inner_slots_for(nw);
 		Size		cap = Max(2, gbt_fill_slots(slots, leaf ? fillfactor : GBT_INNER_FILLFACTOR));
 		Size		npages = n == 0 ? 1 : (n + cap - 1) / cap;
-		BlockNumber first = npages == 1 ? rootblk : w->nextblk;
+		Size	   *bounds = NULL;
+		BlockNumber first;
 		uint64	   *up = NULL;
 		BlockNumber *upchild = NULL;
+
+		if (leaf && dedup)
+			bounds = posting_bounds(level, n, nw, fillfactor, &npages);
+		first = npages == 1 ? rootblk : w->nextblk;
 
 		if (npages > 1)
 		{
@@ -208,8 +277,8 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 		}
 		for (Size p = 0; p < npages; p++)
 		{
-			Size		from = p * n / npages;
-			Size		to = (p + 1) * n / npages;
+			Size		from = bounds ? bounds[p] : p * n / npages;
+			Size		to = bounds ? bounds[p + 1] : (p + 1) * n / npages;
 			int			k = (int) (to - from);
 			BlockNumber blk = first + (BlockNumber) p;
 			Page		page = gbt_writer_page(w, blk);
@@ -217,7 +286,8 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 			GbtPageOpaque op;
 
 			CHECK_FOR_INTERRUPTS();
-			for (int i = 0; i < k; i++)
+			/* a posting leaf is encoded from the level's entries */
+			for (int i = 0; i < k && k <= slots; i++)
 			{
 				memcpy(&keys[i * nw], &level[(from + i) * stride], sizeof(uint64) * nw);
 				tids[i] = level[(from + i) * stride + nw];
@@ -231,7 +301,10 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 			}
 			gbt_wide_init_page(page, leaf, lev, treeflag, nw);
 			gbt_node_view((char *) page, &node);
-			gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
+			if (leaf && k > slots)
+				gbt_wpost_encode((char *) page, k, nw, &level[from * stride]);
+			else
+				gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
 			op = node.opaque;
 			op->leftlink = p == 0 ? GBT_NO_BLOCK : blk - 1;
 			if (p > 0)
@@ -266,6 +339,8 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 			pfree(owned);
 		if (child)
 			pfree(child);
+		if (bounds)
+			pfree(bounds);
 		if (npages == 1)
 			break;
 		owned = up;
@@ -520,13 +595,14 @@ gbt_wide_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (wb.tvals.n > 0)
 		build_tailed_tree(w, wb.vals, wb.nvals, &wb.tvals, nw, GBT_ROOT_BLKNO, 0, fillfactor);
 	else
-		build_wide_tree(w, wb.vals, wb.nvals, nw, GBT_ROOT_BLKNO, 0, fillfactor);
+		build_wide_tree(w, wb.vals, wb.nvals, nw, GBT_ROOT_BLKNO, 0, fillfactor,
+						gbt_wide_dedup(index, wb.info));
 	if (wb.tnulls.n > 0)
 		build_tailed_tree(w, wb.nulls, wb.nnulls, &wb.tnulls, nw, GBT_NULLROOT_BLKNO,
 						  GBT_F_NULLTREE, fillfactor);
 	else
 		build_wide_tree(w, wb.nulls, wb.nnulls, nw, GBT_NULLROOT_BLKNO, GBT_F_NULLTREE,
-						fillfactor);
+						fillfactor, gbt_wide_dedup(index, wb.info));
 	/* from here on, the index's cached shape is the one its pages have */
 	memcpy(gbt_index_info(index), wb.info, sizeof(GbtIndexInfo));
 	meta = gbt_writer_page(w, GBT_META_BLKNO);

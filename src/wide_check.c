@@ -14,6 +14,7 @@
 #include "utils/rel.h"
 
 #include "gbtree_wide.h"
+#include "gbtree_wpost.h"
 
 /*
  * What is wrong with the key range of the page node views, or NULL: a
@@ -66,9 +67,14 @@ gbt_wide_check_written(Relation index, Buffer buf, const char *where)
 	const char *bad;
 
 	gbt_node_view((char *) BufferGetPage(buf), &node);
-	bad = gbt_node_check(&node);
-	if (bad == NULL)
-		bad = gbt_wide_page_range_problem(&node);
+	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
+		bad = gbt_wpost_check((char *) BufferGetPage(buf));
+	else
+	{
+		bad = gbt_node_check(&node);
+		if (bad == NULL)
+			bad = gbt_wide_page_range_problem(&node);
+	}
 	if (bad)
 		elog(ERROR, "gbtree: index \"%s\": %s wrote block %u (level %d, %d entries) with %s",
 			 RelationGetRelationName(index), where, BufferGetBlockNumber(buf),
@@ -100,10 +106,12 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 	int			nw = gbt_index_info(index)->nwords;
 	BlockNumber first = root;
 	int			level = -1;
-	uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
-	uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+	/* a leaf in posting form holds more entries than any plain page */
+	uint64	   *keys = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_MAX_KEY_WORDS);
+	uint64	   *tids = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES);
 	uint32	   *child = palloc(sizeof(uint32) * GBT_MAX_SLOTS);
-	GbtTail    *tails = palloc(sizeof(GbtTail) * GBT_MAX_SLOTS);
+	GbtTail    *tails = palloc0(sizeof(GbtTail) * GBT_LEAF_MAX_ENTRIES);
+	uint64	   *pe = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
 
 	for (;;)
 	{
@@ -137,7 +145,8 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 			gbt_check_in_tree(index, buf, root);
 			page = BufferGetPage(buf);
 			gbt_node_view((char *) page, &node);
-			if ((err = gbt_node_check(&node)) != NULL)
+			if ((err = gbt_page_is_posting((char *) page) ? gbt_wpost_check((char *) page) :
+				 gbt_node_check(&node)) != NULL)
 				verify_fail(index, blk, err);
 			if (level < 0)
 				level = node.opaque->level;
@@ -152,9 +161,31 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 				gbt_tentry_cmp(lk, ltail, lt, prevhk, (GbtTail) {prevhtail, prevhtlen}, prevht,
 							   nw) != 0)
 				verify_fail(index, blk, "low key is not the left sibling's high key");
-			if ((err = gbt_wide_page_range_problem(&node)) != NULL)
-				verify_fail(index, blk, err);
-			k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
+			if (gbt_page_is_posting((char *) page))
+			{
+				/* entries in [low key, high key): the range test of a posting leaf */
+				k = gbt_wpost_decode((char *) page, pe);
+				for (int i = 0; i < k; i++)
+				{
+					memcpy(&keys[i * nw], &pe[i * (nw + 1)], sizeof(uint64) * nw);
+					tids[i] = pe[i * (nw + 1) + nw];
+					tails[i] = GBT_NO_TAIL;
+					if (gbt_tentry_cmp(&keys[i * nw], GBT_NO_TAIL, tids[i], lk, ltail, lt, nw) < 0)
+						verify_fail(index, blk, "entry below the page's low key");
+					if (!rightmost &&
+						gbt_tentry_cmp(&keys[i * nw], GBT_NO_TAIL, tids[i], hk, htail, ht, nw) >= 0)
+						verify_fail(index, blk, "entry at or above the page's high key");
+				}
+				if (node.opaque->leftlink != GBT_NO_BLOCK && !rightmost &&
+					gbt_tentry_cmp(lk, ltail, lt, hk, htail, ht, nw) >= 0)
+					verify_fail(index, blk, "high key not above the low key (an empty key range)");
+			}
+			else
+			{
+				if ((err = gbt_wide_page_range_problem(&node)) != NULL)
+					verify_fail(index, blk, err);
+				k = gbt_node_extract_tails(&node, keys, tids, node.child ? child : NULL, tails);
+			}
 			for (int i = 0; i < k; i++)
 			{
 				const uint64 *key = &keys[i * nw];
@@ -231,4 +262,5 @@ gbt_wide_verify(Relation index, BlockNumber root, uint64 **entries, Size *n, Siz
 	pfree(tids);
 	pfree(child);
 	pfree(tails);
+	pfree(pe);
 }

@@ -46,6 +46,7 @@
 
 #include "gbtree_gpu.h"
 #include "gbtree_wide_scan.h"
+#include "gbtree_wpost.h"
 
 
 static void mark_killed(IndexScanDesc scan);
@@ -274,6 +275,12 @@ mark_killed(IndexScanDesc scan)
 						so->kill_pinned, nw, &release);
 	if (!BufferIsValid(buf))
 		return;
+	/* posting leaves carry no marks (VACUUM removes their dead TIDs) */
+	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
+	{
+		gbt_kill_leaf_done(buf, false, release);
+		return;
+	}
 	gbt_node_view((char *) BufferGetPage(buf), &node);
 	dead = gbt_leaf_dead((char *) BufferGetPage(buf));
 	for (int i = 0; i < n; i++)
@@ -375,6 +382,55 @@ gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, 
 }
 
 /*
+ * gather_live for a leaf in posting form (node_wpost.c): its entries
+ * [start, end) that pass the filter (it has no tails and no marks).
+ */
+static int
+gather_posting(GbtWideScan so, const GbtWPost *p, int start, int end, WidePos *pos, int nw)
+{
+	int			n = 0;
+	int			g = 0;
+
+	pos->tails = false;
+	pos->tused = 0;
+	while (g < p->hdr->ngroups && p->start[g + 1] <= start)
+		g++;
+	for (int i = start; i < end; i++)
+	{
+		uint64	   *item = &pos->items[n * (nw + 1)];
+
+		while (p->start[g + 1] <= i)
+			g++;
+		memcpy(item, &p->keys[(Size) g * nw], sizeof(uint64) * nw);
+		if (so->need_filter && !passes_filter(so, item, NULL, 0))
+			continue;
+		item[nw] = gbt_wpost_tid(p, i);
+		n++;
+	}
+	return n;
+}
+
+/* the first entry of a posting leaf whose words are above key */
+static int
+posting_upper_bound(const GbtWPost *p, const uint64 *key)
+{
+	int			nw = p->hdr->nwords;
+	int			lo = 0,
+				hi = p->hdr->ngroups;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (gbt_words_cmp(&p->keys[(Size) mid * nw], key, nw) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return p->start[lo];
+}
+
+/*
  * Copy the entries of the locked leaf in buf that the position's range
  * wants; below (with its tail and TID), when not NULL, takes only those
  * below it.
@@ -415,41 +471,59 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range, const uint64 *belo
 		pos->hitaillen = ht.len;
 		memcpy(pos->hitail, ht.data, ht.len);
 	}
-	/*
-	 * The used slots from the first key >= lo to the last <= hi; an end the
-	 * range leaves open (a scan of the whole index, ORDER BY) needs no count.
-	 */
-	if (so->segs[seg].lotails)
+	if (gbt_page_is_posting((char *) page))
 	{
-		GbtTail		lt = so->segs[seg].lotails[range],
-					ht = so->segs[seg].hitails[range];
+		GbtWPost	p;
 
-		end = gbt_node_upper_bound_tail(&node, r->hi, ht.data, ht.len);
-		start = gbt_node_lower_bound_tail(&node, r->lo, lt.data, lt.len, 0);
+		/* no tails in a tree that takes the posting form (gbt_wide_dedup) */
+		Assert(!so->segs[seg].lotails && belowtail.len == 0);
+		gbt_wpost_view((char *) page, &p);
+		end = words_are(r->hi, nw, UINT64_MAX) ? p.hdr->nentries : posting_upper_bound(&p, r->hi);
+		start = words_are(r->lo, nw, 0) ? 0 :
+			p.start[gbt_wpost_lower_bound_group(&p, r->lo)];
+		if (below)
+			end = Min(end, gbt_wpost_lower_bound_entry(&p, below, belowtid));
+		pos->nitems = start < end ? gather_posting(so, &p, start, end, pos, nw) : 0;
 	}
 	else
 	{
-		end = words_are(r->hi, nw, UINT64_MAX) ? node.nslots :
-			gbt_node_upper_bound_words(&node, r->hi);
-		start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
-	}
-	if (below)
-		end = Min(end, gbt_node_lower_bound_tail(&node, below, belowtail.data, belowtail.len,
-												 belowtid));
-	switch (nw)
-	{
-		case 2:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos, 2);
-			break;
-		case 3:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos, 3);
-			break;
-		case 4:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos, 4);
-			break;
-		default:
-			pos->nitems = gather_live(so, &node, dead, start, end, pos, nw);
-			break;
+		/*
+		 * The used slots from the first key >= lo to the last <= hi; an end
+		 * the range leaves open (a scan of the whole index, ORDER BY) needs
+		 * no count.
+		 */
+		if (so->segs[seg].lotails)
+		{
+			GbtTail		lt = so->segs[seg].lotails[range],
+						ht = so->segs[seg].hitails[range];
+
+			end = gbt_node_upper_bound_tail(&node, r->hi, ht.data, ht.len);
+			start = gbt_node_lower_bound_tail(&node, r->lo, lt.data, lt.len, 0);
+		}
+		else
+		{
+			end = words_are(r->hi, nw, UINT64_MAX) ? node.nslots :
+				gbt_node_upper_bound_words(&node, r->hi);
+			start = words_are(r->lo, nw, 0) ? 0 : gbt_node_lower_bound_words(&node, r->lo);
+		}
+		if (below)
+			end = Min(end, gbt_node_lower_bound_tail(&node, below, belowtail.data,
+													 belowtail.len, belowtid));
+		switch (nw)
+		{
+			case 2:
+				pos->nitems = gather_live(so, &node, dead, start, end, pos, 2);
+				break;
+			case 3:
+				pos->nitems = gather_live(so, &node, dead, start, end, pos, 3);
+				break;
+			case 4:
+				pos->nitems = gather_live(so, &node, dead, start, end, pos, 4);
+				break;
+			default:
+				pos->nitems = gather_live(so, &node, dead, start, end, pos, nw);
+				break;
+		}
 	}
 	if (needs_pin(scan))
 	{
@@ -928,7 +1002,7 @@ gbt_wide_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	GbtWideScan so = (GbtWideScan) scan->opaque;
 	int			nw = so->nw;
 	int64		n = 0;
-	ItemPointerData tids[GBT_MAX_SLOTS];
+	ItemPointerData tids[GBT_LEAF_MAX_ENTRIES];
 
 	if (!step(scan, ForwardScanDirection))
 		return 0;
@@ -997,7 +1071,7 @@ scan_out(IndexScanDesc scan, GbtTidSink tid_sink, GbtWideItemSink item_sink, voi
 	} while (0)
 
 	Assert(scan->parallel_scan == NULL);
-	max = Max(max, GBT_MAX_SLOTS);
+	max = Max(max, GBT_LEAF_MAX_ENTRIES);
 	scan->xs_want_itup = true;
 	locked = ConditionalLockPage(index, GBT_GPU_SCAN_LOCK, ShareLock);
 	if (!step(scan, ForwardScanDirection))

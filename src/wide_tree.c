@@ -33,6 +33,7 @@
 
 #include "gbtree_gpu.h"
 #include "gbtree_wide.h"
+#include "gbtree_wpost.h"
 #include "gbtree_xlog.h"
 
 /* high (high) or low key of a page, all its words */
@@ -233,6 +234,16 @@ gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode)
 	return next;
 }
 
+static bool posting_insert(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid);
+static bool posting_takes(Page page, int nw, const uint64 *key, uint64 tid);
+typedef struct WideSplit WideSplit;
+static void posting_split_images(Buffer buf, int nw, WideSplit *ws, const uint64 *key, uint64 tid,
+								 int fillfactor);
+static Buffer posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws,
+							const uint64 *key, uint64 tid, bool may_recycle);
+static bool posting_instead_of_split(Relation index, Buffer buf, int nw, const uint64 *key,
+									 uint64 tid);
+
 /*
  * Room in the locked page for an entry with this tail: a free slot, and
  * for a tail its bytes, or a page of words alone that can become tailed
@@ -263,6 +274,8 @@ page_has_room(Page page, GbtTail tail)
 static bool
 leaf_takes(Relation index, Page page, const uint64 *key, GbtTail tail, uint64 tid)
 {
+	if (gbt_page_is_posting((char *) page))
+		return tail.len == 0 && posting_takes(page, gbt_page_opaque((char *) page)->keywords, key, tid);
 	return page_has_room(page, tail) && !gbt_leaf_crowded(index, page, key, tid);
 }
 
@@ -343,6 +356,10 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	 * the insert would clear their marks, and the next dead find would
 	 * cost a heap visit again.
 	 */
+	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
+		return tail.len == 0 &&
+			posting_insert(index, buf, gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
+						   key, tid);
 	gbt_leaf_reclaim_dead(index, buf);
 	if (!leaf_takes(index, BufferGetPage(buf), key, tail, tid))
 		return false;
@@ -364,7 +381,7 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 }
 
 /* page images for gbt_node_split, and the separator it made */
-typedef struct WideSplit
+struct WideSplit
 {
 	PGAlignedBlock old;
 	PGAlignedBlock left;
@@ -373,7 +390,7 @@ typedef struct WideSplit
 	uint64		septid;
 	GbtTail		septail;		/* points into right */
 	int			placed;			/* gbt_node_split's result */
-} WideSplit;
+};
 
 /* cut a copy of the page (and the new entry) into ws's images */
 static void
@@ -382,6 +399,13 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 {
 	/* leftpct 0: halves; else the new entry goes on an ascending run */
 	GbtNode		rnode;
+
+	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
+	{
+		posting_split_images(buf, gbt_page_opaque((char *) BufferGetPage(buf))->keywords, ws,
+							 key, tid, leftpct > 0 ? leftpct : 50);
+		return;
+	}
 
 	memcpy(ws->old.data, BufferGetPage(buf), BLCKSZ);
 	/* zeros where the node layer writes nothing, as PageInit leaves them */
@@ -453,6 +477,395 @@ finish_split(Relation index, GbtWal *w, GbtWsplitLog *lg, Buffer pbuf, Page pp, 
 	gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
+}
+
+/*
+ * Multi-word posting leaves (node_wpost.c, src/README "Deduplication")
+ * ---------------------------------------------------------------------
+ * Every change of a leaf in posting form rewrites it from its entries, in
+ * whichever form they take (the plain form when they fit its slots), and
+ * is logged by generic WAL: the change itself as a page delta, a split as
+ * two page images.  gbtree's own records (WINSERT, WSPLIT) replay node
+ * functions on plain pages and are never written for these.
+ */
+
+/* A leaf's entries in order, either form (nw words and the TID each). */
+static int
+leaf_entries(Page page, int nw, uint64 *e)
+{
+	GbtNode		node;
+	int			n = 0;
+
+	if (gbt_page_is_posting((char *) page))
+		return gbt_wpost_decode((char *) page, e);
+	gbt_node_view((char *) page, &node);
+	Assert(node.toff == NULL);
+	for (int s = gbt_node_next_used(&node, 0); s < node.nslots;
+		 s = gbt_node_next_used(&node, s + 1))
+	{
+		gbt_walk_slot_words(&node, s, &e[(Size) n * (nw + 1)]);
+		e[(Size) n * (nw + 1) + nw] = node.tids[s];
+		n++;
+	}
+	return n;
+}
+
+/* whether n sorted entries fit one leaf of this layout, either form */
+static bool
+leaf_entries_fit(int n, int nw, const uint64 *e, uint16 flags)
+{
+	return n <= gbt_leaf_slots_for(nw) || gbt_wpost_fits(n, nw, e, flags);
+}
+
+/*
+ * Lay out the leaf page (its special space and bounds kept) with n sorted
+ * entries that leaf_entries_fit: the plain form where they fit its slots,
+ * else the posting form.  Its dead marks go (they described old slots).
+ */
+void
+gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n)
+{
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
+	uint64		xb[2 * GBT_MAX_KEY_WORDS];
+	GbtPageOpaque op;
+	GbtNode		node;
+
+	gbt_node_view((char *) page, &node);
+	memcpy(xb, node.xbounds, sizeof(uint64) * 2 * (nw - 1));
+	gbt_node_format_words((char *) page, true, 0, old.flags & ~(GBT_F_LEAF | GBT_F_POSTING), nw);
+	op = gbt_page_opaque((char *) page);
+	op->hikey = old.hikey;
+	op->hitid = old.hitid;
+	op->lowkey = old.lowkey;
+	op->lowtid = old.lowtid;
+	op->rightlink = old.rightlink;
+	op->leftlink = old.leftlink;
+	op->xact = old.xact;
+	gbt_node_view((char *) page, &node);
+	memcpy(node.xbounds, xb, sizeof(uint64) * 2 * (nw - 1));
+	gbt_leaf_clear_dead((char *) page);
+	if (n > node.nslots)
+		gbt_wpost_encode((char *) page, n, nw, e);
+	else
+	{
+		uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
+		uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
+
+		for (int i = 0; i < n; i++)
+		{
+			memcpy(&keys[i * nw], &e[(Size) i * (nw + 1)], sizeof(uint64) * nw);
+			tids[i] = e[(Size) i * (nw + 1) + nw];
+		}
+		gbt_node_load_spread(&node, n, keys, tids, NULL, true);
+		pfree(keys);
+		pfree(tids);
+	}
+	gbt_wide_set_lower(page);
+}
+
+/* Rewrite the locked leaf with n sorted entries, logged as a page delta. */
+static void
+leaf_rewrite_logged(Relation index, Buffer buf, int nw, const uint64 *e, int n,
+					const char *what)
+{
+	GbtGxlog   *state = gbt_gxlog_start(index);
+	Page		page = gbt_gxlog_register(state, buf, 0);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	gbt_wide_leaf_fill(page, nw, e, n);
+	gbt_gxlog_finish(state);
+	GBT_CHECK_WRITTEN(index, buf, what);
+	gbt_gpu_note_changes(index, &blkno, 1, false);
+}
+
+/*
+ * Merge the m sorted entries add (stride `stride`, nw words and the TID
+ * first) into the n sorted entries e (stride nw + 1), into out; entries
+ * already present are not doubled.  Returns the count.
+ */
+static int
+merge_entries(const uint64 *e, int n, const uint64 *add, int m, int stride, int nw, uint64 *out)
+{
+	int			i = 0,
+				j = 0,
+				k = 0;
+
+	while (i < n || j < m)
+	{
+		const uint64 *x = i < n ? &e[(Size) i * (nw + 1)] : NULL;
+		const uint64 *y = j < m ? &add[(Size) j * stride] : NULL;
+		int			c = !x ? 1 : !y ? -1 :
+			gbt_words_cmp(x, y, nw) != 0 ? gbt_words_cmp(x, y, nw) :
+			(x[nw] < y[nw] ? -1 : x[nw] > y[nw]);
+
+		if (c <= 0)
+		{
+			memcpy(&out[(Size) k++ * (nw + 1)], x, sizeof(uint64) * (nw + 1));
+			i++;
+			if (c == 0)
+				j++;
+		}
+		else
+		{
+			memcpy(&out[(Size) k++ * (nw + 1)], y, sizeof(uint64) * (nw + 1));
+			j++;
+		}
+	}
+	return k;
+}
+
+/*
+ * The leaf's entries with (key, tid) added where key is not NULL, into out
+ * (room for GBT_LEAF_MAX_ENTRIES + 1); returns their number.
+ */
+static int
+leaf_plus_entry(Page page, int nw, const uint64 *key, uint64 tid, uint64 *out)
+{
+	uint64	   *e = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
+	uint64		x[GBT_WIDE_MAX_STRIDE];
+	int			n = leaf_entries(page, nw, e);
+	int			k;
+
+	if (key)
+	{
+		memcpy(x, key, sizeof(uint64) * nw);
+		x[nw] = tid;
+	}
+	k = merge_entries(e, n, x, key ? 1 : 0, nw + 1, nw, out);
+	pfree(e);
+	return k;
+}
+
+/*
+ * The locked leaf in posting form takes (key, tid) if the posting form
+ * still holds its entries with it; false (nothing written) otherwise.
+ */
+static bool
+posting_insert(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid)
+{
+	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+	int			k = leaf_plus_entry(BufferGetPage(buf), nw, key, tid, out);
+	bool		done = false;
+
+	if (leaf_entries_fit(k, nw, out, gbt_page_opaque((char *) BufferGetPage(buf))->flags))
+	{
+		leaf_rewrite_logged(index, buf, nw, out, k, "an insert into a posting leaf");
+		done = true;
+	}
+	pfree(out);
+	return done;
+}
+
+/* whether the posting leaf would take (key, tid) (posting_insert's test) */
+static bool
+posting_takes(Page page, int nw, const uint64 *key, uint64 tid)
+{
+	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+	int			k = leaf_plus_entry(page, nw, key, tid, out);
+	bool		fits = leaf_entries_fit(k, nw, out, gbt_page_opaque((char *) page)->flags);
+
+	pfree(out);
+	return fits;
+}
+
+/*
+ * A full plain leaf of an index that deduplicates (gbt_wide_dedup) takes
+ * the posting form instead of splitting, as nbtree deduplicates a leaf
+ * that would split: when its entries and (key, tid) fit that form and
+ * keys repeat (two TIDs a key or more).  False (nothing written) if not.
+ */
+static bool
+posting_instead_of_split(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid)
+{
+	Page		page = BufferGetPage(buf);
+	GbtPageOpaque op = gbt_page_opaque((char *) page);
+	uint64	   *out;
+	int			k,
+				groups = 0;
+	bool		done = false;
+
+	if (!(op->flags & GBT_F_LEAF) || (op->flags & (GBT_F_POSTING | GBT_F_TAILS)) ||
+		!gbt_wide_dedup(index, gbt_index_info(index)))
+		return false;
+	out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+	k = leaf_plus_entry(page, nw, key, tid, out);
+	for (int i = 0; i < k; i++)
+		if (i == 0 || gbt_words_cmp(&out[(Size) i * (nw + 1)], &out[(Size) (i - 1) * (nw + 1)], nw) != 0)
+			groups++;
+	if (k > gbt_leaf_slots_for(nw) && k >= 2 * groups && gbt_wpost_fits(k, nw, out, op->flags))
+	{
+		leaf_rewrite_logged(index, buf, nw, out, k, "a leaf taking the posting form");
+		done = true;
+	}
+	pfree(out);
+	return done;
+}
+
+/*
+ * split_images for a leaf in posting form: its entries and (key, tid),
+ * if key, cut near the middle (at the start of a key's TIDs when one lies
+ * within a quarter of it), each half laid out in whichever form holds it;
+ * the left image keeps the page's low key and left-link, the right one
+ * its high key, right-link and rightmost flag.
+ */
+static void
+posting_split_images(Buffer buf, int nw, WideSplit *ws, const uint64 *key, uint64 tid,
+					 int fillfactor)
+{
+	Page		page = BufferGetPage(buf);
+	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+	int			k = leaf_plus_entry(page, nw, key, tid, out),
+				m,
+				best;
+	GbtPageOpaque lo,
+				ro;
+	GbtNode		lnode,
+				rnode;
+	const uint64 *sep;
+
+	/*
+	 * Near the middle, at a key's first TID if one is near.  But a leaf of
+	 * one key (whose rows come in heap order, so the new TID is its last)
+	 * or a rightmost leaf given a new last entry keeps the fill factor's
+	 * share on the left, as nbtree splits a page of one value and its
+	 * rightmost page, so that such runs leave full leaves, not halves.
+	 */
+	m = k / 2;
+	if (key && k > 2 &&
+		(gbt_words_cmp(&out[0], &out[(Size) (k - 1) * (nw + 1)], nw) == 0 ||
+		 ((gbt_page_opaque((char *) page)->flags & GBT_F_RIGHTMOST) &&
+		  gbt_words_cmp(&out[(Size) (k - 1) * (nw + 1)], key, nw) == 0 &&
+		  out[(Size) (k - 1) * (nw + 1) + nw] == tid)))
+		m = k * fillfactor / 100;
+	else
+	{
+		best = m;
+		for (int d = 0; d <= k / 4; d++)
+		{
+			if (m - d > 0 && gbt_words_cmp(&out[(Size) (m - d) * (nw + 1)],
+										   &out[(Size) (m - d - 1) * (nw + 1)], nw) != 0)
+			{
+				best = m - d;
+				break;
+			}
+			if (m + d < k && m + d > 0 &&
+				gbt_words_cmp(&out[(Size) (m + d) * (nw + 1)],
+							  &out[(Size) (m + d - 1) * (nw + 1)], nw) != 0)
+			{
+				best = m + d;
+				break;
+			}
+		}
+		m = best;
+	}
+	m = Max(1, Min(m, k - 1));
+
+	/*
+	 * Each side must fit a page: the new entry can widen every TID (a
+	 * float's -0 flag, heap blocks further apart), so a share that fit
+	 * before may not now.
+	 */
+	{
+		uint16		lflags = gbt_page_opaque((char *) page)->flags;
+
+		while (m > 1 && !leaf_entries_fit(m, nw, out, lflags))
+			m--;
+		while (m < k - 1 && !leaf_entries_fit(k - m, nw, &out[(Size) m * (nw + 1)], lflags))
+			m++;
+		if (!leaf_entries_fit(m, nw, out, lflags) ||
+			!leaf_entries_fit(k - m, nw, &out[(Size) m * (nw + 1)], lflags))
+			elog(ERROR, "gbtree: no split of a posting leaf of %d entries fits two pages", k);
+	}
+	sep = &out[(Size) m * (nw + 1)];
+	memcpy(ws->old.data, page, BLCKSZ);
+	memcpy(ws->left.data, page, BLCKSZ);
+	memcpy(ws->right.data, page, BLCKSZ);
+	/* the left image: the high key the separator, not rightmost, not the root */
+	lo = gbt_page_opaque(ws->left.data);
+	lo->flags &= ~(GBT_F_RIGHTMOST | GBT_F_ROOT);
+	lo->hikey = sep[0];
+	lo->hitid = sep[nw];
+	gbt_node_view(ws->left.data, &lnode);
+	for (int i = 1; i < nw; i++)
+		lnode.xbounds[i - 1] = sep[i];
+	gbt_wide_leaf_fill((Page) ws->left.data, nw, out, m);
+	/* the right image: the separator its low key */
+	ro = gbt_page_opaque(ws->right.data);
+	ro->flags &= ~GBT_F_ROOT;
+	ro->lowkey = sep[0];
+	ro->lowtid = sep[nw];
+	gbt_node_view(ws->right.data, &rnode);
+	for (int i = 1; i < nw; i++)
+		rnode.xbounds[nw - 1 + i - 1] = sep[i];
+	gbt_wide_leaf_fill((Page) ws->right.data, nw, sep, k - m);
+	memcpy(ws->sep, sep, sizeof(uint64) * nw);
+	ws->septid = sep[nw];
+	ws->septail = GBT_NO_TAIL;
+	ws->placed = key ? 1 : 0;
+	pfree(out);
+}
+
+/*
+ * Split the locked posting leaf in buf, whose locked parent pbuf takes the
+ * downlink, adding (key, tid) when key is not NULL: split_page's work,
+ * under generic WAL (both halves whole, the parent and the old right
+ * sibling as deltas).  Returns the new right page, locked.
+ */
+static Buffer
+posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const uint64 *key,
+			  uint64 tid, bool may_recycle)
+{
+	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
+	Buffer		rbuf,
+				sbuf;
+	BlockNumber rblk;
+	GbtGxlog   *state;
+	Page		lp,
+				rp,
+				pp;
+	GbtNode		pnode;
+	BlockNumber changed[4];
+
+	posting_split_images(buf, nw, ws, key, tid, gbt_get_fillfactor(index));
+	if (!page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
+		return InvalidBuffer;
+	rbuf = gbt_new_buffer(index, may_recycle);
+	rblk = BufferGetBlockNumber(rbuf);
+	sbuf = lock_old_right(index, old.rightlink, nw);
+	state = gbt_gxlog_start(index);
+	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	pp = gbt_gxlog_register(state, pbuf, 0);
+	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
+	gbt_wide_put_body(lp, ws->left.data);
+	gbt_wide_put_body(rp, ws->right.data);
+	gbt_page_opaque((char *) lp)->rightlink = rblk;
+	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
+	gbt_node_view((char *) pp, &pnode);
+	if (!gbt_wide_node_put(pp, &pnode, ws->sep, GBT_NO_TAIL, ws->septid, rblk))
+	{
+		gbt_gxlog_abort(state);
+		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	}
+	gbt_wide_set_lower(pp);
+	if (BufferIsValid(sbuf))
+	{
+		Page		sp = gbt_gxlog_register(state, sbuf, 0);
+
+		gbt_page_opaque((char *) sp)->leftlink = rblk;
+	}
+	gbt_gxlog_finish(state);
+	changed[0] = BufferGetBlockNumber(pbuf);
+	changed[1] = BufferGetBlockNumber(buf);
+	changed[2] = rblk;
+	changed[3] = BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber;
+	gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
+	if (BufferIsValid(sbuf))
+		UnlockReleaseBuffer(sbuf);
+	GBT_CHECK_WRITTEN(index, buf, "a posting split (left)");
+	GBT_CHECK_WRITTEN(index, rbuf, "a posting split (right)");
+	GBT_CHECK_WRITTEN(index, pbuf, "a posting split (parent)");
+	return rbuf;
 }
 
 /* whether keys a and b have the same first column (its null bit too) */
@@ -546,6 +959,9 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 				pp;
 	GbtNode		node;
 	bool		cut = false;	/* the page keeps its entries in place */
+
+	if (leaf && gbt_page_is_posting((char *) BufferGetPage(buf)))
+		return posting_split(index, pbuf, buf, nw, ws, key, tid, may_recycle);
 
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
@@ -806,7 +1222,8 @@ append_at_leaf(Relation index, Buffer buf, void *arg)
 	/* the append split sets it again; declined, the page's free slots fill */
 	wa->fresh = InvalidBlockNumber;
 	gbt_node_view((char *) page, &node);
-	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL)
+	if (BufferGetBlockNumber(buf) == wa->root || node.toff != NULL ||
+		gbt_page_is_posting((char *) page))
 		return unchecked_insert(wa);
 	limit = node.nslots + 2 * cap;
 	run = run_in_leaf(wa, wa->i, &node, limit);
@@ -1104,6 +1521,10 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					tails_ready = again = true;
 					break;
 				}
+				/* a full plain leaf of duplicates takes the posting form */
+				if (todo == GBT_WIDE_INSERT && tail.len == 0 &&
+					posting_instead_of_split(index, buf, nw, key, tid))
+					break;
 				rbuf = split_page(index, pbuf, buf, nw, ws,
 								  todo == GBT_WIDE_INSERT ? key : NULL, tail, tid, may_recycle);
 				if (!BufferIsValid(rbuf) || (todo == GBT_WIDE_INSERT && ws->placed == 0))
@@ -1222,6 +1643,63 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
 }
 
 /*
+ * gbt_wide_insert_batch at a leaf in posting form: the batch's entries
+ * from e[i] (stride: words, TID, the tail's index; none has a tail in a
+ * tree that deduplicates) that belong before the leaf's high key (hk, ht;
+ * any, rightmost) go in, as many as the form then still holds, in one
+ * rewrite; an entry the leaf already holds (a flush that failed midway)
+ * is not doubled.  Returns how many it took (0: the first does not fit).
+ */
+static Size
+posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, int stride, Size i, Size n,
+			  const uint64 *hk, uint64 ht, bool rightmost, bool convert)
+{
+	uint64	   *cur = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
+	uint64	   *out = palloc(sizeof(uint64) * (2 * GBT_LEAF_MAX_ENTRIES) * GBT_WIDE_MAX_STRIDE);
+	int			have = leaf_entries(BufferGetPage(buf), nw, cur);
+	uint16		flags = gbt_page_opaque((char *) BufferGetPage(buf))->flags;
+	Size		m = 0;
+	int			k = 0;
+
+	/* the entries that belong here */
+	while (i + m < n && m < GBT_LEAF_MAX_ENTRIES)
+	{
+		const uint64 *x = &e[(i + m) * stride];
+
+		if (!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw))
+			break;
+		m++;
+	}
+	/* as many as fit: fewer by halves, then one at a time */
+	while (m > 0)
+	{
+		k = merge_entries(cur, have, &e[i * stride], (int) m, stride, nw, out);
+		if (k <= GBT_LEAF_MAX_ENTRIES && leaf_entries_fit(k, nw, out, flags))
+			break;
+		m = m > 8 ? m / 2 : m - 1;
+	}
+	/*
+	 * convert: a full plain leaf takes the posting form only where that
+	 * holds more than its slots and keys repeat (two TIDs a key or more)
+	 */
+	if (m > 0 && convert)
+	{
+		int			groups = 0;
+
+		for (int j = 0; j < k; j++)
+			if (j == 0 || gbt_words_cmp(&out[(Size) j * (nw + 1)], &out[(Size) (j - 1) * (nw + 1)], nw) != 0)
+				groups++;
+		if (k <= gbt_leaf_slots_for(nw) || k < 2 * groups)
+			m = 0;
+	}
+	if (m > 0)
+		leaf_rewrite_logged(index, buf, nw, out, k, "a batch's merge into a posting leaf");
+	pfree(cur);
+	pfree(out);
+	return m;
+}
+
+/*
  * Merge an insert batch's entries (batch.c: nslots GbtEntry slots, each
  * entry gbt_wide_batch_slots of them: words, TID, tail length and tail)
  * into the tree under root.  Sorted first by (words, tail, TID), they go in
@@ -1246,6 +1724,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 	Size		ntails = 1;
 	Size		i = 0;
 	WideAppend	wa;
+	bool		dedup;
 
 	/* at most one entry a gbt_wide_batch_slots(nw, 0) slots */
 	Size		maxn = nslots / gbt_wide_batch_slots(nw, 0);
@@ -1296,6 +1775,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 	wa.fresh = InvalidBlockNumber;
 	wa.nleft = 0;
 	wa.heap = heap;
+	dedup = gbt_wide_dedup(index, gbt_index_info(index));
 	while (i < n)
 	{
 		const uint64 *first = &e[i * stride];
@@ -1325,6 +1805,18 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 			memcpy(hbytes, htail.data, htail.len);
 			htail.data = hbytes;
 		}
+		/* a posting leaf takes the batch's entries in one rewrite */
+		if (gbt_page_is_posting((char *) page))
+		{
+			Size		took = posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost,
+											 false);
+
+			UnlockReleaseBuffer(buf);
+			if (hbytes)
+				pfree(hbytes);
+			i += took > 0 ? took : batch_smo(index, &wa, i, skip_present);
+			continue;
+		}
 		/* entries marked dead go before the merge clears their marks */
 		gbt_leaf_reclaim_dead(index, buf);
 		gbt_node_view((char *) page, &node);
@@ -1340,12 +1832,18 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 			  node.nslots - node.opaque->nused)))
 		{
 			bool		present = skip_present && leaf_holds(&node, first, ftail, first[nw]);
+			Size		took = 0;
 
+			/* a full leaf of duplicates takes the posting form instead */
+			if (!present && dedup && node.toff == NULL && ftail.len == 0)
+				took = posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost, true);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
 			if (present)
 				i++;
+			else if (took > 0)
+				i += took;
 			else
 				i += batch_smo(index, &wa, i, skip_present);
 			continue;
