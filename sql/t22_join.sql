@@ -95,37 +95,14 @@ VACUUM ANALYZE ig, ib, o, o8, fg, fb, ofl, of4, tsg, tsb, ots, dg, db;
 -- 'fg' / 'fb', # for 'tsg' / 'tsb', ! for 'dg' / 'db').  Returns the row count, whether the gbtree run's plan is
 -- GbtreeJoin, and whether both runs gave the same multiset of rows.
 --
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set join_twins :abs_srcdir '/sql/helpers/join_twins.sql'
+\i :join_twins
 CREATE FUNCTION jq(q text, OUT nrows bigint, OUT gbtree_join boolean, OUT same boolean)
-LANGUAGE plpgsql AS $f$
-DECLARE
-	qg text := replace(replace(replace(replace(q, '@', 'ig'), '&', 'fg'), '#', 'tsg'), '!', 'dg');
-	qb text := replace(replace(replace(replace(q, '@', 'ib'), '&', 'fb'), '#', 'tsb'), '!', 'db');
-	plan text := '';
-	ln text;
-	d1 bigint;
-	d2 bigint;
-	nb bigint;
-BEGIN
-	PERFORM set_config('enable_hashjoin', 'off', true);
-	PERFORM set_config('enable_mergejoin', 'off', true);
-	PERFORM set_config('enable_nestloop', 'off', true);
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || qg LOOP
-		plan := plan || ln || E'\n';
-	END LOOP;
-	gbtree_join := plan LIKE '%GbtreeJoin%';
-	EXECUTE 'CREATE TEMP TABLE rg AS ' || qg;
-	PERFORM set_config('enable_hashjoin', 'on', true);
-	PERFORM set_config('enable_mergejoin', 'on', true);
-	PERFORM set_config('enable_nestloop', 'on', true);
-	EXECUTE 'CREATE TEMP TABLE rb AS ' || qb;
-	SELECT count(*) INTO nrows FROM rg;
-	SELECT count(*) INTO nb FROM rb;
-	SELECT count(*) INTO d1 FROM (SELECT * FROM rg EXCEPT ALL SELECT * FROM rb) s;
-	SELECT count(*) INTO d2 FROM (SELECT * FROM rb EXCEPT ALL SELECT * FROM rg) s;
-	same := nrows = nb AND d1 = 0 AND d2 = 0;
-	DROP TABLE rg;
-	DROP TABLE rb;
-END
+LANGUAGE sql AS $f$
+	SELECT * FROM tw_join_pair(
+		replace(replace(replace(replace(q, '@', 'ig'), '&', 'fg'), '#', 'tsg'), '!', 'dg'),
+		replace(replace(replace(replace(q, '@', 'ib'), '&', 'fb'), '#', 'tsb'), '!', 'db'))
 $f$;
 
 -- inner joins

@@ -50,33 +50,13 @@ VACUUM ANALYZE ig, ib, fg, fb;
 -- Returns the row count, whether the gbtree run's plan has
 -- GbtreeArrayScan, and whether both runs gave the same multiset of rows.
 --
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set join_twins :abs_srcdir '/sql/helpers/join_twins.sql'
+\i :join_twins
 CREATE FUNCTION aq(q text, OUT nrows bigint, OUT array_scan boolean, OUT same boolean)
-LANGUAGE plpgsql AS $f$
-DECLARE
-	qg text := replace(replace(q, '@', 'ig'), '&', 'fg');
-	qb text := replace(replace(q, '@', 'ib'), '&', 'fb');
-	plan text := '';
-	ln text;
-	d1 bigint;
-	d2 bigint;
-	nb bigint;
-BEGIN
-	PERFORM set_config('enable_seqscan', 'off', true);
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || qg LOOP
-		plan := plan || ln || E'\n';
-	END LOOP;
-	array_scan := plan LIKE '%GbtreeArrayScan%';
-	EXECUTE 'CREATE TEMP TABLE rg AS ' || qg;
-	PERFORM set_config('enable_seqscan', 'on', true);
-	EXECUTE 'CREATE TEMP TABLE rb AS ' || qb;
-	SELECT count(*) INTO nrows FROM rg;
-	SELECT count(*) INTO nb FROM rb;
-	SELECT count(*) INTO d1 FROM (SELECT * FROM rg EXCEPT ALL SELECT * FROM rb) s;
-	SELECT count(*) INTO d2 FROM (SELECT * FROM rb EXCEPT ALL SELECT * FROM rg) s;
-	same := nrows = nb AND d1 = 0 AND d2 = 0;
-	DROP TABLE rg;
-	DROP TABLE rb;
-END
+LANGUAGE sql AS $f$
+	SELECT * FROM tw_array_pair(replace(replace(q, '@', 'ig'), '&', 'fg'),
+								replace(replace(q, '@', 'ib'), '&', 'fb'))
 $f$;
 
 -- the plan
@@ -156,18 +136,6 @@ SET enable_seqscan = off;
 -- a literal array, whose length the planner knows (a generic plan's
 -- parameter or a subquery's array counts as 10 keys, too few to share)
 SELECT array_agg(g * 3)::text AS arr FROM generate_series(1, 5000) g \gset
-CREATE FUNCTION par_plan(q text) RETURNS text LANGUAGE plpgsql AS $f$
-DECLARE
-	plan text := '';
-	ln text;
-BEGIN
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || ln || E'\n';
-	END LOOP;
-	RETURN CASE WHEN plan LIKE '%Gather%' AND plan LIKE '%GbtreeArrayScan%'
-		THEN 'Gather over GbtreeArrayScan' ELSE plan END;
-END
-$f$;
 SELECT par_plan(format('SELECT count(*), sum(v) FROM pg_t WHERE k = ANY (%L::int8[])', :'arr'));
 -- the workers' plan leaves the array out (the leader looks up); EXPLAIN
 -- still shows it

@@ -75,33 +75,13 @@ VACUUM ANALYZE cg, cb, ug, ub, tg, tb;
 -- run's plan has GbtreeArrayScan, and whether both runs gave the same
 -- multiset of rows.
 --
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set join_twins :abs_srcdir '/sql/helpers/join_twins.sql'
+\i :join_twins
 CREATE FUNCTION aq(q text, OUT nrows bigint, OUT array_scan boolean, OUT same boolean)
-LANGUAGE plpgsql AS $f$
-DECLARE
-	qg text := regexp_replace(q, '@([cut])', '\1g', 'g');
-	qb text := regexp_replace(q, '@([cut])', '\1b', 'g');
-	plan text := '';
-	ln text;
-	d1 bigint;
-	d2 bigint;
-	nb bigint;
-BEGIN
-	PERFORM set_config('enable_seqscan', 'off', true);
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || qg LOOP
-		plan := plan || ln || E'\n';
-	END LOOP;
-	array_scan := plan LIKE '%GbtreeArrayScan%';
-	EXECUTE 'CREATE TEMP TABLE rg AS ' || qg;
-	PERFORM set_config('enable_seqscan', 'on', true);
-	EXECUTE 'CREATE TEMP TABLE rb AS ' || qb;
-	SELECT count(*) INTO nrows FROM rg;
-	SELECT count(*) INTO nb FROM rb;
-	SELECT count(*) INTO d1 FROM (SELECT * FROM rg EXCEPT ALL SELECT * FROM rb) s;
-	SELECT count(*) INTO d2 FROM (SELECT * FROM rb EXCEPT ALL SELECT * FROM rg) s;
-	same := nrows = nb AND d1 = 0 AND d2 = 0;
-	DROP TABLE rg;
-	DROP TABLE rb;
-END
+LANGUAGE sql AS $f$
+	SELECT * FROM tw_array_pair(regexp_replace(q, '@([cut])', '\1g', 'g'),
+								regexp_replace(q, '@([cut])', '\1b', 'g'))
 $f$;
 
 CREATE TABLE qs (q text, n serial);
@@ -198,18 +178,6 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET enable_seqscan = off;
 SELECT array_agg(g * 3)::text AS arr FROM generate_series(1, 1500) g \gset
-CREATE FUNCTION par_plan(q text) RETURNS text LANGUAGE plpgsql AS $f$
-DECLARE
-	plan text := '';
-	ln text;
-BEGIN
-	FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		plan := plan || ln || E'\n';
-	END LOOP;
-	RETURN CASE WHEN plan LIKE '%Gather%' AND plan LIKE '%GbtreeArrayScan%'
-		THEN 'Gather over GbtreeArrayScan' ELSE plan END;
-END
-$f$;
 SELECT par_plan(format('SELECT count(*), sum(v) FROM pg_t WHERE tenant = ANY (%L::int4[]) AND ts > %L',
 					   :'arr', '2024-01-01 08:00'));
 SELECT count(*), sum(v) FROM pg_t WHERE tenant = ANY (:'arr'::int4[]) AND ts > '2024-01-01 08:00';
