@@ -881,10 +881,12 @@ extern void gbt_post_encode(char *page, int n, const uint64_t *keys, const uint6
 extern int	gbt_post_decode(char *page, uint64_t *keys, uint64_t *tids);
 extern int	gbt_post_lower_bound_entry(const GbtPost *p, uint64_t key, uint64_t tid);
 extern uint64_t gbt_post_key_at(const GbtPost *p, int i);
+extern bool gbt_post_insert_inplace(char *page, uint64_t key, uint64_t tid, bool apply);
 extern const char *gbt_post_check(char *page);
 extern int	gbt_leaf_extract(char *page, uint64_t *keys, uint64_t *tids);
 extern void gbt_leaf_fill(char *page, int n, const uint64_t *keys, const uint64_t *tids,
 						  bool spread);
+extern void gbt_leaf_reformat(char *page, int nwords);
 extern void gbt_leaf_rewrite(char *page, int n, const uint64_t *keys, const uint64_t *tids,
 							 bool spread);
 

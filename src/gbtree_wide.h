@@ -72,10 +72,38 @@ gbt_scan_is_wide(IndexScanDesc scan)
 extern void gbt_collate_column(Relation index, GbtIndexInfo *info, int a, int s);
 extern bool gbt_collation_orders_by_bytes(Oid collid);
 extern bool gbt_wide_dedup(Relation index, const GbtIndexInfo *info);
-extern void gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n);
 extern const unsigned char *gbt_text_key(const GbtIndexInfo *info, int s, const text *t,
 										 int *len, bool *alloc);
 extern int	gbt_text_key_value_start(const unsigned char *k, int len);
+
+/* page images for gbt_node_split, and the separator it made */
+typedef struct WideSplit
+{
+	PGAlignedBlock old;
+	PGAlignedBlock left;
+	PGAlignedBlock right;
+	uint64		sep[GBT_MAX_KEY_WORDS];
+	uint64		septid;
+	GbtTail		septail;		/* points into right */
+	int			placed;			/* gbt_node_split's result */
+} WideSplit;
+
+/* wide_post.c */
+extern void gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n);
+extern bool gbt_wide_posting_insert(Relation index, Buffer buf, int nw, const uint64 *key,
+									uint64 tid);
+extern bool gbt_wide_posting_takes(Page page, int nw, const uint64 *key, uint64 tid);
+extern bool gbt_wide_posting_instead_of_split(Relation index, Buffer buf, int nw,
+											  const uint64 *key, uint64 tid);
+extern void gbt_wide_posting_split_images(Page page, int nw, WideSplit *ws, const uint64 *key,
+										  uint64 tid, int fillfactor);
+extern void gbt_wide_redo_wmerge(Page page, const uint64 *add, int m);
+extern Buffer gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw,
+									 WideSplit *ws, const uint64 *key, uint64 tid,
+									 bool may_recycle);
+extern Size gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e,
+								   int stride, Size i, Size n, const uint64 *hk, uint64 ht,
+								   bool rightmost, bool convert);
 
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords);
@@ -177,6 +205,12 @@ extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
 extern bool gbt_wide_node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail,
 							  uint64 tid, uint32 child);
 extern void gbt_wide_put_body(Page page, const char *img);
+extern void gbt_wide_put_downlink(Relation index, Buffer pbuf, Page pp, const uint64 *sep,
+								  GbtTail septail, uint64 septid, BlockNumber rblk);
+extern void gbt_wide_report_inconsistent(Relation index, Buffer buf, const char *what)
+			pg_attribute_noreturn();
+extern bool gbt_wide_page_has_room(Page page, GbtTail tail);
+extern Buffer gbt_wide_lock_old_right(Relation index, BlockNumber rightlink, int nw);
 
 /*
  * GbtEntry slots an insert batch gives an entry of nw words, its TID, the

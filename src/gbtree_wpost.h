@@ -44,6 +44,7 @@ extern void gbt_wpost_encode(char *page, int n, int nw, const uint64_t *e);
 extern int	gbt_wpost_decode(char *page, uint64_t *e);
 extern int	gbt_wpost_lower_bound_group(const GbtWPost *p, const uint64_t *key);
 extern int	gbt_wpost_lower_bound_entry(const GbtWPost *p, const uint64_t *key, uint64_t tid);
+extern bool gbt_wpost_insert_inplace(char *page, const uint64_t *key, uint64_t tid, bool apply);
 extern const char *gbt_wpost_check(char *page);
 
 #endif							/* GBTREE_WPOST_H */

@@ -37,6 +37,7 @@
 #define XLOG_GBT_DELETE_PAGE	0x50	/* an empty leaf unlinked */
 #define XLOG_GBT_WINSERT		0x60	/* an entry of a multi-word key into a leaf */
 #define XLOG_GBT_WSPLIT			0x70	/* a split of a multi-word page */
+#define XLOG_GBT_WMERGE			0x80	/* a multi-word leaf rewritten, entries merged */
 
 /*
  * XLOG_GBT_INSERT: block 0's data is n x (key, tid, child) as three
@@ -50,6 +51,14 @@
  * XLOG_GBT_WINSERT: block 0's data is one entry of a multi-word tree (the
  * leaf's keywords words, the TID, then its tail's bytes if it has one, on
  * a page already tailed), inserted with gbt_node_insert_tail.
+ */
+
+/*
+ * XLOG_GBT_WMERGE: block 0's data is m sorted entries of a multi-word tree
+ * (the leaf's keywords words and the TID each, no tails) merged into the
+ * leaf, which is laid out again from all its entries in whichever form
+ * holds them (wide_post.c: inserts into a posting leaf, a full plain leaf
+ * taking the posting form, a batch's entries).
  */
 
 /*

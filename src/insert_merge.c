@@ -158,6 +158,9 @@ gbt_leaf_merge_fits(Page page, const GbtEntry *e, Size k, bool posting)
 
 	if (k > GBT_LEAF_MAX_ENTRIES)
 		return false;
+	if (k == 1 && gbt_page_is_posting((char *) page) &&
+		gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, false))
+		return true;
 	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
 	return m >= 0 &&
 		(m <= GBT_LEAF_SLOTS ||
@@ -174,8 +177,24 @@ gbt_leaf_merge(Page page, const GbtEntry *e, Size k, bool spread)
 {
 	uint64	   *keys = merge_keys;
 	uint64	   *tids = merge_tids;
-	int			m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
+	int			m;
 
+	/* one entry into a posting leaf: in place, the rewrite's bytes */
+	if (k == 1 && gbt_page_is_posting((char *) page) &&
+		gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, false))
+	{
+#ifdef USE_ASSERT_CHECKING
+		PGAlignedBlock rewritten;
+
+		memcpy(rewritten.data, page, BLCKSZ);
+		m = leaf_merged((Page) rewritten.data, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
+		gbt_page_leaf_rewrite((Page) rewritten.data, m, keys, tids, spread);
+#endif
+		gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, true);
+		Assert(memcmp(rewritten.data, page, BLCKSZ) == 0);
+		return true;
+	}
+	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
 	if (m < 0 || !gbt_leaf_fits(m, keys, tids))
 		return false;
 	if (!gbt_page_is_posting((char *) page) && m <= GBT_LEAF_SLOTS)

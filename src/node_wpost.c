@@ -27,15 +27,24 @@
 #include "gbtree_keyshape.h"
 #include "gbtree_wpost.h"
 
+/* the plain layout of a leaf of nwords words and flags, on a page of its own */
+static char *
+plain_layout(int nwords, uint16_t flags, GbtNode *node)
+{
+	static char page[GBT_PAGE_SIZE];
+
+	gbt_node_view_words_as(page, node, true, nwords,
+						   (uint16_t) (flags & ~(GBT_F_POSTING | GBT_F_TAILS | GBT_F_TAILS_FEW)));
+	return page;
+}
+
 /* where the plain layout of a leaf of nwords words and flags keeps xbounds */
 int
 gbt_wpost_limit(int nwords, uint16_t flags)
 {
-	static char page[GBT_PAGE_SIZE];
 	GbtNode		node;
+	char	   *page = plain_layout(nwords, flags, &node);
 
-	gbt_node_view_words_as(page, &node, true, nwords,
-						   (uint16_t) (flags & ~(GBT_F_POSTING | GBT_F_TAILS | GBT_F_TAILS_FEW)));
 	return (int) ((char *) node.xbounds - page);
 }
 
@@ -239,6 +248,92 @@ gbt_wpost_lower_bound_entry(const GbtWPost *p, const uint64_t *key, uint64_t tid
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * Insert (key, tid) into the posting leaf where it stands, writing exactly
+ * the bytes gbt_wpost_encode of its entries with the new one would on the
+ * page formatted afresh (node_post.c's gbt_post_insert_inplace does the
+ * same for one-word leaves): the TIDs after it move up one, the later
+ * arrays by 8 bytes where the one before grows past an 8-byte boundary.
+ * An entry the page holds already is not doubled (true, nothing written).
+ * Only apply writes; without it, whether it would.  False (nothing
+ * written) where only a rewrite can take it: a key the page lacks, the
+ * plain form's count or fewer entries after it, a heap block below the
+ * page's base (narrow: past its 16-bit span), TID flags where the page
+ * stores none, or no room.
+ */
+bool
+gbt_wpost_insert_inplace(char *page, const uint64_t *key, uint64_t tid, bool apply)
+{
+	GbtPageOpaque op = gbt_page_opaque(page);
+	GbtWPost	p;
+	GbtWPostHeader *h;
+	GbtNode		plain;
+	int			n,
+				nw,
+				g,
+				pos;
+	uint32_t	b = gbt_tid_block(tid);
+	uint16_t	tf = gbt_tid_flags(tid);
+	bool		wideblk,
+				hastf;
+	size_t		wb;
+	char	   *blocks,
+			   *offs,
+			   *tflags;
+
+	if (!(op->flags & GBT_F_POSTING))
+		return false;
+	gbt_wpost_view(page, &p);
+	h = p.hdr;
+	n = h->nentries;
+	nw = h->nwords;
+	wideblk = (h->flags & GBT_WPOST_WIDEBLK) != 0;
+	hastf = (h->flags & GBT_WPOST_TFLAGS) != 0;
+	plain_layout(nw, op->flags, &plain);
+	if (n + 1 <= plain.nslots || n + 1 > GBT_LEAF_MAX_ENTRIES || b < h->baseblk ||
+		(!wideblk && b - h->baseblk > UINT16_MAX) || (tf != 0 && !hastf))
+		return false;
+	g = gbt_wpost_lower_bound_group(&p, key);
+	if (g >= h->ngroups || gbt_words_cmp(&p.keys[(size_t) g * nw], key, nw) != 0 ||
+		gbt_wpost_size(nw, h->ngroups, n + 1, wideblk, hastf) >
+		(size_t) gbt_wpost_limit(nw, op->flags))
+		return false;
+	pos = gbt_wpost_lower_bound_entry(&p, key, tid);
+	if (!apply || (pos < p.start[g + 1] && gbt_wpost_tid(&p, pos) == tid))
+		return true;
+
+	/* the arrays from the last: each may grow into the next one's old place */
+	wb = wideblk ? 4 : 2;
+	blocks = wideblk ? (char *) p.blocks32 : (char *) p.blocks16;
+	offs = blocks + a8((size_t) (n + 1) * wb);
+	tflags = offs + a8((size_t) (n + 1) * 2);
+	if (hastf)
+	{
+		memmove(tflags + (size_t) (pos + 1) * 2, (char *) p.tflags + (size_t) pos * 2,
+				(size_t) (n - pos) * 2);
+		memmove(tflags, p.tflags, (size_t) pos * 2);
+	}
+	memmove(offs + (size_t) (pos + 1) * 2, (char *) p.offs + (size_t) pos * 2, (size_t) (n - pos) * 2);
+	memmove(offs, p.offs, (size_t) pos * 2);
+	memmove(blocks + (size_t) (pos + 1) * wb, blocks + (size_t) pos * wb, (size_t) (n - pos) * wb);
+	/* padding as the encoder leaves it, where an array's old bytes were */
+	memset(blocks + (size_t) (n + 1) * wb, 0, offs - (blocks + (size_t) (n + 1) * wb));
+	if (hastf)
+		memset(offs + (size_t) (n + 1) * 2, 0, tflags - (offs + (size_t) (n + 1) * 2));
+	if (wideblk)
+		((uint32_t *) blocks)[pos] = b;
+	else
+		((uint16_t *) blocks)[pos] = (uint16_t) (b - h->baseblk);
+	((uint16_t *) offs)[pos] = gbt_tid_offset(tid);
+	if (hastf)
+		((uint16_t *) tflags)[pos] = tf;
+	for (int s = g + 1; s <= h->ngroups; s++)
+		p.start[s]++;
+	h->nentries = (uint16_t) (n + 1);
+	op->nused = (uint16_t) (n + 1);
+	return true;
 }
 
 /* Verify a multi-word posting leaf: NULL if sound, else what is wrong. */

@@ -1311,6 +1311,27 @@ redo_winsert(XLogReaderState *record)
 }
 
 static void
+redo_wmerge(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
+		Size		esize = sizeof(uint64) * (gbt_page_opaque((char *) page)->keywords + 1);
+
+		if (e == NULL || len == 0 || len % esize != 0)
+			elog(PANIC, "gbtree redo: bad multi-word entries");
+		gbt_wide_redo_wmerge(page, e, (int) (len / esize));
+		redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+static void
 gbt_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
@@ -1349,6 +1370,9 @@ gbt_redo(XLogReaderState *record)
 		case XLOG_GBT_WSPLIT:
 			gbt_wide_redo_split(record);
 			break;
+		case XLOG_GBT_WMERGE:
+			redo_wmerge(record);
+			break;
 		default:
 			elog(PANIC, "gbtree redo: unknown record type %u", info);
 	}
@@ -1379,6 +1403,8 @@ gbt_identify(uint8 info)
 			return "WINSERT";
 		case XLOG_GBT_WSPLIT:
 			return "WSPLIT";
+		case XLOG_GBT_WMERGE:
+			return "WMERGE";
 	}
 	return NULL;
 }
@@ -1444,6 +1470,10 @@ gbt_desc(StringInfo buf, XLogReaderState *record)
 			break;
 		case XLOG_GBT_WSPLIT:
 			gbt_wide_desc_split(buf, record);
+			break;
+		case XLOG_GBT_WMERGE:
+			if (XLogRecGetBlockData(record, 0, &len))
+				appendStringInfo(buf, "entries: %zu bytes", len);
 			break;
 	}
 }

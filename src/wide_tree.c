@@ -91,8 +91,9 @@ minus_inf(const uint64 *key, uint64 tid, int nw)
 	return true;
 }
 
-static void
-report_inconsistent(Relation index, Buffer buf, const char *what)
+/* an ERRCODE_INDEX_CORRUPTED error naming what the page has */
+void
+gbt_wide_report_inconsistent(Relation index, Buffer buf, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -141,10 +142,10 @@ inner_child(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint64 
 	if (s < 0)
 		s = gbt_node_first_used(&node);
 	if (s >= node.nslots)
-		report_inconsistent(index, buf, "an empty inner page");
+		gbt_wide_report_inconsistent(index, buf, "an empty inner page");
 	child = node.child[s];
 	if (child == GBT_NO_BLOCK || child < GBT_FIRST_FREE_BLKNO)
-		report_inconsistent(index, buf, "an invalid downlink");
+		gbt_wide_report_inconsistent(index, buf, "an invalid downlink");
 	return child;
 }
 
@@ -180,7 +181,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, Gb
 		gbt_check_in_tree(index, buf, root);
 		if ((op->flags & GBT_F_META) ||
 			(expect_level >= 0 && op->level != expect_level) || ++hops > 1000000)
-			report_inconsistent(index, buf, "an inconsistent tree");
+			gbt_wide_report_inconsistent(index, buf, "an inconsistent tree");
 		if (gbt_wide_move_right(page, nw, key, tail, tid, backward))
 		{
 			BlockNumber next = gbt_checked_rightlink(index, buf);
@@ -194,7 +195,7 @@ gbt_wide_descend(Relation index, BlockNumber root, int nw, const uint64 *key, Gb
 		/* a page that starts above the target was reached by a bad link */
 		page_bound_tail(page, false, lk, &ltail, &lt);
 		if (!minus_inf(lk, lt, nw) && gbt_tentry_cmp(key, tail, tid, lk, ltail, lt, nw) < 0)
-			report_inconsistent(index, buf, "a page reached by a search for a key below its low key");
+			gbt_wide_report_inconsistent(index, buf, "a page reached by a search for a key below its low key");
 		if (op->flags & GBT_F_LEAF)
 		{
 			if (mode != leaflock)
@@ -234,23 +235,14 @@ gbt_wide_lock_right_sibling(Relation index, Buffer buf, int nw, int mode)
 	return next;
 }
 
-static bool posting_insert(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid);
-static bool posting_takes(Page page, int nw, const uint64 *key, uint64 tid);
-typedef struct WideSplit WideSplit;
-static void posting_split_images(Buffer buf, int nw, WideSplit *ws, const uint64 *key, uint64 tid,
-								 int fillfactor);
-static Buffer posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws,
-							const uint64 *key, uint64 tid, bool may_recycle);
-static bool posting_instead_of_split(Relation index, Buffer buf, int nw, const uint64 *key,
-									 uint64 tid);
 
 /*
  * Room in the locked page for an entry with this tail: a free slot, and
  * for a tail its bytes, or a page of words alone that can become tailed
  * (gbt_node_to_tails).
  */
-static bool
-page_has_room(Page page, GbtTail tail)
+bool
+gbt_wide_page_has_room(Page page, GbtTail tail)
 {
 	GbtNode		node;
 	bool		leaf;
@@ -268,15 +260,16 @@ page_has_room(Page page, GbtTail tail)
 
 /*
  * Room in the locked leaf for the entry (key, tail, tid) to go in in place:
- * page_has_room, and not where that would shift many slots under generic
+ * gbt_wide_page_has_room, and not where that would shift many slots under generic
  * WAL (gbt_leaf_crowded): such a leaf splits instead.
  */
 static bool
 leaf_takes(Relation index, Page page, const uint64 *key, GbtTail tail, uint64 tid)
 {
 	if (gbt_page_is_posting((char *) page))
-		return tail.len == 0 && posting_takes(page, gbt_page_opaque((char *) page)->keywords, key, tid);
-	return page_has_room(page, tail) && !gbt_leaf_crowded(index, page, key, tid);
+		return tail.len == 0 &&
+			gbt_wide_posting_takes(page, gbt_page_opaque((char *) page)->keywords, key, tid);
+	return gbt_wide_page_has_room(page, tail) && !gbt_leaf_crowded(index, page, key, tid);
 }
 
 /*
@@ -294,12 +287,12 @@ inner_is_full(Buffer buf, bool tails_ready)
 	gbt_node_view((char *) BufferGetPage(buf), &node);
 	if (!tails_ready)
 		return node.opaque->nused >= node.nslots;
-	return !page_has_room(BufferGetPage(buf),
+	return !gbt_wide_page_has_room(BufferGetPage(buf),
 						  (GbtTail) {longest, gbt_tail_max(node.nwords)});
 }
 
 /*
- * Put (key, tail, tid) into the page node views (page_has_room said yes),
+ * Put (key, tail, tid) into the page node views (gbt_wide_page_has_room said yes),
  * making a page of words alone tailed first when the entry has a tail;
  * false if it does not fit after all.
  */
@@ -327,7 +320,7 @@ insert_logged(Relation index, Buffer buf, const uint64 *key, GbtTail tail, uint6
 	Page		page;
 	GbtNode		node;
 
-	if (!page_has_room(BufferGetPage(buf), tail))
+	if (!gbt_wide_page_has_room(BufferGetPage(buf), tail))
 		return false;
 	state = gbt_gxlog_start(index);
 	page = gbt_gxlog_register(state, buf, 0);
@@ -358,8 +351,9 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	 */
 	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
 		return tail.len == 0 &&
-			posting_insert(index, buf, gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
-						   key, tid);
+			gbt_wide_posting_insert(index, buf,
+									gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
+									key, tid);
 	gbt_leaf_reclaim_dead(index, buf);
 	if (!leaf_takes(index, BufferGetPage(buf), key, tail, tid))
 		return false;
@@ -380,18 +374,6 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	return true;
 }
 
-/* page images for gbt_node_split, and the separator it made */
-struct WideSplit
-{
-	PGAlignedBlock old;
-	PGAlignedBlock left;
-	PGAlignedBlock right;
-	uint64		sep[GBT_MAX_KEY_WORDS];
-	uint64		septid;
-	GbtTail		septail;		/* points into right */
-	int			placed;			/* gbt_node_split's result */
-};
-
 /* cut a copy of the page (and the new entry) into ws's images */
 static void
 split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTail tail,
@@ -402,8 +384,9 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 
 	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
 	{
-		posting_split_images(buf, gbt_page_opaque((char *) BufferGetPage(buf))->keywords, ws,
-							 key, tid, leftpct > 0 ? leftpct : 50);
+		gbt_wide_posting_split_images(BufferGetPage(buf),
+									  gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
+									  ws, key, tid, leftpct > 0 ? leftpct : 50);
 		return;
 	}
 
@@ -414,7 +397,7 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 	ws->placed = gbt_node_split(ws->old.data, key, tail, tid, 0, leftpct > 0 ? leftpct : 50,
 								leftpct > 0, ws->left.data, ws->right.data);
 	if (ws->placed < 0)
-		report_inconsistent(index, buf, "a full page with fewer than two entries");
+		gbt_wide_report_inconsistent(index, buf, "a full page with fewer than two entries");
 	gbt_node_view(ws->right.data, &rnode);
 	gbt_walk_bound_tail(&rnode, false, ws->sep, &ws->septail, &ws->septid);
 }
@@ -427,9 +410,26 @@ gbt_wide_put_body(Page page, const char *img)
 	gbt_wide_set_lower(page);
 }
 
+/*
+ * The downlink (sep, septail, septid) to the new page rblk into the copy
+ * pp of the locked parent pbuf, whose room the split checked: an error
+ * (nothing logged: the change is not finished) if it has none after all.
+ */
+void
+gbt_wide_put_downlink(Relation index, Buffer pbuf, Page pp, const uint64 *sep, GbtTail septail,
+					  uint64 septid, BlockNumber rblk)
+{
+	GbtNode		node;
+
+	gbt_node_view((char *) pp, &node);
+	if (!gbt_wide_node_put(pp, &node, sep, septail, septid, rblk))
+		gbt_wide_report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	gbt_wide_set_lower(pp);
+}
+
 /* the old right sibling of a page being split, locked; none at the end */
-static Buffer
-lock_old_right(Relation index, BlockNumber rightlink, int nw)
+Buffer
+gbt_wide_lock_old_right(Relation index, BlockNumber rightlink, int nw)
 {
 	Buffer		sbuf;
 
@@ -456,15 +456,8 @@ finish_split(Relation index, GbtWal *w, GbtWsplitLog *lg, Buffer pbuf, Page pp, 
 	BlockNumber rblk = BufferGetBlockNumber(rbuf);
 	BlockNumber changed[4] = {BufferGetBlockNumber(pbuf), BufferGetBlockNumber(buf), rblk,
 	BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber};
-	GbtNode		node;
 
-	gbt_node_view((char *) pp, &node);
-	if (!gbt_wide_node_put(pp, &node, sep, septail, septid, rblk))
-	{
-		gbt_wal_abort(w);
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	}
-	gbt_wide_set_lower(pp);
+	gbt_wide_put_downlink(index, pbuf, pp, sep, septail, septid, rblk);
 	if (BufferIsValid(sbuf))
 	{
 		Page		sp = gbt_wal_register(w, sbuf, 0);
@@ -479,394 +472,6 @@ finish_split(Relation index, GbtWal *w, GbtWsplitLog *lg, Buffer pbuf, Page pp, 
 		UnlockReleaseBuffer(sbuf);
 }
 
-/*
- * Multi-word posting leaves (node_wpost.c, src/README "Deduplication")
- * ---------------------------------------------------------------------
- * Every change of a leaf in posting form rewrites it from its entries, in
- * whichever form they take (the plain form when they fit its slots), and
- * is logged by generic WAL: the change itself as a page delta, a split as
- * two page images.  gbtree's own records (WINSERT, WSPLIT) replay node
- * functions on plain pages and are never written for these.
- */
-
-/* A leaf's entries in order, either form (nw words and the TID each). */
-static int
-leaf_entries(Page page, int nw, uint64 *e)
-{
-	GbtNode		node;
-	int			n = 0;
-
-	if (gbt_page_is_posting((char *) page))
-		return gbt_wpost_decode((char *) page, e);
-	gbt_node_view((char *) page, &node);
-	Assert(node.toff == NULL);
-	for (int s = gbt_node_next_used(&node, 0); s < node.nslots;
-		 s = gbt_node_next_used(&node, s + 1))
-	{
-		gbt_walk_slot_words(&node, s, &e[(Size) n * (nw + 1)]);
-		e[(Size) n * (nw + 1) + nw] = node.tids[s];
-		n++;
-	}
-	return n;
-}
-
-/* whether n sorted entries fit one leaf of this layout, either form */
-static bool
-leaf_entries_fit(int n, int nw, const uint64 *e, uint16 flags)
-{
-	return n <= gbt_leaf_slots_for(nw) || gbt_wpost_fits(n, nw, e, flags);
-}
-
-/*
- * Lay out the leaf page (its special space and bounds kept) with n sorted
- * entries that leaf_entries_fit: the plain form where they fit its slots,
- * else the posting form.  Its dead marks go (they described old slots).
- */
-void
-gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n)
-{
-	GbtPageOpaqueData old = *gbt_page_opaque((char *) page);
-	uint64		xb[2 * GBT_MAX_KEY_WORDS];
-	GbtPageOpaque op;
-	GbtNode		node;
-
-	gbt_node_view((char *) page, &node);
-	memcpy(xb, node.xbounds, sizeof(uint64) * 2 * (nw - 1));
-	gbt_node_format_words((char *) page, true, 0, old.flags & ~(GBT_F_LEAF | GBT_F_POSTING), nw);
-	op = gbt_page_opaque((char *) page);
-	op->hikey = old.hikey;
-	op->hitid = old.hitid;
-	op->lowkey = old.lowkey;
-	op->lowtid = old.lowtid;
-	op->rightlink = old.rightlink;
-	op->leftlink = old.leftlink;
-	op->xact = old.xact;
-	gbt_node_view((char *) page, &node);
-	memcpy(node.xbounds, xb, sizeof(uint64) * 2 * (nw - 1));
-	gbt_leaf_clear_dead((char *) page);
-	if (n > node.nslots)
-		gbt_wpost_encode((char *) page, n, nw, e);
-	else
-	{
-		uint64	   *keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
-		uint64	   *tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);
-
-		for (int i = 0; i < n; i++)
-		{
-			memcpy(&keys[i * nw], &e[(Size) i * (nw + 1)], sizeof(uint64) * nw);
-			tids[i] = e[(Size) i * (nw + 1) + nw];
-		}
-		gbt_node_load_spread(&node, n, keys, tids, NULL, true);
-		pfree(keys);
-		pfree(tids);
-	}
-	gbt_wide_set_lower(page);
-}
-
-/* Rewrite the locked leaf with n sorted entries, logged as a page delta. */
-static void
-leaf_rewrite_logged(Relation index, Buffer buf, int nw, const uint64 *e, int n,
-					const char *what)
-{
-	GbtGxlog   *state = gbt_gxlog_start(index);
-	Page		page = gbt_gxlog_register(state, buf, 0);
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-
-	gbt_wide_leaf_fill(page, nw, e, n);
-	gbt_gxlog_finish(state);
-	GBT_CHECK_WRITTEN(index, buf, what);
-	gbt_gpu_note_changes(index, &blkno, 1, false);
-}
-
-/*
- * Merge the m sorted entries add (stride `stride`, nw words and the TID
- * first) into the n sorted entries e (stride nw + 1), into out; entries
- * already present are not doubled.  Returns the count.
- */
-static int
-merge_entries(const uint64 *e, int n, const uint64 *add, int m, int stride, int nw, uint64 *out)
-{
-	int			i = 0,
-				j = 0,
-				k = 0;
-
-	while (i < n || j < m)
-	{
-		const uint64 *x = i < n ? &e[(Size) i * (nw + 1)] : NULL;
-		const uint64 *y = j < m ? &add[(Size) j * stride] : NULL;
-		int			c = !x ? 1 : !y ? -1 :
-			gbt_words_cmp(x, y, nw) != 0 ? gbt_words_cmp(x, y, nw) :
-			(x[nw] < y[nw] ? -1 : x[nw] > y[nw]);
-
-		if (c <= 0)
-		{
-			memcpy(&out[(Size) k++ * (nw + 1)], x, sizeof(uint64) * (nw + 1));
-			i++;
-			if (c == 0)
-				j++;
-		}
-		else
-		{
-			memcpy(&out[(Size) k++ * (nw + 1)], y, sizeof(uint64) * (nw + 1));
-			j++;
-		}
-	}
-	return k;
-}
-
-/*
- * The leaf's entries with (key, tid) added where key is not NULL, into out
- * (room for GBT_LEAF_MAX_ENTRIES + 1); returns their number.
- */
-static int
-leaf_plus_entry(Page page, int nw, const uint64 *key, uint64 tid, uint64 *out)
-{
-	uint64	   *e = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
-	uint64		x[GBT_WIDE_MAX_STRIDE];
-	int			n = leaf_entries(page, nw, e);
-	int			k;
-
-	if (key)
-	{
-		memcpy(x, key, sizeof(uint64) * nw);
-		x[nw] = tid;
-	}
-	k = merge_entries(e, n, x, key ? 1 : 0, nw + 1, nw, out);
-	pfree(e);
-	return k;
-}
-
-/*
- * The locked leaf in posting form takes (key, tid) if the posting form
- * still holds its entries with it; false (nothing written) otherwise.
- */
-static bool
-posting_insert(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid)
-{
-	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
-	int			k = leaf_plus_entry(BufferGetPage(buf), nw, key, tid, out);
-	bool		done = false;
-
-	if (leaf_entries_fit(k, nw, out, gbt_page_opaque((char *) BufferGetPage(buf))->flags))
-	{
-		leaf_rewrite_logged(index, buf, nw, out, k, "an insert into a posting leaf");
-		done = true;
-	}
-	pfree(out);
-	return done;
-}
-
-/* whether the posting leaf would take (key, tid) (posting_insert's test) */
-static bool
-posting_takes(Page page, int nw, const uint64 *key, uint64 tid)
-{
-	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
-	int			k = leaf_plus_entry(page, nw, key, tid, out);
-	bool		fits = leaf_entries_fit(k, nw, out, gbt_page_opaque((char *) page)->flags);
-
-	pfree(out);
-	return fits;
-}
-
-/*
- * A full plain leaf of an index that deduplicates (gbt_wide_dedup) takes
- * the posting form instead of splitting, as nbtree deduplicates a leaf
- * that would split: when its entries and (key, tid) fit that form and
- * keys repeat (two TIDs a key or more).  False (nothing written) if not.
- */
-static bool
-posting_instead_of_split(Relation index, Buffer buf, int nw, const uint64 *key, uint64 tid)
-{
-	Page		page = BufferGetPage(buf);
-	GbtPageOpaque op = gbt_page_opaque((char *) page);
-	uint64	   *out;
-	int			k,
-				groups = 0;
-	bool		done = false;
-
-	if (!(op->flags & GBT_F_LEAF) || (op->flags & (GBT_F_POSTING | GBT_F_TAILS)) ||
-		!gbt_wide_dedup(index, gbt_index_info(index)))
-		return false;
-	out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
-	k = leaf_plus_entry(page, nw, key, tid, out);
-	for (int i = 0; i < k; i++)
-		if (i == 0 || gbt_words_cmp(&out[(Size) i * (nw + 1)], &out[(Size) (i - 1) * (nw + 1)], nw) != 0)
-			groups++;
-	if (k > gbt_leaf_slots_for(nw) && k >= 2 * groups && gbt_wpost_fits(k, nw, out, op->flags))
-	{
-		leaf_rewrite_logged(index, buf, nw, out, k, "a leaf taking the posting form");
-		done = true;
-	}
-	pfree(out);
-	return done;
-}
-
-/*
- * split_images for a leaf in posting form: its entries and (key, tid),
- * if key, cut near the middle (at the start of a key's TIDs when one lies
- * within a quarter of it), each half laid out in whichever form holds it;
- * the left image keeps the page's low key and left-link, the right one
- * its high key, right-link and rightmost flag.
- */
-static void
-posting_split_images(Buffer buf, int nw, WideSplit *ws, const uint64 *key, uint64 tid,
-					 int fillfactor)
-{
-	Page		page = BufferGetPage(buf);
-	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
-	int			k = leaf_plus_entry(page, nw, key, tid, out),
-				m,
-				best;
-	GbtPageOpaque lo,
-				ro;
-	GbtNode		lnode,
-				rnode;
-	const uint64 *sep;
-
-	/*
-	 * Near the middle, at a key's first TID if one is near.  But a leaf of
-	 * one key (whose rows come in heap order, so the new TID is its last)
-	 * or a rightmost leaf given a new last entry keeps the fill factor's
-	 * share on the left, as nbtree splits a page of one value and its
-	 * rightmost page, so that such runs leave full leaves, not halves.
-	 */
-	m = k / 2;
-	if (key && k > 2 &&
-		(gbt_words_cmp(&out[0], &out[(Size) (k - 1) * (nw + 1)], nw) == 0 ||
-		 ((gbt_page_opaque((char *) page)->flags & GBT_F_RIGHTMOST) &&
-		  gbt_words_cmp(&out[(Size) (k - 1) * (nw + 1)], key, nw) == 0 &&
-		  out[(Size) (k - 1) * (nw + 1) + nw] == tid)))
-		m = k * fillfactor / 100;
-	else
-	{
-		best = m;
-		for (int d = 0; d <= k / 4; d++)
-		{
-			if (m - d > 0 && gbt_words_cmp(&out[(Size) (m - d) * (nw + 1)],
-										   &out[(Size) (m - d - 1) * (nw + 1)], nw) != 0)
-			{
-				best = m - d;
-				break;
-			}
-			if (m + d < k && m + d > 0 &&
-				gbt_words_cmp(&out[(Size) (m + d) * (nw + 1)],
-							  &out[(Size) (m + d - 1) * (nw + 1)], nw) != 0)
-			{
-				best = m + d;
-				break;
-			}
-		}
-		m = best;
-	}
-	m = Max(1, Min(m, k - 1));
-
-	/*
-	 * Each side must fit a page: the new entry can widen every TID (a
-	 * float's -0 flag, heap blocks further apart), so a share that fit
-	 * before may not now.
-	 */
-	{
-		uint16		lflags = gbt_page_opaque((char *) page)->flags;
-
-		while (m > 1 && !leaf_entries_fit(m, nw, out, lflags))
-			m--;
-		while (m < k - 1 && !leaf_entries_fit(k - m, nw, &out[(Size) m * (nw + 1)], lflags))
-			m++;
-		if (!leaf_entries_fit(m, nw, out, lflags) ||
-			!leaf_entries_fit(k - m, nw, &out[(Size) m * (nw + 1)], lflags))
-			elog(ERROR, "gbtree: no split of a posting leaf of %d entries fits two pages", k);
-	}
-	sep = &out[(Size) m * (nw + 1)];
-	memcpy(ws->old.data, page, BLCKSZ);
-	memcpy(ws->left.data, page, BLCKSZ);
-	memcpy(ws->right.data, page, BLCKSZ);
-	/* the left image: the high key the separator, not rightmost, not the root */
-	lo = gbt_page_opaque(ws->left.data);
-	lo->flags &= ~(GBT_F_RIGHTMOST | GBT_F_ROOT);
-	lo->hikey = sep[0];
-	lo->hitid = sep[nw];
-	gbt_node_view(ws->left.data, &lnode);
-	for (int i = 1; i < nw; i++)
-		lnode.xbounds[i - 1] = sep[i];
-	gbt_wide_leaf_fill((Page) ws->left.data, nw, out, m);
-	/* the right image: the separator its low key */
-	ro = gbt_page_opaque(ws->right.data);
-	ro->flags &= ~GBT_F_ROOT;
-	ro->lowkey = sep[0];
-	ro->lowtid = sep[nw];
-	gbt_node_view(ws->right.data, &rnode);
-	for (int i = 1; i < nw; i++)
-		rnode.xbounds[nw - 1 + i - 1] = sep[i];
-	gbt_wide_leaf_fill((Page) ws->right.data, nw, sep, k - m);
-	memcpy(ws->sep, sep, sizeof(uint64) * nw);
-	ws->septid = sep[nw];
-	ws->septail = GBT_NO_TAIL;
-	ws->placed = key ? 1 : 0;
-	pfree(out);
-}
-
-/*
- * Split the locked posting leaf in buf, whose locked parent pbuf takes the
- * downlink, adding (key, tid) when key is not NULL: split_page's work,
- * under generic WAL (both halves whole, the parent and the old right
- * sibling as deltas).  Returns the new right page, locked.
- */
-static Buffer
-posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const uint64 *key,
-			  uint64 tid, bool may_recycle)
-{
-	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
-	Buffer		rbuf,
-				sbuf;
-	BlockNumber rblk;
-	GbtGxlog   *state;
-	Page		lp,
-				rp,
-				pp;
-	GbtNode		pnode;
-	BlockNumber changed[4];
-
-	posting_split_images(buf, nw, ws, key, tid, gbt_get_fillfactor(index));
-	if (!page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
-		return InvalidBuffer;
-	rbuf = gbt_new_buffer(index, may_recycle);
-	rblk = BufferGetBlockNumber(rbuf);
-	sbuf = lock_old_right(index, old.rightlink, nw);
-	state = gbt_gxlog_start(index);
-	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
-	pp = gbt_gxlog_register(state, pbuf, 0);
-	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
-	gbt_wide_put_body(lp, ws->left.data);
-	gbt_wide_put_body(rp, ws->right.data);
-	gbt_page_opaque((char *) lp)->rightlink = rblk;
-	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
-	gbt_node_view((char *) pp, &pnode);
-	if (!gbt_wide_node_put(pp, &pnode, ws->sep, GBT_NO_TAIL, ws->septid, rblk))
-	{
-		gbt_gxlog_abort(state);
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
-	}
-	gbt_wide_set_lower(pp);
-	if (BufferIsValid(sbuf))
-	{
-		Page		sp = gbt_gxlog_register(state, sbuf, 0);
-
-		gbt_page_opaque((char *) sp)->leftlink = rblk;
-	}
-	gbt_gxlog_finish(state);
-	changed[0] = BufferGetBlockNumber(pbuf);
-	changed[1] = BufferGetBlockNumber(buf);
-	changed[2] = rblk;
-	changed[3] = BufferIsValid(sbuf) ? BufferGetBlockNumber(sbuf) : InvalidBlockNumber;
-	gbt_gpu_note_changes(index, changed, BufferIsValid(sbuf) ? 4 : 3, true);
-	if (BufferIsValid(sbuf))
-		UnlockReleaseBuffer(sbuf);
-	GBT_CHECK_WRITTEN(index, buf, "a posting split (left)");
-	GBT_CHECK_WRITTEN(index, rbuf, "a posting split (right)");
-	GBT_CHECK_WRITTEN(index, pbuf, "a posting split (parent)");
-	return rbuf;
-}
 
 /* whether keys a and b have the same first column (its null bit too) */
 static inline bool
@@ -961,7 +566,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	bool		cut = false;	/* the page keeps its entries in place */
 
 	if (leaf && gbt_page_is_posting((char *) BufferGetPage(buf)))
-		return posting_split(index, pbuf, buf, nw, ws, key, tid, may_recycle);
+		return gbt_wide_posting_split(index, pbuf, buf, nw, ws, key, tid, may_recycle);
 
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
@@ -1013,12 +618,12 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	}
 	if (!cut)
 		split_images(index, buf, ws, key, tail, tid, leftpct);
-	if (!page_has_room(BufferGetPage(pbuf), ws->septail))
+	if (!gbt_wide_page_has_room(BufferGetPage(pbuf), ws->septail))
 		return InvalidBuffer;
 
 	rbuf = gbt_new_buffer(index, may_recycle);
 	rblk = BufferGetBlockNumber(rbuf);
-	sbuf = lock_old_right(index, old.rightlink, nw);
+	sbuf = gbt_wide_lock_old_right(index, old.rightlink, nw);
 
 	/* the record gives the split's input, which redo cuts the page by again */
 	if (cut)
@@ -1390,11 +995,11 @@ append_page(Relation index, Buffer pbuf, Buffer buf, WideAppend *wa, bool may_re
 		memcpy(&keys[k * nw], &wa->e[(wa->i + k) * stride], sizeof(uint64) * nw);
 		tids[k] = wa->e[(wa->i + k) * stride + nw];
 	}
-	if (!page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
-		report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
+	if (!gbt_wide_page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
+		gbt_wide_report_inconsistent(index, pbuf, "a parent page with no room for a downlink");
 	rbuf = gbt_new_buffer(index, may_recycle);
 	rblk = BufferGetBlockNumber(rbuf);
-	sbuf = lock_old_right(index, old.rightlink, nw);
+	sbuf = gbt_wide_lock_old_right(index, old.rightlink, nw);
 
 	/*
 	 * A merge split cut right after the run keeps the leaf's entries below
@@ -1523,7 +1128,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 				}
 				/* a full plain leaf of duplicates takes the posting form */
 				if (todo == GBT_WIDE_INSERT && tail.len == 0 &&
-					posting_instead_of_split(index, buf, nw, key, tid))
+					gbt_wide_posting_instead_of_split(index, buf, nw, key, tid))
 					break;
 				rbuf = split_page(index, pbuf, buf, nw, ws,
 								  todo == GBT_WIDE_INSERT ? key : NULL, tail, tid, may_recycle);
@@ -1538,7 +1143,7 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 			gbt_wide_check_page(index, cbuf, nw);
 			/* nothing splits but under the structure lock: no need to move right */
 			if (gbt_wide_move_right(BufferGetPage(cbuf), nw, key, tail, tid, false))
-				report_inconsistent(index, cbuf, "a downlink to a page below the target");
+				gbt_wide_report_inconsistent(index, cbuf, "a downlink to a page below the target");
 			if (!(gbt_page_opaque((char *) BufferGetPage(cbuf))->flags & GBT_F_LEAF) &&
 				inner_is_full(cbuf, tails_ready))
 			{
@@ -1642,62 +1247,6 @@ batch_smo(Relation index, WideAppend *wa, Size i, bool skip_present)
 	return wa->take > 0 ? wa->take : 1;
 }
 
-/*
- * gbt_wide_insert_batch at a leaf in posting form: the batch's entries
- * from e[i] (stride: words, TID, the tail's index; none has a tail in a
- * tree that deduplicates) that belong before the leaf's high key (hk, ht;
- * any, rightmost) go in, as many as the form then still holds, in one
- * rewrite; an entry the leaf already holds (a flush that failed midway)
- * is not doubled.  Returns how many it took (0: the first does not fit).
- */
-static Size
-posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, int stride, Size i, Size n,
-			  const uint64 *hk, uint64 ht, bool rightmost, bool convert)
-{
-	uint64	   *cur = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
-	uint64	   *out = palloc(sizeof(uint64) * (2 * GBT_LEAF_MAX_ENTRIES) * GBT_WIDE_MAX_STRIDE);
-	int			have = leaf_entries(BufferGetPage(buf), nw, cur);
-	uint16		flags = gbt_page_opaque((char *) BufferGetPage(buf))->flags;
-	Size		m = 0;
-	int			k = 0;
-
-	/* the entries that belong here */
-	while (i + m < n && m < GBT_LEAF_MAX_ENTRIES)
-	{
-		const uint64 *x = &e[(i + m) * stride];
-
-		if (!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw))
-			break;
-		m++;
-	}
-	/* as many as fit: fewer by halves, then one at a time */
-	while (m > 0)
-	{
-		k = merge_entries(cur, have, &e[i * stride], (int) m, stride, nw, out);
-		if (k <= GBT_LEAF_MAX_ENTRIES && leaf_entries_fit(k, nw, out, flags))
-			break;
-		m = m > 8 ? m / 2 : m - 1;
-	}
-	/*
-	 * convert: a full plain leaf takes the posting form only where that
-	 * holds more than its slots and keys repeat (two TIDs a key or more)
-	 */
-	if (m > 0 && convert)
-	{
-		int			groups = 0;
-
-		for (int j = 0; j < k; j++)
-			if (j == 0 || gbt_words_cmp(&out[(Size) j * (nw + 1)], &out[(Size) (j - 1) * (nw + 1)], nw) != 0)
-				groups++;
-		if (k <= gbt_leaf_slots_for(nw) || k < 2 * groups)
-			m = 0;
-	}
-	if (m > 0)
-		leaf_rewrite_logged(index, buf, nw, out, k, "a batch's merge into a posting leaf");
-	pfree(cur);
-	pfree(out);
-	return m;
-}
 
 /*
  * Merge an insert batch's entries (batch.c: nslots GbtEntry slots, each
@@ -1808,7 +1357,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		/* a posting leaf takes the batch's entries in one rewrite */
 		if (gbt_page_is_posting((char *) page))
 		{
-			Size		took = posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost,
+			Size		took = gbt_wide_posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost,
 											 false);
 
 			UnlockReleaseBuffer(buf);
@@ -1824,7 +1373,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 			(i + 1 == n || (!rightmost &&
 							gbt_tentry_cmp(&e[(i + 1) * stride], tails[e[(i + 1) * stride + nw + 1] >> 16],
 										   e[(i + 1) * stride + nw], hk, htail, ht, nw) >= 0));
-		if (!page_has_room(page, ftail) ||
+		if (!gbt_wide_page_has_room(page, ftail) ||
 			(single && gbt_leaf_crowded(index, page, first, first[nw])) ||
 			(!skip_present && node.toff == NULL &&
 			 (BufferGetBlockNumber(buf) == wa.fresh ||
@@ -1836,7 +1385,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 
 			/* a full leaf of duplicates takes the posting form instead */
 			if (!present && dedup && node.toff == NULL && ftail.len == 0)
-				took = posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost, true);
+				took = gbt_wide_posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost, true);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);
@@ -1887,7 +1436,7 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 				slow = true;
 				break;
 			}
-			full = !page_has_room(page, xtail) || !gbt_wide_node_put(page, &node, x, xtail, x[nw], 0);
+			full = !gbt_wide_page_has_room(page, xtail) || !gbt_wide_node_put(page, &node, x, xtail, x[nw], 0);
 			if (full)
 				break;
 			added++;

@@ -15,6 +15,7 @@
 #                                           (pgsuite, PostgreSQL's own regression
 #                                           suite rewritten to gbtree, only when
 #                                           named: make test-cassert names it)
+#   GB_PROVE_FLAGS=-v                      extra prove flags (-v: every TAP check's line)
 #   PGSUITE_PG_SRC=dir                      PostgreSQL source tree for pgsuite
 #   SOAK_SECONDS=60                         the short concurrency soak
 #   FUZZ_SECONDS=90, FUZZ_SEED=N            the short differential fuzz run
@@ -447,7 +448,7 @@ if want tap; then
         )
         for t in "${TAP_TESTS[@]}"; do
             (cd "$WORK/test" && run_limited "$SUITE_TIMEOUT" env "${TAP_ENV[@]}" \
-                prove -I "$PERLDIR" -I . "t/$t")
+                prove ${GB_PROVE_FLAGS:-} -I "$PERLDIR" -I . "t/$t")
             rc=$?
             if [ "$rc" -eq 0 ]; then
                 record tap "$t" ok

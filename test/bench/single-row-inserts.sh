@@ -9,6 +9,11 @@
 #             order: each tenant's keys ascend inside the tree
 #   t1000     the same with 1,000 tenants
 #   uuid      random uuid (two words)
+#   fk        int4 of 1,000 values (a foreign key): 200,000 rows loaded
+#             before CREATE INDEX, so the leaves are deduplicated (posting
+#             form), then the inserts, of random values, go into them
+#   fk2       (tenant int4, kind int4), 1,000 x 7 values, the same way
+#             (multi-word posting leaves)
 # For each: the WAL the inserts wrote (heap, index and commit records,
 # pg_current_wal_insert_lsn before and after), the index's pages and the
 # tps; the engines interleaved, the order alternating, REPEAT times;
@@ -29,8 +34,10 @@ psql -qX -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "CREATE EX
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 spread() { sort -n "$1" | awk '{v[NR] = $1} END {printf "%s-%s", v[1], v[NR]}'; }
 
-# the table's columns, the index's, the INSERT of row :n, the rows' order
+# the table's columns, the index's, the INSERT of row :n, the rows' order,
+# and rows loaded before CREATE INDEX (pre)
 pattern() {
+    pre=""
     case $1 in
         serial) cols="k int8"; icols="(k)"; ins="INSERT INTO @T@ SELECT nextval('@S@');"; ord="k";;
         random) cols="k int8"; icols="(k)"; ins="INSERT INTO @T@ VALUES ((random() * 9e18)::int8);"; ord="k";;
@@ -38,6 +45,12 @@ pattern() {
             cols="tenant int4, ts timestamptz"; icols="(tenant, ts)"; ord="tenant, ts"
             ins="INSERT INTO @T@ SELECT n % ${1#t}, '2026-01-01 00:00:00+00'::timestamptz + make_interval(secs => n) FROM nextval('@S@') n;";;
         uuid) cols="k uuid"; icols="(k)"; ins="INSERT INTO @T@ VALUES (gen_random_uuid());"; ord="k";;
+        fk) cols="k int4"; icols="(k)"; ord="k"
+            pre="INSERT INTO @T@ SELECT g % 1000 FROM generate_series(1, 200000) g;"
+            ins="INSERT INTO @T@ VALUES ((random() * 999)::int4);";;
+        fk2) cols="tenant int4, kind int4"; icols="(tenant, kind)"; ord="tenant, kind"
+            pre="INSERT INTO @T@ SELECT g % 1000, g % 7 FROM generate_series(1, 200000) g;"
+            ins="INSERT INTO @T@ VALUES ((random() * 999)::int4, (random() * 6)::int4);";;
         *) echo "unknown pattern $1" >&2; exit 2;;
     esac
 }
@@ -58,6 +71,7 @@ DROP TABLE IF EXISTS $t;
 DROP SEQUENCE IF EXISTS ${t}_seq;
 CREATE SEQUENCE ${t}_seq;
 CREATE TABLE $t ($cols) WITH (autovacuum_enabled = off);
+${pre//@T@/$t}
 CREATE INDEX ${t}_idx ON $t USING $am $icols;
 CHECKPOINT;
 SQL

@@ -93,6 +93,21 @@ INSERT INTO ws SELECT g, (g * 37) % 41, '2025-01-01'::timestamptz + (g * 7919 % 
 FROM generate_series(1, 30000) g;
 });
 
+# multi-word leaves in posting form (deduplicate_items): a build that
+# packs them, single inserts into them, full plain leaves of duplicates
+# taking the form, a batch's merges: WMERGE records of the entries
+# merged, each leaf laid out again at redo (wide_post.c)
+$primary->safe_psql('postgres', q{
+CREATE TABLE wd (id int, k int4, j int4);
+INSERT INTO wd SELECT g, g % 300, g % 5 FROM generate_series(1, 30000) g;
+CREATE INDEX wd_kj_g ON wd USING gbtree (k, j) WITH (deduplicate_items = on);
+SET gbtree.insert_batch_memory = 0;
+INSERT INTO wd SELECT g, g % 301, g % 5 FROM generate_series(30001, 33000) g;
+INSERT INTO wd SELECT g, 7, 1 FROM generate_series(33001, 36000) g;
+RESET gbtree.insert_batch_memory;
+INSERT INTO wd SELECT g, g % 307, g % 5 FROM generate_series(36001, 60000) g;
+});
+
 my $end_lsn = $primary->lsn('insert');
 $primary->wait_for_catchup($standby, 'replay', $end_lsn);
 
@@ -111,11 +126,12 @@ my @gbt = grep { /^rmgr: custom161 / } split /\n(?=rmgr: )/, $stdout;
 my $nrec = scalar @gbt;
 # (a block's first change after the checkpoint logs a full image instead)
 my $nver = grep { /for WAL verification|FPW/ } @gbt;
-# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g, ws_kts_g, ws_t_g) log
-# generic WAL for batches' leaves and root splits
+# multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g, ws_kts_g, ws_t_g,
+# wd_kj_g) log generic WAL for batches' leaves, root splits and splits of
+# posting leaves
 # (src/README, "Multi-word keys"); no other index may
 my %wide = map { $_ => 1 } split /\n/, $primary->safe_psql('postgres',
-	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g']::regclass[]) c");
+	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g', 'wd_kj_g']::regclass[]) c");
 my @generic = grep { /^rmgr: Generic/ } split /\n(?=rmgr: )/, $stdout;
 my $nwide = grep { /rel \d+\/\d+\/(\d+)/ && $wide{$1} } @generic;
 my $ngeneric = scalar(@generic) - $nwide;
@@ -130,7 +146,7 @@ is($ngeneric, 0, 'no generic WAL records of one-word indexes');
 # (contrib: the assertion-enabled build of test/cassert installs none)
 SKIP:
 {
-	skip 'pg_walinspect is not installed', 13
+	skip 'pg_walinspect is not installed', 14
 	  unless $primary->safe_psql('postgres',
 		"SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_walinspect'") eq '1';
 	$primary->safe_psql('postgres', 'CREATE EXTENSION pg_walinspect');	# needs: pg_walinspect
@@ -168,6 +184,7 @@ SKIP:
 	cmp_ok($wk{halves} // 0, '>', 0, 'WSPLIT: splits in halves (leaves and inner pages)');
 	cmp_ok($wk{append} // 0, '>', 0, 'WSPLIT: append splits of a batch');
 	cmp_ok(($wk{merge} // 0) + ($wk{cut} // 0), '>', 0, 'WSPLIT: merge or cut splits of a batch');
+	like($kinds, qr/WMERGE/, 'pg_walinspect: gbtree WMERGE records (posting leaves)');
 	# the right page is laid out again from its entries at redo, never
 	# logged whole (gbt_node_fill_page gives the split's bytes back)
 	is($primary->safe_psql('postgres', qq{
@@ -212,6 +229,10 @@ my @checks = (@{ wal_checks() },
 	{
 		name => 'ws_t_order', index => 'ws_t_g', modes => [qw(idx ios)], ios => 1,
 		sql => q{SELECT count(*) || ':' || md5(string_agg(t, ',')) FROM (SELECT t FROM ws ORDER BY t) x}
+	},
+	{
+		name => 'wd_kj', index => 'wd_kj_g', modes => [qw(idx bitmap)],
+		sql => q{SELECT count(*) || ':' || sum(id) || ':' || md5(string_agg(k || '/' || j, ',' ORDER BY id)) FROM wd WHERE k BETWEEN 5 AND 250}
 	});
 
 my $p = compare_with_seq($primary, 'primary', \@checks, qw(idx ios bitmap));
