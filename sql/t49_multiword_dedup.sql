@@ -1,7 +1,8 @@
 --
 -- t49_multiword_dedup: deduplication of multi-word keys (src/README,
 -- "Deduplication"): where keys of several columns or a uuid repeat, a leaf
--- takes the posting form (node_wpost.c), each key's words once with its
+-- takes the posting form (node_wpost.c; node_post.c's for keys that fit
+-- one word), each key's words once with its
 -- TIDs, built by CREATE INDEX, taken by a full leaf of duplicates instead
 -- of a split, kept through inserts, splits, deletes and VACUUM.  Every
 -- table has a btree twin filled by the same statements (the same heap
@@ -51,6 +52,37 @@ INSERT INTO fg SELECT g, (ARRAY['-0', '0', 'NaN', 'Infinity', '-Infinity', '1.5'
 FROM generate_series(1, 40000) g;
 INSERT INTO fb SELECT * FROM fg;
 SELECT tw_both('CREATE INDEX %1$I_xy ON %1$I USING %2$s (x, y) WITH (deduplicate_items = on)', 'fg', 'fb');
+-- keys of several columns that fit one word ((int2, date): 50 bits) have
+-- one-word pages, whose posting form is node_post.c's: NULLs, the extremes,
+-- infinity, DESC
+CREATE TABLE sg (id int4, a int2, d date);
+CREATE TABLE sb (id int4, a int2, d date);
+INSERT INTO sg SELECT g, CASE WHEN g % 97 = 0 THEN NULL WHEN g % 89 = 0 THEN 32767
+							  WHEN g % 83 = 0 THEN -32768 ELSE g % 30 END,
+	   CASE WHEN g % 101 = 0 THEN NULL WHEN g % 103 = 0 THEN 'infinity'
+			ELSE '2024-01-01'::date + g % 20 END
+FROM generate_series(1, 100000) g;
+INSERT INTO sb SELECT * FROM sg;
+SELECT tw_both('CREATE INDEX %1$I_ad ON %1$I USING %2$s (a DESC, d) WITH (deduplicate_items = on)', 'sg', 'sb');
+-- (int4, bool), one word too, made empty, then single rows, each inserted
+-- as it comes (full plain leaves take the posting form, posting leaves
+-- take rows in place), then batches
+CREATE TABLE wg (id int4, k int4, f bool);
+CREATE TABLE wb (id int4, k int4, f bool);
+SELECT tw_both('CREATE INDEX %1$I_kf ON %1$I USING %2$s (k, f) WITH (deduplicate_items = on)', 'wg', 'wb');
+SET gbtree.insert_batch_memory = 0;
+DO $$
+BEGIN
+	FOR i IN 1..4000 LOOP
+		INSERT INTO wg VALUES (i, i % 3, i % 7 = 0);
+		INSERT INTO wb VALUES (i, i % 3, i % 7 = 0);
+	END LOOP;
+END $$;
+RESET gbtree.insert_batch_memory;
+INSERT INTO wg SELECT g, g % 50, CASE WHEN g % 11 = 0 THEN NULL ELSE g % 2 = 0 END
+FROM generate_series(4001, 100000) g;
+INSERT INTO wb SELECT g, g % 50, CASE WHEN g % 11 = 0 THEN NULL ELSE g % 2 = 0 END
+FROM generate_series(4001, 100000) g;
 -- an index made empty, then filled by inserts: single rows, batches (as
 -- COPY's)
 CREATE TABLE ig (id int4, k int8, t timestamptz);
@@ -73,14 +105,16 @@ INSERT INTO ib SELECT g, g % 40, '2024-01-02 UTC'::timestamptz FROM generate_ser
 CREATE TABLE og (id int4, a int4, b int4, pad text);
 INSERT INTO og SELECT * FROM pg;
 CREATE INDEX og_ab ON og USING gbtree (a, b DESC NULLS FIRST) WITH (deduplicate_items = off);
-VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, og;
+VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, og, sg, sb, wg, wb;
 
 -- sizes: no larger than btree's, where the plain form is several times
 SELECT pg_relation_size('pg_ab') <= pg_relation_size('pb_ab') AS pg_le_btree,
 	   pg_relation_size('ug_u') <= pg_relation_size('ub_u') AS ug_le_btree,
 	   pg_relation_size('fg_xy') <= pg_relation_size('fb_xy') AS fg_le_btree,
 	   pg_relation_size('ig_kt') <= pg_relation_size('ib_kt') AS ig_le_btree,
-	   pg_relation_size('og_ab') > 2 * pg_relation_size('pg_ab') AS plain_larger;
+	   pg_relation_size('og_ab') > 2 * pg_relation_size('pg_ab') AS plain_larger,
+	   pg_relation_size('sg_ad') <= pg_relation_size('sb_ad') AS sg_le_btree,
+	   pg_relation_size('wg_kf') <= pg_relation_size('wb_kf') AS wg_le_btree;
 
 -- answers
 SELECT tw_diff('pg', 'pb', 'id, a, b', 'a = 7', NULL, NULL, false);
@@ -101,14 +135,27 @@ SELECT tw_diff('fg', 'fb', 'x::text, y', 'x <= 0', 'x, y', 5000, false);
 SELECT tw_diff('ig', 'ib', 'id, k, t', 'k = 3', NULL, NULL, false);
 SELECT tw_diff('ig', 'ib', 'id, k, t', 'k = 6 AND t = ''2024-01-01 UTC''', NULL, NULL, false);
 SELECT tw_diff('ig', 'ib', 'id, k, t', 'k BETWEEN 10 AND 12', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a = 7', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a = 7 AND d BETWEEN ''2024-01-05'' AND ''2024-01-09''', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a IS NULL OR d IS NULL', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a IN (32767, -32768) AND d = ''infinity''', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a = ANY(ARRAY[1, 29, 30]) AND d > ''2024-01-15''', NULL, NULL, false);
+SELECT tw_diff('sg', 'sb', 'a, d', 'a < 3', 'a DESC, d', 2500, false);
+SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 1', NULL, NULL, false);
+SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 2 AND f', NULL, NULL, false);
+SELECT tw_diff('wg', 'wb', 'id, k, f', 'k BETWEEN 10 AND 12 AND f IS NULL', NULL, NULL, false);
 SELECT tw_order('pg', 'pb', 'a, b', 'a, b DESC NULLS FIRST') AS pg_asc,
 	   tw_order('pg', 'pb', 'a, b', 'a DESC, b NULLS LAST') AS pg_desc,
+	   tw_order('sg', 'sb', 'a, d', 'a DESC, d') AS sg_asc,
+	   tw_order('sg', 'sb', 'a, d', 'a, d DESC') AS sg_desc,
+	   tw_order('wg', 'wb', 'k, f', 'k, f') AS wg_asc,
 	   tw_order('ig', 'ib', 'k, t', 'k, t') AS ig_asc,
 	   tw_order('ug', 'ub', 'u', 'u') AS ug_asc;
 -- counted without rows, and joined on the leading column
 SELECT (SELECT count(*) FROM pg WHERE a = ANY(ARRAY[1, 2, 3])) = (SELECT count(*) FROM pb WHERE a = ANY(ARRAY[1, 2, 3])) AS same_count;
 SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 500 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.a = s.x', 'pg', 'pb');
 SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 60 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.k = s.x', 'ig', 'ib');
+SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 60 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.k = s.x', 'wg', 'wb');
 -- a cursor moving both ways over leaves of one key's TIDs (the rows of
 -- equal keys come in no set order: the keys are compared)
 BEGIN;
@@ -143,14 +190,24 @@ INSERT INTO ug SELECT 100000 + g, md5((g / 4)::text)::uuid FROM generate_series(
 INSERT INTO ub SELECT 100000 + g, md5((g / 4)::text)::uuid FROM generate_series(1, 20000) g;
 INSERT INTO fg SELECT 100000 + g, '-0'::float8, 1 FROM generate_series(1, 5000) g;
 INSERT INTO fb SELECT 100000 + g, '-0'::float8, 1 FROM generate_series(1, 5000) g;
+INSERT INTO sg SELECT 100000 + g, g % 30, '2024-01-01'::date + g % 20 FROM generate_series(1, 30000) g;
+INSERT INTO sb SELECT 100000 + g, g % 30, '2024-01-01'::date + g % 20 FROM generate_series(1, 30000) g;
+SET gbtree.insert_batch_memory = 0;
+INSERT INTO wg SELECT 100000 + g, g % 50, g % 2 = 0 FROM generate_series(1, 3000) g;
+INSERT INTO wb SELECT 100000 + g, g % 50, g % 2 = 0 FROM generate_series(1, 3000) g;
+RESET gbtree.insert_batch_memory;
+DELETE FROM sg WHERE id % 3 = 0; DELETE FROM sb WHERE id % 3 = 0;
+DELETE FROM wg WHERE id % 4 = 1; DELETE FROM wb WHERE id % 4 = 1;
 DELETE FROM pg WHERE id % 3 = 0; DELETE FROM pb WHERE id % 3 = 0;
 DELETE FROM ug WHERE id % 2 = 0; DELETE FROM ub WHERE id % 2 = 0;
 DELETE FROM fg WHERE id % 5 = 0; DELETE FROM fb WHERE id % 5 = 0;
 DELETE FROM ig WHERE k % 4 = 1; DELETE FROM ib WHERE k % 4 = 1;
-VACUUM pg, pb, ug, ub, fg, fb, ig, ib;
+VACUUM pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb;
 INSERT INTO ig SELECT 300000 + g, g % 40, '2024-01-03 UTC' FROM generate_series(1, 30000) g;
 INSERT INTO ib SELECT 300000 + g, g % 40, '2024-01-03 UTC' FROM generate_series(1, 30000) g;
-VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib;
+VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb;
+SELECT tw_diff('sg', 'sb', 'id, a, d', 'a = 7 OR a IS NULL', NULL, NULL, false);
+SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 1 OR k = 33', NULL, NULL, false);
 SELECT tw_diff('pg', 'pb', 'id, a, b', 'a = 7', NULL, NULL, false);
 SELECT tw_diff('pg', 'pb', 'id, a, b', 'a BETWEEN 100 AND 120 AND b >= 2', NULL, NULL, false);
 SELECT tw_diff('ug', 'ub', 'id, u', 'u = md5(''77'')::uuid', NULL, NULL, false);
@@ -159,11 +216,14 @@ SELECT tw_diff('fg', 'fb', 'id, x::text, y', 'x = 0', NULL, NULL, false);
 SELECT tw_diff('ig', 'ib', 'id, k, t', 'k = 5 OR k = 9', NULL, NULL, false);
 SELECT tw_order('pg', 'pb', 'a, b', 'a, b DESC NULLS FIRST') AS pg_asc,
 	   tw_order('ig', 'ib', 'k, t', 'k DESC, t DESC') AS ig_desc,
-	   tw_order('fg', 'fb', 'y', 'x, y') AS fg_asc;
+	   tw_order('fg', 'fb', 'y', 'x, y') AS fg_asc,
+	   tw_order('sg', 'sb', 'a, d', 'a DESC, d') AS sg_asc,
+	   tw_order('wg', 'wb', 'k, f', 'k DESC, f DESC') AS wg_desc;
 SELECT pg_relation_size('pg_ab') <= pg_relation_size('pb_ab') AS pg_le_btree,
 	   pg_relation_size('ig_kt') <= pg_relation_size('ib_kt') AS ig_le_btree;
 SELECT gbtree_check('pg_ab', true), gbtree_check('ug_u', true), gbtree_check('fg_xy', true),
-	   gbtree_check('ig_kt', true), gbtree_check('og_ab', true);
+	   gbtree_check('ig_kt', true), gbtree_check('og_ab', true), gbtree_check('sg_ad', true),
+	   gbtree_check('wg_kf', true);
 -- every row deleted: the leaves empty out and go
 DELETE FROM ig; DELETE FROM ib;
 VACUUM ig, ib;

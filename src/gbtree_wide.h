@@ -88,6 +88,15 @@ typedef struct WideSplit
 	int			placed;			/* gbt_node_split's result */
 } WideSplit;
 
+/* the words of a key on the page (keywords: 0 on one-word pages) */
+static inline int
+gbt_page_words(Page page)
+{
+	int			k = gbt_page_opaque((char *) page)->keywords;
+
+	return k > 0 ? k : 1;
+}
+
 /* wide_post.c */
 extern void gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n);
 extern bool gbt_wide_posting_insert(Relation index, Buffer buf, int nw, const uint64 *key,

@@ -636,9 +636,12 @@ ship_pages(Relation index, int copyno, uint64 gen, const BlockNumber *blknos,
 				rc = -1;
 				break;
 			}
-			/* nor read multi-word posting leaves (node_wpost.c) */
+			/*
+			 * nor read posting leaves of multi-word trees (node_wpost.c),
+			 * those of keys that fit one word included
+			 */
 			if (!PageIsNew(page) && PageGetSpecialSize(page) == GBT_OPAQUE_SIZE &&
-				gbt_page_opaque((char *) page)->keywords > 1 &&
+				(gbt_page_opaque((char *) page)->keywords > 1 || gbt_index_info(index)->wide) &&
 				(gbt_page_opaque((char *) page)->flags & GBT_F_POSTING))
 			{
 				UnlockReleaseBuffer(buf);

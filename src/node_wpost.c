@@ -17,6 +17,14 @@
  *		tflags[nentries]		uint16 TID flags (a float column's -0), only
  *								when some entry has any
  *
+ * A multi-word tree whose key fits one word ((int2, date)) has one-word
+ *	  pages, whose posting form is node_post.c's: every function here that
+ *	  is given one word (nw 1) or a page of one word (keywords 0) takes
+ *	  that form instead, so the multi-word code writes and reads both
+ *	  through these.  Its TIDs keep only the -0.0 flag of a one-column
+ *	  key: a key of several columns that fits one word has no float
+ *	  column (a float takes 64 bits), whose -0 its TID would flag.
+ *
  * Plain C, shared by the access method and the unit tests.
  *
  *-------------------------------------------------------------------------
@@ -43,9 +51,33 @@ int
 gbt_wpost_limit(int nwords, uint16_t flags)
 {
 	GbtNode		node;
-	char	   *page = plain_layout(nwords, flags, &node);
+	char	   *page;
 
+	if (nwords == 1)
+		return GBT_POST_END;
+	page = plain_layout(nwords, flags, &node);
 	return (int) ((char *) node.xbounds - page);
+}
+
+/* whether the page is a one-word page, whose posting form is node_post.c's */
+static inline bool
+one_word(const char *page)
+{
+	return gbt_page_opaque((char *) page)->keywords == 0;
+}
+
+/* node_post.c's arrays of n entries (a key and the TID each) */
+static uint64_t one_keys[GBT_POST_MAX_ENTRIES];
+static uint64_t one_tids[GBT_POST_MAX_ENTRIES];
+
+static void
+one_word_split(int n, const uint64_t *e)
+{
+	for (int i = 0; i < n; i++)
+	{
+		one_keys[i] = e[2 * i];
+		one_tids[i] = e[2 * i + 1];
+	}
 }
 
 static size_t
@@ -58,6 +90,8 @@ a8(size_t n)
 size_t
 gbt_wpost_size(int nwords, int ngroups, int nentries, bool wideblk, bool tflags)
 {
+	if (nwords == 1)
+		return gbt_post_size(ngroups, nentries, wideblk);
 	return GBT_BODY_OFFSET + sizeof(GbtWPostHeader) +
 		(size_t) ngroups * nwords * 8 +
 		a8((size_t) (ngroups + 1) * 2) +
@@ -104,6 +138,11 @@ gbt_wpost_fits(int n, int nw, const uint64_t *e, uint16_t flags)
 
 	if (n > GBT_LEAF_MAX_ENTRIES)
 		return false;
+	if (nw == 1)
+	{
+		one_word_split(n, e);
+		return gbt_post_fits(n, one_keys, one_tids);
+	}
 	wpost_shape(n, nw, e, &g, &wideblk, &tf, &base);
 	return gbt_wpost_size(nw, g, n, wideblk, tf) <= (size_t) gbt_wpost_limit(nw, flags);
 }
@@ -153,6 +192,12 @@ gbt_wpost_encode(char *page, int n, int nw, const uint64_t *e)
 				tf;
 	uint32_t	base;
 
+	if (nw == 1)
+	{
+		one_word_split(n, e);
+		gbt_post_encode(page, n, one_keys, one_tids);
+		return;
+	}
 	wpost_shape(n, nw, e, &g, &wideblk, &tf, &base);
 	memset(page + GBT_BODY_OFFSET, 0, limit - GBT_BODY_OFFSET);
 	h->ngroups = (uint16_t) g;
@@ -192,6 +237,17 @@ gbt_wpost_decode(char *page, uint64_t *e)
 	GbtWPost	p;
 	int			nw;
 
+	if (one_word(page))
+	{
+		int			n = gbt_post_decode(page, one_keys, one_tids);
+
+		for (int i = 0; i < n; i++)
+		{
+			e[2 * i] = one_keys[i];
+			e[2 * i + 1] = one_tids[i];
+		}
+		return n;
+	}
 	gbt_wpost_view(page, &p);
 	nw = p.hdr->nwords;
 	for (int g = 0; g < p.hdr->ngroups; g++)
@@ -285,6 +341,8 @@ gbt_wpost_insert_inplace(char *page, const uint64_t *key, uint64_t tid, bool app
 
 	if (!(op->flags & GBT_F_POSTING))
 		return false;
+	if (one_word(page))
+		return gbt_post_insert_inplace(page, key[0], tid, apply);
 	gbt_wpost_view(page, &p);
 	h = p.hdr;
 	n = h->nentries;
@@ -346,6 +404,8 @@ gbt_wpost_check(char *page)
 	int			nw = h->nwords;
 	uint64_t	pt = 0;
 
+	if (one_word(page))
+		return gbt_post_check(page);
 	if (!(op->flags & GBT_F_LEAF) || op->nslots != 0 || op->keywords < 2)
 		return "posting form on a page that is not a multi-word leaf";
 	if (nw != op->keywords || h->ngroups > h->nentries ||

@@ -1320,7 +1320,7 @@ redo_wmerge(XLogReaderState *record)
 		Page		page = BufferGetPage(buf);
 		Size		len;
 		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
-		Size		esize = sizeof(uint64) * (gbt_page_opaque((char *) page)->keywords + 1);
+		Size		esize = sizeof(uint64) * (gbt_page_words(page) + 1);
 
 		if (e == NULL || len == 0 || len % esize != 0)
 			elog(PANIC, "gbtree redo: bad multi-word entries");

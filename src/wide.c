@@ -584,9 +584,10 @@ gbt_wide_set_lower(Page page)
 	/* a page of words alone may have been tailed (the left half of a split) */
 	if (!node.toff)
 		((PageHeader) page)->pd_upper = ((PageHeader) page)->pd_special;
-	if (node.nwords == 1)
-		((PageHeader) page)->pd_lower = (node.opaque->flags & GBT_F_LEAF) ?
-			GBT_LEAF_END : GBT_INNER_END;
+	if (node.nwords == 1 && (node.opaque->flags & GBT_F_LEAF))
+		gbt_leaf_set_lower(page);	/* a posting body fills the page */
+	else if (node.nwords == 1)
+		((PageHeader) page)->pd_lower = GBT_INNER_END;
 	else if (!node.toff)
 		((PageHeader) page)->pd_lower =
 			(char *) (node.xbounds + 2 * (node.nwords - 1)) - (char *) page;
@@ -600,15 +601,17 @@ gbt_wide_set_lower(Page page)
 
 /*
  * Whether leaves of this multi-word tree take the posting form where keys
- * repeat (src/README, "Deduplication"): deduplicate_items, keys of two
- * words or more and no text (whose tails the form does not hold), no
- * INCLUDE columns (the TID among the key makes every key distinct), not
- * unique (btree's unique indexes deduplicate versions only).
+ * repeat (src/README, "Deduplication"): deduplicate_items, no text
+ * (whose tails the form does not hold), no INCLUDE columns (the TID among
+ * the key makes every key distinct), not unique (btree's unique indexes
+ * deduplicate versions only).  A key that fits one word takes
+ * node_post.c's form, whose TIDs keep no flag of a float column's -0: it
+ * has none (a float takes 64 bits).
  */
 bool
 gbt_wide_dedup(Relation index, const GbtIndexInfo *info)
 {
-	return info->wide && info->nwords >= 2 && info->text_bytes == 0 && info->tidcol < 0 &&
+	return info->wide && info->text_bytes == 0 && info->tidcol < 0 &&
 		!index->rd_index->indisunique && gbt_get_dedup(index);
 }
 

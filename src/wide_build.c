@@ -302,7 +302,10 @@ build_wide_tree(GbtPageWriter *w, const uint64 *entries, Size n, int nw,
 			gbt_wide_init_page(page, leaf, lev, treeflag, nw);
 			gbt_node_view((char *) page, &node);
 			if (leaf && k > slots)
+			{
 				gbt_wpost_encode((char *) page, k, nw, &level[from * stride]);
+				gbt_wide_set_lower(page);	/* one word: the body fills the page */
+			}
 			else
 				gbt_node_load_spread(&node, k, keys, tids, leaf ? NULL : ch, true);
 			op = node.opaque;

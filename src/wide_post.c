@@ -545,13 +545,13 @@ void
 gbt_wide_redo_wmerge(Page page, const uint64 *add, int m)
 {
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
-	int			nw = op->keywords;
+	int			nw = gbt_page_words(page);
 	uint64	   *cur,
 			   *out;
 	int			k;
 
-	if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_TAILS) || nw < 2)
-		elog(PANIC, "gbtree redo: a merge into a page that is not a multi-word leaf of words");
+	if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_TAILS))
+		elog(PANIC, "gbtree redo: a merge into a page that is not a leaf of words");
 	/* as leaf_rewrite_logged chose: in place wherever the leaf takes it so */
 	if (m == 1 && gbt_page_is_posting((char *) page) &&
 		gbt_wpost_insert_inplace((char *) page, add, add[nw], false))

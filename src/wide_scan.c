@@ -382,29 +382,34 @@ gather_live(GbtWideScan so, const GbtNode *node, const uint64 *dead, int start, 
 }
 
 /*
- * gather_live for a leaf in posting form (node_wpost.c): its entries
- * [start, end) that pass the filter (it has no tails and no marks).
+ * gather_live for a leaf in posting form: its entries [start, end) that
+ * pass the filter (it has no tails and no marks).  The form is
+ * node_wpost.c's (wp), or node_post.c's (op) where the key fits one word.
  */
 static int
-gather_posting(GbtWideScan so, const GbtWPost *p, int start, int end, WidePos *pos, int nw)
+gather_posting(GbtWideScan so, const GbtWPost *wp, const GbtPost *op, int start, int end,
+			   WidePos *pos, int nw)
 {
+	const uint64 *keys = wp ? wp->keys : op->keys;
+	const uint16 *starts = wp ? wp->start : op->start;
+	int			ngroups = wp ? wp->hdr->ngroups : op->hdr->ngroups;
 	int			n = 0;
 	int			g = 0;
 
 	pos->tails = false;
 	pos->tused = 0;
-	while (g < p->hdr->ngroups && p->start[g + 1] <= start)
+	while (g < ngroups && starts[g + 1] <= start)
 		g++;
 	for (int i = start; i < end; i++)
 	{
 		uint64	   *item = &pos->items[n * (nw + 1)];
 
-		while (p->start[g + 1] <= i)
+		while (starts[g + 1] <= i)
 			g++;
-		memcpy(item, &p->keys[(Size) g * nw], sizeof(uint64) * nw);
+		memcpy(item, &keys[(Size) g * nw], sizeof(uint64) * nw);
 		if (so->need_filter && !passes_filter(so, item, NULL, 0))
 			continue;
-		item[nw] = gbt_wpost_tid(p, i);
+		item[nw] = wp ? gbt_wpost_tid(wp, i) : gbt_post_tid(op, i);
 		n++;
 	}
 	return n;
@@ -471,7 +476,20 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range, const uint64 *belo
 		pos->hitaillen = ht.len;
 		memcpy(pos->hitail, ht.data, ht.len);
 	}
-	if (gbt_page_is_posting((char *) page))
+	if (gbt_page_is_posting((char *) page) && nw == 1)
+	{
+		GbtPost		p;
+
+		Assert(!so->segs[seg].lotails && belowtail.len == 0);
+		gbt_post_view((char *) page, &p);
+		end = r->hi[0] == UINT64_MAX ? p.hdr->nentries :
+			gbt_post_lower_bound_entry(&p, r->hi[0] + 1, 0);
+		start = r->lo[0] == 0 ? 0 : gbt_post_lower_bound_entry(&p, r->lo[0], 0);
+		if (below)
+			end = Min(end, gbt_post_lower_bound_entry(&p, below[0], belowtid));
+		pos->nitems = start < end ? gather_posting(so, NULL, &p, start, end, pos, 1) : 0;
+	}
+	else if (gbt_page_is_posting((char *) page))
 	{
 		GbtWPost	p;
 
@@ -483,7 +501,7 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range, const uint64 *belo
 			p.start[gbt_wpost_lower_bound_group(&p, r->lo)];
 		if (below)
 			end = Min(end, gbt_wpost_lower_bound_entry(&p, below, belowtid));
-		pos->nitems = start < end ? gather_posting(so, &p, start, end, pos, nw) : 0;
+		pos->nitems = start < end ? gather_posting(so, &p, NULL, start, end, pos, nw) : 0;
 	}
 	else
 	{

@@ -268,7 +268,7 @@ leaf_takes(Relation index, Page page, const uint64 *key, GbtTail tail, uint64 ti
 {
 	if (gbt_page_is_posting((char *) page))
 		return tail.len == 0 &&
-			gbt_wide_posting_takes(page, gbt_page_opaque((char *) page)->keywords, key, tid);
+			gbt_wide_posting_takes(page, gbt_page_words(page), key, tid);
 	return gbt_wide_page_has_room(page, tail) && !gbt_leaf_crowded(index, page, key, tid);
 }
 
@@ -352,7 +352,7 @@ gbt_wide_leaf_insert_if_room(Relation index, Buffer buf, const uint64 *key, GbtT
 	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
 		return tail.len == 0 &&
 			gbt_wide_posting_insert(index, buf,
-									gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
+									gbt_page_words(BufferGetPage(buf)),
 									key, tid);
 	gbt_leaf_reclaim_dead(index, buf);
 	if (!leaf_takes(index, BufferGetPage(buf), key, tail, tid))
@@ -385,7 +385,7 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 	if (gbt_page_is_posting((char *) BufferGetPage(buf)))
 	{
 		gbt_wide_posting_split_images(BufferGetPage(buf),
-									  gbt_page_opaque((char *) BufferGetPage(buf))->keywords,
+									  gbt_page_words(BufferGetPage(buf)),
 									  ws, key, tid, leftpct > 0 ? leftpct : 50);
 		return;
 	}

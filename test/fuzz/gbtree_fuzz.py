@@ -207,6 +207,9 @@ COMPOSITE = {
     # heavy duplicates of the whole key (a's handful of values, b's three):
     # multi-word posting leaves (67 bits, two words)
     "dd": [("a", "int8", ""), ("b", "bool", " DESC")],
+    # the same in a key that fits one word (19 bits): one-word pages, whose
+    # posting form is node_post.c's
+    "d1": [("a", "int2", " DESC NULLS LAST"), ("b", "bool", "")],
     # INCLUDE columns (the last INCLUDED[t] columns): a one-key index (no
     # count, array-scan or join custom scan may take it), two keys, a uuid
     # key, a uuid included; each within gbtree's 256 bits
@@ -234,7 +237,7 @@ COMPOSITE = {
 # multi-word keys: their own lane of random choices; joins on the leading
 # column (gen_njoin) in a share of their checks, GbtreeJoin's where it
 # takes the index (join_takes)
-MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct", "cn", "dd"]
+MULTIWORD_TYPES = ["uuid", "c2", "c3", "tx", "ct", "cn", "dd", "d1"]
 MULTIWORD_JOIN_SHARE = 0.1
 # INCLUDE columns and unique multi-word indexes: a third lane of random
 # choices of their own, no joins but their own (GbtreeJoin must not take them)

@@ -96,7 +96,10 @@ FROM generate_series(1, 30000) g;
 # multi-word leaves in posting form (deduplicate_items): a build that
 # packs them, single inserts into them, full plain leaves of duplicates
 # taking the form, a batch's merges: WMERGE records of the entries
-# merged, each leaf laid out again at redo (wide_post.c)
+# merged, each leaf laid out again at redo (wide_post.c); and a key of two
+# columns that fits one word, whose posting leaves are node_post.c's
+# (their body fills the page: pd_lower must cover it, or full-page images
+# would drop its end)
 $primary->safe_psql('postgres', q{
 CREATE TABLE wd (id int, k int4, j int4);
 INSERT INTO wd SELECT g, g % 300, g % 5 FROM generate_series(1, 30000) g;
@@ -106,6 +109,15 @@ INSERT INTO wd SELECT g, g % 301, g % 5 FROM generate_series(30001, 33000) g;
 INSERT INTO wd SELECT g, 7, 1 FROM generate_series(33001, 36000) g;
 RESET gbtree.insert_batch_memory;
 INSERT INTO wd SELECT g, g % 307, g % 5 FROM generate_series(36001, 60000) g;
+CREATE TABLE wo (id int, k int2, d date);
+INSERT INTO wo SELECT g, g % 20, '2024-01-01'::date + g % 9 FROM generate_series(1, 30000) g;
+CREATE INDEX wo_kd_g ON wo USING gbtree (k, d) WITH (deduplicate_items = on);
+SET gbtree.insert_batch_memory = 0;
+INSERT INTO wo SELECT g, g % 21, '2024-01-01'::date + g % 9 FROM generate_series(30001, 36000) g;
+RESET gbtree.insert_batch_memory;
+INSERT INTO wo SELECT g, g % 23, '2024-01-02'::date FROM generate_series(36001, 60000) g;
+DELETE FROM wo WHERE id % 5 = 0;
+VACUUM wo;
 });
 
 my $end_lsn = $primary->lsn('insert');
@@ -127,11 +139,11 @@ my $nrec = scalar @gbt;
 # (a block's first change after the checkpoint logs a full image instead)
 my $nver = grep { /for WAL verification|FPW/ } @gbt;
 # multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g, ws_kts_g, ws_t_g,
-# wd_kj_g) log generic WAL for batches' leaves, root splits and splits of
+# wd_kj_g, wo_kd_g) log generic WAL for batches' leaves, root splits and splits of
 # posting leaves
 # (src/README, "Multi-word keys"); no other index may
 my %wide = map { $_ => 1 } split /\n/, $primary->safe_psql('postgres',
-	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g', 'wd_kj_g']::regclass[]) c");
+	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g', 'wd_kj_g', 'wo_kd_g']::regclass[]) c");
 my @generic = grep { /^rmgr: Generic/ } split /\n(?=rmgr: )/, $stdout;
 my $nwide = grep { /rel \d+\/\d+\/(\d+)/ && $wide{$1} } @generic;
 my $ngeneric = scalar(@generic) - $nwide;
@@ -233,6 +245,10 @@ my @checks = (@{ wal_checks() },
 	{
 		name => 'wd_kj', index => 'wd_kj_g', modes => [qw(idx bitmap)],
 		sql => q{SELECT count(*) || ':' || sum(id) || ':' || md5(string_agg(k || '/' || j, ',' ORDER BY id)) FROM wd WHERE k BETWEEN 5 AND 250}
+	},
+	{
+		name => 'wo_kd', index => 'wo_kd_g', modes => [qw(idx bitmap)],
+		sql => q{SELECT count(*) || ':' || sum(id) || ':' || md5(string_agg(k || '/' || d, ',' ORDER BY id)) FROM wo WHERE k BETWEEN 2 AND 17}
 	});
 
 my $p = compare_with_seq($primary, 'primary', \@checks, qw(idx ios bitmap));

@@ -1,7 +1,7 @@
 /*
  * test_wpost.c
  *	  Unit tests of the multi-word posting form (src/node_wpost.c): random
- *	  sorted entries of 2 to 4 words (heavy duplicates, spread heap blocks,
+ *	  sorted entries of 1 (node_post.c's form) to 4 words (heavy duplicates, spread heap blocks,
  *	  TID flags at times) encoded, checked, decoded and searched against
  *	  the sorted input; a page's bounds left where the plain layout has
  *	  them; damaged bodies refused; single entries put in place
@@ -279,6 +279,13 @@ test_roundtrip(int nw, int n, int ndistinct, bool spread, bool flags)
 		CHECK(node.xbounds[i] == xb[i], "bound word %d moved", i);
 	CHECK(gbt_wpost_decode(page, d) == m, "decode count");
 	CHECK(memcmp(d, e, sizeof(uint64_t) * (nw + 1) * m) == 0, "decode differs (nw %d, n %d)", nw, m);
+	if (nw == 1)
+	{
+		/* node_post.c's form (its searches are test_node's) */
+		CHECK(gbt_page_opaque(page)->keywords == 0 && gbt_post_check(page) == NULL,
+			  "one word: not node_post.c's form");
+		return;
+	}
 	gbt_wpost_view(page, &p);
 	for (int q = 0; q < 200; q++)
 	{
@@ -328,6 +335,10 @@ test_roundtrip(int nw, int n, int ndistinct, bool spread, bool flags)
 int
 main(void)
 {
+	/* one word: node_post.c's form through these functions, no TID flags */
+	for (int r = 0; r < 300; r++)
+		test_roundtrip(1, (int) (xrand() % 2200), 1 + (int) (xrand() % (xrand() % 2 ? 8 : 600)),
+					   xrand() % 5 == 0, false);
 	for (int nw = 2; nw <= 4; nw++)
 		for (int r = 0; r < 300; r++)
 		{
