@@ -216,8 +216,8 @@ extern bool gbt_wide_node_put(Page page, GbtNode *node, const uint64 *key, GbtTa
 extern void gbt_wide_put_body(Page page, const char *img);
 extern void gbt_wide_put_downlink(Relation index, Buffer pbuf, Page pp, const uint64 *sep,
 								  GbtTail septail, uint64 septid, BlockNumber rblk);
-extern void gbt_wide_report_inconsistent(Relation index, Buffer buf, const char *what)
-			pg_attribute_noreturn();
+extern gbt_noreturn void gbt_wide_report_inconsistent(Relation index, Buffer buf,
+													  const char *what);
 extern bool gbt_wide_page_has_room(Page page, GbtTail tail);
 extern Buffer gbt_wide_lock_old_right(Relation index, BlockNumber rightlink, int nw);
 

@@ -92,7 +92,7 @@ minus_inf(const uint64 *key, uint64 tid, int nw)
 }
 
 /* an ERRCODE_INDEX_CORRUPTED error naming what the page has */
-void
+gbt_noreturn void
 gbt_wide_report_inconsistent(Relation index, Buffer buf, const char *what)
 {
 	ereport(ERROR,
