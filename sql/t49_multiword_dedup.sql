@@ -2,7 +2,7 @@
 -- t49_multiword_dedup: deduplication of multi-word keys (src/README,
 -- "Deduplication"): where keys of several columns or a uuid repeat, a leaf
 -- takes the posting form (node_wpost.c; node_post.c's for keys that fit
--- one word), each key's words once with its
+-- one word; text keys' entries without tails), each key's words once with its
 -- TIDs, built by CREATE INDEX, taken by a full leaf of duplicates instead
 -- of a split, kept through inserts, splits, deletes and VACUUM.  Every
 -- table has a btree twin filled by the same statements (the same heap
@@ -83,6 +83,16 @@ INSERT INTO wg SELECT g, g % 50, CASE WHEN g % 11 = 0 THEN NULL ELSE g % 2 = 0 E
 FROM generate_series(4001, 100000) g;
 INSERT INTO wb SELECT g, g % 50, CASE WHEN g % 11 = 0 THEN NULL ELSE g % 2 = 0 END
 FROM generate_series(4001, 100000) g;
+-- text keys (C): a status column of few values, fitted to three words
+-- (24 bytes) by the build; later values longer than that (tails) go into
+-- plain leaves beside the posting ones, one at a time and in batches
+CREATE TABLE tg (id int4, s text COLLATE "C");
+CREATE TABLE tb (id int4, s text COLLATE "C");
+INSERT INTO tg SELECT g, CASE WHEN g % 53 = 0 THEN NULL
+	   ELSE (ARRAY['active', 'pending', 'closed', '', repeat('q', 24), 'pending' || repeat('x', 17)])[1 + g % 6] END
+FROM generate_series(1, 60000) g;
+INSERT INTO tb SELECT * FROM tg;
+SELECT tw_both('CREATE INDEX %1$I_s ON %1$I USING %2$s (s) WITH (deduplicate_items = on)', 'tg', 'tb');
 -- an index made empty, then filled by inserts: single rows, batches (as
 -- COPY's)
 CREATE TABLE ig (id int4, k int8, t timestamptz);
@@ -105,7 +115,7 @@ INSERT INTO ib SELECT g, g % 40, '2024-01-02 UTC'::timestamptz FROM generate_ser
 CREATE TABLE og (id int4, a int4, b int4, pad text);
 INSERT INTO og SELECT * FROM pg;
 CREATE INDEX og_ab ON og USING gbtree (a, b DESC NULLS FIRST) WITH (deduplicate_items = off);
-VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, og, sg, sb, wg, wb;
+VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, og, sg, sb, wg, wb, tg, tb;
 
 -- sizes: no larger than btree's, where the plain form is several times
 SELECT pg_relation_size('pg_ab') <= pg_relation_size('pb_ab') AS pg_le_btree,
@@ -114,7 +124,8 @@ SELECT pg_relation_size('pg_ab') <= pg_relation_size('pb_ab') AS pg_le_btree,
 	   pg_relation_size('ig_kt') <= pg_relation_size('ib_kt') AS ig_le_btree,
 	   pg_relation_size('og_ab') > 2 * pg_relation_size('pg_ab') AS plain_larger,
 	   pg_relation_size('sg_ad') <= pg_relation_size('sb_ad') AS sg_le_btree,
-	   pg_relation_size('wg_kf') <= pg_relation_size('wb_kf') AS wg_le_btree;
+	   pg_relation_size('wg_kf') <= pg_relation_size('wb_kf') AS wg_le_btree,
+	   pg_relation_size('tg_s') <= pg_relation_size('tb_s') AS tg_le_btree;
 
 -- answers
 SELECT tw_diff('pg', 'pb', 'id, a, b', 'a = 7', NULL, NULL, false);
@@ -144,8 +155,13 @@ SELECT tw_diff('sg', 'sb', 'a, d', 'a < 3', 'a DESC, d', 2500, false);
 SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 1', NULL, NULL, false);
 SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 2 AND f', NULL, NULL, false);
 SELECT tw_diff('wg', 'wb', 'id, k, f', 'k BETWEEN 10 AND 12 AND f IS NULL', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's = ''pending''', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's = ANY(ARRAY['''', ''closed'', repeat(''q'', 24), repeat(''q'', 25)])', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's > ''pending'' AND s < ''pendingy''', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's IS NULL OR s < ''b''', NULL, NULL, false);
 SELECT tw_order('pg', 'pb', 'a, b', 'a, b DESC NULLS FIRST') AS pg_asc,
 	   tw_order('pg', 'pb', 'a, b', 'a DESC, b NULLS LAST') AS pg_desc,
+	   tw_order('tg', 'tb', 's', 's DESC') AS tg_desc,
 	   tw_order('sg', 'sb', 'a, d', 'a DESC, d') AS sg_asc,
 	   tw_order('sg', 'sb', 'a, d', 'a, d DESC') AS sg_desc,
 	   tw_order('wg', 'wb', 'k, f', 'k, f') AS wg_asc,
@@ -156,6 +172,7 @@ SELECT (SELECT count(*) FROM pg WHERE a = ANY(ARRAY[1, 2, 3])) = (SELECT count(*
 SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 500 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.a = s.x', 'pg', 'pb');
 SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 60 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.k = s.x', 'ig', 'ib');
 SELECT * FROM tw_join('SELECT s.x, i.id AS iid FROM (SELECT g % 60 AS x FROM generate_series(1, 300) g) s JOIN @ i ON i.k = s.x', 'wg', 'wb');
+SELECT * FROM tw_join('SELECT o.x, i.id AS iid FROM (VALUES (''pending''), (''''), (repeat(''q'', 24)), (''nope'')) o(x) JOIN @ i ON i.s = o.x', 'tg', 'tb');
 -- a cursor moving both ways over leaves of one key's TIDs (the rows of
 -- equal keys come in no set order: the keys are compared)
 BEGIN;
@@ -196,16 +213,34 @@ SET gbtree.insert_batch_memory = 0;
 INSERT INTO wg SELECT 100000 + g, g % 50, g % 2 = 0 FROM generate_series(1, 3000) g;
 INSERT INTO wb SELECT 100000 + g, g % 50, g % 2 = 0 FROM generate_series(1, 3000) g;
 RESET gbtree.insert_batch_memory;
+INSERT INTO tg SELECT 100000 + g, CASE g % 4 WHEN 0 THEN repeat('q', 24) || g % 5 WHEN 1 THEN 'pending' || repeat('x', 17) || 'tail' || g
+	   WHEN 2 THEN repeat('q', 24) ELSE 'closed' END FROM generate_series(1, 20000) g;
+INSERT INTO tb SELECT 100000 + g, CASE g % 4 WHEN 0 THEN repeat('q', 24) || g % 5 WHEN 1 THEN 'pending' || repeat('x', 17) || 'tail' || g
+	   WHEN 2 THEN repeat('q', 24) ELSE 'closed' END FROM generate_series(1, 20000) g;
+SET gbtree.insert_batch_memory = 0;
+INSERT INTO tg SELECT 200000 + g, CASE WHEN g % 2 = 0 THEN repeat('q', 24) || '!' || g ELSE 'pending' || repeat('x', 17) || chr(1) END
+FROM generate_series(1, 600) g;
+INSERT INTO tb SELECT 200000 + g, CASE WHEN g % 2 = 0 THEN repeat('q', 24) || '!' || g ELSE 'pending' || repeat('x', 17) || chr(1) END
+FROM generate_series(1, 600) g;
+RESET gbtree.insert_batch_memory;
+SELECT tw_diff('tg', 'tb', 'id, s', 's >= repeat(''q'', 24) AND s <= repeat(''q'', 24) || ''1''', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's > repeat(''q'', 24)', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's < ''pending'' || repeat(''x'', 17) || ''tail5''', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's LIKE ''pendingx%''', NULL, NULL, false);
+SELECT tw_order('tg', 'tb', 's', 's') AS tg_asc, tw_order('tg', 'tb', 's', 's DESC') AS tg_desc;
+DELETE FROM tg WHERE id % 3 = 0; DELETE FROM tb WHERE id % 3 = 0;
 DELETE FROM sg WHERE id % 3 = 0; DELETE FROM sb WHERE id % 3 = 0;
 DELETE FROM wg WHERE id % 4 = 1; DELETE FROM wb WHERE id % 4 = 1;
 DELETE FROM pg WHERE id % 3 = 0; DELETE FROM pb WHERE id % 3 = 0;
 DELETE FROM ug WHERE id % 2 = 0; DELETE FROM ub WHERE id % 2 = 0;
 DELETE FROM fg WHERE id % 5 = 0; DELETE FROM fb WHERE id % 5 = 0;
 DELETE FROM ig WHERE k % 4 = 1; DELETE FROM ib WHERE k % 4 = 1;
-VACUUM pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb;
+VACUUM pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb, tg, tb;
 INSERT INTO ig SELECT 300000 + g, g % 40, '2024-01-03 UTC' FROM generate_series(1, 30000) g;
 INSERT INTO ib SELECT 300000 + g, g % 40, '2024-01-03 UTC' FROM generate_series(1, 30000) g;
-VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb;
+VACUUM ANALYZE pg, pb, ug, ub, fg, fb, ig, ib, sg, sb, wg, wb, tg, tb;
+SELECT tw_diff('tg', 'tb', 'id, s', 's = repeat(''q'', 24) OR s = ''pending''', NULL, NULL, false);
+SELECT tw_diff('tg', 'tb', 'id, s', 's > ''pendingx''', NULL, NULL, false);
 SELECT tw_diff('sg', 'sb', 'id, a, d', 'a = 7 OR a IS NULL', NULL, NULL, false);
 SELECT tw_diff('wg', 'wb', 'id, k, f', 'k = 1 OR k = 33', NULL, NULL, false);
 SELECT tw_diff('pg', 'pb', 'id, a, b', 'a = 7', NULL, NULL, false);
@@ -223,7 +258,7 @@ SELECT pg_relation_size('pg_ab') <= pg_relation_size('pb_ab') AS pg_le_btree,
 	   pg_relation_size('ig_kt') <= pg_relation_size('ib_kt') AS ig_le_btree;
 SELECT gbtree_check('pg_ab', true), gbtree_check('ug_u', true), gbtree_check('fg_xy', true),
 	   gbtree_check('ig_kt', true), gbtree_check('og_ab', true), gbtree_check('sg_ad', true),
-	   gbtree_check('wg_kf', true);
+	   gbtree_check('wg_kf', true), gbtree_check('tg_s', true);
 -- every row deleted: the leaves empty out and go
 DELETE FROM ig; DELETE FROM ib;
 VACUUM ig, ib;

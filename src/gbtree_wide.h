@@ -105,14 +105,14 @@ extern bool gbt_wide_posting_takes(Page page, int nw, const uint64 *key, uint64 
 extern bool gbt_wide_posting_instead_of_split(Relation index, Buffer buf, int nw,
 											  const uint64 *key, uint64 tid);
 extern void gbt_wide_posting_split_images(Page page, int nw, WideSplit *ws, const uint64 *key,
-										  uint64 tid, int fillfactor);
+										  GbtTail tail, uint64 tid, int fillfactor);
 extern void gbt_wide_redo_wmerge(Page page, const uint64 *add, int m);
 extern Buffer gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw,
-									 WideSplit *ws, const uint64 *key, uint64 tid,
+									 WideSplit *ws, const uint64 *key, GbtTail tail, uint64 tid,
 									 bool may_recycle);
 extern Size gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e,
-								   int stride, Size i, Size n, const uint64 *hk, uint64 ht,
-								   bool rightmost, bool convert);
+								   const GbtTail *tails, int stride, Size i, Size n,
+								   const uint64 *hk, uint64 ht, bool rightmost, bool convert);
 
 /* wide.c */
 extern void gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords);

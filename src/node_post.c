@@ -319,7 +319,9 @@ gbt_leaf_fill(char *page, int n, const uint64_t *keys, const uint64_t *tids, boo
 
 /*
  * Format a leaf of nwords words afresh for a rewrite of its entries, its
- * special space (bounds, links, flags but the form's) kept.  The
+ * special space (bounds, links, flags but the form's) kept, and its layout
+ * (GBT_F_DIRFIT or not: the page's, not gbtree.dir32_pages's, so that
+ * the fit its writer measured holds, and redo lays it out alike).  The
  * dead-entry marks go: they described the old slots (and a posting body
  * overlays their space).  A multi-word leaf's later bound words
  * (xbounds) are the caller's to keep.
@@ -330,8 +332,8 @@ gbt_leaf_reformat(char *page, int nwords)
 	GbtPageOpaqueData old = *gbt_page_opaque(page);
 	GbtPageOpaque op;
 
-	gbt_node_format_words(page, true, old.level,
-						  old.flags & ~(GBT_F_LEAF | GBT_F_POSTING), nwords);
+	gbt_node_format_layout(page, true, old.level,
+						   old.flags & ~(GBT_F_LEAF | GBT_F_POSTING), nwords);
 	op = gbt_page_opaque(page);
 	op->hikey = old.hikey;
 	op->hitid = old.hitid;

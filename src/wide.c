@@ -601,18 +601,19 @@ gbt_wide_set_lower(Page page)
 
 /*
  * Whether leaves of this multi-word tree take the posting form where keys
- * repeat (src/README, "Deduplication"): deduplicate_items, no text
- * (whose tails the form does not hold), no INCLUDE columns (the TID among
- * the key makes every key distinct), not unique (btree's unique indexes
- * deduplicate versions only).  A key that fits one word takes
+ * repeat (src/README, "Deduplication"): deduplicate_items, no INCLUDE
+ * columns (the TID among the key makes every key distinct), not unique
+ * (btree's unique indexes deduplicate versions only).  Text and numeric
+ * keys too: the form holds their entries without tails, and one with a
+ * tail goes into a plain leaf (wide_post.c, posting_images).  A key that fits one word takes
  * node_post.c's form, whose TIDs keep no flag of a float column's -0: it
  * has none (a float takes 64 bits).
  */
 bool
 gbt_wide_dedup(Relation index, const GbtIndexInfo *info)
 {
-	return info->wide && info->text_bytes == 0 && info->tidcol < 0 &&
-		!index->rd_index->indisunique && gbt_get_dedup(index);
+	return info->wide && info->tidcol < 0 && !index->rd_index->indisunique &&
+		gbt_get_dedup(index);
 }
 
 void

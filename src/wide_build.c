@@ -734,7 +734,7 @@ read_root_leaf(Relation index, Buffer buf, int nw, RootLeaf *r)
 	gbt_wide_check_page(index, buf, nw);
 	gbt_node_view((char *) BufferGetPage(buf), &node);
 	if (!(node.opaque->flags & GBT_F_LEAF) || !(node.opaque->flags & GBT_F_RIGHTMOST) ||
-		(node.opaque->flags & GBT_F_TAILS))
+		(node.opaque->flags & (GBT_F_TAILS | GBT_F_POSTING)))
 		return false;
 	r->keys = palloc(sizeof(uint64) * GBT_MAX_SLOT_WORDS);
 	r->tids = palloc(sizeof(uint64) * GBT_MAX_SLOTS);

@@ -294,11 +294,12 @@ gbt_wide_posting_instead_of_split(Relation index, Buffer buf, int nw, const uint
  * and rightmost flag.
  */
 static void
-posting_images(Page page, int nw, const uint64 *key, uint64 tid, int fillfactor, char *left,
-			   char *right, uint64 *sep_out)
+posting_images(Page page, int nw, const uint64 *key, GbtTail tail, uint64 tid, int fillfactor,
+			   char *left, char *right, uint64 *sep_out)
 {
 	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
-	int			k = leaf_plus_entry(page, nw, key, tid, out),
+	bool		tailed = key && tail.len > 0;
+	int			k = leaf_plus_entry(page, nw, tailed ? NULL : key, tid, out),
 				m,
 				best;
 	GbtPageOpaque lo,
@@ -315,7 +316,35 @@ posting_images(Page page, int nw, const uint64 *key, uint64 tid, int fillfactor,
 	 * rightmost page, so that such runs leave full leaves, not halves.
 	 */
 	m = k / 2;
-	if (key && k > 2 &&
+	if (tailed)
+	{
+		/*
+		 * An entry with a tail (a text key longer than the words) goes into
+		 * no posting leaf: the cut leaves it on a side of few entries, which
+		 * takes the plain form, and the insert tries again there, where the
+		 * page becomes tailed for it.  A side that small is at most a
+		 * quarter of a tailed leaf from the entry's place: on the left if
+		 * its place is that near the start, on the right if that near the
+		 * end; else the entry's side keeps it that near its start, for the
+		 * next try's cut.
+		 */
+		int			few = gbt_tail_slots(true, true) / 2;
+		int			pos = 0;
+
+		/* past the entries of its words if its tail orders above none */
+		while (pos < k &&
+			   (gbt_words_cmp(&out[(Size) pos * (nw + 1)], key, nw) < 0 ||
+				(gbt_words_cmp(&out[(Size) pos * (nw + 1)], key, nw) == 0 &&
+				 gbt_tail_cmp(NULL, 0, tail.data, tail.len) < 0)))
+			pos++;
+		if (pos <= few)
+			m = pos;
+		else if (k - pos < few)
+			m = pos - 1;
+		else
+			m = pos - few / 2;
+	}
+	else if (key && k > 2 &&
 		(gbt_words_cmp(&out[0], &out[(Size) (k - 1) * (nw + 1)], nw) == 0 ||
 		 ((gbt_page_opaque((char *) page)->flags & GBT_F_RIGHTMOST) &&
 		  gbt_words_cmp(&out[(Size) (k - 1) * (nw + 1)], key, nw) == 0 &&
@@ -387,30 +416,31 @@ posting_images(Page page, int nw, const uint64 *key, uint64 tid, int fillfactor,
 
 /* wide_tree.c's split_images for a leaf in posting form (posting_images) */
 void
-gbt_wide_posting_split_images(Page page, int nw, WideSplit *ws, const uint64 *key, uint64 tid,
-							  int fillfactor)
+gbt_wide_posting_split_images(Page page, int nw, WideSplit *ws, const uint64 *key, GbtTail tail,
+							  uint64 tid, int fillfactor)
 {
 	uint64		sep[GBT_MAX_KEY_WORDS + 1];
 
 	memcpy(ws->old.data, page, BLCKSZ);
-	posting_images(page, nw, key, tid, fillfactor, ws->left.data, ws->right.data, sep);
+	posting_images(page, nw, key, tail, tid, fillfactor, ws->left.data, ws->right.data, sep);
 	memcpy(ws->sep, sep, sizeof(uint64) * nw);
 	ws->septid = sep[nw];
 	ws->septail = GBT_NO_TAIL;
-	ws->placed = key ? 1 : 0;
+	ws->placed = key && tail.len == 0 ? 1 : 0;
 }
 
 /*
  * gbt_wide_insert_batch at a leaf in posting form: the batch's entries
- * from e[i] (stride: words, TID, the tail's index; none has a tail in a
- * tree that deduplicates) that belong before the leaf's high key (hk, ht;
- * any, rightmost) go in, as many as the form then still holds, in one
+ * from e[i] (stride: words, TID, the tail's index in tails) that belong
+ * before the leaf's high key (hk, ht; any, rightmost), up to the first
+ * with a tail (which goes in alone, gbt_wide_smo's way), go in, as many as the form then still holds, in one
  * rewrite; an entry the leaf already holds (a flush that failed midway)
  * is not doubled.  Returns how many it took (0: the first does not fit).
  */
 Size
-gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, int stride, Size i, Size n,
-			  const uint64 *hk, uint64 ht, bool rightmost, bool convert)
+gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, const GbtTail *tails,
+					   int stride, Size i, Size n, const uint64 *hk, uint64 ht, bool rightmost,
+					   bool convert)
 {
 	uint64	   *cur,
 			   *out;
@@ -424,8 +454,9 @@ gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, int 
 	{
 		const uint64 *x = &e[(i + m) * stride];
 
-		if (!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw))
-			break;
+		if ((!rightmost && !gbt_wentry_lt(x, x[nw], hk, ht, nw)) ||
+			tails[x[nw + 1] >> 16].len > 0)
+			break;				/* (an entry with a tail goes in alone) */
 		m++;
 	}
 	/* one entry into a posting leaf: in place, where it takes it so */
@@ -488,8 +519,8 @@ gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, int 
  * sibling as deltas).  Returns the new right page, locked.
  */
 Buffer
-gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const uint64 *key,
-			  uint64 tid, bool may_recycle)
+gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws,
+					   const uint64 *key, GbtTail tail, uint64 tid, bool may_recycle)
 {
 	GbtPageOpaqueData old = *gbt_page_opaque((char *) BufferGetPage(buf));
 	Buffer		rbuf,
@@ -501,7 +532,8 @@ gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSpli
 				pp;
 	BlockNumber changed[4];
 
-	gbt_wide_posting_split_images(BufferGetPage(buf), nw, ws, key, tid, gbt_get_fillfactor(index));
+	gbt_wide_posting_split_images(BufferGetPage(buf), nw, ws, key, tail, tid,
+								  gbt_get_fillfactor(index));
 	if (!gbt_wide_page_has_room(BufferGetPage(pbuf), GBT_NO_TAIL))
 		return InvalidBuffer;
 	rbuf = gbt_new_buffer(index, may_recycle);

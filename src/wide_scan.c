@@ -492,15 +492,31 @@ read_leaf(IndexScanDesc scan, Buffer buf, int seg, int range, const uint64 *belo
 	else if (gbt_page_is_posting((char *) page))
 	{
 		GbtWPost	p;
+		GbtTail		lt = so->segs[seg].lotails ? so->segs[seg].lotails[range] : GBT_NO_TAIL;
+		GbtTail		ht = so->segs[seg].hitails ? so->segs[seg].hitails[range] : GBT_NO_TAIL;
 
-		/* no tails in a tree that takes the posting form (gbt_wide_dedup) */
-		Assert(!so->segs[seg].lotails && belowtail.len == 0);
+		/*
+		 * Its entries have no tails (text keys of more bytes than the words
+		 * go into plain leaves), and no tail orders among tails as the
+		 * one-byte tail {128} (gbt_tail_cmp): a bound of the same words
+		 * with a tail above that excludes an entry below it, one with a
+		 * tail below that an entry above it.
+		 */
 		gbt_wpost_view((char *) page, &p);
-		end = words_are(r->hi, nw, UINT64_MAX) ? p.hdr->nentries : posting_upper_bound(&p, r->hi);
-		start = words_are(r->lo, nw, 0) ? 0 :
+		end = words_are(r->hi, nw, UINT64_MAX) ? p.hdr->nentries :
+			gbt_tail_cmp(NULL, 0, ht.data, ht.len) <= 0 ? posting_upper_bound(&p, r->hi) :
+			p.start[gbt_wpost_lower_bound_group(&p, r->hi)];
+		start = words_are(r->lo, nw, 0) && lt.len == 0 ? 0 :
+			gbt_tail_cmp(NULL, 0, lt.data, lt.len) < 0 ? posting_upper_bound(&p, r->lo) :
 			p.start[gbt_wpost_lower_bound_group(&p, r->lo)];
 		if (below)
-			end = Min(end, gbt_wpost_lower_bound_entry(&p, below, belowtid));
+		{
+			int			c = gbt_tail_cmp(NULL, 0, belowtail.data, belowtail.len);
+
+			end = Min(end, c < 0 ? posting_upper_bound(&p, below) :
+					  c > 0 ? p.start[gbt_wpost_lower_bound_group(&p, below)] :
+					  gbt_wpost_lower_bound_entry(&p, below, belowtid));
+		}
 		pos->nitems = start < end ? gather_posting(so, &p, NULL, start, end, pos, nw) : 0;
 	}
 	else

@@ -386,7 +386,7 @@ split_images(Relation index, Buffer buf, WideSplit *ws, const uint64 *key, GbtTa
 	{
 		gbt_wide_posting_split_images(BufferGetPage(buf),
 									  gbt_page_words(BufferGetPage(buf)),
-									  ws, key, tid, leftpct > 0 ? leftpct : 50);
+									  ws, key, tail, tid, leftpct > 0 ? leftpct : 50);
 		return;
 	}
 
@@ -566,7 +566,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	bool		cut = false;	/* the page keeps its entries in place */
 
 	if (leaf && gbt_page_is_posting((char *) BufferGetPage(buf)))
-		return gbt_wide_posting_split(index, pbuf, buf, nw, ws, key, tid, may_recycle);
+		return gbt_wide_posting_split(index, pbuf, buf, nw, ws, key, tail, tid, may_recycle);
 
 	/*
 	 * Halves, except where keys arrive in ascending order at the end of the
@@ -1083,7 +1083,8 @@ gbt_wide_smo(Relation index, BlockNumber root, const uint64 *key, GbtTail tail, 
 					pbuf = InvalidBuffer;
 		bool		again = false;
 
-		if (attempt > 3)
+		/* (an entry with a tail meeting a posting leaf takes two splits) */
+		if (attempt > 5)
 			elog(ERROR, "gbtree: index \"%s\": no room made for an entry after %d splits",
 				 RelationGetRelationName(index), attempt);
 		buf = ReadBuffer(index, root);
@@ -1357,8 +1358,8 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 		/* a posting leaf takes the batch's entries in one rewrite */
 		if (gbt_page_is_posting((char *) page))
 		{
-			Size		took = gbt_wide_posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost,
-											 false);
+			Size		took = gbt_wide_posting_batch(index, buf, nw, e, tails, stride, i, n,
+													  hk, ht, rightmost, false);
 
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
@@ -1385,7 +1386,8 @@ gbt_wide_insert_batch(Relation index, Relation heap, BlockNumber root, const uin
 
 			/* a full leaf of duplicates takes the posting form instead */
 			if (!present && dedup && node.toff == NULL && ftail.len == 0)
-				took = gbt_wide_posting_batch(index, buf, nw, e, stride, i, n, hk, ht, rightmost, true);
+				took = gbt_wide_posting_batch(index, buf, nw, e, tails, stride, i, n, hk, ht,
+											  rightmost, true);
 			UnlockReleaseBuffer(buf);
 			if (hbytes)
 				pfree(hbytes);

@@ -16,6 +16,8 @@ SHAPES=(
     "uuid_fk|fk uuid|fk|md5((g / 10)::text)::uuid"
     "status_day|status int2, day date|status, day|(g % 5)::int2, '2024-01-01'::date + (g % 30)"
     "tenant_ts|tenant int4, ts timestamptz|tenant, ts|g % 1000, '2024-01-01 UTC'::timestamptz + g * interval '1 second'"
+    "status_text|status text COLLATE \"C\"|status|(ARRAY['active', 'pending', 'closed', 'archived', 'deleted'])[1 + g % 5]"
+    "email_domain|domain text COLLATE \"C\"|domain|'mail' || (g % 300) || '.example.com'"
 )
 echo "multiword-dedup: ROWS=$ROWS; $(q -c 'SELECT version()' | cut -d, -f1)"
 echo

@@ -99,7 +99,8 @@ FROM generate_series(1, 30000) g;
 # merged, each leaf laid out again at redo (wide_post.c); and a key of two
 # columns that fits one word, whose posting leaves are node_post.c's
 # (their body fills the page: pd_lower must cover it, or full-page images
-# would drop its end)
+# would drop its end); and a text key whose later values outgrow its
+# fitted words (tails, in plain leaves beside the posting ones)
 $primary->safe_psql('postgres', q{
 CREATE TABLE wd (id int, k int4, j int4);
 INSERT INTO wd SELECT g, g % 300, g % 5 FROM generate_series(1, 30000) g;
@@ -118,6 +119,18 @@ RESET gbtree.insert_batch_memory;
 INSERT INTO wo SELECT g, g % 23, '2024-01-02'::date FROM generate_series(36001, 60000) g;
 DELETE FROM wo WHERE id % 5 = 0;
 VACUUM wo;
+CREATE TABLE wt (id int, s text COLLATE "C");
+INSERT INTO wt SELECT g, (ARRAY['active', 'pending', 'closed', repeat('q', 24)])[1 + g % 4]
+FROM generate_series(1, 30000) g;
+CREATE INDEX wt_s_g ON wt USING gbtree (s) WITH (deduplicate_items = on);
+SET gbtree.insert_batch_memory = 0;
+INSERT INTO wt SELECT g, CASE WHEN g % 2 = 0 THEN repeat('q', 24) || g ELSE 'pending' END
+FROM generate_series(30001, 31000) g;
+RESET gbtree.insert_batch_memory;
+INSERT INTO wt SELECT g, CASE WHEN g % 3 = 0 THEN 'closed' || repeat('z', 30) ELSE 'active' END
+FROM generate_series(31001, 50000) g;
+DELETE FROM wt WHERE id % 7 = 0;
+VACUUM wt;
 });
 
 my $end_lsn = $primary->lsn('insert');
@@ -139,11 +152,11 @@ my $nrec = scalar @gbt;
 # (a block's first change after the checkpoint logs a full image instead)
 my $nver = grep { /for WAL verification|FPW/ } @gbt;
 # multi-word indexes (w_kts_g, w_ki_g, u_x_g, q_x_g, ew_x_g, ew_t_g, ws_kts_g, ws_t_g,
-# wd_kj_g, wo_kd_g) log generic WAL for batches' leaves, root splits and splits of
+# wd_kj_g, wo_kd_g, wt_s_g) log generic WAL for batches' leaves, root splits and splits of
 # posting leaves
 # (src/README, "Multi-word keys"); no other index may
 my %wide = map { $_ => 1 } split /\n/, $primary->safe_psql('postgres',
-	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g', 'wd_kj_g', 'wo_kd_g']::regclass[]) c");
+	"SELECT pg_relation_filenode(c) FROM unnest(ARRAY['w_kts_g', 'w_ki_g', 'u_x_g', 'q_x_g', 'ew_x_g', 'ew_t_g', 'ws_kts_g', 'ws_t_g', 'wd_kj_g', 'wo_kd_g', 'wt_s_g']::regclass[]) c");
 my @generic = grep { /^rmgr: Generic/ } split /\n(?=rmgr: )/, $stdout;
 my $nwide = grep { /rel \d+\/\d+\/(\d+)/ && $wide{$1} } @generic;
 my $ngeneric = scalar(@generic) - $nwide;
@@ -249,6 +262,10 @@ my @checks = (@{ wal_checks() },
 	{
 		name => 'wo_kd', index => 'wo_kd_g', modes => [qw(idx bitmap)],
 		sql => q{SELECT count(*) || ':' || sum(id) || ':' || md5(string_agg(k || '/' || d, ',' ORDER BY id)) FROM wo WHERE k BETWEEN 2 AND 17}
+	},
+	{
+		name => 'wt_s', index => 'wt_s_g', modes => [qw(idx ios bitmap)], ios => 1,
+		sql => q{SELECT count(*) || ':' || md5(string_agg(s, ',' ORDER BY s)) FROM wt WHERE s >= 'closed' AND s <= repeat('q', 25)}
 	});
 
 my $p = compare_with_seq($primary, 'primary', \@checks, qw(idx ios bitmap));
