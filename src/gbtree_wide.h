@@ -106,7 +106,7 @@ extern bool gbt_wide_posting_instead_of_split(Relation index, Buffer buf, int nw
 											  const uint64 *key, uint64 tid);
 extern void gbt_wide_posting_split_images(Page page, int nw, WideSplit *ws, const uint64 *key,
 										  GbtTail tail, uint64 tid, int fillfactor);
-extern void gbt_wide_redo_wmerge(Page page, const uint64 *add, int m);
+extern void gbt_wide_merge_page(Page page, const uint64 *add, int m);
 extern Buffer gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw,
 									 WideSplit *ws, const uint64 *key, GbtTail tail, uint64 tid,
 									 bool may_recycle);
@@ -214,6 +214,8 @@ extern void gbt_wide_sort_entries(uint64 *e, Size n, int nw);
 extern bool gbt_wide_node_put(Page page, GbtNode *node, const uint64 *key, GbtTail tail,
 							  uint64 tid, uint32 child);
 extern void gbt_wide_put_body(Page page, const char *img);
+extern void gbt_wide_put_halves(Page lp, Page rp, const WideSplit *ws, BlockNumber lblk,
+								BlockNumber rblk);
 extern void gbt_wide_put_downlink(Relation index, Buffer pbuf, Page pp, const uint64 *sep,
 								  GbtTail septail, uint64 septid, BlockNumber rblk);
 extern gbt_noreturn void gbt_wide_report_inconsistent(Relation index, Buffer buf,

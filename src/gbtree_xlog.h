@@ -217,6 +217,7 @@ extern void gbt_wsplit_finish(GbtWal *w, GbtWsplitLog *lg, Page rp, const uint64
 							  GbtTail septail, uint64 septid);
 extern void gbt_wsplit_free(GbtWsplitLog *lg);
 extern void gbt_wide_redo_split(XLogReaderState *record);
+extern void gbt_wide_redo_merge(XLogReaderState *record);
 extern void gbt_wide_desc_split(StringInfo buf, XLogReaderState *record);
 
 /*

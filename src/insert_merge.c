@@ -180,19 +180,22 @@ gbt_leaf_merge(Page page, const GbtEntry *e, Size k, bool spread)
 	int			m;
 
 	/* one entry into a posting leaf: in place, the rewrite's bytes */
-	if (k == 1 && gbt_page_is_posting((char *) page) &&
-		gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, false))
+	if (k == 1)
 	{
 #ifdef USE_ASSERT_CHECKING
-		PGAlignedBlock rewritten;
+		PGAlignedBlock before;
 
-		memcpy(rewritten.data, page, BLCKSZ);
-		m = leaf_merged((Page) rewritten.data, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
-		gbt_page_leaf_rewrite((Page) rewritten.data, m, keys, tids, spread);
+		memcpy(before.data, page, BLCKSZ);
 #endif
-		gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, true);
-		Assert(memcmp(rewritten.data, page, BLCKSZ) == 0);
-		return true;
+		if (gbt_post_insert_inplace((char *) page, e[0].key, e[0].tid, true))
+		{
+#ifdef USE_ASSERT_CHECKING
+			m = leaf_merged((Page) before.data, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
+			gbt_page_leaf_rewrite((Page) before.data, m, keys, tids, spread);
+			Assert(memcmp(before.data, page, BLCKSZ) == 0);
+#endif
+			return true;
+		}
 	}
 	m = leaf_merged(page, e, k, keys, tids, GBT_LEAF_MAX_ENTRIES);
 	if (m < 0 || !gbt_leaf_fits(m, keys, tids))

@@ -325,7 +325,6 @@ gbt_wpost_insert_inplace(char *page, const uint64_t *key, uint64_t tid, bool app
 	GbtPageOpaque op = gbt_page_opaque(page);
 	GbtWPost	p;
 	GbtWPostHeader *h;
-	GbtNode		plain;
 	int			n,
 				nw,
 				g,
@@ -349,8 +348,9 @@ gbt_wpost_insert_inplace(char *page, const uint64_t *key, uint64_t tid, bool app
 	nw = h->nwords;
 	wideblk = (h->flags & GBT_WPOST_WIDEBLK) != 0;
 	hastf = (h->flags & GBT_WPOST_TFLAGS) != 0;
-	plain_layout(nw, op->flags, &plain);
-	if (n + 1 <= plain.nslots || n + 1 > GBT_LEAF_MAX_ENTRIES || b < h->baseblk ||
+	if (n + 1 <= gbt_words_slots_of(true, nw, op->flags & ~(GBT_F_POSTING | GBT_F_TAILS |
+																  GBT_F_TAILS_FEW)) ||
+		n + 1 > GBT_LEAF_MAX_ENTRIES || b < h->baseblk ||
 		(!wideblk && b - h->baseblk > UINT16_MAX) || (tf != 0 && !hastf))
 		return false;
 	g = gbt_wpost_lower_bound_group(&p, key);

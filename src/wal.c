@@ -1311,27 +1311,6 @@ redo_winsert(XLogReaderState *record)
 }
 
 static void
-redo_wmerge(XLogReaderState *record)
-{
-	Buffer		buf;
-
-	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
-	{
-		Page		page = BufferGetPage(buf);
-		Size		len;
-		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
-		Size		esize = sizeof(uint64) * (gbt_page_words(page) + 1);
-
-		if (e == NULL || len == 0 || len % esize != 0)
-			elog(PANIC, "gbtree redo: bad multi-word entries");
-		gbt_wide_redo_wmerge(page, e, (int) (len / esize));
-		redo_done(buf, record->EndRecPtr);
-	}
-	if (BufferIsValid(buf))
-		UnlockReleaseBuffer(buf);
-}
-
-static void
 gbt_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
@@ -1371,7 +1350,7 @@ gbt_redo(XLogReaderState *record)
 			gbt_wide_redo_split(record);
 			break;
 		case XLOG_GBT_WMERGE:
-			redo_wmerge(record);
+			gbt_wide_redo_merge(record);
 			break;
 		default:
 			elog(PANIC, "gbtree redo: unknown record type %u", info);

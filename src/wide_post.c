@@ -25,7 +25,7 @@
 #include "gbtree_wpost.h"
 #include "gbtree_xlog.h"
 
-static void posting_insert_inplace(Page page, int nw, const uint64 *x);
+static bool posting_insert_inplace(Page page, int nw, const uint64 *x);
 
 /* A leaf's entries in order, either form (nw words and the TID each). */
 static int
@@ -94,12 +94,13 @@ gbt_wide_leaf_fill(Page page, int nw, const uint64 *e, int n)
  * Rewrite the locked leaf with the n sorted entries e, which are its own
  * merged with the m sorted entries add (stride nw + 1), or with e NULL
  * put the one entry add into the posting leaf in place (the same bytes;
- * posting_insert_inplace): an XLOG_GBT_WMERGE
- * record of add, whose redo merges them again (gbt_wide_redo_wmerge), or
+ * posting_insert_inplace), false and nothing written where it does not
+ * take it so: an XLOG_GBT_WMERGE
+ * record of add, whose redo merges them again (gbt_wide_merge_page), or
  * without the resource manager a page delta.  A rewrite moves every key
  * and TID, so the delta was some 600 bytes for a row's insert.
  */
-static void
+static bool
 leaf_rewrite_logged(Relation index, Buffer buf, int nw, const uint64 *e, int n,
 					const uint64 *add, int m, const char *what)
 {
@@ -109,12 +110,16 @@ leaf_rewrite_logged(Relation index, Buffer buf, int nw, const uint64 *e, int n,
 
 	if (e)
 		gbt_wide_leaf_fill(page, nw, e, n);
-	else
-		posting_insert_inplace(page, nw, add);
+	else if (!posting_insert_inplace(page, nw, add))
+	{
+		gbt_wal_abort(w);
+		return false;
+	}
 	gbt_wal_block_data(w, 0, add, sizeof(uint64) * (nw + 1) * m);
 	gbt_wal_finish(w, XLOG_GBT_WMERGE);
 	GBT_CHECK_WRITTEN(index, buf, what);
 	gbt_gpu_note_changes(index, &blkno, 1, false);
+	return true;
 }
 
 /*
@@ -180,25 +185,32 @@ leaf_plus_entry(Page page, int nw, const uint64 *key, uint64 tid, uint64 *out)
 }
 
 /*
- * The entry x (nw words, the TID) into the posting leaf in place, which
- * gbt_wpost_insert_inplace said it takes; assertion builds check the bytes
- * against a rewrite's.
+ * The entry x (nw words, the TID) into the leaf in place where it is in
+ * posting form and takes it so (gbt_wpost_insert_inplace); false, the page
+ * unchanged, where not.  Assertion builds check the bytes against a
+ * rewrite's.
  */
-static void
+static bool
 posting_insert_inplace(Page page, int nw, const uint64 *x)
 {
 #ifdef USE_ASSERT_CHECKING
-	PGAlignedBlock rewritten;
-	uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+	PGAlignedBlock before;
 
-	memcpy(rewritten.data, page, BLCKSZ);
-	gbt_wide_leaf_fill((Page) rewritten.data, nw, out,
-					   leaf_plus_entry((Page) rewritten.data, nw, x, x[nw], out));
-	pfree(out);
+	memcpy(before.data, page, BLCKSZ);
 #endif
 	if (!gbt_wpost_insert_inplace((char *) page, x, x[nw], true))
-		elog(ERROR, "gbtree: a posting leaf refused an entry it had room for");
-	Assert(memcmp(rewritten.data, page, BLCKSZ) == 0);
+		return false;
+#ifdef USE_ASSERT_CHECKING
+	{
+		uint64	   *out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
+
+		gbt_wide_leaf_fill((Page) before.data, nw, out,
+						   leaf_plus_entry((Page) before.data, nw, x, x[nw], out));
+		pfree(out);
+		Assert(memcmp(before.data, page, BLCKSZ) == 0);
+	}
+#endif
+	return true;
 }
 
 /*
@@ -213,12 +225,9 @@ gbt_wide_posting_insert(Relation index, Buffer buf, int nw, const uint64 *key, u
 	uint64		x[GBT_WIDE_MAX_STRIDE];
 	bool		done = false;
 
-	if (gbt_wpost_insert_inplace((char *) BufferGetPage(buf), key, tid, false))
-	{
-		leaf_rewrite_logged(index, buf, nw, NULL, 0, entry_of(nw, key, tid, x), 1,
-							"an insert into a posting leaf");
+	if (leaf_rewrite_logged(index, buf, nw, NULL, 0, entry_of(nw, key, tid, x), 1,
+							"an insert into a posting leaf"))
 		return true;
-	}
 	out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + 1) * GBT_WIDE_MAX_STRIDE);
 	k = leaf_plus_entry(BufferGetPage(buf), nw, key, tid, out);
 
@@ -460,16 +469,14 @@ gbt_wide_posting_batch(Relation index, Buffer buf, int nw, const uint64 *e, cons
 		m++;
 	}
 	/* one entry into a posting leaf: in place, where it takes it so */
-	if (m == 1 && !convert &&
-		gbt_wpost_insert_inplace((char *) BufferGetPage(buf), &e[i * stride], e[i * stride + nw],
-								 false))
+	if (m == 1 && !convert)
 	{
 		uint64		x[GBT_WIDE_MAX_STRIDE];
 
-		leaf_rewrite_logged(index, buf, nw, NULL, 0,
-							entry_of(nw, &e[i * stride], e[i * stride + nw], x), 1,
-							"a batch's entry into a posting leaf");
-		return 1;
+		if (leaf_rewrite_logged(index, buf, nw, NULL, 0,
+								entry_of(nw, &e[i * stride], e[i * stride + nw], x), 1,
+								"a batch's entry into a posting leaf"))
+			return 1;
 	}
 	cur = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
 	out = palloc(sizeof(uint64) * (2 * GBT_LEAF_MAX_ENTRIES) * GBT_WIDE_MAX_STRIDE);
@@ -543,11 +550,7 @@ gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSpli
 	lp = gbt_gxlog_register(state, buf, GENERIC_XLOG_FULL_IMAGE);
 	rp = gbt_gxlog_register(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
 	pp = gbt_gxlog_register(state, pbuf, 0);
-	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
-	gbt_wide_put_body(lp, ws->left.data);
-	gbt_wide_put_body(rp, ws->right.data);
-	gbt_page_opaque((char *) lp)->rightlink = rblk;
-	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
+	gbt_wide_put_halves(lp, rp, ws, BufferGetBlockNumber(buf), rblk);
 	gbt_wide_put_downlink(index, pbuf, pp, ws->sep, GBT_NO_TAIL, ws->septid, rblk);
 	if (BufferIsValid(sbuf))
 	{
@@ -570,11 +573,11 @@ gbt_wide_posting_split(Relation index, Buffer pbuf, Buffer buf, int nw, WideSpli
 }
 
 /*
- * Redo of XLOG_GBT_WMERGE: the multi-word leaf rewritten with its entries
- * and the m sorted entries add merged, as leaf_rewrite_logged did.
+ * The multi-word leaf with the m sorted entries add merged in, as
+ * leaf_rewrite_logged did it: XLOG_GBT_WMERGE's redo (wide_wal.c).
  */
 void
-gbt_wide_redo_wmerge(Page page, const uint64 *add, int m)
+gbt_wide_merge_page(Page page, const uint64 *add, int m)
 {
 	GbtPageOpaque op = gbt_page_opaque((char *) page);
 	int			nw = gbt_page_words(page);
@@ -585,12 +588,8 @@ gbt_wide_redo_wmerge(Page page, const uint64 *add, int m)
 	if (!(op->flags & GBT_F_LEAF) || (op->flags & GBT_F_TAILS))
 		elog(PANIC, "gbtree redo: a merge into a page that is not a leaf of words");
 	/* as leaf_rewrite_logged chose: in place wherever the leaf takes it so */
-	if (m == 1 && gbt_page_is_posting((char *) page) &&
-		gbt_wpost_insert_inplace((char *) page, add, add[nw], false))
-	{
-		posting_insert_inplace(page, nw, add);
+	if (m == 1 && posting_insert_inplace(page, nw, add))
 		return;
-	}
 	cur = palloc(sizeof(uint64) * GBT_LEAF_MAX_ENTRIES * GBT_WIDE_MAX_STRIDE);
 	out = palloc(sizeof(uint64) * (GBT_LEAF_MAX_ENTRIES + m) * GBT_WIDE_MAX_STRIDE);
 	k = merge_entries(cur, leaf_entries(page, nw, cur), add, m, nw + 1, nw, out);

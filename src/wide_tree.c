@@ -410,6 +410,17 @@ gbt_wide_put_body(Page page, const char *img)
 	gbt_wide_set_lower(page);
 }
 
+/* a split's images into the left page lp and the new right page rp, linked */
+void
+gbt_wide_put_halves(Page lp, Page rp, const WideSplit *ws, BlockNumber lblk, BlockNumber rblk)
+{
+	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
+	gbt_wide_put_body(lp, ws->left.data);
+	gbt_wide_put_body(rp, ws->right.data);
+	gbt_page_opaque((char *) lp)->rightlink = rblk;
+	gbt_page_opaque((char *) rp)->leftlink = lblk;
+}
+
 /*
  * The downlink (sep, septail, septid) to the new page rblk into the copy
  * pp of the locked parent pbuf, whose room the split checked: an error
@@ -637,11 +648,7 @@ split_page(Relation index, Buffer pbuf, Buffer buf, int nw, WideSplit *ws, const
 	rp = gbt_wal_register(w, rbuf, GBT_WAL_NEW);
 	pp = gbt_wal_register(w, pbuf, 0);
 
-	PageInit(rp, BLCKSZ, GBT_OPAQUE_SIZE);
-	gbt_wide_put_body(lp, ws->left.data);
-	gbt_wide_put_body(rp, ws->right.data);
-	gbt_page_opaque((char *) lp)->rightlink = rblk;
-	gbt_page_opaque((char *) rp)->leftlink = BufferGetBlockNumber(buf);
+	gbt_wide_put_halves(lp, rp, ws, BufferGetBlockNumber(buf), rblk);
 	gbt_node_view((char *) rp, &node);
 	ws->septail = gbt_node_bound_tail(&node, 1);	/* the image's, copied */
 

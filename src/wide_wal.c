@@ -465,3 +465,29 @@ gbt_wide_desc_split(StringInfo buf, XLogReaderState *record)
 	if (XLogRecHasBlockImage(record, 0))
 		appendStringInfoString(buf, ", left page whole");
 }
+
+/*
+ * Redo of XLOG_GBT_WMERGE: the entries merged into the multi-word leaf
+ * again (wide_post.c, gbt_wide_merge_page)
+ */
+void
+gbt_wide_redo_merge(XLogReaderState *record)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		const uint64 *e = (const uint64 *) XLogRecGetBlockData(record, 0, &len);
+		Size		esize = sizeof(uint64) * (gbt_page_words(page) + 1);
+
+		if (e == NULL || len == 0 || len % esize != 0)
+			elog(PANIC, "gbtree redo: bad multi-word entries");
+		gbt_wide_merge_page(page, e, (int) (len / esize));
+		PageSetLSN(page, record->EndRecPtr);
+		MarkBufferDirty(buf);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
