@@ -3704,32 +3704,40 @@ def checker(dsn, types, seed, deadline, result, am="gbtree"):
             result.put(("fail", err, stats))
             conn.close()
             return
-    # final full comparison of every twin pair
+    # final full comparison of every twin pair (again after a deadlock or
+    # serialization failure: a batcher may still be truncating a table)
     for t in types:
-        cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-        g = run_query(cur, MODES["ios"], "SELECT id, %s FROM fz_%s_g WHERE %s IS NOT NULL OR %s IS NULL"
-                      % (col_exprs(t), t, lead_col(t), lead_col(t)))
-        b = run_query(cur, SEQ, "SELECT id, %s FROM fz_%s_b" % (col_exprs(t), t))
-        ordered = []
-        if t in COMPOSITE:
-            # and every key in the index's order, forward and backward
-            for rev in (False, True):
-                order = index_order(t, rev)
-                og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
-                ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
-                if [tuple(map(norm_key, r)) for r in og] != [tuple(map(norm_key, r)) for r in ob]:
-                    ordered.append(order)
-        if t in INCLUDED:
-            # every row, the INCLUDE columns too, in the order of the key
-            # columns alone: the index-only scan's own order
-            for rev in (False, True):
-                order = ", ".join(index_order(t, rev).split(", ")[:nkeys(t)])
-                form = ("groups", 0, nkeys(t), None)
-                og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
-                ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
-                if row_form(og, form) != row_form(ob, form):
-                    ordered.append(order)
-        cur.execute("COMMIT")
+        while True:
+            try:
+                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                g = run_query(cur, MODES["ios"], "SELECT id, %s FROM fz_%s_g WHERE %s IS NOT NULL OR %s IS NULL"
+                              % (col_exprs(t), t, lead_col(t), lead_col(t)))
+                b = run_query(cur, SEQ, "SELECT id, %s FROM fz_%s_b" % (col_exprs(t), t))
+                ordered = []
+                if t in COMPOSITE:
+                    # and every key in the index's order, forward and backward
+                    for rev in (False, True):
+                        order = index_order(t, rev)
+                        og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
+                        ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
+                        if [tuple(map(norm_key, r)) for r in og] != [tuple(map(norm_key, r)) for r in ob]:
+                            ordered.append(order)
+                if t in INCLUDED:
+                    # every row, the INCLUDE columns too, in the order of the key
+                    # columns alone: the index-only scan's own order
+                    for rev in (False, True):
+                        order = ", ".join(index_order(t, rev).split(", ")[:nkeys(t)])
+                        form = ("groups", 0, nkeys(t), None)
+                        og = run_query(cur, MODES["ios"], "SELECT %s FROM fz_%s_g ORDER BY %s" % (col_exprs(t), t, order))
+                        ob = run_query(cur, SEQ, "SELECT %s FROM fz_%s_b ORDER BY %s" % (col_exprs(t), t, order))
+                        if row_form(og, form) != row_form(ob, form):
+                            ordered.append(order)
+                cur.execute("COMMIT")
+                break
+            except psycopg2.Error as e:
+                cur.execute("ROLLBACK")
+                if e.pgcode not in RETRY_CODES:
+                    raise
         if sorted(map(repr, g)) != sorted(map(repr, b)):
             result.put(("fail", "final contents of %s differ: gbtree %d rows, heap %d rows" % (t, len(g), len(b)), stats))
             return
