@@ -744,11 +744,7 @@ CREATE INDEX mg_t_i2i4 ON mg_t USING gbtree (i2 DESC, i4);
 CREATE INDEX mb_t_i2i4 ON mb_t USING btree (i2 DESC, i4);
 CREATE INDEX mg_t_boi8 ON mg_t USING gbtree (bo, i8 DESC NULLS LAST);
 CREATE INDEX mb_t_boi8 ON mb_t USING btree (bo, i8 DESC NULLS LAST);
--- (the plain form: this file compares plans with btree's, and on
--- PostgreSQL 18 a deduplicated index of these floats, whose NULLs and few
--- values repeat, planned f4 IS NULL OR f8 IS NULL as a sequential scan
--- where btree's planned a bitmap OR; t49 tests deduplicated leaves)
-CREATE INDEX mg_t_f4f8 ON mg_t USING gbtree (f4, f8 DESC) WITH (deduplicate_items = off);
+CREATE INDEX mg_t_f4f8 ON mg_t USING gbtree (f4, f8 DESC);
 CREATE INDEX mb_t_f4f8 ON mb_t USING btree (f4, f8 DESC);
 CREATE INDEX mg_t_od ON mg_t USING gbtree (o NULLS FIRST, d);
 CREATE INDEX mb_t_od ON mb_t USING btree (o NULLS FIRST, d);
@@ -818,7 +814,12 @@ SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 = ''NaN''::float8');
 SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 >= 3.4028235e38::float8');
 SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 = 0::float8 AND f8 = 0::float4');
 SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 = ANY (''{0,NaN,-Infinity,NULL,0.1}''::float8[])');
-SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 IS NULL OR f8 IS NULL');
+-- (f8 IS NULL bounds nothing on (f4, f8): from PostgreSQL 18 on, btree's
+-- index is priced as a skip scan, gbtree's as the whole index it reads,
+-- so under forced index scans btree's plan is a bitmap OR and gbtree's a
+-- sequential scan; t50 checks gbtree's estimate)
+SELECT m_diff('mg_t', 'mb_t', 'f4, f8', 'f4 IS NULL OR f8 IS NULL',
+			  current_setting('server_version_num')::int < 180000);
 SELECT m_ord('mg_t', 'mb_t', 'f4 + 0 AS x4, f8 + 0 AS x8', 'true', 'f4, f8 DESC', 300);
 SELECT m_ord('mg_t', 'mb_t', 'f4 + 0 AS x4, f8 + 0 AS x8', 'true', 'f4 DESC, f8', 300);
 SELECT m_ord('mg_t', 'mb_t', 'f8 + 0 AS x8', 'f4 = 0', 'f8 DESC', 3000);

@@ -28,6 +28,16 @@
  * comparisons a key: on a 10M-row table the descents alone were priced
  * above a parallel sequential scan, which ran 8x slower than the batch.
  *
+ * And from PostgreSQL 18 on, btree's estimator prices a condition on a
+ * later column, with no '=' on a column before it, as a skip scan: nbtree
+ * fills the gap with skip arrays and descends once a value of the
+ * skipped columns.  gbtree has no skip scan.  Such a condition bounds
+ * nothing there: it filters the entries that the bounded range (the
+ * whole index, where the first column has no condition) holds, as in
+ * btree before 18.  So the estimate is btree's for the clauses up to the
+ * first gap, with the selectivity of all of them and a comparison an
+ * entry read for each clause past it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -38,6 +48,7 @@
 #include "nodes/pathnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
 #include "utils/index_selfuncs.h"
 #include "utils/selfuncs.h"
 #include "utils/spccache.h"
@@ -81,6 +92,88 @@ array_keys(PlannerInfo *root, IndexPath *path)
 	return n;
 }
 
+#if PG_VERSION_NUM >= 180000
+/* Does this index qual on column col act as '=' for bounding a scan? */
+static bool
+qual_is_equality(IndexOptInfo *index, int col, RestrictInfo *rinfo)
+{
+	Expr	   *clause = rinfo->clause;
+	Oid			opno;
+
+	if (IsA(clause, NullTest))
+		return ((NullTest *) clause)->nulltesttype == IS_NULL;
+	if (IsA(clause, OpExpr))
+		opno = ((OpExpr *) clause)->opno;
+	else if (IsA(clause, ScalarArrayOpExpr))
+		opno = ((ScalarArrayOpExpr *) clause)->opno;
+	else
+		return false;			/* a row comparison bounds its first column only */
+	return get_op_opfamily_strategy(opno, index->opfamily[col]) == BTEqualStrategyNumber;
+}
+
+/*
+ * The path's index clauses that bound a gbtree scan: those of the leading
+ * columns with '=' (or IS NULL), and of the column after them; the rest
+ * come after a gap that only a skip scan would bridge.
+ */
+static List *
+bounding_clauses(IndexPath *path)
+{
+	IndexOptInfo *index = path->indexinfo;
+	List	   *kept = NIL;
+	int			col = 0;
+	bool		equality = false;
+	ListCell   *lc;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		if (iclause->indexcol != col)
+		{
+			if (!equality || iclause->indexcol != col + 1)
+				break;
+			col++;
+			equality = false;
+		}
+		kept = lappend(kept, iclause);
+		foreach(lc2, iclause->indexquals)
+			equality |= qual_is_equality(index, col, lfirst_node(RestrictInfo, lc2));
+	}
+	return kept;
+}
+
+/*
+ * btree's estimate as it was before skip scan: the clauses that bound the
+ * scan alone, then the selectivity of all of them, and a comparison an
+ * entry read for each of the others.
+ */
+static void
+estimate_without_skip(PlannerInfo *root, IndexPath *path, List *bounding,
+					  double loop_count, Cost *indexStartupCost, Cost *indexTotalCost,
+					  Selectivity *indexSelectivity, double *indexCorrelation,
+					  double *indexPages)
+{
+	IndexOptInfo *index = path->indexinfo;
+	IndexPath	bounded = *path;
+	Selectivity bounded_sel;
+	List	   *quals;
+	int			filters;
+
+	bounded.indexclauses = bounding;
+	btcostestimate(root, &bounded, loop_count, indexStartupCost, indexTotalCost,
+				   &bounded_sel, indexCorrelation, indexPages);
+
+	quals = get_quals_from_indexclauses(path->indexclauses);
+	filters = list_length(quals) - list_length(get_quals_from_indexclauses(bounding));
+	*indexSelectivity = clauselist_selectivity(root,
+											   add_predicate_to_index_quals(index, quals),
+											   index->rel->relid, JOIN_INNER, NULL);
+	*indexTotalCost += bounded_sel * index->rel->tuples * filters * cpu_operator_cost;
+}
+#endif
+
 void
 gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				Cost *indexStartupCost, Cost *indexTotalCost,
@@ -89,9 +182,17 @@ gbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	IndexOptInfo *index = path->indexinfo;
 	double		nkeys;
+#if PG_VERSION_NUM >= 180000
+	List	   *bounding = bounding_clauses(path);
 
-	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
-				   indexSelectivity, indexCorrelation, indexPages);
+	if (list_length(bounding) < list_length(path->indexclauses))
+		estimate_without_skip(root, path, bounding, loop_count, indexStartupCost,
+							  indexTotalCost, indexSelectivity, indexCorrelation,
+							  indexPages);
+	else
+#endif
+		btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
+					   indexSelectivity, indexCorrelation, indexPages);
 
 	nkeys = array_keys(root, path);
 	if (nkeys >= GBT_COST_DEVICE_MIN_KEYS)
