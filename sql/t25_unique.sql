@@ -275,6 +275,30 @@ SELECT u_both('ALTER TABLE %1$s ATTACH PARTITION %1$s_2 FOR VALUES IN (2)', 'upg
 SELECT u_both('INSERT INTO %1$I VALUES (10, 2, 3)', 'upg', 'upb');
 SELECT u_diff('upg', 'upb', 'true');
 DROP TABLE upg, upb;
+-- a foreign key whose referenced columns' first unique index (in OID
+-- order) is gbtree's: before 18 the core checks foreign keys through
+-- btree only and stops with an internal error, which gbtree turns into
+-- 0A000, even beside a btree primary key made after it; referencing the
+-- primary key itself works; from 18 on the gbtree index serves the key
+-- as btree's does
+CREATE TABLE fpg (id int8 NOT NULL, v int4);
+CREATE TABLE fpb (id int8 NOT NULL, v int4);
+INSERT INTO fpg SELECT g, 0 FROM generate_series(1, 100) g;
+INSERT INTO fpb SELECT g, 0 FROM generate_series(1, 100) g;
+SELECT u_both('CREATE UNIQUE INDEX ON %1$I USING %2$s (id)', 'fpg', 'fpb');
+SELECT u_both('CREATE TABLE %1$s_c (pid int8 REFERENCES %1$s (id) ON DELETE CASCADE, w int4)', 'fpg', 'fpb');
+SELECT u_both('INSERT INTO %1$s_c VALUES (5, 1), (6, 1), (NULL, 1)', 'fpg', 'fpb');
+SELECT u_both('INSERT INTO %1$s_c VALUES (5000, 1)', 'fpg', 'fpb');
+SELECT u_both('DELETE FROM %1$I WHERE id = 5', 'fpg', 'fpb');
+SELECT u_both('SELECT pid FROM %1$s_c', 'fpg', 'fpb');
+SELECT u_both('ALTER TABLE %1$I ADD PRIMARY KEY (id)', 'fpg', 'fpb');
+SELECT u_both('CREATE TABLE %1$s_d (pid int8 REFERENCES %1$s, w int4)', 'fpg', 'fpb');
+SELECT u_both('INSERT INTO %1$s_d VALUES (7, 1), (5, 1)', 'fpg', 'fpb');
+SELECT u_both('CREATE TABLE %1$s_e (pid int8, w int4)', 'fpg', 'fpb');
+SELECT u_both('ALTER TABLE %1$s_e ADD FOREIGN KEY (pid) REFERENCES %1$s (id)', 'fpg', 'fpb');
+DROP TABLE fpg, fpb CASCADE;
+DROP TABLE fpg_d, fpb_d, fpg_e, fpb_e;
+DROP TABLE IF EXISTS fpg_c, fpb_c;
 
 DROP TABLE ug_a, ub_a, ug_b, ub_b, ug_c, ub_c, ug_d, ub_d, ug_e, ub_e, ug_f, ub_f;
 DROP FUNCTION u_one(text), u_both(text, text, text), u_diff(text, text, text);

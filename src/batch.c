@@ -908,6 +908,19 @@ batch_executor_end(QueryDesc *queryDesc)
 }
 
 static void
+run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			ProcessUtilityContext context, ParamListInfo params,
+			QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+}
+
+static void
 batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					  ProcessUtilityContext context, ParamListInfo params,
 					  QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
@@ -916,12 +929,20 @@ batch_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnly
 		gbt_batch_flush_all();
 	unique_stmt++;
 
-	if (prev_process_utility)
-		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
-							 queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
-								queryEnv, dest, qc);
+#if GBT_FK_BTREE_ONLY
+	/* a foreign key on a gbtree index: 0A000, not the core's XX000 */
+	PG_TRY();
+	{
+		run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	}
+	PG_CATCH();
+	{
+		gbt_refuse_fk_index();
+	}
+	PG_END_TRY();
+#else
+	run_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+#endif
 	/* COPY FROM's end (its AFTER triggers have run) */
 	batch_flush_unique(false);
 }

@@ -118,6 +118,17 @@ typedef RelFileNode GbtStorage;
 #define GBT_ON_CONFLICT_BTREE_ONLY	1
 #endif
 
+/*
+ * Before 18 a foreign key checks its referenced columns through a btree
+ * unique index only (ATAddForeignKeyConstraint); from 18 on it asks the
+ * index's access method for its equality operator (unique.c).
+ */
+#if PG_VERSION_NUM >= 180000
+#define GBT_FK_BTREE_ONLY	0
+#else
+#define GBT_FK_BTREE_ONLY	1
+#endif
+
 /* 18: the AM's part of a parallel scan's shared area moved to ps_offset_am */
 #if PG_VERSION_NUM >= 180000
 #define gbt_parallel_scan_am_area(ps)	OffsetToPointer((ps), (ps)->ps_offset_am)

@@ -50,6 +50,7 @@
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -1050,6 +1051,40 @@ unique_gbtree_index_of(Oid relid)
 			break;
 	}
 	return found;
+}
+#endif
+
+/*
+ * Called in a PG_CATCH around a utility statement: before PostgreSQL 18 a
+ * foreign key's referenced columns are checked through a btree unique
+ * index only.  The core takes the first unique index on those columns (in
+ * OID order), and where that is not btree (a gbtree one, even beside a
+ * btree primary key created after it) fails with an internal error
+ * (XX000).  That error becomes 0A000, with what to do; any other is
+ * thrown again as it is.  From 18 on such a key works.
+ */
+#if GBT_FK_BTREE_ONLY
+void
+gbt_refuse_fk_index(void)
+{
+	MemoryContext caller = MemoryContextSwitchTo(TopMemoryContext);
+	ErrorData  *edata = CopyErrorData();
+	bool		btree_only;
+
+	MemoryContextSwitchTo(caller);
+	btree_only = edata->sqlerrcode == ERRCODE_INTERNAL_ERROR && edata->message != NULL &&
+		strcmp(edata->message, "only b-tree indexes are supported for foreign keys") == 0;
+	FreeErrorData(edata);
+	if (btree_only)
+	{
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a foreign key needs a btree unique index on the referenced columns before PostgreSQL 18"),
+				 errdetail("The first unique index on those columns is not a btree index (a gbtree index, say)."),
+				 errhint("Reference the primary key (REFERENCES table without columns), or make the btree unique index the first: create it before the gbtree one, or drop and create the gbtree one again.")));
+	}
+	PG_RE_THROW();
 }
 #endif
 
