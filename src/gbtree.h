@@ -156,6 +156,7 @@ extern bool gbt_amop_is_btrees(Form_pg_amop amop);
 extern void gbt_check_opfamilies(Relation index);
 extern bool gbt_type_supported(Oid typid);
 extern bool gbt_wide_type_supported(Oid typid);
+extern Oid	gbt_column_type(Relation index, int attno0, int32 *typmod);
 extern bool gbt_type_is_text(Oid typid);
 extern bool gbt_type_is_bytes(Oid typid);
 extern unsigned char *gbt_numeric_key(const char *data, int len, int *keylen);

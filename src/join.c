@@ -280,7 +280,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	for_each_from(lc, cscan->custom_scan_tlist, st->nouter)
 		st->inner_attnos[i++] = castNode(Var, lfirst_node(TargetEntry, lc)->expr)->varattno;
 	st->inner_keyattno = keyvar->varattno;
-	st->inner_keytype = keyvar->vartype;
+	st->inner_keytype = getBaseType(keyvar->vartype);
 
 	st->outer_key = ExecInitExpr((Expr *) linitial(cscan->custom_exprs), &node->ss.ps);
 	/* the common case, a plain outer column, is read straight from its row */
@@ -289,7 +289,8 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 		((Var *) linitial(cscan->custom_exprs))->varattno <= st->nouter)
 		st->outer_key_attno = ((Var *) linitial(cscan->custom_exprs))->varattno;
 	st->match = ExecInitQual(list_copy_tail(cscan->custom_exprs, 1), &node->ss.ps);
-	st->outer_keytype = exprType((Node *) linitial(cscan->custom_exprs));
+	/* a domain's values are its base type's (gbt_column_type) */
+	st->outer_keytype = getBaseType(exprType((Node *) linitial(cscan->custom_exprs)));
 	get_typlenbyvalalign(st->outer_keytype, &st->outer_typlen, &st->outer_typbyval,
 						 &st->outer_typalign);
 	st->eqproc = get_opcode(opno);

@@ -619,6 +619,23 @@ fit_text_words(Relation index, GbtIndexInfo *info)
 				 errhint("REINDEX it.")));
 }
 
+/*
+ * The type whose keys an index column holds (and its typmod): a domain's
+ * base type, whose values the domain's are, as btree's opclass lookup
+ * takes the base type's operator class.
+ */
+Oid
+gbt_column_type(Relation index, int attno0, int32 *typmod)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), attno0);
+	int32		mod = att->atttypmod;
+	Oid			type = getBaseTypeAndTypmod(att->atttypid, &mod);
+
+	if (typmod)
+		*typmod = mod;
+	return type;
+}
+
 GbtIndexInfo *
 gbt_index_info(Relation index)
 {
@@ -636,7 +653,7 @@ gbt_index_info(Relation index)
 							GBT_MAX_KEY_COLS)));
 		for (int c = 0; c < ncols; c++)
 		{
-			Oid			t = TupleDescAttr(RelationGetDescr(index), c)->atttypid;
+			Oid			t = gbt_column_type(index, c, NULL);
 
 			if (!gbt_wide_type_supported(t))
 				ereport(ERROR,
@@ -648,7 +665,7 @@ gbt_index_info(Relation index)
 								format_type_be(t))));
 		}
 		info = MemoryContextAllocZero(index->rd_indexcxt, sizeof(GbtIndexInfo));
-		info->keytype = TupleDescAttr(RelationGetDescr(index), 0)->atttypid;
+		info->keytype = gbt_column_type(index, 0, NULL);
 		opt = index->rd_indoption[0];
 		info->desc = (opt & INDOPTION_DESC) != 0;
 		info->nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;

@@ -1361,11 +1361,13 @@ gbtrestrpos(IndexScanDesc scan)
 bool
 gbtcanreturn(Relation index, int attno)
 {
-	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), attno - 1);
+	int32		typmod;
+	Oid			type = gbt_column_type(index, attno - 1, &typmod);
 
 	/*
-	 * A numeric without a declared scale: its key holds the value, not the
-	 * display scale each stored value keeps (keys.c, "numeric")
+	 * A numeric without a declared scale (a domain's included): its key
+	 * holds the value, not the display scale each stored value keeps
+	 * (keys.c, "numeric")
 	 */
-	return !(att->atttypid == NUMERICOID && att->atttypmod < 0);
+	return !(type == NUMERICOID && typmod < 0);
 }

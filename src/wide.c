@@ -112,11 +112,10 @@ gbt_wide_info_init(Relation index, GbtIndexInfo *info, int keywords)
 			fixed_bits += 48;
 			s++;
 		}
-		info->coltypes[s] = TupleDescAttr(RelationGetDescr(index), a)->atttypid;
+		info->coltypes[s] = gbt_column_type(index, a, &info->typmod[s]);
 		shape->col[s].bits = type_bits(info->coltypes[s]);
 		shape->col[s].desc = (opt & INDOPTION_DESC) != 0;
 		shape->col[s].nulls_first = (opt & INDOPTION_NULLS_FIRST) != 0;
-		info->typmod[s] = TupleDescAttr(RelationGetDescr(index), a)->atttypmod;
 		if (gbt_type_is_text(info->coltypes[s]))
 		{
 			/*

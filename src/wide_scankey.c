@@ -143,6 +143,8 @@ array_cond(GbtWideScan so, ScanKey sk, int col, GbtColCond *cond)
 
 	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
+	/* an array of a domain's values: its base type's keys */
+	elemtype = getBaseType(elemtype);
 	vals = palloc(sizeof(GbtColValue) * Max(nelems, 1));
 	for (int i = 0; i < nelems; i++)
 	{
