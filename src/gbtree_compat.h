@@ -129,6 +129,18 @@ typedef RelFileNode GbtStorage;
 #define GBT_FK_BTREE_ONLY	1
 #endif
 
+/*
+ * 17's logical replication apply builds a replica identity index's scan
+ * keys from a fixed equality strategy of btree and hash only
+ * (get_equal_strategy_number_for_am); 15 and 16 take btree's number for
+ * any index, 18 asks the access method (unique.c).
+ */
+#if PG_VERSION_NUM >= 170000 && PG_VERSION_NUM < 180000
+#define GBT_REPLICA_IDENTITY_BTREE_ONLY	1
+#else
+#define GBT_REPLICA_IDENTITY_BTREE_ONLY	0
+#endif
+
 /* 18: the AM's part of a parallel scan's shared area moved to ps_offset_am */
 #if PG_VERSION_NUM >= 180000
 #define gbt_parallel_scan_am_area(ps)	OffsetToPointer((ps), (ps)->ps_offset_am)

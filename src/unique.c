@@ -36,9 +36,11 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
@@ -49,6 +51,7 @@
 #include "parser/parsetree.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1087,6 +1090,69 @@ gbt_refuse_fk_index(void)
 	PG_RE_THROW();
 }
 #endif
+
+/*
+ * PostgreSQL 17's logical replication apply finds the rows an UPDATE or
+ * DELETE names through the table's replica identity index with scan keys
+ * of btree's or hash's equality strategy only, and stops with an internal
+ * error on any other index: a subscriber whose replica identity is a
+ * gbtree index would stop at its first UPDATE.  So on 17 a gbtree index
+ * is refused as a replica identity (0A000).  The check is an object access
+ * hook on the index's pg_index row, which ALTER TABLE ... REPLICA IDENTITY
+ * USING INDEX changes after opening the index, so gbtree is loaded by then
+ * even in a session that had not loaded it (a utility hook would not be
+ * called yet).  15, 16 and 18 apply through such an index (TAP 010).
+ */
+#if GBT_REPLICA_IDENTITY_BTREE_ONLY
+static object_access_hook_type prev_object_access = NULL;
+
+/* indisreplident of the index, as this command has just written it */
+static bool
+index_is_replident_now(Oid indexoid)
+{
+	Relation	pg_index = table_open(IndexRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		replident = false;
+
+	ScanKeyInit(&key, Anum_pg_index_indexrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(indexoid));
+	scan = systable_beginscan(pg_index, IndexRelidIndexId, true, SnapshotSelf, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		replident = ((Form_pg_index) GETSTRUCT(tup))->indisreplident;
+	systable_endscan(scan);
+	table_close(pg_index, AccessShareLock);
+	return replident;
+}
+
+static void
+replica_identity_access(ObjectAccessType access, Oid classId, Oid objectId,
+						int subId, void *arg)
+{
+	if (prev_object_access)
+		prev_object_access(access, classId, objectId, subId, arg);
+	if (access == OAT_POST_ALTER && classId == IndexRelationId &&
+		index_am_of(objectId) == get_index_am_oid("gbtree", true) &&
+		index_is_replident_now(objectId))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("gbtree index \"%s\" cannot be a replica identity on PostgreSQL 17",
+						get_rel_name(objectId)),
+				 errdetail("PostgreSQL 17's logical replication finds a replica identity's rows through btree and hash indexes only: a subscriber would stop at the first UPDATE or DELETE."),
+				 errhint("Use a btree unique index on the same columns as the replica identity.")));
+}
+#endif
+
+void
+gbt_replica_identity_init(void)
+{
+#if GBT_REPLICA_IDENTITY_BTREE_ONLY
+	prev_object_access = object_access_hook;
+	object_access_hook = replica_identity_access;
+#endif
+}
 
 /*
  * Before PostgreSQL 18 the executor can use only btree unique indexes for

@@ -106,6 +106,61 @@ replicate_and_check('insert, TRUNCATE, insert in one transaction', q{
 	COMMIT;
 }, '1500|40001');
 
+# A subscriber whose table has no primary key and a unique gbtree index as
+# its replica identity: the apply worker finds the rows that an UPDATE or
+# DELETE names through that index (RelationFindReplTupleByIndex, with the
+# operator of btree's equality strategy, which gbtree's opfamilies share),
+# key changes included.
+$pub->safe_psql('postgres', q{
+	CREATE TABLE ri (id int8 PRIMARY KEY, k int8, v text);
+	ALTER PUBLICATION lr_pub ADD TABLE ri;
+});
+$sub->safe_psql('postgres', q{
+	CREATE TABLE ri (id int8 NOT NULL, k int8, v text);
+	CREATE UNIQUE INDEX ri_id_g ON ri USING gbtree (id);
+	CREATE INDEX ri_k_g ON ri USING gbtree (k);
+});
+# PostgreSQL 17's apply takes btree and hash replica identity indexes only
+# (its workers would stop at the first UPDATE): gbtree refuses the
+# statement there, and the table gets a btree one instead
+my ($ri_rc, $ri_out, $ri_err) = $sub->psql('postgres',
+	'ALTER TABLE ri REPLICA IDENTITY USING INDEX ri_id_g');
+if ($sub->safe_psql('postgres', 'SHOW server_version_num') =~ /^17/)
+{
+	like($ri_err, qr/gbtree index "ri_id_g" cannot be a replica identity on PostgreSQL 17/,
+		'PostgreSQL 17: a gbtree replica identity is refused with 0A000');
+	$sub->safe_psql('postgres', q{
+		CREATE UNIQUE INDEX ri_id_b ON ri USING btree (id);
+		ALTER TABLE ri REPLICA IDENTITY USING INDEX ri_id_b;
+	});
+}
+else
+{
+	is($ri_rc, 0, 'a unique gbtree index becomes the replica identity') or diag($ri_err);
+}
+$sub->safe_psql('postgres', 'ALTER SUBSCRIPTION lr_sub REFRESH PUBLICATION');
+$sub->wait_for_subscription_sync($pub, 'lr_sub');
+$pub->safe_psql('postgres', q{
+	INSERT INTO ri SELECT g, g % 100, 'v' || g FROM generate_series(1, 5000) g;
+	UPDATE ri SET v = 'u' || id WHERE id % 7 = 0;
+	UPDATE ri SET id = id + 100000 WHERE id % 11 = 0;
+	DELETE FROM ri WHERE id % 13 = 0;
+	UPDATE ri SET k = -k WHERE id % 17 = 0;
+});
+$pub->wait_for_catchup('lr_sub');
+my $ri_rows = q{SELECT count(*), md5(string_agg(id || ':' || k || ':' || v, ',' ORDER BY id)) FROM ri};
+is($sub->safe_psql('postgres', $ri_rows), $pub->safe_psql('postgres', $ri_rows),
+	"replica identity through a unique gbtree index: the subscriber holds the publisher's rows");
+for my $ix (qw(ri_id_g ri_k_g))
+{
+	my ($ret, $out, $err) = $sub->psql('postgres', "SELECT gbtree_check('$ix', true)");
+	is($ret, 0, "replica identity: gbtree_check('$ix', true) passes") or diag($err);
+}
+is($sub->safe_psql('postgres',
+		"SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM ri WHERE id > 100000"),
+	$pub->safe_psql('postgres', 'SELECT count(*) FROM ri WHERE id > 100000'),
+	'replica identity: the moved keys are found through the index');
+
 $sub->stop;
 $pub->stop;
 done_testing();
