@@ -167,7 +167,7 @@ _PG_init(void)
 	gbt_array_scan_init();
 	gbt_keys_init();
 	gbt_batch_init();
-	gbt_replica_identity_init();
+	gbt_unique_hooks_init();
 	prev_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = gbt_relation_info;
 	MarkGUCPrefixReserved("gbtree");

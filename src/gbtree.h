@@ -220,7 +220,7 @@ extern bool gbt_unique_fits_leaf(Relation index, Relation heap, Page page, uint6
 extern void gbt_check_unique_build(Relation heap, Relation index, struct IndexInfo *indexInfo);
 extern void gbt_refuse_on_conflict(struct PlannedStmt *stmt);
 extern void gbt_refuse_fk_index(void);
-extern void gbt_replica_identity_init(void);
+extern void gbt_unique_hooks_init(void);
 
 /* build.c */
 extern IndexBuildResult *gbtbuild(Relation heap, Relation index, struct IndexInfo *indexInfo);

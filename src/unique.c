@@ -1145,12 +1145,44 @@ replica_identity_access(ObjectAccessType access, Oid classId, Oid objectId,
 }
 #endif
 
+#if GBT_ON_CONFLICT_BTREE_ONLY
+static emit_log_hook_type prev_emit_log = NULL;
+
+/*
+ * A session that has not loaded gbtree yet plans an INSERT ... ON CONFLICT
+ * without a conflict target without opening the table's indexes, so
+ * gbtree's ExecutorStart hook (gbt_refuse_on_conflict) is not in place
+ * when the executor opens them; that loads gbtree, and the core stops at
+ * once with an internal error (BuildSpeculativeIndexInfo).  That error, as
+ * reported, says why instead, with gbt_refuse_on_conflict's SQLSTATE.
+ */
+static void
+on_conflict_error_report(ErrorData *edata)
+{
+	if (edata->elevel == ERROR && edata->sqlerrcode == ERRCODE_INTERNAL_ERROR &&
+		edata->message != NULL &&
+		strcmp(edata->message, "unexpected non-btree speculative unique index") == 0)
+	{
+		edata->sqlerrcode = ERRCODE_FEATURE_NOT_SUPPORTED;
+		edata->message = pstrdup("INSERT ... ON CONFLICT is not supported on a table with a unique gbtree index");
+		edata->detail = pstrdup("Before PostgreSQL 18, only btree unique indexes can take part in ON CONFLICT.");
+	}
+	if (prev_emit_log)
+		prev_emit_log(edata);
+}
+#endif
+
+/* the hooks above, where this major needs them (_PG_init) */
 void
-gbt_replica_identity_init(void)
+gbt_unique_hooks_init(void)
 {
 #if GBT_REPLICA_IDENTITY_BTREE_ONLY
 	prev_object_access = object_access_hook;
 	object_access_hook = replica_identity_access;
+#endif
+#if GBT_ON_CONFLICT_BTREE_ONLY
+	prev_emit_log = emit_log_hook;
+	emit_log_hook = on_conflict_error_report;
 #endif
 }
 
