@@ -58,7 +58,7 @@ gbt_init_metapage(Page page, Relation index, uint64 entries)
 	}
 	meta->root = GBT_ROOT_BLKNO;
 	meta->nullroot = GBT_NULLROOT_BLKNO;
-	meta->keytype = gbt_column_type(index, 0, NULL);
+	meta->keytype = info->keytype;
 	meta->indoption = (uint16) index->rd_indoption[0];
 	meta->fillfactor = (uint16) gbt_get_fillfactor(index);
 	meta->build_entries = entries;

@@ -3082,9 +3082,17 @@ class Batcher:
         moves2 = cursor_moves(self.rnd)
         q = "SELECT %s FROM fz_%s_{side} WHERE %s ORDER BY %s" % (col_exprs(self.t, ocols), self.t, pred, order)
         results = {}
+
+        def fetch(name, moves):
+            out = []
+            for m in moves:
+                self.cur.execute("FETCH %s FROM %s" % (m, name))
+                out.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+            return out
+
         # the truth: the same walk over a seq scan and a sort, declared
         # before any insert (a cursor sees its transaction as of its
-        # DECLARE), for when the twins differ (a btree bug: note_btree_wrong)
+        # DECLARE), read where the twins differ (a btree bug: note_btree_wrong)
         for s in SEQ:
             self.cur.execute(as_select(s))
         self.cur.execute("DECLARE cb_s SCROLL CURSOR FOR %s" % q.format(side="b"))
@@ -3095,25 +3103,17 @@ class Batcher:
                 self.cur.execute(as_select(s))
             self.cur.execute("DECLARE cb_%s SCROLL CURSOR FOR %s" % (side, q.format(side=side)))
             self.reset_modes()
-            res = []
-            for m in moves1:
-                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
-                res.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+            res = fetch("cb_" + side, moves1)
             self.cur.execute(ins.format(tbl=tbl))
             self.cur.copy_expert("COPY %s (id, %s) FROM STDIN" % (tbl, col_names(self.t)), io.StringIO(data))
-            for m in moves2:
-                self.cur.execute("FETCH %s FROM cb_%s" % (m, side))
-                res.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+            res += fetch("cb_" + side, moves2)
             self.cur.execute("CLOSE cb_%s" % side)
             results[side] = res
         self.stats["cursor_fetches"] += len(moves1) + len(moves2)
         moves = moves1 + moves2
-        res = []
-        for m in moves:
-            self.cur.execute("FETCH %s FROM cb_s" % m)
-            res.append([tuple(norm_key(x) for x in r) for r in self.cur.fetchall()])
+        seq = fetch("cb_s", moves) if results["g"] != results["b"] else None
         self.cur.execute("CLOSE cb_s")
-        if results["g"] != results["b"] and results["g"] == res:
+        if seq is not None and results["g"] == seq:
             note_btree_wrong(self.cstats, "cursor, %s scans, batcher): %s, moves %s" % (mode, q.format(side="b"), moves))
             return
         if results["g"] != results["b"]:
